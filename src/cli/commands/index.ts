@@ -1,0 +1,7 @@
+import type { CommandModule } from 'yargs';
+
+/**
+ * Every top-level command. Each module stays thin: parse flags, call a library
+ * function that tests call too, print the result.
+ */
+export const commands: CommandModule<any, any>[] = [];

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { exitCodeOf, LabError } from '../errors.js';
+import { commands } from './commands/index.js';
+
+async function main(argv: string[]): Promise<void> {
+  let cli = yargs(hideBin(argv))
+    .scriptName('ocm-lab')
+    .usage('$0 <command> [options]')
+    .option('config', { alias: 'c', type: 'string', describe: 'lab file (YAML); the default lab when omitted' })
+    .option('output', { alias: 'o', choices: ['text', 'json'] as const, default: 'text' as const, describe: 'output format' })
+    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'print every step and command' })
+    .strict()
+    .demandCommand(1, 'name a command; see --help')
+    .recommendCommands()
+    .help()
+    .fail((msg, err) => {
+      if (err) throw err;
+      process.stderr.write(`error: ${msg}\nRun 'ocm-lab --help' for usage.\n`);
+      process.exit(2);
+    });
+  for (const command of commands) cli = cli.command(command);
+  await cli.parseAsync();
+}
+
+main(process.argv).catch((err: unknown) => {
+  if (err instanceof LabError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    if (err.hint) process.stderr.write(`hint: ${err.hint}\n`);
+  } else {
+    process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(exitCodeOf(err));
+});

@@ -1,0 +1,20 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/** Where provisioned binaries and build scratch live: $OCM_LAB_CACHE_DIR, else $XDG_CACHE_HOME/ocm-lab. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OCM_LAB_CACHE_DIR) return path.resolve(env.OCM_LAB_CACHE_DIR);
+  const base = env.XDG_CACHE_HOME ? path.resolve(env.XDG_CACHE_HOME) : path.join(os.homedir(), '.cache');
+  return path.join(base, 'ocm-lab');
+}
+
+/** Where labs keep their state (PKI, data dirs, pid and log files): $OCM_LAB_HOME, else $XDG_STATE_HOME/ocm-lab/labs. */
+export function labsRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.OCM_LAB_HOME) return path.resolve(env.OCM_LAB_HOME);
+  const base = env.XDG_STATE_HOME ? path.resolve(env.XDG_STATE_HOME) : path.join(os.homedir(), '.local', 'state');
+  return path.join(base, 'ocm-lab', 'labs');
+}
+
+export function labDir(labName: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(labsRoot(env), labName);
+}
