@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
+import { internalCommand } from './internal.js';
 
 /**
  * Every top-level command. Each module stays thin: parse flags, call a library
  * function that tests call too, print the result.
  */
-export const commands: CommandModule<any, any>[] = [];
+export const commands: CommandModule<any, any>[] = [internalCommand];

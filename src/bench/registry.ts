@@ -1,0 +1,8 @@
+/** A benchmark prints its own side-by-side table; it must bound its own run time. */
+export interface Benchmark {
+  name: string;
+  describe: string;
+  run(args: string[]): Promise<void>;
+}
+
+export const benchmarks: Benchmark[] = [];

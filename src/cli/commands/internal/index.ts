@@ -1,0 +1,7 @@
+import type { CommandModule } from 'yargs';
+
+/**
+ * Subcommands of `ocm-lab internal`: entry points the lab itself starts as
+ * processes (tunnel server and agent, nodelet, addon managers). Not for people.
+ */
+export const internalCommands: CommandModule<any, any>[] = [];
