@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes a fresh checkout runnable: system tools (when root and apt exists), npm
+# dependencies and the compiled CLI. Cheap when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "bootstrap: missing ${need_apt[*]}; without them the lab falls back to loopback addresses (isolation not enforced)" >&2
+  fi
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "bootstrap: installing npm dependencies" >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+
+if [ ! -f dist/cli/main.js ] || [ -n "$(find src package.json tsconfig.json -newer dist/cli/main.js -print -quit)" ]; then
+  echo "bootstrap: compiling TypeScript" >&2
+  npx tsc -p tsconfig.json >&2
+  touch dist/cli/main.js
+fi
