@@ -1,0 +1,11 @@
+/** Reverse tunnel wire-compatible with apiserver-network-proxy v0.36: server, agent, client. */
+export { startProxyServer, NO_AGENT_AVAILABLE } from './server.js';
+export type { ProxyServer, ProxyServerOptions, ListenAddress, ServerTLS } from './server.js';
+export { startProxyAgent } from './agent.js';
+export type { ProxyAgent, ProxyAgentOptions } from './agent.js';
+export { createTunnelClient, TunnelDialError, TunnelSocket } from './client.js';
+export type { TunnelClient, TunnelClientOptions } from './client.js';
+export { parseAgentIdentifiers, formatAgentIdentifiers } from './identifiers.js';
+export type { AgentIdentifiers } from './identifiers.js';
+export { parseStrategies, STRATEGIES } from './strategy.js';
+export type { Strategy } from './strategy.js';

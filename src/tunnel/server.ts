@@ -1,0 +1,687 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { PacketType, randomDialID, type DataPacket, type CloseResponsePacket } from './packet.js';
+import {
+  Header,
+  MAX_MESSAGE_BYTES,
+  MAX_DATA_CHUNK,
+  agentServiceDefinition,
+  proxyServiceDefinition,
+  firstMetadataValue,
+  type Outgoing,
+  type TunnelServerStream,
+  type WirePacket,
+} from './wire.js';
+import { parseAgentIdentifiers, type AgentIdentifiers } from './identifiers.js';
+import { chooseAgent, type Strategy } from './strategy.js';
+import { Metrics } from './metrics.js';
+
+export const NO_AGENT_AVAILABLE = 'No agent available';
+
+export interface ListenAddress {
+  /** Bind address; 127.0.0.1 unless told otherwise. */
+  host?: string;
+  /** 0 = ephemeral. */
+  port: number;
+}
+
+export interface ServerTLS {
+  certPem: string | Buffer;
+  keyPem: string | Buffer;
+  /** CA whose client certificates are accepted; required (mTLS). */
+  clientCaPem: string | Buffer;
+}
+
+export interface ProxyServerOptions {
+  serverID?: string;
+  serverCount?: number;
+  /** 'grpc' (default), 'http-connect' or 'both' (then httpConnect needs its own port). */
+  mode?: 'grpc' | 'http-connect' | 'both';
+  strategies?: Strategy[];
+  agent: ListenAddress & { tls: ServerTLS };
+  /** Frontend for gRPC clients (/ProxyService/Proxy). */
+  frontend?: ListenAddress & { tls: ServerTLS };
+  /** Frontend for HTTP CONNECT clients; in mode 'http-connect' defaults to `frontend`'s address and TLS. */
+  httpConnect?: ListenAddress & { tls: ServerTLS };
+  health?: ListenAddress;
+  admin?: ListenAddress;
+  /** How long a dial may wait for its agent's answer. */
+  dialTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ProxyServer {
+  readonly serverID: string;
+  readonly ports: { agent: number; frontend?: number; httpConnect?: number; health?: number; admin?: number };
+  readonly metrics: Metrics;
+  /** Agent IDs currently connected (one entry per agent connection). */
+  agents(): { agentID: string; identifiers: AgentIdentifiers; draining: boolean }[];
+  ready(): boolean;
+  close(): Promise<void>;
+}
+
+/** One client connection: a gRPC Proxy stream or an HTTP CONNECT socket. */
+interface Frontend {
+  readonly mode: 'grpc' | 'http-connect';
+  dialSucceeded(pkt: WirePacket & { type: 1 }): void;
+  dialFailed(reason: string, random: bigint): void;
+  /** Returns false when the client reads slower than data arrives. */
+  deliver(pkt: WirePacket & DataPacket): boolean;
+  /** Called once after deliver() returned false, when the client has caught up. */
+  onceWritable(fn: () => void): void;
+  remoteClosed(pkt: (WirePacket & CloseResponsePacket) | undefined, connectID: bigint, reason?: string): void;
+  pauseSource(): void;
+  resumeSource(): void;
+}
+
+class Backend {
+  readonly conns = new Map<bigint, Frontend>();
+  readonly pending = new Set<bigint>();
+  draining = false;
+  private readonly waitingForDrain = new Set<() => void>();
+  /** Frontends whose slowness paused this whole stream (only with peers lacking FLOW). */
+  blockedBy = 0;
+
+  constructor(
+    readonly agentID: string,
+    readonly identifiers: AgentIdentifiers,
+    readonly call: TunnelServerStream,
+    readonly flowControl: boolean,
+  ) {
+    call.on('drain', () => {
+      const fns = [...this.waitingForDrain];
+      this.waitingForDrain.clear();
+      for (const fn of fns) fn();
+    });
+  }
+
+  send(p: Outgoing): boolean {
+    if (this.call.destroyed || this.call.writableEnded) return true;
+    return this.call.write(p);
+  }
+
+  onceDrained(fn: () => void): void {
+    this.waitingForDrain.add(fn);
+  }
+}
+
+interface PendingDial {
+  frontend: Frontend;
+  backend: Backend;
+  address: string;
+  started: number;
+  timer: NodeJS.Timeout;
+}
+
+const METRIC_PREFIX = 'konnectivity_network_proxy_server';
+
+export class TunnelProxyServer implements ProxyServer {
+  readonly serverID: string;
+  readonly ports: ProxyServer['ports'] = { agent: 0 };
+  readonly metrics = new Metrics(METRIC_PREFIX);
+  private readonly backends = new Set<Backend>();
+  private readonly pendingDials = new Map<bigint, PendingDial>();
+  private readonly strategies: Strategy[];
+  private readonly serverCount: number;
+  private readonly dialTimeoutMs: number;
+  private readonly log: (line: string) => void;
+  private agentServer?: grpc.Server;
+  private frontendServer?: grpc.Server;
+  private readonly httpServers: http.Server[] = [];
+  private readonly openSockets = new Set<net.Socket>();
+  private closed = false;
+
+  constructor(private readonly opts: ProxyServerOptions) {
+    this.serverID = opts.serverID ?? randomUUID();
+    this.serverCount = opts.serverCount ?? 1;
+    this.strategies = opts.strategies ?? ['default'];
+    this.dialTimeoutMs = opts.dialTimeoutMs ?? 30_000;
+    this.log = opts.log ?? (() => undefined);
+    this.metrics.define('ready_backend_connections', 'gauge', 'Agent connections currently registered');
+    this.metrics.define('pending_backend_dials', 'gauge', 'Dials waiting for an agent answer');
+    this.metrics.define('established_connections', 'gauge', 'Tunnelled connections currently open');
+    this.metrics.define('dial_failure_count', 'counter', 'Dials that failed, by reason');
+    this.metrics.define('dial_total', 'counter', 'Dials requested by frontends');
+    this.metrics.define('grpc_connections', 'gauge', 'Open gRPC streams by method');
+    this.metrics.define('http_connections', 'gauge', 'Open HTTP CONNECT connections');
+    this.metrics.define('flow_pauses_total', 'counter', 'Times a connection was paused because its reader was slow');
+  }
+
+  async start(): Promise<void> {
+    const o = this.opts;
+    const grpcOptions: grpc.ServerOptions = {
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      'grpc.keepalive_time_ms': 30_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+      'grpc-node.flow_control_window': 4 * 1024 * 1024,
+    } as grpc.ServerOptions;
+    this.agentServer = new grpc.Server(grpcOptions);
+    this.agentServer.addService(agentServiceDefinition, { Connect: (call: TunnelServerStream) => this.onAgentConnect(call) });
+    this.ports.agent = await bindGrpc(this.agentServer, o.agent, o.agent.tls);
+
+    const mode = o.mode ?? 'grpc';
+    if (mode === 'grpc' || mode === 'both') {
+      if (!o.frontend) throw new Error('proxy server: mode grpc needs frontend listen address and TLS');
+      this.frontendServer = new grpc.Server(grpcOptions);
+      this.frontendServer.addService(proxyServiceDefinition, { Proxy: (call: TunnelServerStream) => this.onFrontendStream(call) });
+      this.ports.frontend = await bindGrpc(this.frontendServer, o.frontend, o.frontend.tls);
+    }
+    if (mode === 'http-connect' || mode === 'both') {
+      const addr = o.httpConnect ?? (mode === 'http-connect' ? o.frontend : undefined);
+      if (!addr) throw new Error('proxy server: mode http-connect needs an HTTP CONNECT listen address and TLS');
+      const server = https.createServer({
+        cert: addr.tls.certPem,
+        key: addr.tls.keyPem,
+        ca: addr.tls.clientCaPem,
+        requestCert: true,
+        rejectUnauthorized: true,
+      });
+      server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.onHttpConnect(req, socket, head));
+      server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+        res.writeHead(405, { 'content-type': 'text/plain' }).end('this proxy only supports CONNECT\n');
+      });
+      this.httpServers.push(server);
+      const port = await listenHttp(server, addr);
+      if (mode === 'http-connect') this.ports.frontend = port;
+      this.ports.httpConnect = port;
+    }
+    if (o.health) this.ports.health = await listenHttp(this.healthServer(), o.health);
+    if (o.admin) this.ports.admin = await listenHttp(this.healthServer(), o.admin);
+  }
+
+  agents(): { agentID: string; identifiers: AgentIdentifiers; draining: boolean }[] {
+    return [...this.backends].map((b) => ({ agentID: b.agentID, identifiers: b.identifiers, draining: b.draining }));
+  }
+
+  ready(): boolean {
+    return this.backends.size > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.openSockets) s.destroy();
+    for (const b of [...this.backends]) b.call.destroy();
+    const shut = (s: grpc.Server | undefined): Promise<void> =>
+      new Promise((resolve) => {
+        if (!s) return resolve();
+        s.forceShutdown();
+        resolve();
+      });
+    await shut(this.agentServer);
+    await shut(this.frontendServer);
+    await Promise.all(
+      this.httpServers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.closeAllConnections?.();
+            s.close(() => resolve());
+          }),
+      ),
+    );
+    for (const p of this.pendingDials.values()) clearTimeout(p.timer);
+    this.pendingDials.clear();
+  }
+
+  // ------------------------------------------------------------------ agents
+
+  private onAgentConnect(call: TunnelServerStream): void {
+    const md = call.metadata;
+    const ids = md.get(Header.agentID);
+    if (ids.length !== 1) {
+      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `expected exactly one agentID in metadata, got ${ids.length}` });
+      return;
+    }
+    const agentID = String(ids[0]);
+    let identifiers: AgentIdentifiers;
+    try {
+      identifiers = parseAgentIdentifiers(firstMetadataValue(md, Header.agentIdentifiers) ?? '');
+    } catch (err) {
+      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: (err as Error).message });
+      return;
+    }
+    const flow = firstMetadataValue(md, Header.flowControl) === '1';
+    const response = new grpc.Metadata();
+    response.set(Header.serverID, this.serverID);
+    response.set(Header.serverCount, String(this.serverCount));
+    if (flow) response.set(Header.flowControl, '1');
+    call.sendMetadata(response);
+
+    const backend = new Backend(agentID, identifiers, call, flow);
+    this.backends.add(backend);
+    this.metrics.add('grpc_connections', 1, { service_method: 'Connect' });
+    this.metrics.set('ready_backend_connections', this.backends.size);
+    this.log(`agent ${agentID} connected (${firstMetadataValue(md, Header.agentIdentifiers) ?? ''})`);
+
+    let gone = false;
+    const onGone = (why: string): void => {
+      if (gone) return;
+      gone = true;
+      this.backends.delete(backend);
+      this.metrics.add('grpc_connections', -1, { service_method: 'Connect' });
+      this.metrics.set('ready_backend_connections', this.backends.size);
+      this.log(`agent ${agentID} disconnected: ${why}`);
+      // Fail the dials still waiting for this agent now, instead of letting them time out.
+      for (const random of backend.pending) {
+        const pd = this.pendingDials.get(random);
+        if (!pd) continue;
+        this.removePending(random);
+        this.metrics.add('dial_failure_count', 1, { reason: 'backend_close' });
+        pd.frontend.dialFailed(`agent ${agentID} disconnected before the dial to ${pd.address} completed`, random);
+      }
+      backend.pending.clear();
+      for (const [connectID, f] of backend.conns) {
+        this.metrics.add('established_connections', -1);
+        f.remoteClosed(undefined, connectID, `agent ${agentID} disconnected`);
+      }
+      backend.conns.clear();
+      if (!call.writableEnded) call.end();
+    };
+    call.on('data', (pkt: WirePacket) => this.onAgentPacket(backend, pkt));
+    call.on('end', () => onGone('stream ended'));
+    call.on('error', (err: Error) => onGone(err.message));
+    call.on('cancelled', () => onGone('cancelled'));
+    call.on('close', () => onGone('closed'));
+  }
+
+  private onAgentPacket(backend: Backend, pkt: WirePacket): void {
+    switch (pkt.type) {
+      case PacketType.DIAL_RSP: {
+        const pd = this.pendingDials.get(pkt.random);
+        if (!pd || pd.backend !== backend) {
+          this.metrics.add('dial_failure_count', 1, { reason: 'unrecognized_response' });
+          if (pkt.connectID !== 0n) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
+          return;
+        }
+        this.removePending(pkt.random);
+        if (pkt.error) {
+          this.metrics.add('dial_failure_count', 1, { reason: 'error_response' });
+          pd.frontend.dialFailed(pkt.error, pkt.random);
+          return;
+        }
+        backend.conns.set(pkt.connectID, pd.frontend);
+        this.metrics.add('established_connections', 1);
+        pd.frontend.dialSucceeded(pkt as WirePacket & { type: 1 });
+        return;
+      }
+      case PacketType.DIAL_CLS: {
+        const pd = this.pendingDials.get(pkt.random);
+        if (!pd || pd.backend !== backend) return;
+        this.removePending(pkt.random);
+        this.metrics.add('dial_failure_count', 1, { reason: 'backend_close' });
+        pd.frontend.dialFailed('dial closed by the agent', pkt.random);
+        return;
+      }
+      case PacketType.DATA: {
+        const f = backend.conns.get(pkt.connectID);
+        if (!f) {
+          if (pkt.connectID !== 0n) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
+          return;
+        }
+        if (!f.deliver(pkt as WirePacket & DataPacket)) this.throttleAgentSide(backend, f, pkt.connectID);
+        return;
+      }
+      case PacketType.CLOSE_RSP: {
+        const f = backend.conns.get(pkt.connectID);
+        if (!f) return;
+        backend.conns.delete(pkt.connectID);
+        this.metrics.add('established_connections', -1);
+        f.remoteClosed(pkt as WirePacket & CloseResponsePacket, pkt.connectID);
+        return;
+      }
+      case PacketType.DRAIN:
+        backend.draining = true;
+        this.log(`agent ${backend.agentID} is draining; no new dials go to it`);
+        return;
+      case PacketType.FLOW: {
+        const f = backend.conns.get(pkt.connectID);
+        if (!f) return;
+        if (pkt.paused) f.pauseSource();
+        else f.resumeSource();
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /**
+   * The client of `f` reads slower than its agent sends. Peers that speak FLOW
+   * pause just that connection; others get their whole stream paused until the
+   * client catches up, which bounds memory at the cost of stalling that agent.
+   */
+  private throttleAgentSide(backend: Backend, f: Frontend, connectID: bigint): void {
+    this.metrics.add('flow_pauses_total');
+    if (backend.flowControl) {
+      backend.send({ type: PacketType.FLOW, connectID, paused: true });
+      f.onceWritable(() => {
+        if (backend.conns.get(connectID) === f) backend.send({ type: PacketType.FLOW, connectID, paused: false });
+      });
+      return;
+    }
+    backend.blockedBy++;
+    if (backend.blockedBy === 1) backend.call.pause();
+    f.onceWritable(() => {
+      backend.blockedBy--;
+      if (backend.blockedBy === 0) backend.call.resume();
+    });
+  }
+
+  private removePending(random: bigint): PendingDial | undefined {
+    const pd = this.pendingDials.get(random);
+    if (!pd) return undefined;
+    clearTimeout(pd.timer);
+    this.pendingDials.delete(random);
+    pd.backend.pending.delete(random);
+    this.metrics.set('pending_backend_dials', this.pendingDials.size);
+    return pd;
+  }
+
+  /** Sends a DIAL_REQ to a chosen agent, or returns an error message. */
+  private startDial(frontend: Frontend, address: string, random: bigint, raw: Buffer | undefined): Backend | string {
+    this.metrics.add('dial_total');
+    const backend = chooseAgent([...this.backends], address, this.strategies);
+    if (!backend) {
+      this.metrics.add('dial_failure_count', 1, { reason: 'no_agent' });
+      return NO_AGENT_AVAILABLE;
+    }
+    if (this.pendingDials.has(random)) return `dial ID ${random} is already in use`;
+    const timer = setTimeout(() => {
+      const pd = this.removePending(random);
+      if (!pd) return;
+      this.metrics.add('dial_failure_count', 1, { reason: 'backend_dial_timeout' });
+      backend.send({ type: PacketType.DIAL_CLS, random });
+      pd.frontend.dialFailed(`timed out after ${this.dialTimeoutMs} ms waiting for agent ${backend.agentID} to dial ${address}`, random);
+    }, this.dialTimeoutMs);
+    this.pendingDials.set(random, { frontend, backend, address, started: Date.now(), timer });
+    backend.pending.add(random);
+    this.metrics.set('pending_backend_dials', this.pendingDials.size);
+    backend.send(raw ?? { type: PacketType.DIAL_REQ, protocol: 'tcp', address, random });
+    return backend;
+  }
+
+  /** The client went away or cancelled: tell the agent to drop whatever it holds for it. */
+  private abandon(backend: Backend | undefined, random: bigint | undefined, connectID: bigint | undefined): void {
+    if (!backend) return;
+    if (random !== undefined && this.removePending(random)) {
+      this.metrics.add('dial_failure_count', 1, { reason: 'frontend_close' });
+      backend.send({ type: PacketType.DIAL_CLS, random });
+    }
+    if (connectID !== undefined && backend.conns.has(connectID)) {
+      backend.conns.delete(connectID);
+      this.metrics.add('established_connections', -1);
+      backend.send({ type: PacketType.CLOSE_REQ, connectID });
+    }
+  }
+
+  // ------------------------------------------------------------------ gRPC frontend
+
+  private onFrontendStream(call: TunnelServerStream): void {
+    this.metrics.add('grpc_connections', 1, { service_method: 'Proxy' });
+    let state: 'idle' | 'dialing' | 'established' | 'closing' | 'closed' = 'idle';
+    let backend: Backend | undefined;
+    let random: bigint | undefined;
+    let connectID: bigint | undefined;
+    let closeTimer: NodeJS.Timeout | undefined;
+    const drainWaiters: (() => void)[] = [];
+    call.on('drain', () => drainWaiters.splice(0).forEach((fn) => fn()));
+
+    const finish = (): void => {
+      if (state === 'closed') return;
+      state = 'closed';
+      if (closeTimer) clearTimeout(closeTimer);
+      if (!call.writableEnded && !call.destroyed) call.end();
+    };
+    const frontend: Frontend = {
+      mode: 'grpc',
+      dialSucceeded: (pkt) => {
+        if (state !== 'dialing') return;
+        state = 'established';
+        connectID = pkt.connectID;
+        call.write(pkt.raw);
+      },
+      dialFailed: (reason, r) => {
+        if (state !== 'dialing') return;
+        call.write({ type: PacketType.DIAL_RSP, random: r, connectID: 0n, error: reason });
+        finish();
+      },
+      deliver: (pkt) => (state === 'closed' ? true : call.write(pkt.raw)),
+      onceWritable: (fn) => {
+        if (call.writableNeedDrain) drainWaiters.push(fn);
+        else fn();
+      },
+      remoteClosed: (pkt, id, reason) => {
+        if (state === 'closed') return;
+        call.write(pkt?.raw ?? { type: PacketType.CLOSE_RSP, connectID: id, error: reason ?? '' });
+        finish();
+      },
+      pauseSource: () => call.pause(),
+      resumeSource: () => call.resume(),
+    };
+
+    call.on('data', (pkt: WirePacket) => {
+      switch (pkt.type) {
+        case PacketType.DIAL_REQ: {
+          if (state !== 'idle') return;
+          state = 'dialing';
+          random = pkt.random;
+          const chosen = this.startDial(frontend, pkt.address, pkt.random, pkt.raw);
+          if (typeof chosen === 'string') {
+            call.write({ type: PacketType.DIAL_RSP, random: pkt.random, connectID: 0n, error: chosen });
+            finish();
+            return;
+          }
+          backend = chosen;
+          return;
+        }
+        case PacketType.DATA: {
+          if (state !== 'established' || !backend) {
+            if (state === 'closing') return;
+            call.write({ type: PacketType.CLOSE_RSP, connectID: pkt.connectID, error: 'backend not initialized' });
+            return;
+          }
+          if (pkt.connectID !== connectID) return;
+          if (!backend.send(pkt.raw)) {
+            call.pause();
+            backend.onceDrained(() => call.resume());
+          }
+          return;
+        }
+        case PacketType.CLOSE_REQ: {
+          if (state !== 'established' || !backend || pkt.connectID !== connectID) {
+            call.write({ type: PacketType.CLOSE_RSP, connectID: pkt.connectID, error: 'backend uninitialized' });
+            return;
+          }
+          state = 'closing';
+          backend.send(pkt.raw);
+          // The agent answers with CLOSE_RSP, forwarded by onAgentPacket; answer ourselves if it never does.
+          const b = backend;
+          const id = connectID;
+          closeTimer = setTimeout(() => {
+            if (b.conns.get(id) === frontend) {
+              b.conns.delete(id);
+              this.metrics.add('established_connections', -1);
+            }
+            call.write({ type: PacketType.CLOSE_RSP, connectID: id, error: 'agent did not confirm the close' });
+            finish();
+          }, 10_000);
+          frontend.remoteClosed = (p, cid, reason) => {
+            if (state === 'closed') return;
+            call.write(p?.raw ?? { type: PacketType.CLOSE_RSP, connectID: cid, error: reason ?? '' });
+            finish();
+          };
+          return;
+        }
+        case PacketType.DIAL_CLS: {
+          if (state !== 'dialing') return;
+          this.abandon(backend, pkt.random, undefined);
+          finish();
+          return;
+        }
+        default:
+          return;
+      }
+    });
+
+    let cleaned = false;
+    const cleanup = (): void => {
+      if (cleaned) return;
+      cleaned = true;
+      this.metrics.add('grpc_connections', -1, { service_method: 'Proxy' });
+      if (state === 'dialing') this.abandon(backend, random, undefined);
+      else if (state === 'established' || state === 'closing') this.abandon(backend, undefined, connectID);
+      finish();
+    };
+    call.on('end', cleanup);
+    call.on('error', cleanup);
+    call.on('cancelled', cleanup);
+    call.on('close', cleanup);
+  }
+
+  // ------------------------------------------------------------------ HTTP CONNECT frontend
+
+  private onHttpConnect(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
+    const address = req.url ?? '';
+    this.openSockets.add(socket);
+    this.metrics.add('http_connections', 1);
+    socket.setNoDelay(true);
+    const random = randomDialID(randomBytes(8));
+    let state: 'dialing' | 'established' | 'closed' = 'dialing';
+    let backend: Backend | undefined;
+    let connectID: bigint | undefined;
+    const writableWaiters: (() => void)[] = [];
+    socket.on('drain', () => writableWaiters.splice(0).forEach((fn) => fn()));
+
+    const fail = (status: number, text: string, message: string): void => {
+      if (state === 'closed') return;
+      state = 'closed';
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${message}\n`);
+    };
+    const frontend: Frontend = {
+      mode: 'http-connect',
+      dialSucceeded: (pkt) => {
+        if (state !== 'dialing') return;
+        state = 'established';
+        connectID = pkt.connectID;
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length) sendClientBytes(head);
+        socket.resume();
+      },
+      dialFailed: (reason) => fail(502, 'Bad Gateway', `tunnel dial to ${address} failed: ${reason}`),
+      deliver: (pkt) => (state === 'established' ? socket.write(pkt.data) : true),
+      onceWritable: (fn) => {
+        if (socket.writableNeedDrain) writableWaiters.push(fn);
+        else fn();
+      },
+      remoteClosed: () => {
+        if (state === 'closed') return;
+        state = 'closed';
+        socket.end();
+      },
+      pauseSource: () => socket.pause(),
+      resumeSource: () => socket.resume(),
+    };
+    const sendClientBytes = (chunk: Buffer): void => {
+      if (!backend || connectID === undefined) return;
+      for (let off = 0; off < chunk.length; off += MAX_DATA_CHUNK) {
+        const ok = backend.send({ type: PacketType.DATA, connectID, error: '', data: chunk.subarray(off, off + MAX_DATA_CHUNK) });
+        if (!ok) {
+          socket.pause();
+          backend.onceDrained(() => socket.resume());
+        }
+      }
+    };
+
+    socket.pause();
+    socket.on('data', (chunk: Buffer) => {
+      if (state === 'established') sendClientBytes(chunk);
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      this.openSockets.delete(socket);
+      this.metrics.add('http_connections', -1);
+      if (state === 'dialing') this.abandon(backend, random, undefined);
+      else if (state === 'established') this.abandon(backend, undefined, connectID);
+      state = 'closed';
+    });
+    socket.on('end', () => {
+      if (state === 'established') this.abandon(backend, undefined, connectID);
+      state = 'closed';
+      socket.end();
+    });
+
+    if (!/^[^\s/]+:\d+$/.test(address)) {
+      fail(400, 'Bad Request', `CONNECT target ${JSON.stringify(address)} is not host:port`);
+      return;
+    }
+    const chosen = this.startDial(frontend, address, random, undefined);
+    if (typeof chosen === 'string') {
+      fail(503, 'Service Unavailable', `currently no tunnels available: ${chosen}`);
+      return;
+    }
+    backend = chosen;
+  }
+
+  // ------------------------------------------------------------------ health and metrics
+
+  private healthServer(): http.Server {
+    const server = http.createServer((req, res) => {
+      const url = (req.url ?? '/').split('?')[0];
+      if (url === '/healthz') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      } else if (url === '/readyz' || url === '/ready') {
+        if (this.ready()) res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        else res.writeHead(500, { 'content-type': 'text/plain' }).end('not ready: no agent is connected');
+      } else if (url === '/metrics') {
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(this.metrics.render());
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      }
+    });
+    this.httpServers.push(server);
+    return server;
+  }
+}
+
+function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS): Promise<number> {
+  const creds = grpc.ServerCredentials.createSsl(
+    Buffer.from(t.clientCaPem),
+    [{ private_key: Buffer.from(t.keyPem), cert_chain: Buffer.from(t.certPem) }],
+    true,
+  );
+  const host = addr.host ?? '127.0.0.1';
+  const target = host.includes(':') ? `[${host}]:${addr.port}` : `${host}:${addr.port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(target, creds, (err, port) => {
+      if (err) reject(new Error(`cannot listen on ${target}: ${err.message}`));
+      else resolve(port);
+    });
+  });
+}
+
+function listenHttp(server: http.Server | https.Server, addr: ListenAddress): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const host = addr.host ?? '127.0.0.1';
+    server.once('error', (err) => reject(new Error(`cannot listen on ${host}:${addr.port}: ${err.message}`)));
+    server.listen(addr.port, host, () => {
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : addr.port);
+    });
+  });
+}
+
+export async function startProxyServer(opts: ProxyServerOptions): Promise<ProxyServer> {
+  const s = new TunnelProxyServer(opts);
+  try {
+    await s.start();
+  } catch (err) {
+    await s.close();
+    throw err;
+  }
+  return s;
+}
+
