@@ -1,7 +1,9 @@
 import type { CommandModule } from 'yargs';
+import { proxyServerCommand } from './proxy-server.js';
+import { proxyAgentCommand } from './proxy-agent.js';
 
 /**
  * Subcommands of `ocm-lab internal`: entry points the lab itself starts as
  * processes (tunnel server and agent, nodelet, addon managers). Not for people.
  */
-export const internalCommands: CommandModule<any, any>[] = [];
+export const internalCommands: CommandModule<any, any>[] = [proxyServerCommand, proxyAgentCommand];
