@@ -4,6 +4,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isRunning, processState, readPid, startProcess, stopProcess } from '../../src/runtime/local/process.js';
 
+/** Whatever a test started is killed even when the test failed half-way. */
+async function killLeftover(dir: string): Promise<void> {
+  const files = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  for (const f of files.filter((x) => String(x).endsWith('.pid'))) {
+    const pid = await readPid(path.join(dir, String(f)));
+    if (pid !== null && (await isRunning(pid, process.execPath))) process.kill(-pid, 'SIGKILL');
+  }
+}
+
 describe('supervised processes', () => {
   it('starts a detached process with pid and log files, and stops it (idempotently)', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-proc-'));
@@ -31,6 +40,7 @@ describe('supervised processes', () => {
       expect(log).toContain('hello from sleeper');
       expect(log).toContain('bye');
     } finally {
+      await killLeftover(dir);
       await fs.rm(dir, { recursive: true, force: true });
     }
   });
@@ -48,6 +58,7 @@ describe('supervised processes', () => {
       });
       expect(await started.exited).toEqual({ code: 7, signal: null });
     } finally {
+      await killLeftover(dir);
       await fs.rm(dir, { recursive: true, force: true });
     }
   });
@@ -69,6 +80,7 @@ describe('supervised processes', () => {
       expect(await stopProcess(spec, 500)).toBe(true);
       expect(await isRunning(started.pid, process.execPath)).toBe(false);
     } finally {
+      await killLeftover(dir);
       await fs.rm(dir, { recursive: true, force: true });
     }
   });
