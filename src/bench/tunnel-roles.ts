@@ -150,6 +150,10 @@ async function main(role: string, json: string): Promise<void> {
   }
 }
 
+// Exit normally on TERM/INT so --cpu-prof and friends write their files.
+process.once('SIGTERM', () => process.exit(0));
+process.once('SIGINT', () => process.exit(0));
+
 main(process.argv[2] ?? '', process.argv[3] ?? '{}').catch((err: unknown) => {
   process.stderr.write(`tunnel bench role ${process.argv[2]} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);

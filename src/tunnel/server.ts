@@ -647,7 +647,38 @@ export class TunnelProxyServer implements ProxyServer {
   }
 }
 
+/** HTTP/2 flow-control window we grant peers, per stream and per connection. */
+const WINDOW_BYTES = 4 * 1024 * 1024;
+
+/**
+ * grpc-js applies 'grpc-node.flow_control_window' only to clients; its servers
+ * keep HTTP/2's 64 KiB default, which caps upload throughput on every hop. We
+ * widen it through grpc-js internals when they look as expected, and otherwise
+ * leave the default (slower, still correct).
+ */
+function widenServerWindows(server: grpc.Server): void {
+  const internals = server as unknown as {
+    commonServerOptions?: { settings?: Record<string, unknown> };
+    http2Servers?: Map<{ on(ev: 'session', fn: (s: { setLocalWindowSize?(n: number): void }) => void): void }, unknown>;
+  };
+  if (internals.commonServerOptions && typeof internals.commonServerOptions === 'object') {
+    internals.commonServerOptions.settings = { ...(internals.commonServerOptions.settings ?? {}), initialWindowSize: WINDOW_BYTES };
+  }
+  setImmediate(() => {
+    for (const h2 of internals.http2Servers?.keys() ?? []) {
+      h2.on('session', (session) => {
+        try {
+          session.setLocalWindowSize?.(WINDOW_BYTES);
+        } catch {
+          // session already closing
+        }
+      });
+    }
+  });
+}
+
 function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS): Promise<number> {
+  widenServerWindows(server);
   const creds = grpc.ServerCredentials.createSsl(
     Buffer.from(t.clientCaPem),
     [{ private_key: Buffer.from(t.keyPem), cert_chain: Buffer.from(t.certPem) }],
