@@ -656,29 +656,31 @@ const WINDOW_BYTES = 4 * 1024 * 1024;
  * widen it through grpc-js internals when they look as expected, and otherwise
  * leave the default (slower, still correct).
  */
-function widenServerWindows(server: grpc.Server): void {
-  const internals = server as unknown as {
-    commonServerOptions?: { settings?: Record<string, unknown> };
-    http2Servers?: Map<{ on(ev: 'session', fn: (s: { setLocalWindowSize?(n: number): void }) => void): void }, unknown>;
-  };
+function widenStreamWindows(server: grpc.Server): void {
+  const internals = server as unknown as { commonServerOptions?: { settings?: Record<string, unknown> } };
   if (internals.commonServerOptions && typeof internals.commonServerOptions === 'object') {
     internals.commonServerOptions.settings = { ...(internals.commonServerOptions.settings ?? {}), initialWindowSize: WINDOW_BYTES };
   }
-  setImmediate(() => {
-    for (const h2 of internals.http2Servers?.keys() ?? []) {
-      h2.on('session', (session) => {
-        try {
-          session.setLocalWindowSize?.(WINDOW_BYTES);
-        } catch {
-          // session already closing
-        }
-      });
-    }
-  });
+}
+
+/** The connection-level window is per session; sessions appear once the port is bound. */
+function widenConnectionWindows(server: grpc.Server): void {
+  type Session = { setLocalWindowSize?(n: number): void };
+  const internals = server as unknown as { http2Servers?: Map<{ on(ev: 'session', fn: (s: Session) => void): void }, unknown> };
+  if (!(internals.http2Servers instanceof Map)) return;
+  for (const h2 of internals.http2Servers.keys()) {
+    h2.on('session', (session) => {
+      try {
+        session.setLocalWindowSize?.(WINDOW_BYTES);
+      } catch {
+        // session already closing
+      }
+    });
+  }
 }
 
 function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS): Promise<number> {
-  widenServerWindows(server);
+  widenStreamWindows(server);
   const creds = grpc.ServerCredentials.createSsl(
     Buffer.from(t.clientCaPem),
     [{ private_key: Buffer.from(t.keyPem), cert_chain: Buffer.from(t.certPem) }],
@@ -688,8 +690,12 @@ function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS): Promi
   const target = host.includes(':') ? `[${host}]:${addr.port}` : `${host}:${addr.port}`;
   return new Promise((resolve, reject) => {
     server.bindAsync(target, creds, (err, port) => {
-      if (err) reject(new Error(`cannot listen on ${target}: ${err.message}`));
-      else resolve(port);
+      if (err) {
+        reject(new Error(`cannot listen on ${target}: ${err.message}`));
+        return;
+      }
+      widenConnectionWindows(server);
+      resolve(port);
     });
   });
 }
