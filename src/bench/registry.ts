@@ -1,3 +1,4 @@
+import { tunnelBenchmark } from './tunnel.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
   name: string;
@@ -6,3 +7,4 @@ export interface Benchmark {
 }
 
 export const benchmarks: Benchmark[] = [];
+benchmarks.push(tunnelBenchmark);

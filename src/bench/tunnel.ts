@@ -1,0 +1,273 @@
+/**
+ * `npm run bench -- tunnel [--quick] [--no-netns] [--no-upstream]`
+ *
+ * Throughput of one large transfer and p50/p99 of small HTTP requests over one
+ * kept-alive connection: direct, through our tunnel and through upstream's Go
+ * proxy-server + proxy-agent (driven by our client library, which speaks the
+ * same protocol), on loopback and across two network namespaces joined by a
+ * veth shaped to 1 Gbit/s. Every part runs as its own process.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { createCA, issueCertificate, writeSecretFile } from '../pki/index.js';
+import { run } from '../util/exec.js';
+import type { Benchmark } from './registry.js';
+import { buildUpstreamTunnel, freePort, upstreamAgentArgs, upstreamServerArgs, type UpstreamTunnel } from './tunnel-upstream.js';
+
+const ROLES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'tunnel-roles.js');
+
+interface Env {
+  name: string;
+  hubPrefix: string[];
+  spokePrefix: string[];
+  hubIP: string;
+  spokeIP: string;
+}
+
+interface Result { mbitPerSec: number; p50ms: number; p99ms: number }
+
+interface Proc { proc: ResultPromise; first: Promise<Record<string, unknown>>; output(): string }
+
+function spawn(prefix: string[], file: string, args: string[], expectLine: boolean): Proc {
+  const argv = [...prefix, file, ...args];
+  const proc = execa(argv[0]!, argv.slice(1), { reject: false, buffer: false, stdin: 'ignore' });
+  let out = '';
+  let err = '';
+  proc.stderr?.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-4000);
+  });
+  const first = new Promise<Record<string, unknown>>((resolve, reject) => {
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (expectLine && nl >= 0) {
+        try {
+          resolve(JSON.parse(out.slice(0, nl)) as Record<string, unknown>);
+        } catch {
+          reject(new Error(`${argv.join(' ')} printed ${out.slice(0, 200)}`));
+        }
+      }
+    });
+    void proc.then((r) => reject(new Error(`${argv.join(' ')} exited (${r.exitCode ?? r.signal}) before reporting:\n${err}`)));
+  });
+  first.catch(() => undefined);
+  return { proc, first, output: () => err };
+}
+
+function role(prefix: string[], name: string, spec: unknown): Proc {
+  return spawn(prefix, process.execPath, [ROLES, name, JSON.stringify(spec)], true);
+}
+
+async function stop(procs: Proc[]): Promise<void> {
+  for (const p of procs.reverse()) {
+    if (p.proc.exitCode !== null && p.proc.exitCode !== undefined) continue;
+    p.proc.kill('SIGTERM');
+    const t = setTimeout(() => p.proc.kill('SIGKILL'), 3000);
+    await p.proc;
+    clearTimeout(t);
+  }
+}
+
+function ipToInt(ip: string): number {
+  return ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+}
+
+/** A /30 for the veth that overlaps nothing in `ip route`. */
+async function pickSubnet(): Promise<[string, string]> {
+  const routes = (await run('ip', ['-4', 'route', 'show', 'table', 'all'])).stdout;
+  const taken = [...routes.matchAll(/(\d+\.\d+\.\d+\.\d+)(?:\/(\d+))?/g)].map((m) => {
+    const bits = Number(m[2] ?? 32);
+    const size = 2 ** (32 - bits);
+    const start = Math.floor(ipToInt(m[1]!) / size) * size;
+    return [start, start + size] as const;
+  });
+  for (const base of ['10.213.77.0', '172.31.254.252', '192.168.254.252', '10.254.253.248']) {
+    const s = ipToInt(base);
+    if (taken.every(([a, b]) => s + 4 <= a || s >= b)) {
+      const p = base.split('.').map(Number);
+      const at = (n: number): string => [p[0], p[1], p[2], p[3]! + n].join('.');
+      return [at(1), at(2)];
+    }
+  }
+  throw new Error('no free /30 for the benchmark veth: every candidate overlaps a route');
+}
+
+async function createVethEnv(): Promise<{ env: Env; teardown: () => Promise<void> }> {
+  const id = process.pid % 100000;
+  const hub = `ocmlab-bench-hub-${id}`;
+  const spoke = `ocmlab-bench-spoke-${id}`;
+  const [hubIP, spokeIP] = await pickSubnet();
+  const teardown = async (): Promise<void> => {
+    await run('ip', ['netns', 'del', hub], { allowFailure: true });
+    await run('ip', ['netns', 'del', spoke], { allowFailure: true });
+  };
+  try {
+    await run('ip', ['netns', 'add', hub]);
+    await run('ip', ['netns', 'add', spoke]);
+    await run('ip', ['link', 'add', `obh${id}`, 'netns', hub, 'type', 'veth', 'peer', 'name', `obs${id}`, 'netns', spoke]);
+    for (const [ns, dev, ip] of [[hub, `obh${id}`, hubIP], [spoke, `obs${id}`, spokeIP]] as const) {
+      await run('ip', ['-n', ns, 'addr', 'add', `${ip}/30`, 'dev', dev]);
+      await run('ip', ['-n', ns, 'link', 'set', dev, 'up']);
+      await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+      await run('tc', ['-n', ns, 'qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', '1gbit', 'burst', '256kb', 'latency', '10ms']);
+    }
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+  return {
+    env: { name: 'veth 1 Gbit/s', hubPrefix: ['ip', 'netns', 'exec', hub], spokePrefix: ['ip', 'netns', 'exec', spoke], hubIP, spokeIP },
+    teardown,
+  };
+}
+
+async function waitReady(prefix: string[], url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const r = await run(prefix[0] ?? 'curl', [...prefix.slice(1), ...(prefix.length ? ['curl'] : []), '-sf', url], { allowFailure: true });
+    if (r.exitCode === 0) return;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  throw new Error(`${url} did not become ready within ${timeoutMs} ms`);
+}
+
+interface Files { ca: string; serverCert: string; serverKey: string; agentCert: string; agentKey: string; clientCert: string; clientKey: string }
+
+async function measure(env: Env, via: 'direct' | 'tunnel', proxyAddress: string | undefined, f: Files, targets: { sinkPort: number; httpPort: number }, sizes: { bytes: number; requests: number }): Promise<Result> {
+  const m = role(env.hubPrefix, 'measure', {
+    via,
+    proxy: proxyAddress ? { address: proxyAddress, servername: 'localhost', certFile: f.clientCert, keyFile: f.clientKey, caFile: f.ca } : undefined,
+    sink: `${env.spokeIP}:${targets.sinkPort}`,
+    http: `${env.spokeIP}:${targets.httpPort}`,
+    ...sizes,
+  });
+  const r = (await m.first) as unknown as Result;
+  await stop([m]);
+  return r;
+}
+
+async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, sizes: { bytes: number; requests: number }): Promise<Record<string, Result>> {
+  const procs: Proc[] = [];
+  const results: Record<string, Result> = {};
+  try {
+    const t = role(env.spokePrefix, 'targets', { host: env.spokeIP });
+    procs.push(t);
+    const targets = (await t.first) as { sinkPort: number; httpPort: number };
+    results.direct = await measure(env, 'direct', undefined, f, targets, sizes);
+
+    const ours: Proc[] = [];
+    try {
+      const s = role(env.hubPrefix, 'server', { agentHost: env.hubIP, frontendHost: '127.0.0.1', certFile: f.serverCert, keyFile: f.serverKey, caFile: f.ca });
+      ours.push(s);
+      const ports = (await s.first) as { agentPort: number; frontendPort: number };
+      const a = role(env.spokePrefix, 'agent', { serverHost: env.hubIP, serverPort: ports.agentPort, servername: 'localhost', certFile: f.agentCert, keyFile: f.agentKey, caFile: f.ca });
+      ours.push(a);
+      await a.first;
+      results.ours = await measure(env, 'tunnel', `127.0.0.1:${ports.frontendPort}`, f, targets, sizes);
+    } finally {
+      await stop(ours);
+    }
+
+    if (upstream) {
+      const theirs: Proc[] = [];
+      try {
+        const [serverPort, agentPort, healthPort, adminPort, agentHealth, agentAdmin] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+        const serverArgs = upstreamServerArgs({ serverPort: serverPort!, agentPort: agentPort!, healthPort: healthPort!, adminPort: adminPort!, certFile: f.serverCert, keyFile: f.serverKey, caFile: f.ca, strategies: 'default' })
+          .map((a) => (a.startsWith('--agent-bind-address=') ? `--agent-bind-address=${env.hubIP}` : a));
+        const s = spawn(env.hubPrefix, upstream.server, serverArgs, false);
+        theirs.push(s);
+        await waitReady(env.hubPrefix, `http://127.0.0.1:${healthPort}/healthz`);
+        const agentArgs = upstreamAgentArgs({ serverPort: agentPort!, agentID: 'bench-upstream', identifiers: 'default-route=true', healthPort: agentHealth!, adminPort: agentAdmin!, certFile: f.agentCert, keyFile: f.agentKey, caFile: f.ca })
+          .map((a) => (a.startsWith('--proxy-server-host=') ? `--proxy-server-host=${env.hubIP}` : a));
+        theirs.push(spawn(env.spokePrefix, upstream.agent, agentArgs, false));
+        await waitReady(env.hubPrefix, `http://127.0.0.1:${healthPort}/readyz`);
+        results.upstream = await measure(env, 'tunnel', `127.0.0.1:${serverPort}`, f, targets, sizes);
+      } finally {
+        await stop(theirs);
+      }
+    }
+  } finally {
+    await stop(procs);
+  }
+  return results;
+}
+
+function table(rows: { env: string; path: string; r: Result; direct: Result }[]): string {
+  const head = ['LINK', 'PATH', 'THROUGHPUT', '% OF DIRECT', 'P50', 'P99', 'ADDED P50'];
+  const body = rows.map(({ env, path: p, r, direct }) => [
+    env,
+    p,
+    `${r.mbitPerSec.toFixed(0)} Mbit/s`,
+    `${((100 * r.mbitPerSec) / direct.mbitPerSec).toFixed(0)}%`,
+    `${r.p50ms.toFixed(3)} ms`,
+    `${r.p99ms.toFixed(3)} ms`,
+    p === 'direct' ? '-' : `${(r.p50ms - direct.p50ms).toFixed(3)} ms`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  return [head, ...body].map((cols) => cols.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+async function runBenchmark(args: string[]): Promise<void> {
+  const quick = args.includes('--quick');
+  const sizes = quick ? { bytes: 64 * 1024 * 1024, requests: 300 } : { bytes: 256 * 1024 * 1024, requests: 1000 };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ocm-lab-bench-tunnel-'));
+  const teardowns: (() => Promise<void>)[] = [];
+  const onSignal = (): void => {
+    void Promise.all(teardowns.map((t) => t())).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const useNetns = !args.includes('--no-netns') && process.getuid?.() === 0;
+    const vethPlan = useNetns ? await pickSubnet() : undefined;
+    const ca = await createCA('tunnel-bench-ca');
+    const server = await issueCertificate(ca, { commonName: 'proxy-server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', ...(vethPlan ? [vethPlan[0]] : [])], usages: ['server'] });
+    const agent = await issueCertificate(ca, { commonName: 'proxy-agent', usages: ['client'] });
+    const client = await issueCertificate(ca, { commonName: 'proxy-client', usages: ['client'] });
+    const f: Files = {
+      ca: path.join(dir, 'ca.crt'),
+      serverCert: path.join(dir, 'server.crt'), serverKey: path.join(dir, 'server.key'),
+      agentCert: path.join(dir, 'agent.crt'), agentKey: path.join(dir, 'agent.key'),
+      clientCert: path.join(dir, 'client.crt'), clientKey: path.join(dir, 'client.key'),
+    };
+    await writeSecretFile(f.ca, ca.certPem);
+    for (const [cert, key, pair] of [[f.serverCert, f.serverKey, server], [f.agentCert, f.agentKey, agent], [f.clientCert, f.clientKey, client]] as const) {
+      await writeSecretFile(cert, pair.certPem);
+      await writeSecretFile(key, pair.keyPem);
+    }
+    let upstream: UpstreamTunnel | undefined;
+    if (!args.includes('--no-upstream')) {
+      process.stdout.write('building upstream apiserver-network-proxy v0.36 (cached after the first run)…\n');
+      upstream = await buildUpstreamTunnel();
+    }
+    const envs: Env[] = [{ name: 'loopback', hubPrefix: [], spokePrefix: [], hubIP: '127.0.0.1', spokeIP: '127.0.0.1' }];
+    if (useNetns) {
+      const v = await createVethEnv();
+      teardowns.push(v.teardown);
+      envs.push(v.env);
+    } else {
+      process.stdout.write('skipping the veth run (needs root; or --no-netns given)\n');
+    }
+    const rows: { env: string; path: string; r: Result; direct: Result }[] = [];
+    for (const env of envs) {
+      process.stdout.write(`measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)…\n`);
+      const res = await runEnv(env, f, upstream, sizes);
+      for (const [p, r] of Object.entries(res)) rows.push({ env: env.name, path: p === 'ours' ? 'ocm-lab tunnel' : p === 'upstream' ? 'upstream Go tunnel' : 'direct', r, direct: res.direct! });
+    }
+    process.stdout.write(`\n${table(rows)}\n`);
+  } finally {
+    for (const t of teardowns) await t();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const tunnelBenchmark: Benchmark = {
+  name: 'tunnel',
+  describe: 'tunnel throughput and request latency: direct vs ocm-lab vs upstream Go, loopback and 1 Gbit/s veth',
+  run: runBenchmark,
+};
