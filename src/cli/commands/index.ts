@@ -1,9 +1,19 @@
 import type { CommandModule } from 'yargs';
 import { internalCommand } from './internal.js';
+import { downCommand, kubeconfigCommand, statusCommand, upCommand } from './lab-commands.js';
+import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
 
 /**
  * Every top-level command. Each module stays thin: parse flags, call a library
  * function that tests call too, print the result.
  */
-export const commands: CommandModule<any, any>[] = [validateCommand, internalCommand];
+export const commands: CommandModule<any, any>[] = [
+  upCommand,
+  downCommand,
+  statusCommand,
+  kubeconfigCommand,
+  setupCommand,
+  validateCommand,
+  internalCommand,
+];

@@ -1,0 +1,115 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { CommandModule } from 'yargs';
+import { loadLabConfig } from '../../config/index.js';
+import { NotFoundError } from '../../errors.js';
+import { downLab, labStatus, upLab } from '../../lab/lifecycle.js';
+import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
+import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
+import { RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
+import type { LabStatus } from '../../runtime/types.js';
+import { emit, renderTable, type GlobalOptions } from '../output.js';
+
+type Args<T> = GlobalOptions & T;
+
+export const upCommand: CommandModule<GlobalOptions, Args<{ runtime: RuntimeChoice; 'bin-dir'?: string; retain: boolean; download: boolean }>> = {
+  command: 'up',
+  describe: 'bring the lab up, or repair it (idempotent)',
+  builder: (y) =>
+    y
+      .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
+      .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
+      .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
+      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' }),
+  handler: async (argv) => {
+    const config = await loadLabConfig(argv.config);
+    const result = await upLab(config, {
+      runtime: argv.runtime,
+      binDir: argv['bin-dir'],
+      retain: argv.retain,
+      allowDownload: argv.download,
+      renderer: argv.output === 'json' ? 'silent' : undefined,
+    });
+    emit(argv, result, (r) => `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\nkubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`);
+  },
+};
+
+export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boolean }>> = {
+  command: 'down',
+  describe: 'stop the lab and remove everything it created (idempotent)',
+  builder: (y) => y.option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' }),
+  handler: async (argv) => {
+    const config = await loadLabConfig(argv.config);
+    const result = await downLab(config, { keepData: argv['keep-data'] });
+    emit(argv, result, (r) =>
+      r.existed || r.stoppedProcesses.length || r.removedNetworkResources
+        ? `lab '${r.lab}' is down: stopped ${r.stoppedProcesses.length} processes, removed ${r.removedNetworkResources} network resources${r.keptData ? '; data kept' : ''}`
+        : `lab '${r.lab}' was not up; nothing to do`,
+    );
+  },
+};
+
+export function renderStatus(status: LabStatus): string {
+  if (!status.exists) return `lab '${status.lab}' is not up`;
+  const componentNames = [...new Set(status.clusters.flatMap((c) => c.components.map((x) => x.name)))];
+  const table = renderTable(
+    ['CLUSTER', 'VPC', 'HUB', 'API SERVER', 'READY', ...componentNames.map((n) => n.toUpperCase())],
+    status.clusters.map((c) => [
+      c.name,
+      c.vpc,
+      c.hub ? 'yes' : '',
+      c.apiServer,
+      c.ready ? 'True' : 'False',
+      ...componentNames.map((n) => {
+        const comp = c.components.find((x) => x.name === n);
+        return comp ? (comp.running ? 'up' : 'DOWN') : '-';
+      }),
+    ]),
+  );
+  const isolation = status.isolation.enforced
+    ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.netns ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
+    : `isolation: NOT enforced — ${status.isolation.reason ?? 'unknown'}`;
+  return `${table}\n\n${isolation}`;
+}
+
+export const statusCommand: CommandModule<GlobalOptions, GlobalOptions> = {
+  command: 'status',
+  describe: 'show clusters, components and whether VPC isolation is enforced',
+  handler: async (argv) => {
+    const config = await loadLabConfig(argv.config);
+    const status = await labStatus(config);
+    emit(argv, status, renderStatus);
+  },
+};
+
+export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: string; merge: boolean }>> = {
+  command: 'kubeconfig [cluster]',
+  describe: "print a cluster's kubeconfig (or the whole lab's), or --merge the lab's contexts into your kubeconfig",
+  builder: (y) =>
+    y
+      .positional('cluster', { type: 'string', describe: 'cluster name (context), e.g. hub or cluster1' })
+      .option('merge', { type: 'boolean', default: false, describe: 'add the contexts to $KUBECONFIG (first file) or ~/.kube/config' }),
+  handler: async (argv) => {
+    const config = await loadLabConfig(argv.config);
+    const entries = await readLabKubeconfigEntries(config, argv.cluster);
+    if (argv.merge) {
+      const target = (process.env.KUBECONFIG ?? '').split(path.delimiter).find(Boolean) ?? path.join(os.homedir(), '.kube', 'config');
+      const existing = await fs.readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return null;
+        throw err;
+      });
+      const { text, replaced } = mergeKubeconfigText(existing, entries);
+      await writeCredentialFile(target, text);
+      emit(argv, { file: target, contexts: entries.map((e) => e.name), replaced }, (r) =>
+        `merged contexts ${r.contexts.join(', ')} into ${r.file}${r.replaced.length ? ` (replaced existing ${r.replaced.join(', ')})` : ''}`,
+      );
+      return;
+    }
+    process.stdout.write(renderKubeconfig(entries));
+  },
+};
+
+export function assertLabExists(status: LabStatus): void {
+  if (!status.exists) throw new NotFoundError(`lab '${status.lab}' is not up`, { hint: "run 'ocm-lab up' first" });
+}

@@ -1,0 +1,59 @@
+import path from 'node:path';
+import type { LabConfig } from '../config/index.js';
+
+/** Fixed facts about how a cluster's control plane is laid out inside its VPC. */
+export const API_SERVER_PORT = 6443;
+export const ETCD_CLIENT_PORT = 2379;
+export const ETCD_PEER_PORT = 2380;
+export const CONTROLLER_MANAGER_PORT = 10257;
+export const SERVICE_CIDR = '10.96.0.0/16';
+export const SERVICE_IP = '10.96.0.1';
+
+/** Where one cluster of a lab lives: its address, endpoints and files. */
+export interface ClusterPlan {
+  name: string;
+  vpc: string;
+  hub: boolean;
+  /** The cluster's own address inside its VPC (or a 127.x address without network namespaces). */
+  address: string;
+  /** `ip netns exec <ns>` or empty: how to run a process inside the cluster's VPC. */
+  netnsPrefix: string[];
+  netns: string | null;
+  apiServerUrl: string;
+  etcdClientUrl: string;
+  etcdPeerUrl: string;
+  dir: string;
+  pkiDir: string;
+  etcdDataDir: string;
+  logDir: string;
+  runDir: string;
+  kubeconfigDir: string;
+}
+
+export interface ClusterAddressing {
+  address: string;
+  netns: string | null;
+  netnsPrefix: string[];
+}
+
+export function planCluster(labDirectory: string, cluster: LabConfig['clusters'][number], addressing: ClusterAddressing): ClusterPlan {
+  const dir = path.join(labDirectory, 'clusters', cluster.name);
+  const host = addressing.address;
+  return {
+    name: cluster.name,
+    vpc: cluster.vpc,
+    hub: cluster.hub,
+    address: host,
+    netns: addressing.netns,
+    netnsPrefix: addressing.netnsPrefix,
+    apiServerUrl: `https://${host}:${API_SERVER_PORT}`,
+    etcdClientUrl: `http://${host}:${ETCD_CLIENT_PORT}`,
+    etcdPeerUrl: `http://${host}:${ETCD_PEER_PORT}`,
+    dir,
+    pkiDir: path.join(dir, 'pki'),
+    etcdDataDir: path.join(dir, 'etcd'),
+    logDir: path.join(dir, 'logs'),
+    runDir: path.join(dir, 'run'),
+    kubeconfigDir: path.join(dir, 'kubeconfigs'),
+  };
+}

@@ -1,0 +1,276 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import type { LabConfig } from '../../config/index.js';
+import { ConflictError, NotReadyError } from '../../errors.js';
+import { labDir } from '../../paths.js';
+import { ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
+import { ensureBinaries, KUBERNETES_BINARIES } from '../../provision/index.js';
+import { planCluster, SERVICE_IP, type ClusterPlan } from '../../lab/plan.js';
+import { readState, topologyOf, writeState, type LabState } from '../../lab/state.js';
+import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
+import { labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
+import { networkStatus, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
+import { logTail, processState, readPid, startProcess, stopProcess, type ProcessSpec } from './process.js';
+import { apiServerAnswers, waitForComponent } from './readiness.js';
+
+export interface LocalContext {
+  config: LabConfig;
+  dir: string;
+  options: UpOptions;
+  createdNow: boolean;
+  releaseLock?: () => Promise<void>;
+  state?: LabState;
+  network?: ResolvedNetwork;
+  binaries?: Record<'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd', string>;
+  clusters: ClusterPlan[];
+  pki: Map<string, ClusterPkiPaths>;
+}
+
+const DEFAULT_READY_TIMEOUT_MS = 120_000;
+
+function clusterSteps(ctx: LocalContext): Step<LocalContext>[] {
+  return ctx.clusters.map((cluster) => ({
+    title: `${cluster.name}: control plane at ${cluster.apiServerUrl}`,
+    run: async (c, progress) => {
+      const pki = c.pki.get(cluster.name);
+      if (!pki || !c.binaries) throw new Error(`internal: ${cluster.name} has no PKI or binaries yet`);
+      const specs = controlPlaneSpecs(cluster, c.binaries, pki);
+      const started: string[] = [];
+      for (const component of CONTROL_PLANE_COMPONENTS) {
+        const spec = specs[component];
+        const state = await processState(spec);
+        if (state.running) {
+          progress(`${component} already running (pid ${state.pid})`);
+        } else {
+          progress(`starting ${component}`);
+          await startAndWait(cluster, component, spec, pki, c.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, progress);
+          started.push(component);
+        }
+      }
+      // Even a lab that needed no restart must answer: a hung apiserver is not "up".
+      await waitForComponent(cluster, 'kube-apiserver', pki, 30_000);
+      return started.length ? `started ${started.join(', ')}` : 'already running';
+    },
+  }));
+}
+
+async function startAndWait(
+  cluster: ClusterPlan,
+  component: ControlPlaneComponent,
+  spec: ProcessSpec,
+  pki: ClusterPkiPaths,
+  timeoutMs: number,
+  progress: (line: string) => void,
+): Promise<void> {
+  const proc = await startProcess(spec);
+  try {
+    await Promise.race([
+      waitForComponent(cluster, component, pki, timeoutMs),
+      proc.exited.then(async ({ code, signal }) => {
+        throw await componentFailure(cluster, spec, `exited with ${signal ? `signal ${signal}` : `status ${String(code)}`}`);
+      }),
+    ]);
+  } catch (err) {
+    if (err instanceof NotReadyError && /did not become ready/.test(err.message)) throw await componentFailure(cluster, spec, err.message);
+    throw err;
+  } finally {
+    proc.release();
+  }
+  progress(`${component} ready (pid ${proc.pid})`);
+}
+
+async function componentFailure(cluster: ClusterPlan, spec: ProcessSpec, why: string): Promise<NotReadyError> {
+  return new NotReadyError(
+    `${cluster.name}/${spec.name} ${why}\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
+    { hint: `see the whole log in ${spec.logFile}; 'ocm-lab down' removes the lab` },
+  );
+}
+
+export class LocalRuntime implements Runtime<LocalContext> {
+  readonly name = 'local' as const;
+
+  async available(): Promise<{ available: boolean; reason: string | null }> {
+    return { available: true, reason: null };
+  }
+
+  upSteps(config: LabConfig, options: UpOptions): { context: LocalContext; steps: Step<LocalContext>[]; rollback: () => Promise<void> } {
+    const ctx: LocalContext = { config, dir: labDir(config.name), options, createdNow: false, clusters: [], pki: new Map() };
+    const steps: Step<LocalContext>[] = [
+      {
+        title: 'Lab directory and lock',
+        run: async (c) => {
+          await fs.mkdir(c.dir, { recursive: true, mode: 0o700 });
+          try {
+            c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
+          } catch (err) {
+            throw new ConflictError(`another ocm-lab command is working on lab '${c.config.name}' (${c.dir}/.lock is held)`, {
+              hint: 'wait for it to finish, then run the command again',
+              cause: err,
+            });
+          }
+          const existing = await readState(c.dir);
+          if (existing && topologyOf(existing.config) !== topologyOf(c.config)) {
+            throw new ConflictError(
+              `lab '${c.config.name}' already exists with a different shape (VPCs, clusters, version or network); up does not reshape a running lab`,
+              { hint: `run 'ocm-lab down${c.config.source ? ` --config ${c.config.source}` : ''}' first, or give the new lab another name` },
+            );
+          }
+          c.createdNow = !existing;
+          c.state = existing ?? {
+            version: 1,
+            lab: c.config.name,
+            runtime: 'local',
+            createdAt: new Date().toISOString(),
+            config: c.config,
+            network: null,
+            networkResources: [],
+          };
+          c.state.config = c.config;
+          await writeState(c.dir, c.state);
+          return existing ? 'existing lab' : 'new lab';
+        },
+      },
+      {
+        title: 'Kubernetes binaries',
+        run: async (c, progress) => {
+          const found = await ensureBinaries([...KUBERNETES_BINARIES], {
+            binDir: c.options.binDir,
+            allowDownload: c.options.allowDownload,
+            kubernetesVersion: c.config.kubernetesVersion,
+            onProgress: progress,
+          });
+          c.binaries = found as LocalContext['binaries'];
+          return c.config.kubernetesVersion;
+        },
+      },
+      {
+        title: 'VPC networks',
+        run: async (c, progress) => {
+          if (!c.state) throw new Error('internal: no lab state');
+          c.network = await resolveNetwork(c.config, c.state, async (state) => writeState(c.dir, state), progress);
+          c.clusters = c.config.clusters.map((cl) => planCluster(c.dir, cl, c.network!.addressing(cl.name)));
+          return c.network.summary;
+        },
+      },
+      {
+        title: 'Certificates',
+        run: async (c) => {
+          await Promise.all(
+            c.clusters.map(async (cluster) => {
+              c.pki.set(
+                cluster.name,
+                await ensureClusterPki(cluster.pkiDir, {
+                  clusterName: cluster.name,
+                  apiServerIPs: [cluster.address, '127.0.0.1'],
+                  serviceIP: SERVICE_IP,
+                }),
+              );
+            }),
+          );
+          await Promise.all(c.clusters.map((cluster) => writeClusterKubeconfigs(cluster, c.pki.get(cluster.name)!)));
+          await writeLabKubeconfig(c.dir, c.clusters, c.pki);
+          return `${c.clusters.length} cluster CAs; kubeconfig ${labKubeconfigPath(c.dir)}`;
+        },
+      },
+      {
+        title: 'Control planes',
+        concurrent: true,
+        children: (c) => clusterSteps(c),
+      },
+    ];
+    const rollback = async () => {
+      if (ctx.createdNow && !options.retain) await this.down(config.name, {});
+    };
+    return { context: ctx, steps, rollback };
+  }
+
+  async down(labName: string, options: DownOptions): Promise<DownResult> {
+    const dir = labDir(labName);
+    const state = await readState(dir);
+    const result: DownResult = { lab: labName, existed: state !== null, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
+    // Stop every component that has a pid file, whatever the state says: the state may be from a crash.
+    const clustersDir = path.join(dir, 'clusters');
+    const clusterNames = await fs.readdir(clustersDir).catch(() => [] as string[]);
+    await Promise.all(
+      clusterNames.map(async (name) => {
+        const runDir = path.join(clustersDir, name, 'run');
+        const pidFiles = (await fs.readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid'));
+        // Workloads before control planes, control planes in reverse start order.
+        const order = (f: string) => {
+          const i = CONTROL_PLANE_COMPONENTS.indexOf(f.replace(/\.pid$/, '') as ControlPlaneComponent);
+          return i === -1 ? -1 : i;
+        };
+        pidFiles.sort((a, b) => order(b) - order(a));
+        for (const f of pidFiles) {
+          const pidFile = path.join(runDir, f);
+          const binary = await binaryOfPidFile(pidFile);
+          if (await stopProcess({ pidFile, binary })) result.stoppedProcesses.push(`${name}/${f.replace(/\.pid$/, '')}`);
+        }
+      }),
+    );
+    result.removedNetworkResources = await removeNetwork(labName, state, async (s) => writeState(dir, s));
+    if (options.keepData) {
+      if (state) await writeState(dir, { ...state, network: null, networkResources: [] });
+    } else {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+    return result;
+  }
+
+  async status(config: LabConfig): Promise<LabStatus> {
+    const dir = labDir(config.name);
+    const state = await readState(dir);
+    const empty: LabStatus = {
+      lab: config.name,
+      runtime: 'local',
+      exists: false,
+      kubeconfig: null,
+      clusters: [],
+      vpcs: [],
+      isolation: { enforced: false, reason: 'the lab is not up' },
+      capabilities: [],
+    };
+    if (!state) return empty;
+    const net = await networkStatus(state);
+    const clusters = await Promise.all(
+      state.config.clusters.map(async (cl) => {
+        const plan = planCluster(dir, cl, net.addressing(cl.name));
+        const components = await Promise.all(
+          CONTROL_PLANE_COMPONENTS.map(async (component) => {
+            const { pidFile } = componentFiles(plan, component);
+            const st = await processState({ pidFile, binary: await binaryOfPidFile(pidFile) });
+            return { name: component, running: st.running, pid: st.running ? st.pid : null };
+          }),
+        );
+        const ready = components.every((c) => c.running) && (await apiServerAnswers(plan));
+        return { name: cl.name, vpc: cl.vpc, hub: cl.hub, apiServer: plan.apiServerUrl, ready, components };
+      }),
+    );
+    const allReady = clusters.every((c) => c.ready);
+    return {
+      lab: state.lab,
+      runtime: 'local',
+      exists: true,
+      kubeconfig: labKubeconfigPath(dir),
+      clusters,
+      vpcs: net.vpcs,
+      isolation: net.isolation,
+      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : [])],
+    };
+  }
+}
+
+/** The binary a pid file belongs to is whatever the recorded process was started as. */
+async function binaryOfPidFile(pidFile: string): Promise<string> {
+  const pid = await readPid(pidFile);
+  if (pid === null) return '';
+  try {
+    return path.resolve(await fs.readlink(`/proc/${pid}/exe`));
+  } catch {
+    return '';
+  }
+}
+
+

@@ -1,0 +1,66 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { defaultLabConfig, type LabConfig } from '../../src/config/index.js';
+import { ensureBinaries } from '../../src/provision/index.js';
+
+/** A lab home of its own for a test file, so tests never touch a user's labs. */
+export async function isolatedLabHome(prefix: string): Promise<{ home: string; cleanup: () => Promise<void> }> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), `ocm-lab-${prefix}-`));
+  const previous = process.env.OCM_LAB_HOME;
+  process.env.OCM_LAB_HOME = home;
+  return {
+    home,
+    cleanup: async () => {
+      if (previous === undefined) delete process.env.OCM_LAB_HOME;
+      else process.env.OCM_LAB_HOME = previous;
+      await fs.rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testLabConfig(name: string, overrides: Partial<LabConfig> = {}): LabConfig {
+  return { ...defaultLabConfig(), name, ...overrides };
+}
+
+export async function kubectlPath(): Promise<string> {
+  const found = await ensureBinaries(['kubectl']);
+  const kubectl = found.kubectl;
+  if (!kubectl) throw new Error('kubectl was not provisioned');
+  return kubectl;
+}
+
+/** Runs the provisioned kubectl against the lab kubeconfig; never throws, returns what happened. */
+export async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const r = await execa(await kubectlPath(), ['--kubeconfig', kubeconfig, ...args], { reject: false, input, timeout: 60_000 });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** Runs the built CLI (dist/) the way a user would. */
+export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const main = path.resolve('dist/cli/main.js');
+  const r = await execa(process.execPath, [main, ...args], { reject: false, env: { ...process.env, CI: 'true', ...env }, timeout: 600_000 });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** What a lab can leave behind on the machine: compared before and after to prove `down` removes it all. */
+export async function machineSnapshot(labHome: string): Promise<{ netns: string[]; links: string[]; rules: string[]; processes: string[] }> {
+  const text = async (file: string, args: string[]) => String((await execa(file, args, { reject: false })).stdout);
+  const netns = (await text('ip', ['netns', 'list'])).split('\n').filter(Boolean).sort();
+  const links = (await text('ip', ['-o', 'link', 'show']))
+    .split('\n')
+    .map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '')
+    .filter(Boolean)
+    .sort();
+  const rules = (await text('iptables-save', []))
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#') && !/^:\S+ \S+ \[\d+:\d+\]/.test(l))
+    .map((l) => l.replace(/\[\d+:\d+\]/g, ''))
+    .sort();
+  const processes = (await text('ps', ['-eo', 'args']))
+    .split('\n')
+    .filter((l) => l.includes(labHome) && !l.includes("vitest"))
+    .sort();
+  return { netns, links, rules, processes };
+}
