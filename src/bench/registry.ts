@@ -1,3 +1,4 @@
+import { labBenchmark } from './lab.js';
 import { tunnelBenchmark } from './tunnel.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
@@ -7,4 +8,4 @@ export interface Benchmark {
 }
 
 export const benchmarks: Benchmark[] = [];
-benchmarks.push(tunnelBenchmark);
+benchmarks.push(labBenchmark, tunnelBenchmark);

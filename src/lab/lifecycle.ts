@@ -10,23 +10,30 @@ export interface LifecycleOptions {
   renderer?: ProgressRenderer;
 }
 
+export interface StepResult {
+  title: string;
+  result: string;
+  durationMs: number;
+}
+
 export interface UpResult {
   lab: string;
   runtime: string;
   durationMs: number;
-  steps: { title: string; result: string }[];
+  steps: StepResult[];
   status: LabStatus;
 }
 
-function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: { title: string; result: string }[]): ListrTask[] {
+function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: StepResult[]): ListrTask[] {
   return steps.map((step) => ({
     title: step.title,
     task: async (_: unknown, task) => {
       if (step.run) {
+        const started = Date.now();
         const outcome = await step.run(ctx, (line) => {
           task.output = line;
         });
-        results.push({ title: step.title, result: outcome ?? 'done' });
+        results.push({ title: step.title, result: outcome ?? 'done', durationMs: Date.now() - started });
         if (outcome) task.title = `${step.title}: ${outcome}`;
       }
       if (step.children) {
@@ -52,7 +59,7 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
   const started = Date.now();
   const runtime = await selectRuntime(options.runtime);
   const { context, steps, rollback } = runtime.upSteps(config, options);
-  const results: { title: string; result: string }[] = [];
+  const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
   const list = new Listr(toListrTasks(steps, context, results), {
     renderer,

@@ -127,6 +127,8 @@ async function removeResource(r: NetworkResource): Promise<void> {
       return;
     }
     case 'sysctl':
+      // Forwarding is shared by every lab on the machine: the last one down restores it.
+      if ((await run('iptables', ['-t', FILTER, '-S'])).stdout.split('\n').some((l) => /^-N OCMLAB-/.test(l))) return;
       await run('sysctl', ['-q', '-w', `${r.key}=${r.previous}`]);
       return;
   }

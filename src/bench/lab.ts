@@ -1,0 +1,93 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { defaultLabConfig } from '../config/index.js';
+import { downLab, upLab } from '../lab/lifecycle.js';
+import { labDir } from '../paths.js';
+import type { Benchmark } from './registry.js';
+
+/** Resident memory (kB) of every process recorded by a lab's pid files, and of their children. */
+async function labRssKb(labDirectory: string): Promise<number> {
+  const pids = new Set<number>();
+  const clusters = await fs.readdir(path.join(labDirectory, 'clusters')).catch(() => [] as string[]);
+  for (const c of clusters) {
+    const runDir = path.join(labDirectory, 'clusters', c, 'run');
+    for (const f of await fs.readdir(runDir).catch(() => [] as string[])) {
+      const pid = Number.parseInt(await fs.readFile(path.join(runDir, f), 'utf8').catch(() => ''), 10);
+      if (pid > 0) pids.add(pid);
+    }
+  }
+  // Include descendants (workloads the nodelet runs).
+  const all = await fs.readdir('/proc').catch(() => [] as string[]);
+  const parents = new Map<number, number>();
+  for (const p of all) {
+    if (!/^\d+$/.test(p)) continue;
+    const stat = await fs.readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
+    const ppid = Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '', 10);
+    if (ppid > 0) parents.set(Number(p), ppid);
+  }
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, ppid] of parents) {
+      if (pids.has(ppid) && !pids.has(pid)) {
+        pids.add(pid);
+        grew = true;
+      }
+    }
+  }
+  let total = 0;
+  for (const pid of pids) {
+    const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const m = /VmRSS:\s+(\d+) kB/.exec(status);
+    if (m) total += Number(m[1]);
+  }
+  return total;
+}
+
+export const labBenchmark: Benchmark = {
+  name: 'lab',
+  describe: 'warm `up` of the default lab (binaries cached): time per step and peak memory of all lab processes',
+  async run() {
+    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-bench-'));
+    const previous = process.env.OCM_LAB_HOME;
+    process.env.OCM_LAB_HOME = home;
+    const config = { ...defaultLabConfig(), name: 'bench' };
+    let peakKb = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peakKb = Math.max(peakKb, await labRssKb(labDir(config.name)));
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    try {
+      const cold = await upLab(config, { renderer: 'silent' });
+      const afterUpKb = await labRssKb(labDir(config.name));
+      const t0 = Date.now();
+      await upLab(config, { renderer: 'silent' });
+      const noop = Date.now() - t0;
+      // let the control planes settle, then sample steady-state memory
+      await new Promise((r) => setTimeout(r, 15_000));
+      const steadyKb = await labRssKb(labDir(config.name));
+      sampling = false;
+      await sampler;
+      const rows = [
+        ['up (new lab, binaries cached)', `${(cold.durationMs / 1000).toFixed(1)} s`],
+        ...cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s  (${s.result})`]),
+        ['second up (no-op)', `${(noop / 1000).toFixed(1)} s`],
+        ['RSS right after up', `${(afterUpKb / 1024).toFixed(0)} MiB`],
+        ['RSS after 15 s', `${(steadyKb / 1024).toFixed(0)} MiB`],
+        ['peak RSS sampled (every 250 ms)', `${(peakKb / 1024).toFixed(0)} MiB`],
+      ];
+      const width = Math.max(...rows.map((r) => r[0]!.length));
+      for (const [k, v] of rows) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
+    } finally {
+      sampling = false;
+      await downLab(config).catch(() => undefined);
+      if (previous === undefined) delete process.env.OCM_LAB_HOME;
+      else process.env.OCM_LAB_HOME = previous;
+      await fs.rm(home, { recursive: true, force: true });
+    }
+  },
+};
