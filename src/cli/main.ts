@@ -8,7 +8,7 @@ async function main(argv: string[]): Promise<void> {
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
     .usage('$0 <command> [options]')
-    .option('config', { alias: 'c', type: 'string', describe: 'lab file (YAML); the default lab when omitted' })
+    .option('config', { alias: 'c', type: 'string', default: process.env.OCM_LAB_CONFIG || undefined, describe: 'lab file (YAML; or $OCM_LAB_CONFIG); the default lab when omitted' })
     .option('output', { alias: 'o', choices: ['text', 'json'] as const, default: 'text' as const, describe: 'output format' })
     .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'print every step and command' })
     .strict()
