@@ -3,7 +3,7 @@ import type { LabConfig } from '../config/index.js';
 import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
 import type { DownOptions, DownResult, LabStatus, Step, UpOptions } from '../runtime/types.js';
 
-export type ProgressRenderer = 'default' | 'simple' | 'silent';
+export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
 export interface LifecycleOptions {
   runtime?: RuntimeChoice;
@@ -49,7 +49,7 @@ function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: StepResult[]):
   }));
 }
 
-function rendererFor(renderer: ProgressRenderer | undefined): 'default' | 'simple' | 'silent' {
+function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
   if (renderer) return renderer;
   return process.stdout.isTTY && !process.env.CI ? 'default' : 'simple';
 }

@@ -123,6 +123,26 @@ describe('lab substrate (local runtime, real control planes)', () => {
     expect(await canConnect(null, hubApi.host, hubApi.port)).toBe(true);
   });
 
+  it('prints one cluster kubeconfig and merges the lab contexts into a user kubeconfig', async () => {
+    const labFile = path.join(home.home, 'lab-kc.yaml');
+    await fs.writeFile(labFile, renderLabConfig(config));
+    const one = await cli(['kubeconfig', 'cluster1', '--config', labFile], { OCM_LAB_HOME: home.home });
+    expect(one.exitCode, one.stderr).toBe(0);
+    expect(one.stdout).toContain('name: cluster1');
+    expect(one.stdout).not.toContain('name: hub');
+    const userKubeconfig = path.join(home.home, 'user-kubeconfig');
+    await fs.writeFile(userKubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "https://prod.invalid"}\ncontexts: []\nusers: []\ncurrent-context: ""\n');
+    const merged = await cli(['kubeconfig', '--merge', '--config', labFile], { OCM_LAB_HOME: home.home, KUBECONFIG: userKubeconfig });
+    expect(merged.exitCode, merged.stderr).toBe(0);
+    expect((await fs.stat(userKubeconfig)).mode & 0o777).toBe(0o600);
+    const r = await execa(await kubectlPath(), ['--kubeconfig', userKubeconfig, '--context', 'cluster2', 'get', 'ns', 'default', '-o', 'name']);
+    expect(r.stdout).toBe('namespace/default');
+    expect(await fs.readFile(userKubeconfig, 'utf8')).toContain('prod.invalid');
+    const unknown = await cli(['kubeconfig', 'cluster9', '--config', labFile], { OCM_LAB_HOME: home.home });
+    expect(unknown.exitCode).toBe(5);
+    expect(unknown.stderr).toContain("no cluster 'cluster9'");
+  });
+
   it('a second up changes nothing', async () => {
     const pidsBefore = (await labStatus(config)).clusters.flatMap((c) => c.components.map((x) => x.pid));
     const again = await upLab(config, { renderer: 'silent' });

@@ -29,7 +29,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<{ runtime: RuntimeChoi
       binDir: argv['bin-dir'],
       retain: argv.retain,
       allowDownload: argv.download,
-      renderer: argv.output === 'json' ? 'silent' : undefined,
+      renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined,
     });
     emit(argv, result, (r) => `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\nkubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`);
   },
