@@ -1,6 +1,5 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import YAML from 'yaml';
+import { writeFileAtomic } from '../util/atomic-file.js';
 
 /** One context of a kubeconfig: a cluster endpoint and a client certificate or token. */
 export interface KubeconfigEntry {
@@ -62,17 +61,8 @@ export async function writeKubeconfig(file: string, entries: readonly Kubeconfig
   await writeCredentialFile(file, renderKubeconfig(entries, currentContext));
 }
 
-export async function writeCredentialFile(file: string, contents: string): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  try {
-    await fs.writeFile(tmp, contents, { mode: 0o600 });
-    await fs.chmod(tmp, 0o600);
-    await fs.rename(tmp, file);
-  } catch (err) {
-    await fs.rm(tmp, { force: true });
-    throw err;
-  }
+export function writeCredentialFile(file: string, contents: string): Promise<void> {
+  return writeFileAtomic(file, contents, 0o600);
 }
 
 /**

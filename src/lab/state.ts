@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { LabConfig } from '../config/index.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import type { NetworkPlan, NetworkResource } from '../runtime/local/network/index.js';
 import type { RuntimeName } from '../runtime/types.js';
 
@@ -37,11 +38,7 @@ export async function readState(labDirectory: string): Promise<LabState | null> 
 }
 
 export async function writeState(labDirectory: string, state: LabState): Promise<void> {
-  await fs.mkdir(labDirectory, { recursive: true, mode: 0o700 });
-  const file = stateFile(labDirectory);
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  await fs.rename(tmp, file);
+  await writeFileAtomic(stateFile(labDirectory), `${JSON.stringify(state, null, 2)}\n`, 0o600);
 }
 
 /** The parts of a lab's config that fix its shape; changing any of them needs `down` first. */

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import type { BinaryName, Recipe } from './recipes.js';
 
 export interface ManifestEntry {
@@ -49,8 +50,7 @@ export async function recordBinaries(cache: string, recipe: Recipe, names: Binar
     existing.binaries[name] = { sha256: await sha256File(file), size: st.size, mtimeMs: st.mtimeMs };
   }
   const target = manifestFile(cache, recipe);
-  await fs.writeFile(`${target}.tmp`, `${JSON.stringify(existing, null, 2)}\n`);
-  await fs.rename(`${target}.tmp`, target);
+  await writeFileAtomic(target, `${JSON.stringify(existing, null, 2)}\n`, 0o644);
 }
 
 /**

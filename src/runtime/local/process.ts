@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from '../../util/atomic-file.js';
 import { tail } from '../../util/exec.js';
 
 /** A long-running lab component: one binary, one pid file, one log file. */
@@ -64,12 +65,6 @@ export async function processState(spec: Pick<ProcessSpec, 'pidFile' | 'binary'>
   return { pid, running: await isRunning(pid, spec.binary) };
 }
 
-async function writeFileAtomic(file: string, contents: string, mode = 0o644): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, contents, { mode });
-  await fs.rename(tmp, file);
-}
-
 /**
  * Starts a component detached from this CLI (its own process group), with its
  * output appended to its log file and its pid recorded. `ip netns exec` execs
@@ -105,7 +100,7 @@ export async function startProcess(spec: ProcessSpec): Promise<StartedProcess> {
     await log.close();
   }
   const pid = await spawned;
-  await writeFileAtomic(spec.pidFile, `${pid}\n`);
+  await writeFileAtomic(spec.pidFile, `${pid}\n`, 0o644);
   return {
     pid,
     exited,
