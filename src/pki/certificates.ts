@@ -1,13 +1,9 @@
-import 'reflect-metadata';
-import crypto, { webcrypto } from 'node:crypto';
-import net from 'node:net';
-import * as x509 from '@peculiar/x509';
+import crypto from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-
-type CryptoKey = webcrypto.CryptoKey;
-type CryptoKeyPair = webcrypto.CryptoKeyPair;
+import { parseCertificate } from './inspect.js';
+import { generateKeys, importSigningKey, keyMatchesCertificate, privateKeyPem, SIGNING } from './keys.js';
+import { canonicalIp, isDnsName } from './names.js';
+import { x509 } from './x509.js';
 
 export interface KeyPairPem {
   certPem: string;
@@ -15,63 +11,54 @@ export interface KeyPairPem {
 }
 export type CertificateAuthority = KeyPairPem;
 
+export type CertUsage = 'server' | 'client';
+
 export interface CertRequest {
   commonName: string;
   /** Subject O= entries: Kubernetes reads them as groups. */
   organizations?: string[];
   dnsNames?: string[];
+  /** IPv4 or IPv6. */
   ipAddresses?: string[];
-  usages: ('server' | 'client')[];
+  usages: CertUsage[];
   validityDays?: number;
 }
 
-const EC_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
-const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;
 const DAY_MS = 24 * 60 * 60 * 1000;
 // Clocks of the components may be a little behind ours.
 const BACKDATE_MS = 5 * 60 * 1000;
 
-async function generateKeys(): Promise<CryptoKeyPair> {
-  return (await webcrypto.subtle.generateKey(EC_KEY, true, ['sign', 'verify'])) as CryptoKeyPair;
-}
-
-async function privateKeyPem(key: CryptoKey): Promise<string> {
-  const der = await webcrypto.subtle.exportKey('pkcs8', key);
-  return x509.PemConverter.encode(der, 'PRIVATE KEY');
-}
-
-async function importPrivateKey(pem: string): Promise<CryptoKey> {
-  const keyObject = crypto.createPrivateKey(pem);
-  const der = keyObject.export({ format: 'der', type: 'pkcs8' });
-  if (keyObject.asymmetricKeyType !== 'ec') {
-    throw new InvalidInputError(`only ECDSA CA keys are supported (got ${String(keyObject.asymmetricKeyType)})`);
-  }
-  return (await webcrypto.subtle.importKey('pkcs8', der, EC_KEY, true, ['sign'])) as CryptoKey;
-}
-
 function serialNumber(): string {
   const bytes = crypto.randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f; // positive
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01; // positive and never zero (Go rejects both)
   return bytes.toString('hex');
 }
 
-function escapeDnValue(value: string): string {
-  return value.replace(/([,+"\\<>;=])/g, '\\$1');
+/** Each organization its own RDN, then CN; a JSON name needs no DN-string escaping. */
+function subjectName(commonName: string, organizations: readonly string[] = []): x509.JsonName {
+  return [...organizations.map((o) => ({ O: [o] })), { CN: [commonName] }];
 }
 
-function subjectName(commonName: string, organizations: string[] = []): string {
-  return [...organizations.map((o) => `O=${escapeDnValue(o)}`), `CN=${escapeDnValue(commonName)}`].join(', ');
+function checkValidityDays(what: string, days: number | undefined): void {
+  if (days !== undefined && !(Number.isInteger(days) && days > 0)) {
+    throw new InvalidInputError(`${what}: validityDays must be a positive whole number of days (got ${String(days)})`);
+  }
+}
+
+function validityPeriod(days: number, notAfterLimit?: Date): { notBefore: Date; notAfter: Date } {
+  const now = Date.now();
+  const notAfter = now + days * DAY_MS;
+  return { notBefore: new Date(now - BACKDATE_MS), notAfter: new Date(notAfterLimit ? Math.min(notAfter, notAfterLimit.getTime()) : notAfter) };
 }
 
 export async function createCA(commonName: string, opts: { validityDays?: number } = {}): Promise<CertificateAuthority> {
-  if (!commonName) throw new InvalidInputError('a CA needs a non-empty common name');
+  if (!commonName?.trim()) throw new InvalidInputError('createCA: commonName must not be empty');
+  checkValidityDays(`CA ${commonName}`, opts.validityDays);
   const keys = await generateKeys();
-  const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serialNumber(),
     name: subjectName(commonName),
-    notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(now + (opts.validityDays ?? 3650) * DAY_MS),
+    ...validityPeriod(opts.validityDays ?? 3650),
     keys,
     signingAlgorithm: SIGNING,
     extensions: [
@@ -83,33 +70,59 @@ export async function createCA(commonName: string, opts: { validityDays?: number
   return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(keys.privateKey) };
 }
 
-function checkRequest(req: CertRequest): void {
-  if (!req.commonName) throw new InvalidInputError('a certificate needs a non-empty commonName');
-  if (!req.usages.length) throw new InvalidInputError(`certificate ${req.commonName}: usages must name 'server', 'client' or both`);
-  for (const ip of req.ipAddresses ?? []) {
-    if (!net.isIP(ip)) throw new InvalidInputError(`certificate ${req.commonName}: '${ip}' in ipAddresses is not an IP address`);
+/** The request with IPs in canonical spelling and duplicates removed; throws on anything malformed. */
+function normalizeRequest(req: CertRequest): CertRequest & { dnsNames: string[]; ipAddresses: string[] } {
+  const cn = req.commonName;
+  if (typeof cn !== 'string' || !cn.trim()) throw new InvalidInputError('certificate request: commonName must not be empty');
+  const where = `certificate ${cn}`;
+  const usages = req.usages ?? [];
+  if (!usages.length) throw new InvalidInputError(`${where}: usages must name 'server', 'client' or both`);
+  for (const u of usages) {
+    if (u !== 'server' && u !== 'client') throw new InvalidInputError(`${where}: unknown usage '${String(u)}' (use 'server' or 'client')`);
   }
+  for (const o of req.organizations ?? []) {
+    if (!o.trim()) throw new InvalidInputError(`${where}: organizations must not contain empty names`);
+  }
+  checkValidityDays(where, req.validityDays);
+  const ipAddresses = (req.ipAddresses ?? []).map((ip) => {
+    const canonical = canonicalIp(ip);
+    if (canonical === undefined) throw new InvalidInputError(`${where}: '${ip}' in ipAddresses is not an IPv4 or IPv6 address`);
+    return canonical;
+  });
   for (const dns of req.dnsNames ?? []) {
-    if (!/^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(dns)) {
-      throw new InvalidInputError(`certificate ${req.commonName}: '${dns}' in dnsNames is not a DNS name`);
-    }
+    if (!isDnsName(dns)) throw new InvalidInputError(`${where}: '${dns}' in dnsNames is not a DNS name`, { hint: 'put IP addresses in ipAddresses' });
   }
+  return { ...req, usages: [...new Set(usages)], dnsNames: [...new Set(req.dnsNames ?? [])], ipAddresses: [...new Set(ipAddresses)] };
+}
+
+function checkAuthority(ca: CertificateAuthority): x509.X509Certificate {
+  const caCert = parseCertificate(ca.certPem, 'CA certificate');
+  if (!caCert.getExtension(x509.BasicConstraintsExtension)?.ca) {
+    throw new InvalidInputError(`CA certificate ${caCert.subject} is not a CA (basicConstraints CA:FALSE or missing)`);
+  }
+  if (caCert.notAfter.getTime() <= Date.now()) {
+    throw new InvalidInputError(`CA certificate ${caCert.subject} expired on ${caCert.notAfter.toISOString()}`, { hint: 'create a new CA' });
+  }
+  return caCert;
 }
 
 export async function issueCertificate(ca: CertificateAuthority, req: CertRequest): Promise<KeyPairPem> {
-  checkRequest(req);
-  const caCert = new x509.X509Certificate(ca.certPem);
-  const caKey = await importPrivateKey(ca.keyPem);
+  const r = normalizeRequest(req);
+  const caCert = checkAuthority(ca);
+  const caKey = await importSigningKey(ca.keyPem, `CA key of ${caCert.subject}`);
+  if (!keyMatchesCertificate(ca.certPem, ca.keyPem)) {
+    throw new InvalidInputError(`CA key does not belong to CA certificate ${caCert.subject}`);
+  }
   const keys = await generateKeys();
-  const now = Date.now();
-  const sans = [...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(req.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
-  const ekus = req.usages.map((u) => (u === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth));
+  const sans = [...r.dnsNames.map((value) => ({ type: 'dns' as const, value })), ...r.ipAddresses.map((value) => ({ type: 'ip' as const, value }))];
+  const ekus = r.usages.map((u) => (u === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth));
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serialNumber(),
-    subject: subjectName(req.commonName, req.organizations),
-    issuer: caCert.subject,
-    notBefore: new Date(now - BACKDATE_MS),
-    notAfter: new Date(Math.min(now + (req.validityDays ?? 365) * DAY_MS, caCert.notAfter.getTime())),
+    subject: subjectName(r.commonName, r.organizations),
+    // The CA's own encoded name, so the issuer bytes equal the CA subject bytes (Go matches them byte for byte).
+    issuer: caCert.subjectName,
+    // A leaf never outlives its CA.
+    ...validityPeriod(r.validityDays ?? 365, caCert.notAfter),
     publicKey: keys.publicKey,
     signingKey: caKey,
     signingAlgorithm: SIGNING,
@@ -123,44 +136,4 @@ export async function issueCertificate(ca: CertificateAuthority, req: CertReques
     ],
   });
   return { certPem: cert.toString('pem'), keyPem: await privateKeyPem(keys.privateKey) };
-}
-
-/** ServiceAccount token signing keys: PKCS#8 private key and SPKI public key. */
-export async function createServiceAccountKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return {
-    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-  };
-}
-
-export interface CertificateInfo {
-  subject: string;
-  issuer: string;
-  commonName: string;
-  organizations: string[];
-  notBefore: Date;
-  notAfter: Date;
-  dnsNames: string[];
-  ipAddresses: string[];
-  isCA: boolean;
-}
-
-export function certificateInfo(certPem: string): CertificateInfo {
-  const cert = new x509.X509Certificate(certPem);
-  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-  const names = san?.names.toJSON() ?? [];
-  const basic = cert.getExtension(x509.BasicConstraintsExtension);
-  const attr = (type: string) => cert.subjectName.getField(type);
-  return {
-    subject: cert.subject,
-    issuer: cert.issuer,
-    commonName: attr('CN')[0] ?? '',
-    organizations: attr('O'),
-    notBefore: cert.notBefore,
-    notAfter: cert.notAfter,
-    dnsNames: names.filter((n) => n.type === 'dns').map((n) => n.value),
-    ipAddresses: names.filter((n) => n.type === 'ip').map((n) => n.value),
-    isCA: basic?.ca ?? false,
-  };
 }

@@ -1,14 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import {
-  certificateInfo,
-  createCA,
-  createServiceAccountKeyPair,
-  issueCertificate,
-  type CertificateAuthority,
-  type CertRequest,
-  type KeyPairPem,
-} from './certificates.js';
+import { createCA, issueCertificate, type CertificateAuthority, type CertRequest, type KeyPairPem } from './certificates.js';
+import { certificateInfo } from './inspect.js';
+import { createServiceAccountKeyPair } from './keys.js';
 import { loadCA, writePublicFile, writeSecretFile } from './files.js';
 
 export interface ClusterPkiSpec {

@@ -1,12 +1,5 @@
-export {
-  certificateInfo,
-  createCA,
-  createServiceAccountKeyPair,
-  issueCertificate,
-  type CertificateAuthority,
-  type CertificateInfo,
-  type CertRequest,
-  type KeyPairPem,
-} from './certificates.js';
+export { createCA, issueCertificate, type CertificateAuthority, type CertRequest, type CertUsage, type KeyPairPem } from './certificates.js';
+export { certificateInfo, certificateUsages, isSignedBy, type CertificateInfo } from './inspect.js';
+export { createServiceAccountKeyPair, keyMatchesCertificate } from './keys.js';
 export { loadCA, writePublicFile, writeSecretFile } from './files.js';
 export { clusterPkiPaths, ensureClusterPki, issueClientCertFromFiles, type ClusterPkiPaths, type ClusterPkiSpec } from './cluster.js';
