@@ -1,6 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError } from '../../src/errors.js';
-import { chainRules, chooseCidr, overlaps, planLoopback, planNetworkIn, usedRanges, type NetworkPlanInput } from '../../src/runtime/local/network/index.js';
+import { ConflictError, InvalidInputError } from '../../src/errors.js';
+import {
+  applyScript,
+  chooseCidr,
+  forwardRules,
+  hostRules,
+  labChains,
+  MAX_CHAIN_NAME,
+  MAX_INTERFACE_NAME,
+  overlaps,
+  planLoopback,
+  planNetworkIn,
+  removalScript,
+  rulesJumpingTo,
+  splitRuleLine,
+  usedRanges,
+  type NetworkPlanInput,
+} from '../../src/runtime/local/network/index.js';
 
 const input = (labName: string): NetworkPlanInput => ({
   labName,
@@ -10,85 +26,262 @@ const input = (labName: string): NetworkPlanInput => ({
   ],
 });
 
+const threeVpcs: NetworkPlanInput = {
+  labName: 'three',
+  vpcs: [
+    { name: 'core', hub: true, clusters: ['hub'] },
+    { name: 'east', hub: false, clusters: ['e1'] },
+    { name: 'west', hub: false, clusters: ['w1'] },
+  ],
+};
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return null;
+}
+
 describe('network plan', () => {
   it('gives each VPC a namespace, a /24 and each cluster its own address', () => {
     const plan = planNetworkIn(input('default'), '10.213.0.0/16');
+    expect(plan.mode).toBe('netns');
     expect(plan.vpcs.map((v) => v.netns)).toEqual(['ocmlab.default.vpc-1', 'ocmlab.default.vpc-2']);
     expect(plan.vpcs.map((v) => v.subnet)).toEqual(['10.213.1.0/24', '10.213.2.0/24']);
-    expect(plan.vpcs[0]!.gateway).toBe('10.213.1.1');
+    expect(plan.vpcs.map((v) => v.gateway)).toEqual(['10.213.1.1', '10.213.2.1']);
+    expect(plan.vpcs[0]!.clusterAddresses).toEqual({ hub: '10.213.1.10' });
     expect(plan.vpcs[1]!.clusterAddresses).toEqual({ cluster1: '10.213.2.10', cluster2: '10.213.2.11' });
+    expect(plan.vpcs.map((v) => v.hub)).toEqual([true, false]);
   });
 
-  it('keeps interface and chain names within Linux limits and distinct between labs', () => {
-    const a = planNetworkIn(input('a-very-long-lab-name'), '10.213.0.0/16');
-    const b = planNetworkIn(input('another-lab'), '10.214.0.0/16');
-    for (const v of [...a.vpcs, ...b.vpcs]) {
-      expect(v.hostIf.length).toBeLessThanOrEqual(15);
-      expect(v.nsIf.length).toBeLessThanOrEqual(15);
+  it('is deterministic', () => {
+    expect(planNetworkIn(input('default'), '10.213.0.0/16')).toEqual(planNetworkIn(input('default'), '10.213.0.0/16'));
+  });
+
+  it('keeps names within Linux limits for the longest lab name and many VPCs', () => {
+    const many: NetworkPlanInput = { labName: 'a'.repeat(20), vpcs: Array.from({ length: 200 }, (_, i) => ({ name: `vpc-${i}`, hub: i === 0, clusters: [`c${i}`] })) };
+    const plan = planNetworkIn(many, '10.0.0.0/16');
+    for (const v of plan.vpcs) {
+      expect(v.hostIf.length).toBeLessThanOrEqual(MAX_INTERFACE_NAME);
+      expect(v.nsIf.length).toBeLessThanOrEqual(MAX_INTERFACE_NAME);
+      expect(v.hostIf).toMatch(/^[a-z0-9]+$/);
     }
-    expect(a.chain.length).toBeLessThanOrEqual(28);
-    expect(a.chain).not.toBe(b.chain);
-    expect(a.vpcs[0]!.hostIf).not.toBe(b.vpcs[0]!.hostIf);
+    for (const c of labChains(plan)) expect(c.chain.length).toBeLessThanOrEqual(MAX_CHAIN_NAME);
+    const names = plan.vpcs.flatMap((v) => [v.netns, v.hostIf, v.nsIf]);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('gives different labs different namespaces, links and chains', () => {
+    const labs = ['default', 'demo', 'e2e-net', 'lab-1', 'lab-2', 'lab-10', 'a', 'b', 'x'.repeat(20), 'x'.repeat(19)];
+    const plans = labs.map((l) => planNetworkIn(input(l), '10.213.0.0/16'));
+    const all = plans.flatMap((p) => [...p.vpcs.flatMap((v) => [v.netns, v.hostIf, v.nsIf]), ...labChains(p).map((c) => c.chain)]);
+    expect(new Set(all).size).toBe(all.length);
   });
 
   it('splits small ranges into quarter subnets', () => {
     const plan = planNetworkIn(input('x'), '192.168.50.0/24');
     expect(plan.vpcs.map((v) => v.subnet)).toEqual(['192.168.50.0/26', '192.168.50.64/26']);
+    expect(plan.vpcs[1]!.gateway).toBe('192.168.50.65');
     expect(plan.vpcs[1]!.clusterAddresses.cluster2).toBe('192.168.50.75');
   });
 
-  it('allows spoke→hub, drops everything else that crosses a VPC boundary', () => {
-    const plan = planNetworkIn(input('default'), '10.213.0.0/16');
-    const rules = chainRules(plan).map((r) => r.join(' '));
-    const [hub, spoke] = plan.vpcs;
-    expect(rules[0]).toContain('ESTABLISHED,RELATED');
-    expect(rules).toContain(`-i ${spoke!.hostIf} -o ${hub!.hostIf} -m comment --comment ocm-lab:default -j ACCEPT`);
-    expect(rules.some((r) => r.startsWith(`-i ${hub!.hostIf} -o`))).toBe(false);
-    expect(rules).toContain(`-i ${hub!.hostIf} -m comment --comment ocm-lab:default -j DROP`);
-    expect(rules.indexOf(`-i ${hub!.hostIf} -m comment --comment ocm-lab:default -j DROP`)).toBeGreaterThan(1);
+  it('normalises a range with host bits to its network address', () => {
+    expect(planNetworkIn(input('x'), '10.213.7.9/16').cidr).toBe('10.213.0.0/16');
   });
 
-  it('gives loopback labs distinct 127.x addresses', () => {
+  it('refuses a range too small for the topology, naming network.cidr', () => {
+    const fiveVpcs: NetworkPlanInput = { labName: 'x', vpcs: Array.from({ length: 5 }, (_, i) => ({ name: `v${i}`, hub: i === 0, clusters: ['c'] })) };
+    const err = thrown(() => planNetworkIn(fiveVpcs, '10.1.2.0/24'));
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as InvalidInputError).exitCode).toBe(2);
+    expect((err as Error).message).toContain('network.cidr 10.1.2.0/24 has room for 4 VPC subnets');
+
+    const crowded: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: Array.from({ length: 54 }, (_, i) => `c${i}`) }] };
+    expect((thrown(() => planNetworkIn(crowded, '10.1.2.0/24')) as Error).message).toContain('VPC big has 54');
+    const fits: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: Array.from({ length: 53 }, (_, i) => `c${i}`) }] };
+    expect(planNetworkIn(fits, '10.1.2.0/24').vpcs[0]!.clusterAddresses.c52).toBe('10.1.2.62');
+  });
+
+  it('refuses something that is not a CIDR', () => {
+    expect(thrown(() => planNetworkIn(input('x'), '10.300.0.0/16'))).toBeInstanceOf(InvalidInputError);
+    expect(thrown(() => planNetworkIn(input('x'), 'ten/8'))).toBeInstanceOf(InvalidInputError);
+  });
+
+  it('gives loopback labs distinct 127.x addresses and no namespaces', () => {
     const plan = planLoopback(input('default'));
+    const other = planLoopback(input('demo'));
     const addrs = plan.vpcs.flatMap((v) => Object.values(v.clusterAddresses));
     expect(new Set(addrs).size).toBe(3);
-    expect(addrs.every((a) => a.startsWith('127.'))).toBe(true);
+    expect(addrs.every((a) => /^127\.\d+\.\d+\.\d+$/.test(a))).toBe(true);
+    expect(addrs).not.toContain('127.0.0.1');
     expect(plan.mode).toBe('loopback');
+    expect(plan.vpcs.every((v) => v.netns === '' && v.hostIf === '' && v.nsIf === '')).toBe(true);
+    expect(other.vpcs[1]!.clusterAddresses.cluster1).not.toBe(plan.vpcs[1]!.clusterAddresses.cluster1);
+  });
+});
+
+describe('forwarding rules', () => {
+  const plan = planNetworkIn(input('default'), '10.213.0.0/16');
+  const [hub, spoke] = plan.vpcs;
+  const text = forwardRules(plan).map((r) => r.join(' '));
+
+  it('lets replies back into every VPC and spokes open connections to the hub', () => {
+    expect(text).toContain(`-o ${hub!.hostIf} -m conntrack --ctstate ESTABLISHED,RELATED -m comment --comment ocm-lab:default -j ACCEPT`);
+    expect(text).toContain(`-o ${spoke!.hostIf} -m conntrack --ctstate ESTABLISHED,RELATED -m comment --comment ocm-lab:default -j ACCEPT`);
+    expect(text).toContain(`-i ${spoke!.hostIf} -o ${hub!.hostIf} -m comment --comment ocm-lab:default -j ACCEPT`);
+  });
+
+  it('accepts nothing from the hub and ends with DROPs for both directions of every VPC', () => {
+    expect(text.some((r) => r.startsWith(`-i ${hub!.hostIf}`) && r.endsWith('ACCEPT'))).toBe(false);
+    const firstDrop = text.findIndex((r) => r.endsWith('DROP'));
+    expect(text.slice(firstDrop).every((r) => r.endsWith('DROP'))).toBe(true);
+    for (const v of plan.vpcs) {
+      expect(text.slice(firstDrop)).toContain(`-i ${v.hostIf} -m comment --comment ocm-lab:default -j DROP`);
+      expect(text.slice(firstDrop)).toContain(`-o ${v.hostIf} -m comment --comment ocm-lab:default -j DROP`);
+    }
+  });
+
+  it('allows only spoke→hub across VPCs with several spokes', () => {
+    const p = planNetworkIn(threeVpcs, '10.213.0.0/16');
+    const accepts = forwardRules(p).filter((r) => r.at(-1) === 'ACCEPT' && r.includes('-i'));
+    const pairs = accepts.map((r) => [r[r.indexOf('-i') + 1], r[r.indexOf('-o') + 1]]);
+    const [core, east, west] = p.vpcs;
+    expect(pairs).toEqual([
+      [east!.hostIf, core!.hostIf],
+      [west!.hostIf, core!.hostIf],
+    ]);
+  });
+
+  it('only ever names this lab’s links, and tags every rule', () => {
+    const p = planNetworkIn(threeVpcs, '10.213.0.0/16');
+    const own = new Set(p.vpcs.map((v) => v.hostIf));
+    for (const c of labChains(p)) {
+      for (const rule of c.rules) {
+        const named = ['-i', '-o'].flatMap((flag) => (rule.includes(flag) ? [rule[rule.indexOf(flag) + 1]] : []));
+        expect(named.length).toBeGreaterThan(0);
+        expect(named.every((n) => own.has(n!))).toBe(true);
+        expect(rule.join(' ')).toContain('--comment ocm-lab:three');
+      }
+    }
+  });
+
+  it('keeps the host able to reach every VPC', () => {
+    const host = hostRules(plan);
+    expect(host.output.map((r) => r.join(' '))).toEqual(plan.vpcs.map((v) => `-o ${v.hostIf} -m comment --comment ocm-lab:default -j ACCEPT`));
+    expect(host.input.every((r) => r.join(' ').includes('ESTABLISHED,RELATED'))).toBe(true);
+    expect(labChains(plan).map((c) => c.jumpFrom)).toEqual([['FORWARD'], ['INPUT'], ['OUTPUT']]);
+  });
+});
+
+describe('iptables scripts', () => {
+  const plan = planNetworkIn(input('default'), '10.213.0.0/16');
+  const chains = labChains(plan);
+  const listing = [
+    '-P INPUT ACCEPT',
+    '-P FORWARD DROP',
+    '-P OUTPUT ACCEPT',
+    `-N ${plan.chain}`,
+    '-N DOCKER-USER',
+    '-A FORWARD -j DOCKER-USER',
+    `-A FORWARD -m comment --comment "ocm-lab:default" -j ${plan.chain}`,
+    `-A ${plan.chain} -o ol0h -j ACCEPT`,
+  ].join('\n');
+
+  it('splits iptables -S lines like a shell would', () => {
+    expect(splitRuleLine('-A FORWARD -m comment --comment "ocm-lab:a b" -j X')).toEqual(['-A', 'FORWARD', '-m', 'comment', '--comment', 'ocm-lab:a b', '-j', 'X']);
+    expect(splitRuleLine('-A X -m comment --comment "say \\"hi\\"" -j Y')).toEqual(['-A', 'X', '-m', 'comment', '--comment', 'say "hi"', '-j', 'Y']);
+    expect(splitRuleLine('-A X --comment "" -j Y')).toEqual(['-A', 'X', '--comment', '', '-j', 'Y']);
+  });
+
+  it('finds the rules that jump to a chain, and only those', () => {
+    expect(rulesJumpingTo(listing, plan.chain).map((r) => r.from)).toEqual(['FORWARD']);
+    expect(rulesJumpingTo(listing, `${plan.chain}-IN`)).toEqual([]);
+  });
+
+  it('declares every chain (so re-applying replaces the rules at once) and adds only missing jumps at the top', () => {
+    const script = applyScript(chains, plan.comment, listing).split('\n');
+    expect(script[0]).toBe('*filter');
+    expect(script.at(-2)).toBe('COMMIT');
+    for (const c of chains) expect(script).toContain(`:${c.chain} - [0:0]`);
+    expect(script.filter((l) => l.startsWith('-A ')).length).toBe(chains.reduce((n, c) => n + c.rules.length, 0));
+    const jumps = script.filter((l) => l.startsWith('-I '));
+    expect(jumps).toEqual([`-I INPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-IN`, `-I OUTPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-OUT`]);
+  });
+
+  it('removes every jump and then the chain, or nothing when both are gone', () => {
+    expect(removalScript('filter', plan.chain, listing)!.split('\n')).toEqual([
+      '*filter',
+      `-D FORWARD -m comment --comment "ocm-lab:default" -j ${plan.chain}`,
+      `-F ${plan.chain}`,
+      `-X ${plan.chain}`,
+      'COMMIT',
+      '',
+    ]);
+    expect(removalScript('filter', `${plan.chain}-OUT`, listing)).toBeNull();
   });
 });
 
 describe('lab range choice', () => {
+  // Shapes of `ip -j -4 route show table all` and `ip -j -4 addr show`.
   const routes = [
-    { dst: 'default', gateway: '192.0.2.1', dev: 'eth0' },
-    { dst: '192.0.2.0/24', dev: 'eth0' },
-    { dst: '10.213.0.0/16', dev: 'tun0' },
-    { type: 'local', dst: '127.0.0.0/8', dev: 'lo' },
+    { dst: 'default', gateway: '192.0.2.1', dev: 'eth0', flags: [] },
+    { dst: '192.0.2.0/24', dev: 'eth0', protocol: 'kernel', scope: 'link', prefsrc: '192.0.2.2', flags: [] },
+    { dst: '10.213.0.0/16', dev: 'tun0', flags: [] },
+    { type: 'local', dst: '127.0.0.0/8', dev: 'lo', table: 'local', flags: [] },
+    { type: 'local', dst: '10.214.0.1', dev: 'lo', table: 'local', flags: [] },
+    { type: 'broadcast', dst: '10.215.255.255', dev: 'eth0', table: 'local', flags: [] },
   ];
-  const addrs = [{ ifname: 'eth0', addr_info: [{ family: 'inet', local: '192.0.2.2', prefixlen: 24 }] }];
+  const addrs = [
+    { ifname: 'lo', addr_info: [{ family: 'inet', local: '127.0.0.1', prefixlen: 8 }] },
+    { ifname: 'eth0', addr_info: [{ family: 'inet', local: '192.0.2.2', prefixlen: 24 }] },
+  ];
 
   it('detects overlaps', () => {
     expect(overlaps('10.213.0.0/16', '10.213.5.0/24')).toBe(true);
+    expect(overlaps('10.213.5.0/24', '10.213.0.0/16')).toBe(true);
     expect(overlaps('10.213.0.0/16', '10.214.0.0/16')).toBe(false);
     expect(overlaps('10.0.0.0/8', '10.214.0.0/16')).toBe(true);
+    expect(overlaps('10.213.255.255/32', '10.213.0.0/16')).toBe(true);
   });
 
-  it('skips used candidates and ignores its own interfaces', () => {
-    const used = usedRanges(routes, addrs);
-    expect(chooseCidr(undefined, used, 'olabc123')).toBe('10.214.0.0/16');
+  it('ignores loopback, local and broadcast entries but keeps routes and addresses', () => {
+    const used = usedRanges(routes, addrs).map((u) => u.cidr);
+    expect(used).toEqual(['192.0.2.0/24', '10.213.0.0/16', '192.0.2.0/24']);
+  });
+
+  it('picks the first free candidate, ignoring the lab’s own links', () => {
+    expect(chooseCidr(undefined, usedRanges(routes, addrs), 'olabc123')).toBe('10.214.0.0/16');
+    expect(chooseCidr(undefined, usedRanges([], []), 'olabc123')).toBe('10.213.0.0/16');
     const own = usedRanges([{ dst: '10.213.1.0/24', dev: 'olabc1230h' }], []);
     expect(chooseCidr(undefined, own, 'olabc123')).toBe('10.213.0.0/16');
+    const otherLab = usedRanges([{ dst: '10.213.1.0/24', dev: 'ol999fff0h' }], []);
+    expect(chooseCidr(undefined, otherLab, 'olabc123')).toBe('10.214.0.0/16');
   });
 
-  it('refuses an explicit range that overlaps a route, naming it', () => {
-    const err = (() => {
-      try {
-        chooseCidr('10.213.0.0/16', usedRanges(routes, addrs), 'olabc123');
-      } catch (e) {
-        return e;
-      }
-      return null;
-    })();
+  it('refuses an explicit range that overlaps a route, naming it and what to do (exit 6)', () => {
+    const err = thrown(() => chooseCidr('10.213.128.0/17', usedRanges(routes, addrs), 'olabc123'));
     expect(err).toBeInstanceOf(ConflictError);
+    expect((err as ConflictError).exitCode).toBe(6);
     expect((err as Error).message).toContain('route 10.213.0.0/16 dev tun0');
+    expect((err as ConflictError).hint).toContain('network.cidr');
+  });
+
+  it('refuses an explicit range that overlaps an address, and names a route of another table with its table', () => {
+    const byAddress = thrown(() => chooseCidr('192.0.2.0/24', usedRanges([], addrs), 'olabc123'));
+    expect((byAddress as Error).message).toContain('address 192.0.2.2/24 on eth0');
+    const policy = usedRanges([{ dst: '172.29.0.0/16', dev: 'wg0', table: '51820' }], []);
+    expect((thrown(() => chooseCidr('172.29.4.0/24', policy, 'olabc123')) as Error).message).toContain('route 172.29.0.0/16 dev wg0 table 51820');
+  });
+
+  it('accepts an explicit free range', () => {
+    expect(chooseCidr('10.99.0.0/16', usedRanges(routes, addrs), 'olabc123')).toBe('10.99.0.0/16');
+  });
+
+  it('fails with exit 6 when every candidate is taken', () => {
+    const err = thrown(() => chooseCidr(undefined, usedRanges([{ dst: '0.0.0.0/1', dev: 'x' }, { dst: '128.0.0.0/1', dev: 'x' }], []), 'olabc123'));
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((err as ConflictError).hint).toContain('network.cidr');
   });
 });

@@ -24,7 +24,11 @@ interface IpRoute {
   dst?: string;
   dev?: string;
   type?: string;
+  table?: string;
 }
+
+/** Route types that describe the machine's own addresses or multicast rather than a network reached through it. */
+const NOT_A_NETWORK = new Set(['local', 'broadcast', 'multicast', 'anycast']);
 interface IpAddr {
   ifname?: string;
   addr_info?: { family?: string; local?: string; prefixlen?: number }[];
@@ -35,8 +39,9 @@ export function usedRanges(routes: IpRoute[], addrs: IpAddr[]): UsedRange[] {
   const used: UsedRange[] = [];
   for (const r of routes) {
     if (!r.dst || r.dst === 'default' || r.dst.includes(':')) continue;
-    if (r.dst.startsWith('127.') || r.type === 'broadcast' || r.type === 'local') continue;
-    used.push({ cidr: r.dst.includes('/') ? r.dst : `${r.dst}/32`, what: `route ${r.dst}${r.dev ? ` dev ${r.dev}` : ''}`, dev: r.dev });
+    if (r.dst.startsWith('127.') || (r.type && NOT_A_NETWORK.has(r.type))) continue;
+    const where = `${r.dev ? ` dev ${r.dev}` : ''}${r.table && r.table !== 'main' ? ` table ${r.table}` : ''}`;
+    used.push({ cidr: r.dst.includes('/') ? r.dst : `${r.dst}/32`, what: `route ${r.dst}${where}`, dev: r.dev });
   }
   for (const a of addrs) {
     for (const info of a.addr_info ?? []) {
@@ -58,7 +63,7 @@ export function chooseCidr(requested: string | undefined, used: UsedRange[], own
     const clash = foreign.find((u) => overlaps(u.cidr, requested));
     if (clash) {
       throw new ConflictError(`network.cidr ${requested} overlaps ${clash.what} on this machine`, {
-        hint: 'choose another private range for network.cidr in the lab file, or omit it to let ocm-lab pick a free one',
+        hint: 'choose a range that overlaps nothing in `ip route show table all` as network.cidr in the lab file, or omit network.cidr to let ocm-lab pick a free one',
       });
     }
     return requested;

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
+import { InvalidInputError } from '../../../errors.js';
 
 export interface NetworkPlanInput {
+  /** Lab name (DNS-1123 label, at most 20 characters). */
   labName: string;
   /** Explicit range from the lab file; chosen from free candidates when omitted. */
   cidr?: string;
@@ -9,14 +11,17 @@ export interface NetworkPlanInput {
 
 export interface VpcPlan {
   name: string;
+  /** Network namespace; empty in loopback mode. */
   netns: string;
-  /** Host end of the veth pair (the VPC's gateway lives here). */
+  /** Host end of the veth pair (the VPC's gateway lives here); empty in loopback mode. */
   hostIf: string;
   /** The other end, inside the namespace. */
   nsIf: string;
   subnet: string;
   prefixLength: number;
+  /** Host side of the veth; empty in loopback mode. */
   gateway: string;
+  /** Cluster name → its own address inside the namespace. */
   clusterAddresses: Record<string, string>;
   hub: boolean;
 }
@@ -25,14 +30,21 @@ export interface NetworkPlan {
   labName: string;
   mode: 'netns' | 'loopback';
   cidr: string;
-  /** iptables chain (filter table) holding the VPC rules, jumped to from FORWARD. */
+  /** iptables chain (filter table) holding the VPC forwarding rules, jumped to from FORWARD. */
   chain: string;
   /** Comment on every rule, so leftovers can be found. */
   comment: string;
   vpcs: VpcPlan[];
 }
 
-/** Short, stable identifier of a lab for names with tight length limits (IFNAMSIZ = 15). */
+/** Linux interface names hold at most IFNAMSIZ-1 = 15 characters. */
+export const MAX_INTERFACE_NAME = 15;
+/** iptables chain names hold at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
+export const MAX_CHAIN_NAME = 28;
+/** Cluster addresses start at .10 of their VPC subnet: .1 is the gateway, the rest is kept free. */
+const FIRST_CLUSTER_OFFSET = 10;
+
+/** Short, stable identifier of a lab for names with tight length limits (IFNAMSIZ = 16). */
 export function labHash(labName: string): string {
   return crypto.createHash('sha256').update(labName).digest('hex').slice(0, 6);
 }
@@ -46,12 +58,28 @@ export function netnsPrefixOf(labName: string): string {
   return `ocmlab.${labName}.`;
 }
 
+/** `ol<hash>`: every host-side link of a lab starts with it, followed by the VPC index and `h`. */
 export function interfacePrefix(labName: string): string {
   return `ol${labHash(labName)}`;
 }
 
+export function hostInterfaceName(labName: string, vpcIndex: number): string {
+  return `${interfacePrefix(labName)}${vpcIndex}h`;
+}
+
+export function namespaceInterfaceName(labName: string, vpcIndex: number): string {
+  return `${interfacePrefix(labName)}${vpcIndex}n`;
+}
+
+/** Chain of the forwarding rules (from FORWARD). */
 export function chainName(labName: string): string {
   return `OCMLAB-${labHash(labName).toUpperCase()}`;
+}
+
+/** Chains that keep the host's own connections into the VPCs open (from INPUT and OUTPUT). */
+export function hostChainNames(labName: string): { input: string; output: string } {
+  const base = chainName(labName);
+  return { input: `${base}-IN`, output: `${base}-OUT` };
 }
 
 export function ruleComment(labName: string): string {
@@ -66,24 +94,45 @@ export function intToIp(n: number): string {
   return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
 }
 
+const CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
+
+/** Parses `a.b.c.d/n` (or a bare address as /32) and returns the network address as an integer. */
 export function parseCidr(cidr: string): { base: number; prefix: number } {
-  const [ip, bits] = cidr.split('/');
-  const prefix = Number(bits ?? 32);
+  const m = CIDR.exec(cidr);
+  const octets = m ? m.slice(1, 5).map(Number) : [];
+  const prefix = Number(m?.[5] ?? 32);
+  if (!m || octets.some((o) => o > 255) || prefix > 32) throw new InvalidInputError(`'${cidr}' is not an IPv4 address or CIDR such as 10.213.0.0/16`);
   const size = 2 ** (32 - prefix);
-  const n = ipToInt(ip as string);
+  const n = ipToInt(octets.join('.'));
   return { base: n - (n % size), prefix };
 }
 
-/** A VPC's share of the lab range: /24s from a /22 or larger, quarters of smaller ranges. */
-function vpcPrefixFor(labPrefix: number): number {
-  return labPrefix <= 22 ? 24 : labPrefix + 2;
+/** A VPC's share of the lab range: /24s from a /22 or larger (skipping the first), quarters of smaller ranges. */
+function vpcLayout(labPrefix: number): { vpcPrefix: number; firstIndex: number; count: number } {
+  if (labPrefix <= 22) return { vpcPrefix: 24, firstIndex: 1, count: 2 ** (24 - labPrefix) - 1 };
+  return { vpcPrefix: labPrefix + 2, firstIndex: 0, count: 4 };
 }
 
+/** Refuses a range too small for the topology before anything is created. */
+function checkFits(input: NetworkPlanInput, cidr: string, layout: { vpcPrefix: number; count: number }): void {
+  const hint = 'choose a larger network.cidr in the lab file (a /16 fits any lab), or omit it to let ocm-lab pick one';
+  if (input.vpcs.length > layout.count) {
+    throw new InvalidInputError(`network.cidr ${cidr} has room for ${layout.count} VPC subnets (/${layout.vpcPrefix}), the lab has ${input.vpcs.length} VPCs`, { hint });
+  }
+  // The last address of a subnet is its broadcast address.
+  const room = 2 ** (32 - layout.vpcPrefix) - FIRST_CLUSTER_OFFSET - 1;
+  const crowded = input.vpcs.find((v) => v.clusters.length > room);
+  if (crowded) {
+    throw new InvalidInputError(`network.cidr ${cidr} gives each VPC a /${layout.vpcPrefix} with room for ${room} clusters; VPC ${crowded.name} has ${crowded.clusters.length}`, { hint });
+  }
+}
+
+/** The lab's namespaces, links, subnets and addresses within `cidr`. Pure: the same input gives the same plan. */
 export function planNetworkIn(input: NetworkPlanInput, cidr: string): NetworkPlan {
   const { base, prefix } = parseCidr(cidr);
-  const vpcPrefix = vpcPrefixFor(prefix);
-  const vpcSize = 2 ** (32 - vpcPrefix);
-  const ifPrefix = interfacePrefix(input.labName);
+  const layout = vpcLayout(prefix);
+  checkFits(input, cidr, layout);
+  const vpcSize = 2 ** (32 - layout.vpcPrefix);
   return {
     labName: input.labName,
     mode: 'netns',
@@ -91,18 +140,16 @@ export function planNetworkIn(input: NetworkPlanInput, cidr: string): NetworkPla
     chain: chainName(input.labName),
     comment: ruleComment(input.labName),
     vpcs: input.vpcs.map((vpc, i) => {
-      // Skip the range's first /24 (often mistaken for a gateway network) when there is room.
-      const index = prefix <= 22 ? i + 1 : i;
-      const subnetBase = base + index * vpcSize;
+      const subnetBase = base + (layout.firstIndex + i) * vpcSize;
       return {
         name: vpc.name,
         netns: netnsName(input.labName, vpc.name),
-        hostIf: `${ifPrefix}${i}h`,
-        nsIf: `${ifPrefix}${i}n`,
-        subnet: `${intToIp(subnetBase)}/${vpcPrefix}`,
-        prefixLength: vpcPrefix,
+        hostIf: hostInterfaceName(input.labName, i),
+        nsIf: namespaceInterfaceName(input.labName, i),
+        subnet: `${intToIp(subnetBase)}/${layout.vpcPrefix}`,
+        prefixLength: layout.vpcPrefix,
         gateway: intToIp(subnetBase + 1),
-        clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, intToIp(subnetBase + 10 + k)])),
+        clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, intToIp(subnetBase + FIRST_CLUSTER_OFFSET + k)])),
         hub: vpc.hub,
       };
     }),
@@ -115,6 +162,9 @@ export function planNetworkIn(input: NetworkPlanInput, cidr: string): NetworkPla
  */
 export function planLoopback(input: NetworkPlanInput): NetworkPlan {
   const second = 1 + (parseInt(labHash(input.labName).slice(0, 4), 16) % 250);
+  if (input.vpcs.length > 254) throw new InvalidInputError(`a loopback lab has room for 254 VPCs, the lab has ${input.vpcs.length}`);
+  const crowded = input.vpcs.find((v) => v.clusters.length > 245);
+  if (crowded) throw new InvalidInputError(`a loopback VPC has room for 245 clusters; VPC ${crowded.name} has ${crowded.clusters.length}`);
   return {
     labName: input.labName,
     mode: 'loopback',
@@ -129,7 +179,7 @@ export function planLoopback(input: NetworkPlanInput): NetworkPlan {
       subnet: `127.${second}.${i + 1}.0/24`,
       prefixLength: 24,
       gateway: '',
-      clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, `127.${second}.${i + 1}.${10 + k}`])),
+      clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, `127.${second}.${i + 1}.${FIRST_CLUSTER_OFFSET + k}`])),
       hub: vpc.hub,
     })),
   };

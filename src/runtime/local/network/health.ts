@@ -1,0 +1,63 @@
+import { run } from '../../../util/exec.js';
+import { IP_FORWARD } from './apply.js';
+import { listNetns, readLink, readSysctl, succeeds, type LinkInfo } from './machine.js';
+import type { NetworkPlan, VpcPlan } from './plan.js';
+import { labChains, jumpRule } from './rules.js';
+
+function addressesOf(link: LinkInfo): string[] {
+  return (link.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`);
+}
+
+/** A veth end is usable when it is administratively up and its peer is too. */
+function isUp(link: LinkInfo): boolean {
+  return link.operstate === 'UP' || (link.flags ?? []).includes('LOWER_UP');
+}
+
+async function vpcProblems(vpc: VpcPlan, namespaces: string[]): Promise<string[]> {
+  if (!namespaces.includes(vpc.netns)) return [`network namespace ${vpc.netns} of ${vpc.name} is missing`];
+  const problems: string[] = [];
+  const host = await readLink(vpc.hostIf);
+  if (!host) problems.push(`link ${vpc.hostIf} of ${vpc.name} is missing`);
+  else {
+    if (!isUp(host)) problems.push(`link ${vpc.hostIf} of ${vpc.name} is ${host.operstate ?? 'not up'}`);
+    if (!addressesOf(host).includes(`${vpc.gateway}/${vpc.prefixLength}`)) problems.push(`link ${vpc.hostIf} lacks the gateway address ${vpc.gateway}/${vpc.prefixLength}`);
+  }
+  const inside = await readLink(vpc.nsIf, vpc.netns);
+  if (!inside) problems.push(`link ${vpc.nsIf} in ${vpc.netns} is missing`);
+  else {
+    if (!isUp(inside)) problems.push(`link ${vpc.nsIf} in ${vpc.netns} is ${inside.operstate ?? 'not up'}`);
+    const have = addressesOf(inside);
+    for (const [cluster, address] of Object.entries(vpc.clusterAddresses)) {
+      if (!have.includes(`${address}/${vpc.prefixLength}`)) problems.push(`address ${address} of ${cluster} is missing in ${vpc.netns}`);
+    }
+    const routes = JSON.parse((await run('ip', ['-n', vpc.netns, '-j', 'route', 'show', 'default'])).stdout || '[]') as { gateway?: string }[];
+    if (!routes.some((r) => r.gateway === vpc.gateway)) problems.push(`${vpc.netns} has no default route via ${vpc.gateway}`);
+  }
+  return problems;
+}
+
+/**
+ * Whether everything the plan needs for isolation is in place: namespaces,
+ * links up with their addresses, default routes, every rule of ours (checked by
+ * iptables itself with -C), the jumps to our chains, and forwarding on.
+ */
+export async function networkHealth(plan: NetworkPlan): Promise<{ enforced: boolean; problems: string[] }> {
+  if (plan.mode !== 'netns') return { enforced: false, problems: ['loopback mode: no network namespaces, nothing is isolated'] };
+  const problems: string[] = [];
+  const namespaces = await listNetns();
+  for (const vpc of plan.vpcs) problems.push(...(await vpcProblems(vpc, namespaces)));
+  for (const c of labChains(plan)) {
+    if (!(await succeeds('iptables', ['-t', c.table, '-S', c.chain]))) {
+      problems.push(`iptables chain ${c.chain} is missing`);
+      continue;
+    }
+    for (const from of c.jumpFrom) {
+      if (!(await succeeds('iptables', ['-t', c.table, '-C', from, ...jumpRule(plan.comment, c.chain)]))) problems.push(`${from} does not jump to ${c.chain}`);
+    }
+    for (const rule of c.rules) {
+      if (!(await succeeds('iptables', ['-t', c.table, '-C', c.chain, ...rule]))) problems.push(`rule missing in ${c.chain}: ${rule.join(' ')}`);
+    }
+  }
+  if ((await readSysctl(IP_FORWARD)) !== '1') problems.push(`${IP_FORWARD} is off (spokes cannot reach the hub)`);
+  return { enforced: problems.length === 0, problems };
+}
