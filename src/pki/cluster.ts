@@ -1,13 +1,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { InvalidInputError } from '../errors.js';
 import { createCA, issueCertificate, type CertificateAuthority, type CertRequest, type KeyPairPem } from './certificates.js';
-import { certificateInfo } from './inspect.js';
-import { createServiceAccountKeyPair } from './keys.js';
+import { certificateInfo, certificateUsages, isSignedBy } from './inspect.js';
+import { createServiceAccountKeyPair, keyMatchesCertificate, publicKeyMatches, publicKeyPemOf } from './keys.js';
 import { loadCA, writePublicFile, writeSecretFile } from './files.js';
+import { canonicalIp, isDnsName } from './names.js';
 
 export interface ClusterPkiSpec {
   clusterName: string;
+  /** Addresses clients use to reach the apiserver (VPC address, 127.0.0.1); the service IP is added. */
   apiServerIPs: string[];
+  /** Extra names; localhost and the kubernetes.default.svc family are always included. */
   apiServerDnsNames?: string[];
   /** First address of the service CIDR: in-cluster clients reach the apiserver there. */
   serviceIP: string;
@@ -15,23 +19,29 @@ export interface ClusterPkiSpec {
 
 export interface ClusterPkiPaths {
   dir: string;
+  /** Cluster CA: apiserver --client-ca-file, and kube-controller-manager's CSR signer. */
   caCert: string;
   caKey: string;
   apiServerCert: string;
   apiServerKey: string;
+  /** CN=kubernetes-admin, O=system:masters. */
   adminCert: string;
   adminKey: string;
   controllerManagerCert: string;
   controllerManagerKey: string;
+  /** --service-account-signing-key-file / --service-account-key-file. */
   serviceAccountKey: string;
   serviceAccountPub: string;
+  /** --requestheader-client-ca-file. */
   frontProxyCaCert: string;
   frontProxyCaKey: string;
+  /** --proxy-client-cert-file / --proxy-client-key-file. */
   frontProxyClientCert: string;
   frontProxyClientKey: string;
 }
 
 const BUILTIN_DNS_NAMES = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
+/** Certificates closer than this to expiry are replaced. */
 const RENEW_BEFORE_MS = 30 * 24 * 60 * 60 * 1000;
 
 export function clusterPkiPaths(dir: string): ClusterPkiPaths {
@@ -55,90 +65,137 @@ export function clusterPkiPaths(dir: string): ClusterPkiPaths {
   };
 }
 
-async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
+/** Checked before anything is written, so bad input leaves the directory as it was. */
+function checkSpec(spec: ClusterPkiSpec): void {
+  if (!spec.clusterName?.trim()) throw new InvalidInputError('cluster PKI: clusterName must not be empty');
+  const where = `cluster PKI for ${spec.clusterName}`;
+  for (const ip of spec.apiServerIPs ?? []) {
+    if (canonicalIp(ip) === undefined) throw new InvalidInputError(`${where}: '${ip}' in apiServerIPs is not an IP address`);
+  }
+  if (canonicalIp(spec.serviceIP ?? '') === undefined) {
+    throw new InvalidInputError(`${where}: serviceIP '${String(spec.serviceIP)}' is not an IP address`, { hint: 'use the first address of the service CIDR, e.g. 10.96.0.1' });
+  }
+  for (const name of spec.apiServerDnsNames ?? []) {
+    if (!isDnsName(name)) throw new InvalidInputError(`${where}: '${name}' in apiServerDnsNames is not a DNS name`);
+  }
+}
+
+async function readIfExists(file: string): Promise<string | undefined> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+function notExpiringSoon(certPem: string): boolean {
+  return certificateInfo(certPem).notAfter.getTime() - Date.now() > RENEW_BEFORE_MS;
 }
 
 async function writePair(certFile: string, keyFile: string, pair: KeyPairPem): Promise<void> {
-  // Key first: a cert without its key is useless, a key without its cert is re-issued next time.
+  // Key first: after a crash in between, the old cert no longer matches the key and the pair is re-issued.
   await writeSecretFile(keyFile, pair.keyPem);
   await writePublicFile(certFile, pair.certPem);
 }
 
-async function ensureCA(certFile: string, keyFile: string, commonName: string): Promise<{ ca: CertificateAuthority; renewed: boolean }> {
-  if ((await exists(certFile)) && (await exists(keyFile))) return { ca: await loadCA(certFile, keyFile), renewed: false };
+/** A usable existing pair, or undefined when it is missing, unreadable, mismatched or about to expire. */
+async function existingPair(certFile: string, keyFile: string): Promise<KeyPairPem | undefined> {
+  const [certPem, keyPem] = await Promise.all([readIfExists(certFile), readIfExists(keyFile)]);
+  if (certPem === undefined || keyPem === undefined || !keyMatchesCertificate(certPem, keyPem)) return undefined;
+  try {
+    return notExpiringSoon(certPem) ? { certPem, keyPem } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function ensureCA(certFile: string, keyFile: string, commonName: string): Promise<{ ca: CertificateAuthority; created: boolean }> {
+  const existing = await existingPair(certFile, keyFile);
+  if (existing && certificateInfo(existing.certPem).isCA) return { ca: existing, created: false };
   const ca = await createCA(commonName);
   await writePair(certFile, keyFile, ca);
-  return { ca, renewed: true };
+  return { ca, created: true };
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+  const sa = new Set(a);
+  const sb = new Set(b);
+  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
 }
 
-async function leafIsCurrent(certFile: string, keyFile: string, ca: CertificateAuthority, req: CertRequest): Promise<boolean> {
-  if (!(await exists(certFile)) || !(await exists(keyFile))) return false;
-  const info = certificateInfo(await fs.readFile(certFile, 'utf8'));
-  const caInfo = certificateInfo(ca.certPem);
+async function leafIsCurrent(pair: KeyPairPem, ca: CertificateAuthority, req: CertRequest): Promise<boolean> {
+  const info = certificateInfo(pair.certPem);
   return (
-    info.issuer === caInfo.subject &&
+    !info.isCA &&
     info.commonName === req.commonName &&
     sameSet(info.organizations, req.organizations ?? []) &&
     sameSet(info.dnsNames, req.dnsNames ?? []) &&
-    sameSet(info.ipAddresses, req.ipAddresses ?? []) &&
-    info.notAfter.getTime() - Date.now() > RENEW_BEFORE_MS
+    sameSet(info.ipAddresses, (req.ipAddresses ?? []).map((ip) => canonicalIp(ip) ?? ip)) &&
+    sameSet(certificateUsages(pair.certPem), req.usages) &&
+    (await isSignedBy(pair.certPem, ca.certPem))
   );
 }
 
-async function ensureLeaf(certFile: string, keyFile: string, ca: CertificateAuthority, caRenewed: boolean, req: CertRequest): Promise<void> {
-  if (!caRenewed && (await leafIsCurrent(certFile, keyFile, ca, req))) return;
-  await writePair(certFile, keyFile, await issueCertificate(ca, req));
+async function ensureLeaf(certFile: string, keyFile: string, authority: { ca: CertificateAuthority; created: boolean }, req: CertRequest): Promise<void> {
+  if (!authority.created) {
+    const existing = await existingPair(certFile, keyFile);
+    if (existing && (await leafIsCurrent(existing, authority.ca, req))) return;
+  }
+  await writePair(certFile, keyFile, await issueCertificate(authority.ca, req));
+}
+
+/** Keeps an existing signing key (tokens already issued stay valid); sa.pub always follows sa.key. */
+async function ensureServiceAccountKeys(keyFile: string, pubFile: string): Promise<void> {
+  const [keyPem, pubPem] = await Promise.all([readIfExists(keyFile), readIfExists(pubFile)]);
+  if (keyPem !== undefined) {
+    let derived: string | undefined;
+    try {
+      derived = publicKeyPemOf(keyPem);
+    } catch {
+      derived = undefined;
+    }
+    if (derived !== undefined) {
+      if (pubPem === undefined || !publicKeyMatches(keyPem, pubPem)) await writePublicFile(pubFile, derived);
+      return;
+    }
+  }
+  const sa = await createServiceAccountKeyPair();
+  await writeSecretFile(keyFile, sa.privateKeyPem);
+  await writePublicFile(pubFile, sa.publicKeyPem);
 }
 
 /**
  * Creates what a cluster's control plane needs, keeping whatever is already
- * there and still right: a second call changes nothing; a changed address
- * re-issues only the serving certificate; a lost CA re-issues its leaves.
+ * there and still right: a second call writes nothing; changed addresses
+ * re-issue only the serving certificate; a lost or broken CA re-issues every
+ * certificate it signed; anything within 30 days of expiry is renewed.
  */
 export async function ensureClusterPki(dir: string, spec: ClusterPkiSpec): Promise<ClusterPkiPaths> {
+  checkSpec(spec);
   const paths = clusterPkiPaths(dir);
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   await fs.chmod(dir, 0o700);
-  const cluster = await ensureCA(paths.caCert, paths.caKey, `ocm-lab ${spec.clusterName} CA`);
-  const frontProxy = await ensureCA(paths.frontProxyCaCert, paths.frontProxyCaKey, `ocm-lab ${spec.clusterName} front-proxy CA`);
+  const [cluster, frontProxy] = await Promise.all([
+    ensureCA(paths.caCert, paths.caKey, `ocm-lab ${spec.clusterName} CA`),
+    ensureCA(paths.frontProxyCaCert, paths.frontProxyCaKey, `ocm-lab ${spec.clusterName} front-proxy CA`),
+  ]);
   await Promise.all([
-    ensureLeaf(paths.apiServerCert, paths.apiServerKey, cluster.ca, cluster.renewed, {
+    ensureLeaf(paths.apiServerCert, paths.apiServerKey, cluster, {
       commonName: 'kube-apiserver',
       dnsNames: [...new Set([...BUILTIN_DNS_NAMES, ...(spec.apiServerDnsNames ?? [])])],
-      ipAddresses: [...new Set([...spec.apiServerIPs, spec.serviceIP])],
+      ipAddresses: [...new Set([...spec.apiServerIPs, spec.serviceIP].map((ip) => canonicalIp(ip) ?? ip))],
       usages: ['server'],
     }),
-    ensureLeaf(paths.adminCert, paths.adminKey, cluster.ca, cluster.renewed, {
-      commonName: 'kubernetes-admin',
-      organizations: ['system:masters'],
-      usages: ['client'],
-    }),
-    ensureLeaf(paths.controllerManagerCert, paths.controllerManagerKey, cluster.ca, cluster.renewed, {
-      commonName: 'system:kube-controller-manager',
-      usages: ['client'],
-    }),
-    ensureLeaf(paths.frontProxyClientCert, paths.frontProxyClientKey, frontProxy.ca, frontProxy.renewed, {
-      commonName: 'front-proxy-client',
-      usages: ['client'],
-    }),
+    ensureLeaf(paths.adminCert, paths.adminKey, cluster, { commonName: 'kubernetes-admin', organizations: ['system:masters'], usages: ['client'] }),
+    ensureLeaf(paths.controllerManagerCert, paths.controllerManagerKey, cluster, { commonName: 'system:kube-controller-manager', usages: ['client'] }),
+    ensureLeaf(paths.frontProxyClientCert, paths.frontProxyClientKey, frontProxy, { commonName: 'front-proxy-client', usages: ['client'] }),
+    ensureServiceAccountKeys(paths.serviceAccountKey, paths.serviceAccountPub),
   ]);
-  if (!(await exists(paths.serviceAccountKey)) || !(await exists(paths.serviceAccountPub))) {
-    const sa = await createServiceAccountKeyPair();
-    await writeSecretFile(paths.serviceAccountKey, sa.privateKeyPem);
-    await writePublicFile(paths.serviceAccountPub, sa.publicKeyPem);
-  }
   return paths;
 }
 
-/** A client credential signed by a cluster CA (nodes, schedulers, agents). */
+/** A client credential signed by a cluster CA (nodes, schedulers, agents); the caller writes it. */
 export async function issueClientCertFromFiles(caCertFile: string, caKeyFile: string, commonName: string, organizations?: string[]): Promise<KeyPairPem> {
-  return issueCertificate(await loadCA(caCertFile, caKeyFile), { commonName, organizations, usages: ['client'] });
+  return issueCertificate(await loadCA(caCertFile, caKeyFile), { commonName, ...(organizations ? { organizations } : {}), usages: ['client'] });
 }

@@ -68,6 +68,7 @@ export function publicKeyPemOf(privateKeyPem: string): string {
 /** ServiceAccount token signing keys (ES256): PKCS#8 private key and SPKI public key. */
 export async function createServiceAccountKeyPair(): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
   const keys = await generateKeys();
-  const spki = await webcrypto.subtle.exportKey('spki', keys.publicKey);
-  return { privateKeyPem: await privateKeyPem(keys.privateKey), publicKeyPem: x509.PemConverter.encode(spki, 'PUBLIC KEY') };
+  const key = await privateKeyPem(keys.privateKey);
+  // Spelled exactly as ensureClusterPki re-derives it, so a restored sa.pub is byte-identical.
+  return { privateKeyPem: key, publicKeyPem: publicKeyPemOf(key) };
 }
