@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
@@ -89,33 +90,43 @@ async function readIfExists(file: string): Promise<string | undefined> {
   }
 }
 
-function notExpiringSoon(certPem: string): boolean {
-  return certificateInfo(certPem).notAfter.getTime() - Date.now() > RENEW_BEFORE_MS;
-}
-
 async function writePair(certFile: string, keyFile: string, pair: KeyPairPem): Promise<void> {
   // Key first: after a crash in between, the old cert no longer matches the key and the pair is re-issued.
   await writeSecretFile(keyFile, pair.keyPem);
   await writePublicFile(certFile, pair.certPem);
 }
 
+/** An existing pair as found on disk, parsed once: every check of a warm call reuses it. */
+interface LoadedPair extends KeyPairPem {
+  cert: crypto.X509Certificate;
+}
+
 /** A usable existing pair, or undefined when it is missing, unreadable, mismatched or about to expire. */
-async function existingPair(certFile: string, keyFile: string): Promise<KeyPairPem | undefined> {
+async function existingPair(certFile: string, keyFile: string): Promise<LoadedPair | undefined> {
   const [certPem, keyPem] = await Promise.all([readIfExists(certFile), readIfExists(keyFile)]);
-  if (certPem === undefined || keyPem === undefined || !keyMatchesCertificate(certPem, keyPem)) return undefined;
+  if (certPem === undefined || keyPem === undefined) return undefined;
+  let cert: crypto.X509Certificate;
   try {
-    return notExpiringSoon(certPem) ? { certPem, keyPem } : undefined;
+    cert = new crypto.X509Certificate(certPem);
   } catch {
     return undefined;
   }
+  if (!keyMatchesCertificate(cert, keyPem) || Date.parse(cert.validTo) - Date.now() <= RENEW_BEFORE_MS) return undefined;
+  return { certPem, keyPem, cert };
 }
 
-async function ensureCA(certFile: string, keyFile: string, commonName: string): Promise<{ ca: CertificateAuthority; created: boolean }> {
+interface Authority {
+  ca: CertificateAuthority;
+  cert: crypto.X509Certificate;
+  created: boolean;
+}
+
+async function ensureCA(certFile: string, keyFile: string, commonName: string): Promise<Authority> {
   const existing = await existingPair(certFile, keyFile);
-  if (existing && certificateInfo(existing.certPem).isCA) return { ca: existing, created: false };
+  if (existing?.cert.ca) return { ca: existing, cert: existing.cert, created: false };
   const ca = await createCA(commonName);
   await writePair(certFile, keyFile, ca);
-  return { ca, created: true };
+  return { ca, cert: new crypto.X509Certificate(ca.certPem), created: true };
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
@@ -124,23 +135,22 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return sa.size === sb.size && [...sa].every((x) => sb.has(x));
 }
 
-async function leafIsCurrent(pair: KeyPairPem, ca: CertificateAuthority, req: CertRequest): Promise<boolean> {
+function leafIsCurrent(pair: LoadedPair, authority: Authority, req: CertRequest): boolean {
+  if (pair.cert.ca || !isSignedBy(pair.cert, authority.cert)) return false;
   const info = certificateInfo(pair.certPem);
   return (
-    !info.isCA &&
     info.commonName === req.commonName &&
     sameSet(info.organizations, req.organizations ?? []) &&
     sameSet(info.dnsNames, req.dnsNames ?? []) &&
     sameSet(info.ipAddresses, (req.ipAddresses ?? []).map((ip) => canonicalIp(ip) ?? ip)) &&
-    sameSet(certificateUsages(pair.certPem), req.usages) &&
-    (await isSignedBy(pair.certPem, ca.certPem))
+    sameSet(certificateUsages(pair.cert), req.usages)
   );
 }
 
-async function ensureLeaf(certFile: string, keyFile: string, authority: { ca: CertificateAuthority; created: boolean }, req: CertRequest): Promise<void> {
+async function ensureLeaf(certFile: string, keyFile: string, authority: Authority, req: CertRequest): Promise<void> {
   if (!authority.created) {
     const existing = await existingPair(certFile, keyFile);
-    if (existing && (await leafIsCurrent(existing, authority.ca, req))) return;
+    if (existing && leafIsCurrent(existing, authority, req)) return;
   }
   await writePair(certFile, keyFile, await issueCertificate(authority.ca, req));
 }

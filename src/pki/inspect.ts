@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
 import { x509 } from './x509.js';
 
@@ -38,22 +39,29 @@ export function certificateInfo(certPem: string): CertificateInfo {
   };
 }
 
+// The two checks below run on every idempotent ensureClusterPki call: Node's native
+// X509Certificate parses in a fraction of the time @peculiar/x509 takes.
+
 /** 'server' / 'client' for the serverAuth / clientAuth extended key usages the certificate carries. */
-export function certificateUsages(certPem: string): ('server' | 'client')[] {
-  const eku = parseCertificate(certPem).getExtension(x509.ExtendedKeyUsageExtension);
-  const oids = (eku?.usages ?? []).map(String);
+export function certificateUsages(certPem: string | crypto.X509Certificate): ('server' | 'client')[] {
+  let oids: string[];
+  try {
+    oids = (typeof certPem === 'string' ? new crypto.X509Certificate(certPem) : certPem).keyUsage ?? [];
+  } catch (err) {
+    throw new InvalidInputError(`certificate is not a PEM X.509 certificate (${(err as Error).message})`, { cause: err });
+  }
   const out: ('server' | 'client')[] = [];
   if (oids.includes(x509.ExtendedKeyUsage.serverAuth)) out.push('server');
   if (oids.includes(x509.ExtendedKeyUsage.clientAuth)) out.push('client');
   return out;
 }
 
-/** True when `certPem` carries a valid signature by the key of `caCertPem`. */
-export async function isSignedBy(certPem: string, caCertPem: string): Promise<boolean> {
+/** True when `certPem` names `caCertPem` as its issuer and carries a valid signature by its key. */
+export function isSignedBy(certPem: string | crypto.X509Certificate, caCertPem: string | crypto.X509Certificate): boolean {
   try {
-    const cert = new x509.X509Certificate(certPem);
-    const ca = new x509.X509Certificate(caCertPem);
-    return await cert.verify({ publicKey: ca.publicKey, signatureOnly: true });
+    const cert = typeof certPem === 'string' ? new crypto.X509Certificate(certPem) : certPem;
+    const ca = typeof caCertPem === 'string' ? new crypto.X509Certificate(caCertPem) : caCertPem;
+    return cert.checkIssued(ca) && cert.verify(ca.publicKey);
   } catch {
     return false;
   }

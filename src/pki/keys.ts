@@ -40,11 +40,10 @@ export async function importSigningKey(pem: string, what: string): Promise<Crypt
 }
 
 /** True when `keyPem` is the private half of the public key in `certPem` (both parse). */
-export function keyMatchesCertificate(certPem: string, keyPem: string): boolean {
+export function keyMatchesCertificate(certPem: string | crypto.X509Certificate, keyPem: string): boolean {
   try {
-    const fromKey = crypto.createPublicKey(crypto.createPrivateKey(keyPem)).export({ format: 'der', type: 'spki' });
-    const fromCert = new crypto.X509Certificate(certPem).publicKey.export({ format: 'der', type: 'spki' });
-    return fromKey.equals(fromCert);
+    const cert = typeof certPem === 'string' ? new crypto.X509Certificate(certPem) : certPem;
+    return cert.checkPrivateKey(crypto.createPrivateKey(keyPem));
   } catch {
     return false;
   }
