@@ -2,14 +2,19 @@ import crypto from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import type { BinaryName, Recipe } from './recipes.js';
 
+/**
+ * Cache layout: `<cache>/bin/<recipe id>/<binary>` plus `manifest.json`
+ * (sha256, size and version output of each binary, recorded when it was put
+ * there) and one `.<binary>.verified` stamp per binary.
+ */
 export interface ManifestEntry {
   sha256: string;
   size: number;
-  mtimeMs: number;
+  /** First line of the binary's version output when it was recorded. */
+  version?: string;
 }
 
 export interface Manifest {
@@ -24,13 +29,18 @@ export function recipeDir(cache: string, recipe: Recipe): string {
   return path.join(cache, 'bin', recipe.id);
 }
 
-function manifestFile(cache: string, recipe: Recipe): string {
+export function manifestFile(cache: string, recipe: Recipe): string {
   return path.join(recipeDir(cache, recipe), 'manifest.json');
+}
+
+function stampFile(cache: string, recipe: Recipe, name: BinaryName): string {
+  return path.join(recipeDir(cache, recipe), `.${name}.verified`);
 }
 
 export async function readManifest(cache: string, recipe: Recipe): Promise<Manifest | null> {
   try {
-    return JSON.parse(await fs.readFile(manifestFile(cache, recipe), 'utf8')) as Manifest;
+    const parsed = JSON.parse(await fs.readFile(manifestFile(cache, recipe), 'utf8')) as Manifest;
+    return parsed && typeof parsed === 'object' && parsed.binaries ? parsed : null;
   } catch {
     return null;
   }
@@ -42,54 +52,74 @@ export async function sha256File(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-export async function recordBinaries(cache: string, recipe: Recipe, names: BinaryName[], source: Manifest['source']): Promise<void> {
-  const existing = (await readManifest(cache, recipe)) ?? { recipe: recipe.id, version: recipe.version, source, createdAt: new Date().toISOString(), binaries: {} };
-  for (const name of names) {
-    const file = path.join(recipeDir(cache, recipe), name);
-    const st = await fs.stat(file);
-    existing.binaries[name] = { sha256: await sha256File(file), size: st.size, mtimeMs: st.mtimeMs };
-  }
-  const target = manifestFile(cache, recipe);
-  await writeFileAtomic(target, `${JSON.stringify(existing, null, 2)}\n`, 0o644);
+/**
+ * What identifies one exact file on disk: inode, size, mtime and ctime in
+ * nanoseconds (ctime cannot be set back by user tools; any write or rename
+ * changes it), and the sha256 it was verified against — so an edited manifest
+ * also invalidates it. Git's index uses the same idea to skip rehashing.
+ */
+async function fileStamp(file: string, sha256: string): Promise<string | null> {
+  const st = await fs.stat(file, { bigint: true }).catch(() => null);
+  if (!st) return null;
+  return [st.dev, st.ino, st.size, st.mtimeNs, st.ctimeNs, sha256].join(':');
 }
 
+export type Verification = 'quick' | 'full';
+
 /**
- * A cached binary counts when the manifest recorded it and the file is the one
- * recorded (size and mtime; the full sha256 is checked by `setup --check`).
+ * A cached binary counts only if it is the file the manifest recorded. A file
+ * whose stamp says it was verified unchanged costs one stat ('quick'); otherwise
+ * (or with 'full') its sha256 is computed and compared, then its version output
+ * is checked, and a fresh stamp is left so the next run is quick again.
  */
-export async function cachedBinary(cache: string, recipe: Recipe, name: BinaryName, verifyHash = false): Promise<string | null> {
+export async function cachedBinary(
+  cache: string,
+  recipe: Recipe,
+  name: BinaryName,
+  checkVersion: (file: string) => Promise<boolean>,
+  verification: Verification = 'quick',
+): Promise<string | null> {
   const manifest = await readManifest(cache, recipe);
   const entry = manifest?.binaries[name];
-  if (!manifest || manifest.version !== recipe.version || !entry) return null;
+  if (!manifest || manifest.version !== recipe.version || !entry?.sha256) return null;
   const file = path.join(recipeDir(cache, recipe), name);
   const st = await fs.stat(file).catch(() => null);
-  if (!st || st.size !== entry.size || Math.abs(st.mtimeMs - entry.mtimeMs) > 1) return null;
-  if (verifyHash && (await sha256File(file)) !== entry.sha256) return null;
+  if (!st || st.size !== entry.size) return null;
+  const stamp = await fileStamp(file, entry.sha256);
+  if (verification === 'quick') {
+    const recorded = await fs.readFile(stampFile(cache, recipe, name), 'utf8').catch(() => null);
+    if (stamp && recorded === stamp) return file;
+  }
+  if ((await sha256File(file)) !== entry.sha256) return null;
+  if (!(await checkVersion(file))) return null;
+  // Safe without the lock: a stamp only matches the very file it was taken of.
+  if (stamp) await writeFileAtomic(stampFile(cache, recipe, name), stamp, 0o644).catch(() => undefined);
   return file;
 }
 
-/** Serialises provisioning between concurrent ocm-lab runs; the second waits and then finds the cache warm. */
-export async function withCacheLock<T>(cache: string, onWait: () => void, body: () => Promise<T>): Promise<T> {
-  await fs.mkdir(cache, { recursive: true });
-  const lockTarget = path.join(cache, 'provision.lock');
-  await fs.writeFile(lockTarget, '', { flag: 'a' });
-  let release: (() => Promise<void>) | null = null;
-  let told = false;
-  while (!release) {
-    try {
-      release = await lockfile.lock(lockTarget, { stale: 60_000, update: 10_000, retries: 0, realpath: false });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      if (!told) {
-        onWait();
-        told = true;
-      }
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
+/**
+ * Records binaries that were just put into the cache (and were version-checked
+ * by the caller): their sha256, size and version line, then a stamp each.
+ */
+export async function recordBinaries(
+  cache: string,
+  recipe: Recipe,
+  entries: { name: BinaryName; version: string }[],
+  source: Manifest['source'],
+): Promise<void> {
+  const previous = await readManifest(cache, recipe);
+  const manifest: Manifest =
+    previous && previous.version === recipe.version
+      ? { ...previous, source }
+      : { recipe: recipe.id, version: recipe.version, source, createdAt: new Date().toISOString(), binaries: {} };
+  const stamps: [BinaryName, string][] = [];
+  for (const { name, version } of entries) {
+    const file = path.join(recipeDir(cache, recipe), name);
+    const sha256 = await sha256File(file);
+    manifest.binaries[name] = { sha256, size: (await fs.stat(file)).size, version };
+    const stamp = await fileStamp(file, sha256);
+    if (stamp) stamps.push([name, stamp]);
   }
-  try {
-    return await body();
-  } finally {
-    await release();
-  }
+  await writeFileAtomic(manifestFile(cache, recipe), `${JSON.stringify(manifest, null, 2)}\n`, 0o644);
+  for (const [name, stamp] of stamps) await writeFileAtomic(stampFile(cache, recipe, name), stamp, 0o644);
 }

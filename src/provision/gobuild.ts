@@ -3,10 +3,25 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
 import { tail } from '../util/exec.js';
+import { GoBuildProgress } from './progress.js';
 import type { BinaryName, Recipe } from './recipes.js';
+import { MIN_GO } from './versions.js';
 import { goDirective, wrapperGoMod } from './wrapper.js';
 
 export type Progress = (line: string) => void;
+
+/** One `go build` of some binaries of a recipe, written into `outDir` under their own names. */
+export interface BuildRequest {
+  recipe: Recipe;
+  names: BinaryName[];
+  /** Scratch directory for the wrapper module (`<cache>/build/<recipe>`). */
+  workDir: string;
+  outDir: string;
+  progress: Progress;
+  signal?: AbortSignal;
+}
+
+export type Builder = (request: BuildRequest) => Promise<void>;
 
 /** The file name `go build -o dir/` gives a main package: its last path element, skipping a major-version suffix. */
 export function goBinaryName(pkg: string): string {
@@ -15,30 +30,43 @@ export function goBinaryName(pkg: string): string {
   return /^v\d+$/.test(last) && parts.length > 1 ? (parts[parts.length - 2] as string) : last;
 }
 
-export async function goVersion(): Promise<[number, number]> {
+/** Environment of every go command we run: no cgo, wrapper go.mod may be updated, our GONOSUMDB prefixes added to the user's. */
+export function goEnv(noSumDb: string[], base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const prefixes = [base.GONOSUMDB, ...noSumDb].filter(Boolean).join(',');
+  return { ...base, CGO_ENABLED: '0', GOFLAGS: '-mod=mod -buildvcs=false', ...(prefixes ? { GONOSUMDB: prefixes } : {}) };
+}
+
+/**
+ * Checks there is a Go toolchain new enough to build; `missing` names what it
+ * was going to build so the error can say what to provide instead.
+ */
+export async function requireGo(missing: string): Promise<void> {
   const r = await execa('go', ['env', 'GOVERSION'], { reject: false });
-  const m = /go(\d+)\.(\d+)/.exec(String(r.stdout));
+  const m = /go(\d+)\.(\d+)/.exec(String(r.stdout ?? ''));
+  const want = `Go ≥ ${MIN_GO.join('.')}`;
+  const instead = `put ${missing} in a directory and pass --bin-dir DIR (or set $OCM_LAB_BIN_DIR)`;
   if (r.exitCode !== 0 || !m) {
-    throw new MissingPrerequisiteError('no Go toolchain found (go is not on PATH)', {
-      hint: 'install Go ≥ 1.25, or put the binaries (kube-apiserver, kube-controller-manager, kubectl, etcd) in a directory and pass --bin-dir',
+    throw new MissingPrerequisiteError(`cannot provision ${missing}: no Go toolchain found ('go' is not on PATH) to build them from the Go module proxy`, {
+      hint: `install ${want}, or ${instead}`,
     });
   }
-  return [Number(m[1]), Number(m[2])];
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major < MIN_GO[0] || (major === MIN_GO[0] && minor < MIN_GO[1])) {
+    throw new MissingPrerequisiteError(`cannot provision ${missing}: Go ${major}.${minor} is too old to build them (needs ${want})`, {
+      hint: `install ${want}, or ${instead}`,
+    });
+  }
 }
 
-function goEnv(recipe: Recipe): NodeJS.ProcessEnv {
-  const noSumDb = [process.env.GONOSUMDB, ...recipe.noSumDb].filter(Boolean).join(',');
-  return {
-    ...process.env,
-    CGO_ENABLED: '0',
-    GOFLAGS: '-mod=mod -buildvcs=false',
-    ...(noSumDb ? { GONOSUMDB: noSumDb } : {}),
-  };
-}
-
-/** `go mod download -json module@version` → the module's source dir and go.mod file (read-only, in the module cache). */
-export async function downloadModule(module: string, version: string, env: NodeJS.ProcessEnv = process.env): Promise<{ dir: string; goMod: string }> {
-  const r = await execa('go', ['mod', 'download', '-json', `${module}@${version}`], { reject: false, env, cwd: '/' });
+/** `go mod download -json module@version` → the module's read-only source dir and its go.mod file in the module cache. */
+export async function downloadModule(
+  module: string,
+  version: string,
+  opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
+): Promise<{ dir: string; goMod: string }> {
+  const args = ['mod', 'download', '-json', `${module}@${version}`];
+  const r = await execa('go', args, { reject: false, env: opts.env ?? process.env, cwd: '/', cancelSignal: opts.signal });
+  opts.signal?.throwIfAborted();
   let info: { Dir?: string; GoMod?: string; Error?: string } = {};
   try {
     info = JSON.parse(String(r.stdout)) as typeof info;
@@ -46,70 +74,61 @@ export async function downloadModule(module: string, version: string, env: NodeJ
     /* reported below */
   }
   if (r.exitCode !== 0 || !info.Dir || !info.GoMod) {
-    throw new MissingPrerequisiteError(
-      `go mod download ${module}@${version} failed (exit ${r.exitCode ?? '?'}): ${info.Error ?? tail(String(r.stderr || r.stdout), 10)}`,
-      { hint: 'the Go module proxy (go env GOPROXY) must be reachable' },
-    );
+    const printed = info.Error ?? tail(String(r.stderr || r.stdout || r.shortMessage || ''), 10);
+    throw new MissingPrerequisiteError(`go ${args.join(' ')} failed (exit status ${r.exitCode ?? '?'}): ${printed}`, {
+      hint: `the Go module proxy (go env GOPROXY) must serve ${module}@${version}`,
+    });
   }
   return { dir: info.Dir, goMod: info.GoMod };
 }
 
 /**
- * Builds every binary of a recipe with one `go build` in a generated wrapper
- * module under `workDir`, writing them into `outDir`. Reports progress from
- * go's own "downloading" lines and the elapsed time.
+ * Builds binaries of a recipe with one `go build` in a wrapper module generated
+ * under `workDir` (never part of the repository), then renames each into
+ * `outDir` — a rename, so a running copy of the old binary is not disturbed and
+ * nobody sees a half-written file.
  */
-export async function buildRecipe(recipe: Recipe, names: BinaryName[], workDir: string, outDir: string, progress: Progress): Promise<void> {
-  const [major, minor] = await goVersion();
-  if (major < recipe.minGo[0] || (major === recipe.minGo[0] && minor < recipe.minGo[1])) {
-    throw new MissingPrerequisiteError(`Go ${major}.${minor} is too old to build ${recipe.module}@${recipe.version} (needs ≥ ${recipe.minGo.join('.')})`, {
-      hint: 'install a newer Go, or provide the binaries with --bin-dir',
-    });
-  }
-  const env = goEnv(recipe);
+export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progress, signal }) => {
+  const env = goEnv(recipe.noSumDb);
   progress(`fetching ${recipe.module}@${recipe.version}`);
-  const upstream = await downloadModule(recipe.module, recipe.version, env);
+  const upstream = await downloadModule(recipe.module, recipe.version, { env, signal });
   const upstreamGoMod = await fs.readFile(upstream.goMod, 'utf8');
   await fs.rm(workDir, { recursive: true, force: true });
   await fs.mkdir(workDir, { recursive: true });
   await fs.writeFile(path.join(workDir, 'go.mod'), wrapperGoMod(recipe, upstreamGoMod, goDirective(upstreamGoMod)));
-  // The upstream go.sum vouches for the module's dependencies without asking the checksum database.
-  const upstreamSum = await fs.readFile(path.join(upstream.dir, 'go.sum'), 'utf8').catch(() => '');
-  await fs.writeFile(path.join(workDir, 'go.sum'), upstreamSum);
+  // The upstream go.sum vouches for its dependencies, so the checksum database is asked only about the rest.
+  await fs.writeFile(path.join(workDir, 'go.sum'), await fs.readFile(path.join(upstream.dir, 'go.sum'), 'utf8').catch(() => ''));
 
   const packages = names.map((n) => recipe.packages[n] as string);
   const tmpOut = path.join(workDir, 'out');
   await fs.mkdir(tmpOut, { recursive: true });
-  const args = ['build', '-trimpath', '-ldflags', ['-s', '-w', ...recipe.ldflags].join(' '), '-o', `${tmpOut}/`, ...packages];
-  const started = Date.now();
-  let downloads = 0;
-  let phase = 'resolving modules';
-  const child = execa('go', args, { cwd: workDir, env, reject: false, all: true, buffer: true });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line.startsWith('go: downloading')) {
-        downloads++;
-        phase = `downloading modules (${downloads})`;
-      }
-    }
+  const args = ['build', '-v', '-trimpath', '-ldflags', ['-s', '-w', ...recipe.ldflags].join(' '), '-o', `${tmpOut}/`, ...packages];
+  const watcher = new GoBuildProgress(progress, Object.fromEntries(names.map((n) => [recipe.packages[n] as string, n])));
+  const child = execa('go', args, {
+    cwd: workDir,
+    env,
+    reject: false,
+    all: true,
+    cancelSignal: signal,
+    // go passes an interrupt on to the compilers and linkers it started; a plain SIGTERM would orphan them.
+    killSignal: 'SIGINT',
+    forceKillAfterDelay: 10_000,
   });
-  const ticker = setInterval(() => {
-    const secs = Math.round((Date.now() - started) / 1000);
-    progress(`${recipe.id}: ${downloads && phase.startsWith('downloading') ? phase : 'compiling'} — ${secs} s (first build takes minutes)`);
-    if (phase.startsWith('downloading')) phase = 'compiling';
-  }, 5_000);
-  const result = await child.finally(() => clearInterval(ticker));
+  child.stderr?.on('data', (chunk: Buffer) => watcher.feed(chunk.toString('utf8')));
+  const heartbeat = setInterval(() => watcher.heartbeat(), 15_000);
+  const result = await child.finally(() => clearInterval(heartbeat));
+  signal?.throwIfAborted();
   if (result.exitCode !== 0) {
+    const printed = String(result.all ?? '')
+      .split('\n')
+      .filter((l) => !l.startsWith('go: downloading ') && !/^[\w.~-]+(\/[\w.~+-]+)*$/.test(l.trim()))
+      .join('\n');
     throw new MissingPrerequisiteError(
-      `building ${recipe.module}@${recipe.version} failed: go ${args.join(' ')} (in ${workDir}) exited with status ${String(result.exitCode)}\n--- output (last lines) ---\n${tail(String(result.all ?? ''), 25)}`,
-      { hint: 'check that the Go module proxy is reachable; or provide the binaries with --bin-dir' },
+      `building ${recipe.title} failed: go ${args.join(' ')} (in ${workDir}, CGO_ENABLED=0${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) exited with status ${String(result.exitCode ?? result.signal)}\n--- output (last lines) ---\n${tail(printed, 25)}`,
+      { hint: `check that the Go module proxy (go env GOPROXY) is reachable and serves ${recipe.module}@${recipe.version}; or provide the binaries with --bin-dir` },
     );
   }
   await fs.mkdir(outDir, { recursive: true });
-  for (const name of names) {
-    const final = path.join(outDir, name);
-    await fs.rename(path.join(tmpOut, goBinaryName(recipe.packages[name] as string)), `${final}.tmp`);
-    await fs.rename(`${final}.tmp`, final);
-  }
-  progress(`${recipe.id}: built ${names.join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
-}
+  for (const name of names) await fs.rename(path.join(tmpOut, goBinaryName(recipe.packages[name] as string)), path.join(outDir, name));
+  progress(`built ${names.join(', ')} in ${watcher.elapsed()}`);
+};

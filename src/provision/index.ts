@@ -1,13 +1,26 @@
+export { ETCD_VERSION, KUBERNETES_VERSION, MIN_GO, OCM_VERSION } from './versions.js';
 export {
-  ETCD_VERSION,
+  ALL_BINARIES,
   KUBERNETES_BINARIES,
-  KUBERNETES_VERSION,
   OCM_BINARIES,
-  OCM_VERSION,
+  kubernetesLdflags,
+  ocmLdflags,
+  printsVersion,
+  recipeOf,
   recipesFor,
   type BinaryName,
   type Recipe,
 } from './recipes.js';
-export { binaryStatus, ensureBinaries, ensureGoModuleSource, reportsVersion, type BinaryStatus, type ProvisionOptions } from './resolve.js';
+export {
+  binaryStatus,
+  ensureBinaries,
+  reportsVersion,
+  type BinarySource,
+  type BinaryStatus,
+  type ProvisionOptions,
+  type StatusOptions,
+} from './resolve.js';
+export { ensureGoModuleSource } from './module-source.js';
+export { goBinaryName, type Builder, type BuildRequest } from './gobuild.js';
+export { GoBuildProgress } from './progress.js';
 export { stagingModules, wrapperGoMod } from './wrapper.js';
-export { goBinaryName } from './gobuild.js';

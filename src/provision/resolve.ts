@@ -4,23 +4,48 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
-import { cachedBinary, recipeDir, recordBinaries, sha256File, withCacheLock } from './cache.js';
-import { buildRecipe, downloadModule, type Progress } from './gobuild.js';
-import { recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
+import { cachedBinary, recipeDir, recordBinaries, type Verification } from './cache.js';
+import { DownloadUnavailable, downloadRelease } from './download.js';
+import { goBuild, requireGo, type Builder } from './gobuild.js';
+import { withCacheLock } from './lock.js';
+import { ALL_BINARIES, printsVersion, recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
 
 export interface ProvisionOptions {
+  /** Directory to take binaries from first (else $OCM_LAB_BIN_DIR); one there of another version is an error. */
   binDir?: string;
+  /** Default: cacheDir() — $OCM_LAB_CACHE_DIR or $XDG_CACHE_HOME/ocm-lab. */
   cacheDir?: string;
   /** Try official release downloads before building (default: unless $OCM_LAB_NO_DOWNLOAD=1). */
   allowDownload?: boolean;
-  onProgress?: Progress;
+  onProgress?: (message: string) => void;
+  signal?: AbortSignal;
   kubernetesVersion?: string;
   ocmVersion?: string;
-  /** For tests: replaces the Go build. */
-  builder?: typeof buildRecipe;
+  /** Release mirrors instead of dl.k8s.io / GitHub (same layout). */
+  downloadBase?: Partial<Record<Recipe['family'], string>>;
+  /** Replaces the Go build (tests). */
+  builder?: Builder;
 }
 
 export type BinarySource = 'bin-dir' | 'path' | 'cache';
+
+interface Context {
+  recipes: Recipe[];
+  cache: string;
+  binDir: string | undefined;
+  progress: (message: string) => void;
+  signal: AbortSignal | undefined;
+}
+
+function contextOf(opts: ProvisionOptions): Context {
+  return {
+    recipes: recipesFor({ kubernetes: opts.kubernetesVersion, ocm: opts.ocmVersion }),
+    cache: opts.cacheDir ?? defaultCacheDir(),
+    binDir: opts.binDir ?? (process.env.OCM_LAB_BIN_DIR || undefined),
+    progress: opts.onProgress ?? (() => undefined),
+    signal: opts.signal,
+  };
+}
 
 async function executable(file: string): Promise<boolean> {
   return fs.access(file, fsConstants.X_OK).then(
@@ -29,28 +54,33 @@ async function executable(file: string): Promise<boolean> {
   );
 }
 
-/** Runs `<file> --version` (or the recipe's equivalent) and checks it names the pinned version. */
+/** Runs the binary's version command; `ok` when it prints the recipe's version as a whole word. */
 export async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
   const r = await execa(file, recipe.versionArgs(name), { reject: false, timeout: 15_000, all: true });
-  const printed = String(r.all ?? '').trim().split('\n')[0] ?? '';
-  return { ok: r.exitCode === 0 && String(r.all).includes(recipe.versionText), printed };
+  const all = String(r.all ?? '');
+  const printed = all.trim().split('\n')[0] ?? '';
+  return { ok: r.exitCode === 0 && printsVersion(all, recipe), printed: printed || String(r.shortMessage ?? '') };
 }
 
 async function onPath(name: string): Promise<string | null> {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     const candidate = path.join(dir, name);
-    if (await executable(candidate)) return fs.realpath(candidate);
+    if (await executable(candidate)) return fs.realpath(candidate).catch(() => candidate);
   }
   return null;
 }
 
-async function fromExplicitDir(dir: string, name: BinaryName, recipe: Recipe): Promise<string | null> {
+function display(recipe: Recipe): string {
+  return recipe.version;
+}
+
+async function fromBinDir(dir: string, name: BinaryName, recipe: Recipe): Promise<string | null> {
   const file = path.join(path.resolve(dir), name);
   if (!(await executable(file))) return null;
   const v = await reportsVersion(file, recipe, name);
   if (!v.ok) {
-    throw new MissingPrerequisiteError(`${file} is not ${name} ${recipe.versionText} (it says: ${v.printed || 'nothing'})`, {
-      hint: `put ${name} ${recipe.version} in that directory, or drop --bin-dir to let ocm-lab provision it`,
+    throw new MissingPrerequisiteError(`${file} is not ${name} ${display(recipe)} (it says: ${v.printed || 'nothing'})`, {
+      hint: `put ${name} ${display(recipe)} in ${dir}, or remove it from there so ocm-lab provisions it`,
     });
   }
   return file;
@@ -62,119 +92,154 @@ async function fromPath(name: BinaryName, recipe: Recipe): Promise<string | null
   return (await reportsVersion(file, recipe, name)).ok ? file : null;
 }
 
-async function download(recipe: Recipe, name: BinaryName, outDir: string, progress: Progress): Promise<boolean> {
-  if (!recipe.downloadUrl) return false;
-  const url = recipe.downloadUrl(name);
-  try {
-    progress(`downloading ${url}`);
-    const res = await fetch(url, { signal: AbortSignal.timeout(5_000), redirect: 'follow' });
-    if (!res.ok) return false;
-    const sumRes = await fetch(`${url}.sha256`, { signal: AbortSignal.timeout(5_000) });
-    const expected = sumRes.ok ? (await sumRes.text()).trim().split(/\s+/)[0] : null;
-    const body = Buffer.from(await res.arrayBuffer());
-    await fs.mkdir(outDir, { recursive: true });
-    const tmp = path.join(outDir, `${name}.download`);
-    await fs.writeFile(tmp, body, { mode: 0o755 });
-    if (!expected || (await sha256File(tmp)) !== expected) {
-      await fs.rm(tmp, { force: true });
-      return false;
-    }
-    await fs.rename(tmp, path.join(outDir, name));
-    return true;
-  } catch {
-    progress(`download of ${name} not possible here; building from the Go module proxy`);
-    return false;
-  }
+function fromCache(ctx: Context, name: BinaryName, recipe: Recipe, verification: Verification): Promise<string | null> {
+  return cachedBinary(ctx.cache, recipe, name, async (file) => (await reportsVersion(file, recipe, name)).ok, verification);
+}
+
+/** Resolution order 1–2: --bin-dir, PATH (right version only), the cache. */
+async function locate(ctx: Context, name: BinaryName, verification: Verification): Promise<{ path: string; source: BinarySource } | null> {
+  const recipe = recipeOf(name, ctx.recipes);
+  const inDir = ctx.binDir ? await fromBinDir(ctx.binDir, name, recipe) : null;
+  if (inDir) return { path: inDir, source: 'bin-dir' };
+  const inPath = await fromPath(name, recipe);
+  if (inPath) return { path: inPath, source: 'path' };
+  const cached = await fromCache(ctx, name, recipe, verification);
+  return cached ? { path: cached, source: 'cache' } : null;
+}
+
+/** "kube-apiserver, kubectl v1.34.4 and etcd v3.6.4" */
+function describeMissing(names: BinaryName[], recipes: Recipe[]): string {
+  const parts = recipes
+    .map((r) => ({ r, ns: names.filter((n) => recipeOf(n, recipes) === r) }))
+    .filter((g) => g.ns.length)
+    .map((g) => `${g.ns.join(', ')} ${display(g.r)}`);
+  return parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]}` : (parts[0] ?? '');
 }
 
 /**
- * Absolute paths of the requested binaries, tried in order: --bin-dir, else
- * PATH (right version only) → cache → official download → Go build. A warm cache
- * costs no Go invocation.
+ * Absolute paths of the requested binaries, each from the first of: --bin-dir
+ * ($OCM_LAB_BIN_DIR), PATH (pinned version only), the verified cache, an
+ * official release download, a build from the Go module proxy. A warm cache
+ * costs a stat per binary and no Go invocation. Provisioning holds a lock on
+ * the cache, so concurrent runs build once.
  */
-export async function ensureBinaries(names: BinaryName[], opts: ProvisionOptions = {}): Promise<Partial<Record<BinaryName, string>>> {
-  const recipes = recipesFor({ kubernetes: opts.kubernetesVersion, ocm: opts.ocmVersion });
-  const cache = opts.cacheDir ?? defaultCacheDir();
-  const progress = opts.onProgress ?? (() => undefined);
-  const explicit = opts.binDir ?? process.env.OCM_LAB_BIN_DIR;
-  const allowDownload = opts.allowDownload ?? process.env.OCM_LAB_NO_DOWNLOAD !== '1';
-  const found: Partial<Record<BinaryName, string>> = {};
-
-  const missing: BinaryName[] = [];
-  for (const name of names) {
-    const recipe = recipeOf(name, recipes);
-    const file = explicit ? await fromExplicitDir(explicit, name, recipe) : ((await fromPath(name, recipe)) ?? (await cachedBinary(cache, recipe, name)));
-    if (file) found[name] = file;
-    else missing.push(name);
-  }
+export async function ensureBinaries<N extends BinaryName>(names: readonly N[], opts: ProvisionOptions = {}): Promise<Record<N, string>> {
+  const ctx = contextOf(opts);
+  const wanted = [...new Set(names)];
+  const found = {} as Record<N, string>;
+  const located = await Promise.all(wanted.map((n) => locate(ctx, n, 'quick')));
+  const missing = wanted.filter((n, i) => {
+    const hit = located[i];
+    if (hit) found[n] = hit.path;
+    return !hit;
+  });
   if (!missing.length) return found;
 
-  await withCacheLock(cache, () => progress('waiting for another ocm-lab to finish provisioning'), async () => {
-    for (const recipe of recipes) {
-      const wanted = missing.filter((n) => recipeOf(n, recipes) === recipe);
-      if (!wanted.length) continue;
-      const outDir = recipeDir(cache, recipe);
-      // Another run may have provisioned these while we waited for the lock.
-      const stillMissing: BinaryName[] = [];
-      for (const name of wanted) {
-        const file = await cachedBinary(cache, recipe, name);
-        if (file) found[name] = file;
-        else stillMissing.push(name);
+  await withCacheLock(
+    ctx.cache,
+    async () => {
+      const allowDownload = opts.allowDownload ?? process.env.OCM_LAB_NO_DOWNLOAD !== '1';
+      const toBuild: N[] = [];
+      for (const name of missing) {
+        // Another run may have provisioned it while we waited for the lock.
+        const cached = await fromCache(ctx, name, recipeOf(name, ctx.recipes), 'quick');
+        if (cached) found[name] = cached;
+        else toBuild.push(name);
       }
-      if (!stillMissing.length) continue;
-      const downloaded: BinaryName[] = [];
-      if (allowDownload) {
-        for (const name of stillMissing) if (await download(recipe, name, outDir, progress)) downloaded.push(name);
-        if (downloaded.length) await recordBinaries(cache, recipe, downloaded, 'download');
+      if (allowDownload && toBuild.length) {
+        const downloaded = await downloadAll(ctx, toBuild, opts.downloadBase ?? {});
+        for (const [name, file] of downloaded) found[name as N] = file;
+        toBuild.splice(0, toBuild.length, ...toBuild.filter((n) => !downloaded.has(n)));
       }
-      const toBuild = stillMissing.filter((n) => !downloaded.includes(n));
-      if (toBuild.length) {
-        // Build every binary of the recipe at once: one go build shares the work.
-        const all = Object.keys(recipe.packages) as BinaryName[];
-        await (opts.builder ?? buildRecipe)(recipe, all, path.join(cache, 'build', recipe.id), outDir, progress);
-        await recordBinaries(cache, recipe, all, 'build');
-      }
-      for (const name of stillMissing) {
-        const file = path.join(outDir, name);
-        const v = await reportsVersion(file, recipe, name);
-        if (!v.ok) {
-          throw new MissingPrerequisiteError(`provisioned ${file} does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'})`);
+      if (!toBuild.length) return;
+      if (!opts.builder) await requireGo(describeMissing(toBuild, ctx.recipes));
+      for (const recipe of ctx.recipes) {
+        const group = toBuild.filter((n) => recipeOf(n, ctx.recipes) === recipe);
+        if (!group.length) continue;
+        ctx.signal?.throwIfAborted();
+        const outDir = recipeDir(ctx.cache, recipe);
+        const progress = (line: string) => ctx.progress(`${recipe.title}: ${line}`);
+        await (opts.builder ?? goBuild)({ recipe, names: group, workDir: path.join(ctx.cache, 'build', recipe.id), outDir, progress, signal: ctx.signal });
+        const versions = [];
+        for (const name of group) {
+          const file = path.join(outDir, name);
+          const v = await reportsVersion(file, recipe, name);
+          if (!v.ok) throw new MissingPrerequisiteError(`built ${file}, but it does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'})`);
+          versions.push({ name, version: v.printed });
+          found[name] = file;
         }
-        found[name] = file;
+        await recordBinaries(ctx.cache, recipe, versions, 'build');
       }
-    }
-  });
+    },
+    { onWait: () => ctx.progress('waiting for another ocm-lab to finish provisioning'), signal: ctx.signal },
+  );
   return found;
+}
+
+/** Step 3: official releases, each checked against its published sha256 and its version output. A server that cannot be reached is not asked twice. */
+async function downloadAll(ctx: Context, names: BinaryName[], bases: ProvisionOptions['downloadBase'] & object): Promise<Map<BinaryName, string>> {
+  const done = new Map<BinaryName, string>();
+  const unreachable = new Set<string>();
+  for (const recipe of ctx.recipes) {
+    const group = names.filter((n) => recipeOf(n, ctx.recipes) === recipe);
+    if (!group.length || !recipe.release) continue;
+    const progress = (line: string) => ctx.progress(`${recipe.title}: ${line}`);
+    const recorded: { name: BinaryName; version: string }[] = [];
+    for (const name of group) {
+      if (unreachable.has(recipe.family)) break;
+      const outDir = recipeDir(ctx.cache, recipe);
+      try {
+        await downloadRelease(recipe, name, outDir, { base: bases[recipe.family], progress, signal: ctx.signal });
+      } catch (err) {
+        if (!(err instanceof DownloadUnavailable)) throw err;
+        if (err.unreachable) unreachable.add(recipe.family);
+        progress(`no release download (${err.message}); will build from the Go module proxy`);
+        continue;
+      }
+      const file = path.join(outDir, name);
+      const v = await reportsVersion(file, recipe, name);
+      if (!v.ok) {
+        progress(`downloaded ${name} does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'}); will build it instead`);
+        await fs.rm(file, { force: true });
+        continue;
+      }
+      recorded.push({ name, version: v.printed });
+      done.set(name, file);
+    }
+    if (recorded.length) await recordBinaries(ctx.cache, recipe, recorded, 'download');
+  }
+  return done;
 }
 
 export interface BinaryStatus {
   name: BinaryName;
+  /** The pinned version. */
   version: string;
   path: string | null;
   source: BinarySource | null;
+  /** Why a binary that is there does not count (e.g. the wrong version in --bin-dir). */
+  problem?: string;
 }
 
-/** Where each binary would come from, without building anything; verifies cached files by hash. */
-export async function binaryStatus(names: BinaryName[], opts: ProvisionOptions = {}): Promise<BinaryStatus[]> {
-  const recipes = recipesFor({ kubernetes: opts.kubernetesVersion, ocm: opts.ocmVersion });
-  const cache = opts.cacheDir ?? defaultCacheDir();
-  const explicit = opts.binDir ?? process.env.OCM_LAB_BIN_DIR;
+export interface StatusOptions extends ProvisionOptions {
+  /** Default: every binary a lab can use. */
+  names?: BinaryName[];
+  /** 'full' rehashes cached binaries even when their stamp says they are unchanged (setup --check). */
+  verification?: Verification;
+}
+
+/** Where each binary would come from right now, in resolution order, without downloading or building anything. */
+export async function binaryStatus(opts: StatusOptions = {}): Promise<BinaryStatus[]> {
+  const ctx = contextOf(opts);
   return Promise.all(
-    names.map(async (name) => {
-      const recipe = recipeOf(name, recipes);
-      const fromDir = explicit ? await fromExplicitDir(explicit, name, recipe).catch(() => null) : null;
-      if (fromDir) return { name, version: recipe.version, path: fromDir, source: 'bin-dir' as const };
-      const cached = await cachedBinary(cache, recipe, name, true);
-      if (cached) return { name, version: recipe.version, path: cached, source: 'cache' as const };
-      const onP = await fromPath(name, recipe);
-      if (onP) return { name, version: recipe.version, path: onP, source: 'path' as const };
-      return { name, version: recipe.version, path: null, source: null };
+    (opts.names ?? ALL_BINARIES).map(async (name): Promise<BinaryStatus> => {
+      const version = display(recipeOf(name, ctx.recipes));
+      try {
+        const hit = await locate(ctx, name, opts.verification ?? 'quick');
+        return { name, version, path: hit?.path ?? null, source: hit?.source ?? null };
+      } catch (err) {
+        return { name, version, path: null, source: null, problem: (err as Error).message };
+      }
     }),
   );
-}
-
-/** The read-only source tree of a Go module (e.g. OCM's API module, for its CRDs). */
-export async function ensureGoModuleSource(module: string, version: string): Promise<string> {
-  const env = { ...process.env, GONOSUMDB: [process.env.GONOSUMDB, 'open-cluster-management.io'].filter(Boolean).join(',') };
-  return (await downloadModule(module, version, env)).dir;
 }

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import {
+  GoBuildProgress,
+  goBinaryName,
+  kubernetesLdflags,
+  ocmLdflags,
+  printsVersion,
+  recipesFor,
+  stagingModules,
+  wrapperGoMod,
+} from '../../src/provision/index.js';
+
+const upstreamGoMod = `module k8s.io/kubernetes
+
+go 1.24.0
+
+godebug default=go1.24
+
+require (
+	github.com/foo/bar v1.2.3
+	k8s.io/api v0.0.0
+	k8s.io/apimachinery v0.0.0
+	k8s.io/kube-aggregator v0.0.0 // indirect
+	k8s.io/utils v0.0.0-20250604170112-4c0f3b243397
+)
+
+require k8s.io/client-go v0.0.0
+
+replace k8s.io/api => ./staging/src/k8s.io/api
+`;
+
+describe('wrapper module', () => {
+  const [k8s, etcd, ocm] = recipesFor();
+
+  it('replaces exactly the k8s.io modules the upstream go.mod requires at v0.0.0 with the published v0.<minor>.<patch>', () => {
+    expect(stagingModules(upstreamGoMod)).toEqual(['k8s.io/api', 'k8s.io/apimachinery', 'k8s.io/client-go', 'k8s.io/kube-aggregator']);
+    const mod = wrapperGoMod(k8s!, upstreamGoMod, '1.24.0');
+    expect(mod).toMatch(/^module \S+\n\ngo 1\.24\.0\n\nrequire k8s\.io\/kubernetes v1\.34\.4\n/);
+    for (const m of ['api', 'apimachinery', 'client-go', 'kube-aggregator']) expect(mod).toContain(`\tk8s.io/${m} => k8s.io/${m} v0.34.4\n`);
+    expect(mod).not.toContain('k8s.io/utils');
+    expect(mod).not.toContain('github.com/foo/bar');
+    expect(mod).not.toContain('./staging');
+  });
+
+  it('derives the staging version from the Kubernetes version', () => {
+    const other = recipesFor({ kubernetes: 'v1.33.2' })[0]!;
+    expect(wrapperGoMod(other, upstreamGoMod, '1.24.0')).toContain('k8s.io/api => k8s.io/api v0.33.2');
+  });
+
+  it('adds no replace block for modules without staging modules', () => {
+    expect(wrapperGoMod(etcd!, upstreamGoMod, '1.24.0')).not.toContain('replace');
+    expect(wrapperGoMod(ocm!, '', '1.25.0')).toBe(`module ocm-lab.local/build/ocm-v1.2.1\n\ngo 1.25.0\n\nrequire open-cluster-management.io/ocm v1.2.1\n`);
+  });
+
+  it('stamps the version into both Kubernetes version packages and into OCM', () => {
+    const flags = kubernetesLdflags('v1.34.4');
+    for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+      expect(flags).toContain(`-X ${pkg}.gitVersion=v1.34.4`);
+      expect(flags).toContain(`-X ${pkg}.gitMajor=1`);
+      expect(flags).toContain(`-X ${pkg}.gitMinor=34`);
+    }
+    expect(ocmLdflags('v1.2.1')).toEqual([
+      '-X open-cluster-management.io/ocm/pkg/version.versionFromGit=v1.2.1',
+      '-X open-cluster-management.io/ocm/pkg/version.majorFromGit=1',
+      '-X open-cluster-management.io/ocm/pkg/version.minorFromGit=2',
+    ]);
+    expect(ocm!.noSumDb).toContain('open-cluster-management.io');
+  });
+
+  it('names built binaries like go build -o dir/ does', () => {
+    expect(goBinaryName('k8s.io/kubernetes/cmd/kube-apiserver')).toBe('kube-apiserver');
+    expect(goBinaryName('go.etcd.io/etcd/server/v3')).toBe('server');
+  });
+});
+
+describe('version check', () => {
+  const [k8s, etcd, ocm] = recipesFor();
+  it('accepts the pinned version only as a whole word', () => {
+    expect(printsVersion('Kubernetes v1.34.4', k8s!)).toBe(true);
+    expect(printsVersion('Client Version: v1.34.4\nKustomize Version: v5.7.1', k8s!)).toBe(true);
+    expect(printsVersion('Client Version: v1.34.40', k8s!)).toBe(false);
+    expect(printsVersion('Client Version: v1.34.4-dispatcher', k8s!)).toBe(false);
+    expect(printsVersion('Kubernetes v0.0.0-master+$Format:%H$', k8s!)).toBe(false);
+    expect(printsVersion('etcd Version: 3.6.4\nGit SHA: Not provided', etcd!)).toBe(true);
+    expect(printsVersion('etcd Version: 3.6.40', etcd!)).toBe(false);
+    expect(printsVersion('registration version v1.2.1', ocm!)).toBe(true);
+    expect(printsVersion('registration version <unknown>', ocm!)).toBe(false);
+  });
+});
+
+describe('go build progress', () => {
+  it('counts downloads, names compiled packages, announces linking and throttles', () => {
+    let now = 0;
+    const lines: string[] = [];
+    const p = new GoBuildProgress((l) => lines.push(l), { 'k8s.io/kubernetes/cmd/kubectl': 'kubectl' }, 1000, () => now);
+    p.feed('go: downloading github.com/a/b v1.0.0\ngo: down');
+    p.feed('loading github.com/c/d v1.0.0\n');
+    expect(lines).toEqual(['downloading modules (1 so far)']); // the second came within the interval
+    now = 1500;
+    p.feed('go: downloading github.com/e/f v1.0.0\nk8s.io/api/core/v1\n');
+    expect(lines).toEqual(['downloading modules (1 so far)', 'downloading modules (3 so far)']);
+    now = 3000;
+    p.feed('k8s.io/apimachinery/pkg/runtime\nsome/file.go:3:2: undefined: x\n');
+    expect(lines.at(-1)).toBe('compiling k8s.io/apimachinery/pkg/runtime (2 packages)');
+    p.feed('k8s.io/kubernetes/cmd/kubectl\n');
+    expect(lines.at(-1)).toBe('linking kubectl');
+    now = 65_000;
+    p.heartbeat();
+    expect(lines.at(-1)).toBe('linking kubectl — 1m05s so far');
+  });
+});
