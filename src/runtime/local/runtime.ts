@@ -14,6 +14,8 @@ import { labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from '
 import { networkStatus, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
 import { logTail, processState, readPid, startProcess, stopProcess, type ProcessSpec } from './process.js';
 import { apiServerAnswers, waitForComponent } from './readiness.js';
+import { ocmCapabilities } from '../../ocm/status.js';
+import { ocmSteps } from '../../ocm/steps.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -179,6 +181,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
         concurrent: true,
         children: (c) => clusterSteps(c),
       },
+      ...ocmSteps(),
     ];
     const rollback = async () => {
       if (ctx.createdNow && !options.retain) await this.down(config.name, {});
@@ -257,7 +260,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       clusters,
       vpcs: net.vpcs,
       isolation: net.isolation,
-      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : [])],
+      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await ocmCapabilities(config) : [])],
     };
   }
 }

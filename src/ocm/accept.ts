@@ -1,0 +1,205 @@
+import { PatchStrategy, type KubernetesObject, type V1CertificateSigningRequest } from '@kubernetes/client-node';
+import { NotReadyError } from '../errors.js';
+import { BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL, CONDITION, FIELD_MANAGER } from './constants.js';
+import { apiMessage, isConflict, readOrNull, type KubeClients } from './kube.js';
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface ManagedCluster extends KubernetesObject {
+  metadata: { name: string; uid?: string };
+  spec?: { hubAcceptsClient?: boolean };
+  status?: { conditions?: Condition[] };
+}
+
+export const managedClusterHeader = (name: string) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } });
+
+export function conditionStatus(conditions: readonly Condition[] | undefined, type: string): string {
+  return conditions?.find((c) => c.type === type)?.status ?? 'Unknown';
+}
+
+export interface ClusterState {
+  name: string;
+  hubAccepted: boolean;
+  joined: boolean;
+  available: boolean;
+}
+
+/** The `kubectl get managedclusters` view of one cluster. */
+export function clusterState(mc: ManagedCluster): ClusterState {
+  const conditions = mc.status?.conditions;
+  return {
+    name: mc.metadata.name,
+    hubAccepted: mc.spec?.hubAcceptsClient === true,
+    joined: conditionStatus(conditions, CONDITION.joined) === 'True',
+    available: conditionStatus(conditions, CONDITION.available) === 'True',
+  };
+}
+
+export function csrState(csr: V1CertificateSigningRequest): 'Pending' | 'Approved' | 'Denied' | 'Failed' | 'Issued' {
+  const types = (csr.status?.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type);
+  if (types.includes('Denied')) return 'Denied';
+  if (types.includes('Failed')) return 'Failed';
+  if (types.includes('Approved')) return csr.status?.certificate ? 'Issued' : 'Approved';
+  return 'Pending';
+}
+
+/**
+ * Whether `accept` may approve this CSR for `cluster`: pending, for the
+ * client signer, labelled for that cluster, and requested by the bootstrap
+ * identity — never anyone else's, whatever it claims to be for.
+ */
+export function approvable(csr: V1CertificateSigningRequest, cluster: string): boolean {
+  return (
+    csrState(csr) === 'Pending' &&
+    csr.spec.signerName === CLIENT_SIGNER &&
+    csr.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster &&
+    csr.spec.username === BOOTSTRAP_USERNAME
+  );
+}
+
+export async function clusterCsrs(hub: KubeClients, cluster: string): Promise<V1CertificateSigningRequest[]> {
+  const list = await hub.certificates.listCertificateSigningRequest({ labelSelector: `${CLUSTER_NAME_LABEL}=${cluster}` });
+  return list.items;
+}
+
+/** Approves the cluster's approvable CSRs; returns their names. */
+export async function approveBootstrapCsrs(hub: KubeClients, cluster: string): Promise<string[]> {
+  const approved: string[] = [];
+  for (const csr of await clusterCsrs(hub, cluster)) {
+    if (!approvable(csr, cluster)) continue;
+    const name = csr.metadata?.name ?? '';
+    const conditions = [...(csr.status?.conditions ?? [])];
+    conditions.push({
+      type: 'Approved',
+      status: 'True',
+      reason: 'AcceptedByOcmLab',
+      message: `ocm-lab accepted cluster ${cluster} (requested by the bootstrap identity ${BOOTSTRAP_USERNAME})`,
+      lastUpdateTime: new Date(),
+    });
+    try {
+      await hub.certificates.replaceCertificateSigningRequestApproval({ name, body: { ...csr, status: { ...csr.status, conditions } }, fieldManager: FIELD_MANAGER });
+      approved.push(name);
+    } catch (err) {
+      // Someone else changed it meanwhile: the next round looks again.
+      if (!isConflict(err)) throw err;
+    }
+  }
+  return approved;
+}
+
+async function setHubAcceptsClient(hub: KubeClients, cluster: string): Promise<void> {
+  await hub.objects.patch(
+    { ...managedClusterHeader(cluster), spec: { hubAcceptsClient: true } },
+    undefined,
+    undefined,
+    FIELD_MANAGER,
+    undefined,
+    PatchStrategy.MergePatch,
+  );
+}
+
+export interface AcceptDiagnostics {
+  /** Named log tails that may say why a cluster did not join (agent, registration controller). */
+  logTails(cluster: string): Promise<{ name: string; file: string; tail: string }[]>;
+}
+
+export interface TimeoutReportInput {
+  cluster: string;
+  timeoutMs: number;
+  managedCluster: ManagedCluster | null;
+  csrs: V1CertificateSigningRequest[];
+  logs: { name: string; file: string; tail: string }[];
+}
+
+/** What is missing for one cluster, in words, with the evidence: conditions, CSRs, log tails. */
+export function acceptTimeoutReport(input: TimeoutReportInput): string {
+  const { cluster, managedCluster: mc } = input;
+  const lines: string[] = [`cluster ${cluster} was not accepted, joined and available within ${Math.round(input.timeoutMs / 1000)} s`];
+  if (!mc) {
+    lines.push(`  missing: ManagedCluster ${cluster} does not exist on the hub — the klusterlet agent never registered (is it running, can it reach the hub, is its bootstrap token valid?)`);
+  } else {
+    if (mc.spec?.hubAcceptsClient !== true) lines.push('  missing: spec.hubAcceptsClient is not true');
+    for (const type of [CONDITION.hubAccepted, CONDITION.joined, CONDITION.available]) {
+      const c = mc.status?.conditions?.find((x) => x.type === type);
+      if (c?.status === 'True') continue;
+      lines.push(`  missing: condition ${type} is ${c ? `${c.status} (${c.reason ?? 'no reason'}${c.message ? `: ${c.message}` : ''})` : 'not reported yet'}`);
+    }
+  }
+  if (input.csrs.length === 0) lines.push(`  no CSR labelled ${CLUSTER_NAME_LABEL}=${cluster} exists`);
+  for (const csr of input.csrs) {
+    const state = csrState(csr);
+    const by = csr.spec.username === BOOTSTRAP_USERNAME ? 'the bootstrap identity' : `${csr.spec.username ?? 'unknown'} (not the bootstrap identity: not approved)`;
+    lines.push(`  CSR ${csr.metadata?.name ?? '?'}: ${state}, requested by ${by}`);
+  }
+  for (const log of input.logs) lines.push(`--- ${log.name}: ${log.file} (last lines) ---\n${log.tail}`);
+  return lines.join('\n');
+}
+
+export interface AcceptOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  diagnostics?: AcceptDiagnostics;
+  progress?: (line: string) => void;
+}
+
+/**
+ * Our `clusteradm accept`: for each cluster, approve the CSRs its agent made
+ * with the bootstrap identity, set hubAcceptsClient, and wait until the hub
+ * reports it accepted, joined and available. Never waits longer than
+ * `timeoutMs`; on timeout the error lists what is missing per cluster.
+ */
+export async function acceptClusters(hub: KubeClients, clusters: readonly string[], options: AcceptOptions): Promise<ClusterState[]> {
+  const deadline = Date.now() + options.timeoutMs;
+  const pending = new Set(clusters);
+  const states = new Map<string, ClusterState>();
+  let lastError: unknown = null;
+  while (pending.size) {
+    for (const cluster of [...pending]) {
+      try {
+        const approved = await approveBootstrapCsrs(hub, cluster);
+        if (approved.length) options.progress?.(`${cluster}: approved CSR ${approved.join(', ')}`);
+        const mc = await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster));
+        if (!mc) continue;
+        if (mc.spec?.hubAcceptsClient !== true) {
+          await setHubAcceptsClient(hub, cluster);
+          options.progress?.(`${cluster}: hubAcceptsClient set`);
+          continue;
+        }
+        const state = clusterState(mc);
+        const accepted = conditionStatus(mc.status?.conditions, CONDITION.hubAccepted) === 'True';
+        if (accepted && state.joined && state.available) {
+          states.set(cluster, state);
+          pending.delete(cluster);
+          options.progress?.(`${cluster}: joined and available`);
+        }
+        lastError = null;
+      } catch (err) {
+        lastError = err;
+      }
+    }
+    if (!pending.size) break;
+    if (Date.now() >= deadline) {
+      const reports = await Promise.all(
+        [...pending].map(async (cluster) =>
+          acceptTimeoutReport({
+            cluster,
+            timeoutMs: options.timeoutMs,
+            managedCluster: await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster)).catch(() => null),
+            csrs: await clusterCsrs(hub, cluster).catch(() => []),
+            logs: options.diagnostics ? await options.diagnostics.logTails(cluster).catch(() => []) : [],
+          }),
+        ),
+      );
+      throw new NotReadyError(`${reports.join('\n\n')}${lastError ? `\nlast API error: ${apiMessage(lastError)}` : ''}`, {
+        hint: "run 'ocm-lab up' again to keep waiting, or 'ocm-lab down' to remove the lab",
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 300));
+  }
+  return clusters.map((c) => states.get(c)!);
+}

@@ -1,0 +1,62 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { hubCluster, spokeClusters, type LabConfig } from '../config/index.js';
+import { NotFoundError, NotReadyError } from '../errors.js';
+import { labDir } from '../paths.js';
+import { clusterState, type ClusterState, type ManagedCluster } from './accept.js';
+import { apiMessage, httpStatusOf, kubeClients, type KubeClients } from './kube.js';
+
+/** The hub's admin kubeconfig of a lab (same place the local runtime writes it). */
+export function hubAdminKubeconfig(config: LabConfig): string {
+  return path.join(labDir(config.name), 'clusters', hubCluster(config).name, 'kubeconfigs', 'admin.kubeconfig');
+}
+
+/** Clients for the lab's hub; NotFoundError when the lab is not up. */
+export async function hubClients(config: LabConfig): Promise<KubeClients> {
+  const file = hubAdminKubeconfig(config);
+  try {
+    await fs.access(file);
+  } catch {
+    throw new NotFoundError(`lab '${config.name}' is not up (no hub kubeconfig at ${file})`, { hint: "run 'ocm-lab up' first" });
+  }
+  return kubeClients(file);
+}
+
+/** Every ManagedCluster on the hub, sorted by name. */
+export async function listManagedClusters(hub: KubeClients): Promise<ClusterState[]> {
+  let items: ManagedCluster[];
+  try {
+    items = (await hub.objects.list<ManagedCluster>('cluster.open-cluster-management.io/v1', 'ManagedCluster')).items;
+  } catch (err) {
+    const code = httpStatusOf(err);
+    if (code === 404) throw new NotReadyError('OCM is not installed on the hub (no ManagedCluster API)', { hint: "run 'ocm-lab up'" });
+    throw new NotReadyError(`could not list ManagedClusters on the hub at ${hub.server}: ${apiMessage(err)}`, { hint: "is the lab up? see 'ocm-lab status'" });
+  }
+  return items.map(clusterState).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export interface OcmStatus {
+  clusters: ClusterState[];
+}
+
+/** The OCM view of a lab for `status`: one entry per ManagedCluster on the hub. */
+export async function ocmStatus(config: LabConfig): Promise<OcmStatus> {
+  return { clusters: await listManagedClusters(await hubClients(config)) };
+}
+
+/**
+ * ['ocm'] when every spoke of the lab is a ManagedCluster that is accepted,
+ * joined and available; [] otherwise (including labs without OCM). Never throws.
+ */
+export async function ocmCapabilities(config: LabConfig): Promise<string[]> {
+  try {
+    const { clusters } = await ocmStatus(config);
+    const ready = spokeClusters(config).every((spoke) => {
+      const state = clusters.find((c) => c.name === spoke.name);
+      return state?.hubAccepted && state.joined && state.available;
+    });
+    return ready && spokeClusters(config).length > 0 ? ['ocm'] : [];
+  } catch {
+    return [];
+  }
+}
