@@ -1,4 +1,5 @@
 import { labBenchmark } from './lab.js';
+import { networkBenchmark } from './network.js';
 import { tunnelBenchmark } from './tunnel.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
@@ -8,4 +9,4 @@ export interface Benchmark {
 }
 
 export const benchmarks: Benchmark[] = [];
-benchmarks.push(labBenchmark, tunnelBenchmark);
+benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark);

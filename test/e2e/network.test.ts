@@ -8,9 +8,11 @@ import {
   findLeftovers,
   hostChainNames,
   interfacePrefix,
+  labChains,
   networkHealth,
   planNetwork,
   probeNetworkCapability,
+  rulesOf,
   teardownNetwork,
   type NetworkPlan,
   type NetworkResource,
@@ -141,6 +143,9 @@ describe('VPC network namespaces and forwarding rules (root)', () => {
     console.log(`applyNetwork (2 VPCs, 3 clusters): ${applyMs.toFixed(0)} ms`);
     expect(records.map((r) => r.kind)).toEqual(expect.arrayContaining(['netns', 'link', 'iptables-chain']));
     expect(await networkHealth(plan)).toEqual({ enforced: true, problems: [] });
+    // iptables prints our rules back exactly as written (the health check's fast path relies on it).
+    const listing = (await run('iptables', ['-t', 'filter', '-S'])).stdout;
+    for (const c of labChains(plan)) expect(rulesOf(listing, c.chain)).toEqual(c.rules);
     const [hub, spoke] = plan.vpcs;
     const inside = (await run('ip', ['-n', spoke!.netns, '-j', 'addr', 'show', 'dev', spoke!.nsIf])).stdout;
     expect(inside).toContain(spoke!.clusterAddresses.cluster1);
@@ -182,6 +187,17 @@ describe('VPC network namespaces and forwarding rules (root)', () => {
       rulesBefore.split('\n').filter((l) => l.includes(`ocm-lab:${LAB}`)).sort(),
     );
     expect(await connectFrom(spoke!.netns, hub!.clusterAddresses.hub!)).toBe(`hello from ${hub!.clusterAddresses.hub}`);
+  });
+
+  it('reports a rule someone else added to our chain', async () => {
+    const [hub, spoke] = plan.vpcs;
+    const extra = ['-i', hub!.hostIf, '-o', spoke!.hostIf, '-j', 'ACCEPT'];
+    await run('iptables', ['-I', plan.chain, '1', ...extra]);
+    const health = await networkHealth(plan);
+    expect(health.enforced).toBe(false);
+    expect(health.problems.join('\n')).toContain('something else added rules');
+    await applyNetwork(plan, record);
+    expect(await networkHealth(plan)).toEqual({ enforced: true, problems: [] });
   });
 
   it('reports a missing namespace link as a health problem', async () => {

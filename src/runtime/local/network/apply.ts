@@ -25,36 +25,42 @@ export function netnsExecPrefix(vpc: Pick<VpcPlan, 'netns'>): string[] {
   return vpc.netns ? ['ip', 'netns', 'exec', vpc.netns] : [];
 }
 
-/**
- * Loose reverse-path filtering on both ends of the veth: the effective value is
- * the maximum of `all` and the link's own, so 2 here means a strict `all` (1)
- * cannot drop traffic that returns by another path. Link sysctls vanish with
- * the link, so there is nothing to restore.
- */
-async function looseRpFilter(vpc: VpcPlan): Promise<void> {
-  await run('sysctl', ['-q', '-w', `net.ipv4.conf.${vpc.hostIf}.rp_filter=2`]);
-  await run('ip', ['netns', 'exec', vpc.netns, 'sysctl', '-q', '-w', `net.ipv4.conf.${vpc.nsIf}.rp_filter=2`]);
+/** Runs several `ip` commands in one process (in the namespace when given); stops at the first failure. */
+async function ipBatch(lines: string[][], netns?: string): Promise<void> {
+  await run('ip', [...(netns ? ['-n', netns] : []), '-batch', '-'], { input: `${lines.map((l) => l.join(' ')).join('\n')}\n` });
 }
 
 async function applyVpc(vpc: VpcPlan, existingNetns: string[], record: (r: NetworkResource) => Promise<void>): Promise<void> {
   await record({ kind: 'netns', name: vpc.netns });
   if (!existingNetns.includes(vpc.netns)) await run('ip', ['netns', 'add', vpc.netns]);
-  await run('ip', ['-n', vpc.netns, 'link', 'set', 'lo', 'up']);
 
   await record({ kind: 'link', name: vpc.hostIf });
   // A host end whose peer is not in the namespace (the namespace was re-created) is useless: start again.
-  if ((await readLink(vpc.hostIf)) && !(await readLink(vpc.nsIf, vpc.netns))) await run('ip', ['link', 'del', vpc.hostIf]);
-  if (!(await readLink(vpc.hostIf))) {
-    await run('ip', ['link', 'add', vpc.hostIf, 'type', 'veth', 'peer', 'name', vpc.nsIf, 'netns', vpc.netns]);
+  let hostEnd = await readLink(vpc.hostIf);
+  if (hostEnd && !(await readLink(vpc.nsIf, vpc.netns))) {
+    await run('ip', ['link', 'del', vpc.hostIf]);
+    hostEnd = null;
   }
-  await looseRpFilter(vpc);
-  await run('ip', ['addr', 'replace', `${vpc.gateway}/${vpc.prefixLength}`, 'dev', vpc.hostIf]);
-  await run('ip', ['link', 'set', vpc.hostIf, 'up']);
-  for (const address of Object.values(vpc.clusterAddresses)) {
-    await run('ip', ['-n', vpc.netns, 'addr', 'replace', `${address}/${vpc.prefixLength}`, 'dev', vpc.nsIf]);
-  }
-  await run('ip', ['-n', vpc.netns, 'link', 'set', vpc.nsIf, 'up']);
-  await run('ip', ['-n', vpc.netns, 'route', 'replace', 'default', 'via', vpc.gateway, 'dev', vpc.nsIf]);
+  if (!hostEnd) await run('ip', ['link', 'add', vpc.hostIf, 'type', 'veth', 'peer', 'name', vpc.nsIf, 'netns', vpc.netns]);
+  // Loose reverse-path filtering on the host end: the effective value is the
+  // maximum of `all` and the link's own, so 2 here keeps a strict `all` (1) from
+  // dropping traffic that returns by another path. It vanishes with the link, so
+  // there is nothing to restore. Inside a namespace every route uses its one link,
+  // so strict filtering there can never drop anything.
+  await run('sysctl', ['-q', '-w', `net.ipv4.conf.${vpc.hostIf}.rp_filter=2`]);
+  await ipBatch([
+    ['addr', 'replace', `${vpc.gateway}/${vpc.prefixLength}`, 'dev', vpc.hostIf],
+    ['link', 'set', vpc.hostIf, 'up'],
+  ]);
+  await ipBatch(
+    [
+      ['link', 'set', 'lo', 'up'],
+      ...Object.values(vpc.clusterAddresses).map((address) => ['addr', 'replace', `${address}/${vpc.prefixLength}`, 'dev', vpc.nsIf]),
+      ['link', 'set', vpc.nsIf, 'up'],
+      ['route', 'replace', 'default', 'via', vpc.gateway, 'dev', vpc.nsIf],
+    ],
+    vpc.netns,
+  );
 }
 
 /**
@@ -78,7 +84,15 @@ export async function applyNetwork(plan: NetworkPlan, record: (r: NetworkResourc
   await iptablesRestore(applyScript(chains, plan.comment, await iptablesListing('filter')));
 }
 
-async function removeResource(r: NetworkResource): Promise<void> {
+type ChainResource = Extract<NetworkResource, { kind: 'iptables-chain' }>;
+
+/** Removes several of the lab's chains of one table, and every rule jumping to them, in one transaction. */
+async function removeChains(table: string, chains: ChainResource[]): Promise<void> {
+  const script = removalScript(table, chains.map((c) => c.chain), await iptablesListing(table));
+  if (script) await iptablesRestore(script);
+}
+
+async function removeResource(r: Exclude<NetworkResource, ChainResource>): Promise<void> {
   switch (r.kind) {
     case 'netns':
       // Deleting the namespace also deletes the veth end inside it, and so its host peer.
@@ -87,11 +101,6 @@ async function removeResource(r: NetworkResource): Promise<void> {
     case 'link':
       if (await succeeds('ip', ['link', 'show', 'dev', r.name])) await run('ip', ['link', 'del', r.name]);
       return;
-    case 'iptables-chain': {
-      const script = removalScript(r.table, r.chain, await iptablesListing(r.table));
-      if (script) await iptablesRestore(script);
-      return;
-    }
     case 'sysctl': {
       // Forwarding is shared by every lab on the machine: the last one down restores it.
       if (r.key === IP_FORWARD && /^-N OCMLAB-/m.test(await iptablesListing('filter'))) return;
@@ -108,9 +117,21 @@ async function removeResource(r: NetworkResource): Promise<void> {
  */
 export async function teardownNetwork(resources: NetworkResource[]): Promise<void> {
   const errors: string[] = [];
-  for (const r of [...resources].reverse()) {
+  const newestFirst = [...resources].reverse();
+  for (let i = 0; i < newestFirst.length; i++) {
+    const r = newestFirst[i] as NetworkResource;
     try {
-      await removeResource(r);
+      if (r.kind === 'iptables-chain') {
+        // Neighbouring chains of one table go in one listing and one transaction.
+        const group = [r];
+        for (let next = newestFirst[i + 1]; next?.kind === 'iptables-chain' && next.table === r.table; next = newestFirst[i + 1]) {
+          group.push(next);
+          i++;
+        }
+        await removeChains(r.table, group);
+      } else {
+        await removeResource(r);
+      }
     } catch (err) {
       errors.push((err as Error).message);
     }

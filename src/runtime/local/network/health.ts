@@ -1,8 +1,8 @@
 import { run } from '../../../util/exec.js';
 import { IP_FORWARD } from './apply.js';
-import { listNetns, readLink, readSysctl, succeeds, type LinkInfo } from './machine.js';
+import { iptablesListing, listNetns, readLink, readSysctl, succeeds, type LinkInfo } from './machine.js';
 import type { NetworkPlan, VpcPlan } from './plan.js';
-import { labChains, jumpRule } from './rules.js';
+import { chainExistsIn, labChains, rulesJumpingTo, rulesOf } from './rules.js';
 
 function addressesOf(link: LinkInfo): string[] {
   return (link.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`);
@@ -38,23 +38,27 @@ async function vpcProblems(vpc: VpcPlan, namespaces: string[]): Promise<string[]
 
 /**
  * Whether everything the plan needs for isolation is in place: namespaces,
- * links up with their addresses, default routes, every rule of ours (checked by
- * iptables itself with -C), the jumps to our chains, and forwarding on.
+ * links up with their addresses, default routes, every rule of ours and the
+ * jumps to our chains (from one listing), and forwarding on.
  */
 export async function networkHealth(plan: NetworkPlan): Promise<{ enforced: boolean; problems: string[] }> {
   if (plan.mode !== 'netns') return { enforced: false, problems: ['loopback mode: no network namespaces, nothing is isolated'] };
   const problems: string[] = [];
   const namespaces = await listNetns();
   for (const vpc of plan.vpcs) problems.push(...(await vpcProblems(vpc, namespaces)));
+  const listing = await iptablesListing('filter');
   for (const c of labChains(plan)) {
-    if (!(await succeeds('iptables', ['-t', c.table, '-S', c.chain]))) {
+    if (!chainExistsIn(listing, c.chain)) {
       problems.push(`iptables chain ${c.chain} is missing`);
       continue;
     }
-    for (const from of c.jumpFrom) {
-      if (!(await succeeds('iptables', ['-t', c.table, '-C', from, ...jumpRule(plan.comment, c.chain)]))) problems.push(`${from} does not jump to ${c.chain}`);
-    }
+    const jumpsFrom = new Set(rulesJumpingTo(listing, c.chain).map((j) => j.from));
+    for (const from of c.jumpFrom) if (!jumpsFrom.has(from)) problems.push(`${from} does not jump to ${c.chain}`);
+    const listed = rulesOf(listing, c.chain).map((r) => r.join('\0'));
+    if (listed.length > c.rules.length) problems.push(`chain ${c.chain} holds ${listed.length} rules, ${c.rules.length} expected: something else added rules`);
     for (const rule of c.rules) {
+      // A rule printed differently from how we wrote it (another iptables version) is confirmed by iptables itself.
+      if (listed.includes(rule.join('\0'))) continue;
       if (!(await succeeds('iptables', ['-t', c.table, '-C', c.chain, ...rule]))) problems.push(`rule missing in ${c.chain}: ${rule.join(' ')}`);
     }
   }

@@ -15,7 +15,7 @@ export {
   type VpcPlan,
 } from './plan.js';
 export { CANDIDATE_CIDRS, chooseCidr, overlaps, readUsedRanges, usedRanges, type UsedRange } from './cidr.js';
-export { applyScript, forwardRules, hostRules, labChains, removalScript, rulesJumpingTo, splitRuleLine, type ChainSpec } from './rules.js';
+export { applyScript, forwardRules, hostRules, labChains, removalScript, rulesJumpingTo, rulesOf, splitRuleLine, type ChainSpec } from './rules.js';
 export { probeNetworkCapability } from './probe.js';
 export { applyNetwork, netnsExecPrefix, planNetwork, teardownNetwork, type NetworkResource } from './apply.js';
 export { networkHealth } from './health.js';

@@ -8,7 +8,8 @@ export interface ChainSpec {
   rules: string[][];
 }
 
-const ESTABLISHED = ['-m', 'conntrack', '--ctstate', 'ESTABLISHED,RELATED'];
+// Written the way `iptables -S` prints rules back, so a listing can be compared with them directly.
+const ESTABLISHED = ['-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED'];
 
 /**
  * The VPC rule, as FORWARD rules that only ever name this lab's host links (so the
@@ -103,6 +104,15 @@ export function rulesJumpingTo(listing: string, target: string): { from: string;
   return found;
 }
 
+/** The rules of `chain` in an `iptables -S` listing, as argument lists without `-A <chain>`. */
+export function rulesOf(listing: string, chain: string): string[][] {
+  return listing
+    .split('\n')
+    .map((line) => splitRuleLine(line.trim()))
+    .filter((args) => args[0] === '-A' && args[1] === chain)
+    .map((args) => args.slice(2));
+}
+
 export function chainExistsIn(listing: string, chain: string): boolean {
   return listing.split('\n').some((line) => {
     const args = splitRuleLine(line.trim());
@@ -128,17 +138,18 @@ export function applyScript(chains: ChainSpec[], comment: string, listing: strin
 }
 
 /**
- * `iptables-restore --noflush` input that deletes every rule jumping to `chain`
- * (wherever it is, so nothing keeps the chain referenced) and the chain itself;
- * null when `listing` shows neither.
+ * `iptables-restore --noflush` input that deletes every rule jumping to each
+ * chain (wherever it is, so nothing keeps the chain referenced) and then the
+ * chains themselves, in one transaction; null when `listing` shows none of them.
  */
-export function removalScript(table: string, chain: string, listing: string): string | null {
-  const jumps = rulesJumpingTo(listing, chain);
-  const exists = chainExistsIn(listing, chain);
-  if (!jumps.length && !exists) return null;
+export function removalScript(table: string, chains: string[], listing: string): string | null {
+  chains = [...new Set(chains)];
   const lines = [`*${table}`];
-  for (const j of jumps) lines.push(`-D ${j.line.slice(3)}`);
-  if (exists) lines.push(`-F ${chain}`, `-X ${chain}`);
+  for (const chain of chains) for (const j of rulesJumpingTo(listing, chain)) lines.push(`-D ${j.line.slice(3)}`);
+  const existing = chains.filter((c) => chainExistsIn(listing, c));
+  for (const chain of existing) lines.push(`-F ${chain}`);
+  for (const chain of existing) lines.push(`-X ${chain}`);
+  if (lines.length === 1) return null;
   lines.push('COMMIT', '');
   return lines.join('\n');
 }
