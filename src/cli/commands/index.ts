@@ -2,6 +2,8 @@ import type { CommandModule } from 'yargs';
 import { internalCommand } from './internal.js';
 import { downCommand, kubeconfigCommand, statusCommand, upCommand } from './lab-commands.js';
 import { conformanceCommand } from './conformance.js';
+import { createCommand } from './create-work.js';
+import { getCommand } from './get.js';
 import { scenarioCommand } from './scenario.js';
 import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
@@ -14,6 +16,8 @@ export const commands: CommandModule<any, any>[] = [
   upCommand,
   downCommand,
   statusCommand,
+  getCommand,
+  createCommand,
   kubeconfigCommand,
   setupCommand,
   scenarioCommand,
