@@ -16,6 +16,7 @@ import { logTail, processState, readPid, startProcess, stopProcess, type Process
 import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { ocmCapabilities } from '../../ocm/status.js';
 import { ocmSteps } from '../../ocm/steps.js';
+import { nodeletSteps } from '../../nodelet/lab-steps.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -181,6 +182,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
         concurrent: true,
         children: (c) => clusterSteps(c),
       },
+      ...nodeletSteps(),
       ...ocmSteps(),
     ];
     const rollback = async () => {

@@ -1,0 +1,34 @@
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+  /** A container that ran at least this long before exiting starts the schedule again. */
+  resetAfterMs: number;
+}
+
+/** The kubelet's schedule: 10 s, doubling, capped at 5 min, reset after 10 min of good running. */
+export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000, resetAfterMs: 600_000 };
+
+/** Delay before restart number `crashes` (1 = first restart after the first crash). */
+export function restartDelayMs(crashes: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  if (crashes <= 0) return 0;
+  const exp = Math.min(crashes - 1, 30);
+  return Math.min(policy.initialMs * 2 ** exp, policy.maxMs);
+}
+
+/** How many crashes count towards the next delay, given how long the last run lasted. */
+export function nextCrashCount(previousCrashes: number, ranMs: number, policy: BackoffPolicy = DEFAULT_BACKOFF): number {
+  return ranMs >= policy.resetAfterMs ? 1 : previousCrashes + 1;
+}
+
+export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
+
+export function shouldRestart(policy: RestartPolicy | undefined, exitCode: number): boolean {
+  switch (policy ?? 'Always') {
+    case 'Always':
+      return true;
+    case 'OnFailure':
+      return exitCode !== 0;
+    case 'Never':
+      return false;
+  }
+}

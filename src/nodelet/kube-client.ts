@@ -1,0 +1,195 @@
+import fs from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import readline from 'node:readline';
+import YAML from 'yaml';
+
+/**
+ * A small JSON client for the Kubernetes API: one keep-alive TLS agent,
+ * plain objects in and out (times stay RFC 3339 strings, which matters for
+ * Lease MicroTime fields), list+watch streams. It keeps the nodelet and the
+ * processes it runs light — @kubernetes/client-node's full API costs about
+ * 80 MB of RSS and half a second of start-up per process.
+ */
+export interface KubeEndpoint {
+  server: string;
+  caPem: string;
+  certPem?: string;
+  keyPem?: string;
+  token?: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export function isStatus(err: unknown, status: number): boolean {
+  return err instanceof ApiError && err.status === status;
+}
+
+interface KubeconfigYaml {
+  'current-context'?: string;
+  contexts?: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
+  clusters?: { name: string; cluster: Record<string, string> }[];
+  users?: { name: string; user: Record<string, string> }[];
+}
+
+async function dataOrFile(base: string, data: string | undefined, file: string | undefined): Promise<string | undefined> {
+  if (data) return Buffer.from(data, 'base64').toString('utf8');
+  if (file) return fs.readFile(path.resolve(base, file), 'utf8');
+  return undefined;
+}
+
+/** The endpoint and credentials of a kubeconfig's current context (certificate or token). */
+export async function endpointFromKubeconfig(file: string): Promise<KubeEndpoint & { namespace?: string }> {
+  const doc = (YAML.parse(await fs.readFile(file, 'utf8')) ?? {}) as KubeconfigYaml;
+  const contextName = doc['current-context'] ?? doc.contexts?.[0]?.name;
+  const context = doc.contexts?.find((c) => c.name === contextName)?.context;
+  if (!context) throw new Error(`${file}: no current context`);
+  const cluster = doc.clusters?.find((c) => c.name === context.cluster)?.cluster;
+  const user = doc.users?.find((u) => u.name === context.user)?.user ?? {};
+  if (!cluster?.server) throw new Error(`${file}: context ${String(contextName)} names no cluster with a server`);
+  const base = path.dirname(file);
+  const caPem = await dataOrFile(base, cluster['certificate-authority-data'], cluster['certificate-authority']);
+  if (!caPem) throw new Error(`${file}: cluster ${context.cluster} has no certificate authority`);
+  const token = user.token ?? (user.tokenFile ? (await fs.readFile(path.resolve(base, user.tokenFile), 'utf8')).trim() : undefined);
+  return {
+    server: cluster.server,
+    caPem,
+    certPem: await dataOrFile(base, user['client-certificate-data'], user['client-certificate']),
+    keyPem: await dataOrFile(base, user['client-key-data'], user['client-key']),
+    token,
+    namespace: context.namespace,
+  };
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  timeoutMs?: number;
+}
+
+export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: { code?: number; message?: string; reason?: string } };
+
+export class KubeClient {
+  private readonly agent: https.Agent;
+  private readonly base: URL;
+
+  constructor(readonly endpoint: KubeEndpoint) {
+    this.base = new URL(endpoint.server);
+    this.agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca: endpoint.caPem, cert: endpoint.certPem, key: endpoint.keyPem });
+  }
+
+  static async fromKubeconfig(file: string): Promise<KubeClient> {
+    return new KubeClient(await endpointFromKubeconfig(file));
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private url(p: string, query: RequestOptions['query']): URL {
+    const u = new URL(p, this.base);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u;
+  }
+
+  private open(method: string, p: string, opts: RequestOptions, signal?: AbortSignal): Promise<import('node:http').IncomingMessage> {
+    const u = this.url(p, opts.query);
+    const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        {
+          method,
+          protocol: u.protocol,
+          hostname: u.hostname,
+          port: u.port,
+          path: `${u.pathname}${u.search}`,
+          agent: this.agent,
+          signal,
+          headers: {
+            accept: 'application/json',
+            'user-agent': 'ocm-lab-nodelet',
+            ...(this.endpoint.token ? { authorization: `Bearer ${this.endpoint.token}` } : {}),
+            ...(body ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': body.length } : {}),
+          },
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      if (opts.timeoutMs) req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`${method} ${p}: no answer within ${opts.timeoutMs} ms`)));
+      req.end(body);
+    });
+  }
+
+  async request<T>(method: string, p: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.open(method, p, { timeoutMs: 30_000, ...opts });
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw apiError(method, p, status, text);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+
+  get<T>(p: string, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('GET', p, { query });
+  }
+  post<T>(p: string, body: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('POST', p, { body, query });
+  }
+  put<T>(p: string, body: unknown): Promise<T> {
+    return this.request<T>('PUT', p, { body });
+  }
+  /** JSON merge patch (RFC 7386): objects merge, arrays are replaced whole. */
+  mergePatch<T>(p: string, body: unknown): Promise<T> {
+    return this.request<T>('PATCH', p, { body, contentType: 'application/merge-patch+json' });
+  }
+  delete<T>(p: string, body?: unknown, query?: RequestOptions['query']): Promise<T> {
+    return this.request<T>('DELETE', p, { body, query });
+  }
+
+  /**
+   * Streams watch events of a collection until the server ends the watch, the
+   * connection breaks or `signal` aborts. Resolves normally on a clean end.
+   */
+  async watch<T>(p: string, query: RequestOptions['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+    const res = await this.open('GET', p, { query: { ...query, watch: 1 } }, signal);
+    const status = res.statusCode ?? 0;
+    if (status !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      throw apiError('WATCH', p, status, Buffer.concat(chunks).toString('utf8'));
+    }
+    const lines = readline.createInterface({ input: res, crlfDelay: Infinity });
+    try {
+      for await (const line of lines) {
+        if (!line.trim()) continue;
+        onEvent(JSON.parse(line) as WatchEvent<T>);
+      }
+    } catch (err) {
+      if (!signal.aborted) throw err;
+    }
+  }
+}
+
+function apiError(method: string, p: string, status: number, text: string): ApiError {
+  let reason = '';
+  let message = text.trim().slice(0, 500);
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string };
+    reason = s.reason ?? '';
+    message = s.message ?? message;
+  } catch {
+    // not a Status object
+  }
+  return new ApiError(status, reason, `${method} ${p}: ${status}${reason ? ` ${reason}` : ''}: ${message}`);
+}
