@@ -59,7 +59,7 @@ export class GoBuildProgress {
     if (urgent || this.now() - this.lastEmit >= this.minIntervalMs) this.flush(false);
   }
 
-  private current = 'resolving modules';
+  private current = 'go build is running';
 
   private flush(withElapsed: boolean): void {
     if (this.pending) {
