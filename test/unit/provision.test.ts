@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MissingPrerequisiteError } from '../../src/errors.js';
-import { binaryStatus, ensureBinaries, type BuildRequest, type ProvisionOptions } from '../../src/provision/index.js';
+import { binaryStatus, ensureBinaries, ensureGoModuleSource, type BuildRequest, type ProvisionOptions } from '../../src/provision/index.js';
 
 const VERSION_LINE: Record<string, string> = {
   'kube-apiserver': 'Kubernetes v1.34.4',
@@ -209,7 +209,7 @@ describe('provisioning: the Go build', () => {
   beforeEach(async () => {
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-gobuild-'));
     savedPath = process.env.PATH;
-    savedEnv = { GONOSUMDB: process.env.GONOSUMDB, SHIM_DIR: process.env.SHIM_DIR, SHIM_FAIL: process.env.SHIM_FAIL, SHIM_GO: process.env.SHIM_GO };
+    savedEnv = Object.fromEntries(['GONOSUMDB', 'SHIM_DIR', 'SHIM_FAIL', 'SHIM_BUILD_FAIL', 'SHIM_GO'].map((k) => [k, process.env[k]]));
     delete process.env.GONOSUMDB;
     process.env.SHIM_DIR = tmp;
     const src = path.join(tmp, 'modsrc');
@@ -223,12 +223,15 @@ describe('provisioning: the Go build', () => {
       `#!/bin/sh
 case "$1" in
   env) echo "\${SHIM_GO:-go1.26.0}" ;;
-  mod) echo '{"Dir": "'"$SHIM_DIR"'/modsrc", "GoMod": "'"$SHIM_DIR"'/modsrc/go.mod"}' ;;
+  mod)
+    echo "$@ GONOSUMDB=$GONOSUMDB" > "$SHIM_DIR/mod-call"
+    if [ -n "$SHIM_FAIL" ]; then echo '{"Path": "x", "Error": "x@v9.9.9: reading proxy: 403 Forbidden"}'; exit 1; fi
+    echo '{"Dir": "'"$SHIM_DIR"'/modsrc", "GoMod": "'"$SHIM_DIR"'/modsrc/go.mod"}' ;;
   build)
     { echo "$@"; echo "CGO_ENABLED=$CGO_ENABLED GONOSUMDB=$GONOSUMDB GOFLAGS=$GOFLAGS"; cat go.mod; cat go.sum; } > "$SHIM_DIR/build-call"
     echo "go: downloading example.com/x v1.0.0" >&2
     echo "example.com/x/pkg" >&2
-    if [ -n "$SHIM_FAIL" ]; then echo "pkg/a.go:1:1: undefined: frobnicate" >&2; exit 2; fi
+    if [ -n "$SHIM_BUILD_FAIL" ]; then echo "pkg/a.go:1:1: undefined: frobnicate" >&2; exit 2; fi
     while [ "$1" != "-o" ]; do shift; done; out="$2"; shift 2
     for pkg in "$@"; do name=\${pkg##*/}; printf '#!/bin/sh\\necho "%s version v1.2.1"\\n' "$name" > "$out$name"; chmod +x "$out$name"; done ;;
 esac
@@ -264,7 +267,7 @@ esac
   });
 
   it('reports a failed build with the go command, its exit status and the end of its output (exit 3)', async () => {
-    process.env.SHIM_FAIL = '1';
+    process.env.SHIM_BUILD_FAIL = '1';
     const err = await ensureBinaries(['work'], { cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     const message = (err as Error).message;
@@ -273,6 +276,18 @@ esac
     expect(message).toContain('pkg/a.go:1:1: undefined: frobnicate');
     expect(message).not.toContain('go: downloading');
     await expect(fs.access(path.join(tmp, 'cache', 'bin', 'ocm-v1.2.1', 'work'))).rejects.toThrow();
+  });
+
+  it('finds a module source tree through go mod download, with GONOSUMDB for OCM, and reports proxy refusals (exit 3)', async () => {
+    process.env.GONOSUMDB = 'corp.example';
+    expect(await ensureGoModuleSource('open-cluster-management.io/api', 'v1.2.0')).toBe(path.join(tmp, 'modsrc'));
+    expect(await fs.readFile(path.join(tmp, 'mod-call'), 'utf8')).toBe(
+      'mod download -json open-cluster-management.io/api@v1.2.0 GONOSUMDB=corp.example,open-cluster-management.io,sigs.k8s.io/about-api\n',
+    );
+    process.env.SHIM_FAIL = '1';
+    const err = await ensureGoModuleSource('open-cluster-management.io/api', 'v9.9.9').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingPrerequisiteError);
+    expect((err as Error).message).toContain('go mod download -json open-cluster-management.io/api@v9.9.9 failed (exit status 1): x@v9.9.9: reading proxy: 403 Forbidden');
   });
 
   it('refuses a Go toolchain older than 1.25', async () => {
