@@ -58,22 +58,25 @@ export class ContainerProcess {
     if (size > 0) await fs.rename(log, previousLogFile(spec.podDir, spec.container));
     const handle = await fs.open(log, 'a', 0o600);
     const env = { ...spec.env, [POD_UID_ENV]: spec.podUid, [CONTAINER_NAME_ENV]: spec.container };
-    let child: ReturnType<typeof spawn>;
+    let exited: Promise<ContainerExit>;
+    let spawned: Promise<number>;
     try {
-      child = spawn(spec.file, spec.args, { cwd: spec.cwd, env, stdio: ['ignore', handle.fd, handle.fd] });
+      const child = spawn(spec.file, spec.args, { cwd: spec.cwd, env, stdio: ['ignore', handle.fd, handle.fd] });
+      // Listen before any await: 'spawn' and 'exit' may fire while the log file closes.
+      exited = new Promise<ContainerExit>((resolve) => {
+        child.once('exit', (code, signal) => {
+          const signum = signal ? (osConstants.signals[signal] ?? 0) : undefined;
+          resolve({ exitCode: code ?? 128 + (signum ?? 0), ...(signum !== undefined ? { signal: signum } : {}), finishedAt: new Date() });
+        });
+      });
+      spawned = new Promise<number>((resolve, reject) => {
+        child.once('spawn', () => resolve(child.pid as number));
+        child.once('error', (err) => reject(new Error(`could not start ${spec.file}: ${err.message}`)));
+      });
     } finally {
       await handle.close();
     }
-    const exited = new Promise<ContainerExit>((resolve) => {
-      child.once('exit', (code, signal) => {
-        const signum = signal ? (osConstants.signals[signal] ?? 0) : undefined;
-        resolve({ exitCode: code ?? 128 + (signum ?? 0), ...(signum !== undefined ? { signal: signum } : {}), finishedAt: new Date() });
-      });
-    });
-    const pid = await new Promise<number>((resolve, reject) => {
-      child.once('spawn', () => resolve(child.pid as number));
-      child.once('error', (err) => reject(new Error(`could not start ${spec.file}: ${err.message}`)));
-    });
+    const pid = await spawned;
     const pidPath = pidFile(spec.podDir, spec.container);
     await writeFileAtomic(pidPath, `${pid}\n`, 0o600);
     void exited.then(() => fs.rm(pidPath, { force: true }));
