@@ -1,6 +1,7 @@
+import { InvalidInputError } from '../errors.js';
 import { DEFAULT_ADDONS, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type ClusterConfig, type LabConfig } from './types.js';
 
-/** The seed-article topology: hub in vpc-1, cluster1 and cluster2 in vpc-2. */
+/** The seed-article topology: hub in vpc-1, cluster1 and cluster2 in vpc-2. A fresh object on every call. */
 export function defaultLabConfig(): LabConfig {
   return {
     name: 'default',
@@ -18,12 +19,16 @@ export function defaultLabConfig(): LabConfig {
   };
 }
 
+/** The hub cluster; a validated config has exactly one. */
 export function hubCluster(config: LabConfig): ClusterConfig {
-  const hub = config.clusters.find((c) => c.hub);
-  if (!hub) throw new Error(`lab ${config.name} has no hub cluster`);
-  return hub;
+  const hubs = config.clusters.filter((c) => c.hub);
+  if (hubs.length !== 1) {
+    throw new InvalidInputError(`lab '${config.name}' has ${hubs.length} hub clusters${hubs.length ? ` (${hubs.map((h) => h.name).join(', ')})` : ''}; exactly one must have hub: true`);
+  }
+  return hubs[0]!;
 }
 
+/** The managed clusters, in file order. */
 export function spokeClusters(config: LabConfig): ClusterConfig[] {
   return config.clusters.filter((c) => !c.hub);
 }

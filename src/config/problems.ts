@@ -1,53 +1,62 @@
-import type { Document, LineCounter } from 'yaml';
 import { KNOWN_FIELDS } from './schema.js';
 
 export type FieldPath = (string | number)[];
 
+/** One thing wrong with a lab file. `value`, when present, is the offending value as written. */
 export interface Problem {
   path: FieldPath;
   message: string;
+  value?: unknown;
 }
 
-/** clusters[1].vpc */
-export function formatPath(path: FieldPath): string {
+/** ['clusters', 1, 'vpc'] → clusters[1].vpc */
+export function formatPath(path: readonly (string | number)[]): string {
   return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
+/** A value as the user wrote it, short enough for one line. */
+export function describeValue(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text;
+}
+
+/** `<path> = <value>: <message>`, or `<path>: <message>` when no value belongs to the problem. */
+export function describeProblem(problem: Problem): string {
+  const where = formatPath(problem.path) || '(top level)';
+  return 'value' in problem ? `${where} = ${describeValue(problem.value)}: ${problem.message}` : `${where}: ${problem.message}`;
+}
+
 function editDistance(a: string, b: string): number {
-  const dp = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) dp[0]![j] = j;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
+    const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      dp[i]![j] = Math.min(dp[i - 1]![j]! + 1, dp[i]![j - 1]! + 1, dp[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
+    previous = current;
   }
-  return dp[a.length]![b.length]!;
+  return previous[b.length]!;
 }
 
+/** Fields allowed where `parent` points (array indices do not matter). */
+export function knownFieldsAt(parent: FieldPath): readonly string[] {
+  return KNOWN_FIELDS[parent.filter((p) => typeof p === 'string').join('.')] ?? [];
+}
+
+/** The known field closest to a misspelt one, if it is close enough to be what was meant. */
 export function closestField(parent: FieldPath, key: string): string | null {
-  const level = parent.filter((p) => typeof p === 'string').join('.');
-  const known = KNOWN_FIELDS[level] ?? [];
-  let best: { name: string; d: number } | null = null;
-  for (const name of known) {
-    const d = editDistance(key.toLowerCase(), name.toLowerCase());
-    if (!best || d < best.d) best = { name, d };
+  let best: { name: string; distance: number } | null = null;
+  for (const name of knownFieldsAt(parent)) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (!best || distance < best.distance) best = { name, distance };
   }
-  return best && best.d <= Math.max(2, Math.floor(key.length / 3)) ? best.name : null;
+  return best && best.distance <= Math.max(2, Math.floor(key.length / 3)) ? best.name : null;
 }
 
-/** The line of a field in the YAML source (1-based), or of its nearest existing parent. */
-export function lineOf(doc: Document, counter: LineCounter, path: FieldPath): number | null {
-  for (let depth = path.length; depth >= 0; depth--) {
-    const node = doc.getIn(path.slice(0, depth), true) as { range?: [number, number, number] } | undefined;
-    if (node && node.range) return counter.linePos(node.range[0]).line;
-  }
-  return null;
-}
-
-/** Where a key itself (not its value) stands: the line for unknown fields. */
-export function lineOfKey(doc: Document, counter: LineCounter, parent: FieldPath, key: string): number | null {
-  const container = (parent.length ? doc.getIn(parent, true) : doc.contents) as { items?: { key?: { value?: unknown; range?: [number, number, number] } }[] } | null;
-  const pair = container?.items?.find((item) => item.key?.value === key);
-  if (pair?.key?.range) return counter.linePos(pair.key.range[0]).line;
-  return lineOf(doc, counter, parent);
+/** "unknown field; did you mean 'vpc'?" or the list of fields allowed there. */
+export function unknownFieldMessage(parent: FieldPath, key: string): string {
+  const suggestion = closestField(parent, key);
+  if (suggestion) return `unknown field; did you mean '${suggestion}'?`;
+  const known = knownFieldsAt(parent);
+  return known.length ? `unknown field; fields allowed here: ${known.join(', ')}` : 'unknown field; remove it';
 }

@@ -1,35 +1,67 @@
 import { z } from 'zod';
-import { ADDON_NAMES, API_VERSION, KIND } from './types.js';
+import { checkPrivateCidr } from './cidr.js';
+import {
+  ADDON_NAMES,
+  API_VERSION,
+  KIND,
+  MAX_LAB_NAME,
+  MAX_NAME,
+  SUPPORTED_KUBERNETES_VERSIONS,
+  SUPPORTED_OCM_VERSIONS,
+} from './types.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-const dnsLabel = (max: number) =>
-  z
+function dnsLabel(max: number) {
+  return z
     .string()
-    .max(max, { message: `must be at most ${max} characters` })
-    .regex(DNS1123_LABEL, { message: "must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit" });
+    .max(max, { error: `must be at most ${max} characters; shorten it` })
+    .regex(DNS1123_LABEL, {
+      error: "must be a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit (e.g. cluster-1)",
+    });
+}
 
-/** The lab file as written; defaults are filled in by `normalise`. */
+const oneOf = (what: string, values: readonly string[]) => `${what}; use one of: ${values.join(', ')}`;
+
+const clusterSchema = z.strictObject({
+  name: dnsLabel(MAX_NAME),
+  vpc: z.string(),
+  hub: z.boolean().optional(),
+});
+
+/**
+ * The lab file as written. Shapes and per-field formats only: rules that span
+ * fields (uniqueness, references, one hub, limits) live in rules.ts so they
+ * are reported even when some field has the wrong shape.
+ */
 export const labFileSchema = z.strictObject({
-  apiVersion: z.literal(API_VERSION, { message: `must be ${API_VERSION}` }),
-  kind: z.literal(KIND, { message: `must be ${KIND}` }),
-  name: dnsLabel(20).optional(),
-  kubernetesVersion: z.string().optional(),
-  ocmVersion: z.string().optional(),
-  network: z.strictObject({ cidr: z.string().optional() }).optional(),
-  vpcs: z.array(z.strictObject({ name: dnsLabel(63) })).min(1, { message: 'must list at least one VPC' }),
-  clusters: z
-    .array(z.strictObject({ name: dnsLabel(63), vpc: z.string({ message: 'is required: the name of one of the VPCs' }), hub: z.boolean().optional() }))
-    .min(1, { message: 'must list at least one cluster' }),
-  addons: z.array(z.enum(ADDON_NAMES as unknown as [string, ...string[]], { message: `must be one of ${ADDON_NAMES.join(', ')}` })).optional(),
+  apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
+  kind: z.literal(KIND, { error: `must be ${KIND}` }),
+  name: dnsLabel(MAX_LAB_NAME).optional(),
+  kubernetesVersion: z.enum(SUPPORTED_KUBERNETES_VERSIONS, { error: oneOf('is not a supported Kubernetes version', SUPPORTED_KUBERNETES_VERSIONS) }).optional(),
+  ocmVersion: z.enum(SUPPORTED_OCM_VERSIONS, { error: oneOf('is not a supported OCM version', SUPPORTED_OCM_VERSIONS) }).optional(),
+  network: z
+    .strictObject({
+      cidr: z
+        .string()
+        .superRefine((cidr, ctx) => {
+          const why = checkPrivateCidr(cidr);
+          if (why) ctx.addIssue({ code: 'custom', message: why });
+        })
+        .optional(),
+    })
+    .optional(),
+  vpcs: z.array(z.strictObject({ name: dnsLabel(MAX_NAME) })).min(1, { error: 'must list at least one VPC' }),
+  clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
+  addons: z.array(z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) })).optional(),
 });
 
 export type LabFile = z.infer<typeof labFileSchema>;
 
-/** Field names known at each level, for "did you mean" hints. */
-export const KNOWN_FIELDS: Record<string, string[]> = {
-  '': ['apiVersion', 'kind', 'name', 'kubernetesVersion', 'ocmVersion', 'network', 'vpcs', 'clusters', 'addons'],
+/** Field names allowed at each level ('' = top, 'clusters' = inside one cluster), for "did you mean" hints. */
+export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  '': Object.keys(labFileSchema.shape),
   network: ['cidr'],
-  vpcs: ['name'],
-  clusters: ['name', 'vpc', 'hub'],
+  vpcs: Object.keys(labFileSchema.shape.vpcs.element.shape),
+  clusters: Object.keys(clusterSchema.shape),
 };

@@ -1,5 +1,5 @@
 export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway';
-export const ADDON_NAMES: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
+export const ADDON_NAMES = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] as const satisfies readonly AddonName[];
 
 export interface ClusterConfig {
   name: string;
@@ -27,8 +27,19 @@ export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
 export const SUPPORTED_KUBERNETES_VERSIONS = ['v1.34.4'] as const;
 export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
-/** Addons are installed by later parts of the lab; this list grows as they land. */
-export const DEFAULT_ADDONS: AddonName[] = [];
+/** Addons a lab gets when its file names none. They are installed by later parts of the lab; change this one place as they land. */
+export const DEFAULT_ADDONS: readonly AddonName[] = [];
+
+/** Every cluster runs its own etcd, kube-apiserver and kube-controller-manager; more do not fit a 2-core machine. */
 export const MAX_CLUSTERS = 8;
 export const MAX_VPCS = 4;
+/** The lab name prefixes network namespace and interface names, which have tight length limits. */
 export const MAX_LAB_NAME = 20;
+export const MAX_NAME = 63;
+
+/**
+ * Cluster names become kubeconfig contexts and namespaces on the hub (one per
+ * managed cluster), so they must not collide with namespaces every cluster has.
+ */
+export const RESERVED_CLUSTER_NAMES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+export const RESERVED_CLUSTER_PREFIX = 'open-cluster-management';

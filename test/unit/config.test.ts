@@ -1,108 +1,376 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { defaultLabConfig, loadLabConfig, parseLabConfig, renderLabConfig } from '../../src/config/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_ADDONS,
+  MAX_CLUSTERS,
+  MAX_VPCS,
+  SUPPORTED_KUBERNETES_VERSIONS,
+  SUPPORTED_OCM_VERSIONS,
+  defaultLabConfig,
+  hubCluster,
+  loadLabConfig,
+  parseLabConfig,
+  renderLabConfig,
+  spokeClusters,
+  validateLabFile,
+  type LabConfig,
+} from '../../src/config/index.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
 
-const base = `apiVersion: ocm-lab/v1alpha1
+const FILE = '/labs/lab.yaml';
+
+/** A valid file; tests break one thing in it. Lines: 1 apiVersion … 14 the last cluster's vpc. */
+const VALID = `apiVersion: ocm-lab/v1alpha1
 kind: Lab
 vpcs:
   - name: vpc-1
   - name: vpc-2
-`;
-const clusters = `clusters:
+clusters:
   - name: hub
     vpc: vpc-1
     hub: true
   - name: cluster1
     vpc: vpc-2
+  - name: cluster2
+    vpc: vpc-2
 `;
 
-function problemOf(text: string): InvalidInputError {
+function errorOf(text: string): InvalidInputError {
+  let caught: unknown;
   try {
-    parseLabConfig(text, '/labs/lab.yaml');
+    parseLabConfig(text, FILE);
   } catch (err) {
-    expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as InvalidInputError).exitCode).toBe(ExitCode.invalidInput);
-    return err as InvalidInputError;
+    caught = err;
   }
-  throw new Error('expected the lab file to be rejected');
+  expect(caught, 'expected the lab file to be rejected').toBeInstanceOf(InvalidInputError);
+  const err = caught as InvalidInputError;
+  expect(err.exitCode).toBe(ExitCode.invalidInput);
+  expect(err.exitCode).toBe(2);
+  expect(err.message).toMatch(new RegExp(`^invalid lab file ${FILE} \\(\\d+ problems?\\):\\n`));
+  expect(err.hint).toContain('docs/lab-file.md');
+  return err;
 }
 
-describe('lab file', () => {
-  it('parses the examples; the default example equals the built-in default', async () => {
-    const parsed = await loadLabConfig('examples/default-lab.yaml');
-    expect({ ...parsed, source: null }).toEqual(defaultLabConfig());
-    expect(parsed.source).toBe(path.resolve('examples/default-lab.yaml'));
-    const three = await loadLabConfig('examples/three-spokes.yaml');
-    expect(three.clusters.filter((c) => !c.hub).map((c) => c.name)).toEqual(['cluster1', 'cluster2', 'cluster3']);
+/** The problem lines of a rejected file, without the header. */
+function problemsOf(text: string): string[] {
+  return errorOf(text)
+    .message.split('\n')
+    .slice(1)
+    .map((l) => l.trim());
+}
+
+/** Asserts one problem line: file, line number, field path, the bad value (when given) and the wording. */
+function expectProblem(text: string, line: number, field: string, value: string | null, ...fragments: string[]): string {
+  const prefix = `${FILE}:${line}: ${field}${value === null ? ':' : ` = ${value}:`}`;
+  const lines = problemsOf(text);
+  const hit = lines.find((l) => l.startsWith(prefix));
+  expect(hit, `no line starting with ${prefix} in\n${lines.join('\n')}`).toBeDefined();
+  for (const fragment of fragments) expect(hit).toContain(fragment);
+  return hit!;
+}
+
+describe('defaults', () => {
+  it('the default lab is the seed topology: hub in vpc-1, cluster1 and cluster2 in vpc-2', () => {
+    const lab = defaultLabConfig();
+    expect(lab).toEqual({
+      name: 'default',
+      kubernetesVersion: 'v1.34.4',
+      ocmVersion: 'v1.2.1',
+      network: {},
+      vpcs: [{ name: 'vpc-1' }, { name: 'vpc-2' }],
+      clusters: [
+        { name: 'hub', vpc: 'vpc-1', hub: true },
+        { name: 'cluster1', vpc: 'vpc-2', hub: false },
+        { name: 'cluster2', vpc: 'vpc-2', hub: false },
+      ],
+      addons: [...DEFAULT_ADDONS],
+      source: null,
+    });
+    expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.34.4']);
+    expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.2.1']);
+    expect(DEFAULT_ADDONS).toEqual([]);
   });
 
-  it('fills defaults and round-trips through renderLabConfig', () => {
-    const cfg = parseLabConfig(base + clusters, '/x.yaml');
-    expect(cfg.name).toBe('default');
-    expect(cfg.kubernetesVersion).toBe('v1.34.4');
-    expect(cfg.clusters[1]).toEqual({ name: 'cluster1', vpc: 'vpc-2', hub: false });
-    expect(parseLabConfig(renderLabConfig(cfg), '/x.yaml')).toEqual(cfg);
+  it('returns a fresh object each time', () => {
+    const a = defaultLabConfig();
+    a.clusters.push({ name: 'x', vpc: 'vpc-1', hub: false });
+    a.addons.push('cluster-proxy');
+    a.network.cidr = '10.1.0.0/16';
+    expect(defaultLabConfig().clusters).toHaveLength(3);
+    expect(defaultLabConfig().addons).toEqual([]);
+    expect(defaultLabConfig().network).toEqual({});
   });
 
-  it('names an unknown field with its line and a suggestion', () => {
-    const err = problemOf(base + clusters.replace('    vpc: vpc-2', '    vpcc: vpc-2'));
-    expect(err.message).toMatch(/lab\.yaml:11: clusters\[1\]\.vpcc: unknown field; did you mean 'vpc'\?/);
-    expect(err.message).toContain('clusters[1].vpc');
+  it('fills every omitted field: name, versions, network, addons, hub', () => {
+    const lab = parseLabConfig(VALID, FILE);
+    expect(lab).toEqual({ ...defaultLabConfig(), source: FILE });
+    expect(lab.clusters.map((c) => c.hub)).toEqual([true, false, false]);
   });
 
-  it('rejects duplicate and non-DNS-1123 names', () => {
-    expect(problemOf(base + clusters.replace('cluster1', 'hub')).message).toContain("clusters[1].name: duplicate cluster name 'hub'");
-    expect(problemOf(base.replace('vpc-2', 'vpc-1') + clusters).message).toContain("duplicate VPC name 'vpc-1'");
-    const bad = problemOf(base + clusters.replace('cluster1', 'Cluster_1')).message;
-    expect(bad).toContain('clusters[1].name');
-    expect(bad).toContain('"Cluster_1"');
-    expect(problemOf(`name: ${'a'.repeat(21)}\n` + base + clusters).message).toContain('name: must be at most 20 characters');
+  it('loadLabConfig() without a file is the default lab with source null', async () => {
+    expect(await loadLabConfig()).toEqual(defaultLabConfig());
   });
 
-  it('rejects a cluster in an unknown VPC, listing the known ones', () => {
-    expect(problemOf(base + clusters.replace('vpc: vpc-2', 'vpc: vpc-3')).message).toContain("clusters[1].vpc: unknown VPC 'vpc-3'; known VPCs: vpc-1, vpc-2");
+  it('hubCluster and spokeClusters split the clusters', () => {
+    const lab = defaultLabConfig();
+    expect(hubCluster(lab).name).toBe('hub');
+    expect(spokeClusters(lab).map((c) => c.name)).toEqual(['cluster1', 'cluster2']);
+    const noHub = { ...lab, clusters: lab.clusters.map((c) => ({ ...c, hub: false })) };
+    expect(() => hubCluster(noHub)).toThrow(/0 hub clusters/);
   });
 
-  it('wants exactly one hub', () => {
-    expect(problemOf(base + clusters.replace('    hub: true\n', '')).message).toContain('no cluster is the hub');
-    const two = problemOf(base + clusters + '    hub: true\n').message;
-    expect(two).toContain('2 clusters are marked hub (hub, cluster1)');
+  it('source is the absolute path of the file; relative sources give null', async () => {
+    const lab = await loadLabConfig('examples/default-lab.yaml');
+    expect(lab.source).toBe(path.resolve('examples/default-lab.yaml'));
+    expect(parseLabConfig(VALID, 'inline').source).toBeNull();
+  });
+});
+
+describe('examples', () => {
+  it('examples/default-lab.yaml is exactly the default lab', async () => {
+    const text = await fs.readFile('examples/default-lab.yaml', 'utf8');
+    expect({ ...parseLabConfig(text, '/examples/default-lab.yaml'), source: null }).toEqual(defaultLabConfig());
   });
 
-  it('rejects reserved names, empty VPCs, limits, versions and bad CIDRs', () => {
-    expect(problemOf(base + clusters.replace('cluster1', 'kube-system')).message).toContain("'kube-system' is reserved");
-    expect(problemOf(base + '  - name: vpc-3\n' + clusters).message).toContain("VPC 'vpc-3' has no cluster");
-    const many = Array.from({ length: 9 }, (_, i) => `  - name: c${i}\n    vpc: vpc-2\n`).join('');
-    expect(problemOf(base + clusters + many).message).toContain('more than the 8');
-    expect(problemOf('kubernetesVersion: v1.20.0\n' + base + clusters).message).toContain("'v1.20.0' is not supported; supported: v1.34.4");
-    expect(problemOf('network:\n  cidr: 8.8.0.0/16\n' + base + clusters).message).toContain('must be a private range');
-    expect(problemOf('network:\n  cidr: 10.213.0.0/8\n' + base + clusters).message).toContain('/16 to /24');
-    expect(problemOf('network:\n  cidr: 10.213.1.0/16\n' + base + clusters).message).toContain('did you mean 10.213.0.0/16');
+  it('examples/three-spokes.yaml has the hub in vpc-1 and three spokes in vpc-2', async () => {
+    const lab = await loadLabConfig('examples/three-spokes.yaml');
+    expect(hubCluster(lab)).toEqual({ name: 'hub', vpc: 'vpc-1', hub: true });
+    expect(spokeClusters(lab)).toEqual(['cluster1', 'cluster2', 'cluster3'].map((name) => ({ name, vpc: 'vpc-2', hub: false })));
   });
 
-  it('reports YAML syntax errors with line and column, and empty or wrong documents', () => {
-    expect(problemOf(base + 'clusters: [\n').message).toMatch(/lab\.yaml:\d+:\d+: YAML syntax/);
-    expect(problemOf('').message).toContain('the file is empty');
-    expect(problemOf('- a\n- b\n').message).toContain('must be a YAML mapping');
-    expect(problemOf(base.replace('kind: Lab', 'kind: Cluster') + clusters).message).toContain('kind: must be Lab');
+  it('every file in examples/ is a valid lab', async () => {
+    const files = (await fs.readdir('examples')).filter((f) => f.endsWith('.yaml'));
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const f of files) await expect(loadLabConfig(path.join('examples', f))).resolves.toMatchObject({ source: path.resolve('examples', f) });
+  });
+});
+
+describe('round trip', () => {
+  const custom: LabConfig = {
+    name: 'edge-lab',
+    kubernetesVersion: 'v1.34.4',
+    ocmVersion: 'v1.2.1',
+    network: { cidr: '192.168.40.0/24' },
+    vpcs: [{ name: 'public' }, { name: 'private-a' }, { name: 'private-b' }],
+    clusters: [
+      { name: 'spoke-a', vpc: 'private-a', hub: false },
+      { name: 'control', vpc: 'public', hub: true },
+      { name: 'spoke-b', vpc: 'private-b', hub: false },
+    ],
+    addons: ['managed-serviceaccount', 'cluster-proxy'],
+    source: FILE,
+  };
+
+  it.each([
+    ['the default lab', { ...defaultLabConfig(), source: FILE }],
+    ['a lab with every field set', custom],
+  ])('renderLabConfig → parseLabConfig gives back %s', (_, lab) => {
+    const text = renderLabConfig(lab);
+    expect(text).toContain('apiVersion: ocm-lab/v1alpha1');
+    expect(parseLabConfig(text, FILE)).toEqual(lab);
   });
 
-  it('reports every problem at once', () => {
-    const err = problemOf(base + clusters.replace('vpc: vpc-2', 'vpc: vpc-9').replace('    hub: true\n', ''));
-    expect(err.message).toContain('vpc-9');
-    expect(err.message).toContain('no cluster is the hub');
+  it('renders the hub flag only on the hub and omits an unset network', () => {
+    const text = renderLabConfig(defaultLabConfig());
+    expect(text.match(/hub: true/g)).toHaveLength(1);
+    expect(text).not.toContain('hub: false');
+    expect(text).not.toContain('network');
+  });
+});
+
+describe('rejected files (exit code 2, file:line: field = value: what to do)', () => {
+  it('unknown fields at every level, with the closest known name or the allowed ones', () => {
+    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpcc: vpc-2\n  - name: cluster2'), 11, 'clusters[1].vpcc', null, "unknown field; did you mean 'vpc'?");
+    expectProblem(`nmae: lab\n${VALID}`, 1, 'nmae', null, "did you mean 'name'?");
+    expectProblem(`network:\n  cdir: 10.213.0.0/16\n${VALID}`, 2, 'network.cdir', null, "did you mean 'cidr'?");
+    expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n    subnet: x\n'), 6, 'vpcs[1].subnet', null, 'fields allowed here: name');
+    expectProblem(`${VALID}kubernetesversion: v1.34.4\n`, 14, 'kubernetesversion', null, "did you mean 'kubernetesVersion'?");
   });
 
-  it('names a missing file', async () => {
-    const err = await loadLabConfig('/nonexistent/lab.yaml').catch((e: unknown) => e);
+  it('wrong types name the field, the value and the type wanted', () => {
+    expectProblem(VALID.replace('hub: true', 'hub: "yes"'), 9, 'clusters[0].hub', '"yes"', 'must be true or false');
+    expectProblem(VALID.replace('- name: cluster1', '- name: 1234'), 10, 'clusters[1].name', '1234', 'must be a string');
+    expectProblem(VALID.replace(/vpcs:\n  - name: vpc-1\n  - name: vpc-2\n/, 'vpcs: vpc-1\n'), 3, 'vpcs', '"vpc-1"', 'must be a list');
+    expectProblem(`network:\n${VALID}`, 1, 'network', 'null', 'must be a mapping');
+    expectProblem(`network: {cidr: 10}\n${VALID}`, 1, 'network.cidr', '10', 'must be a string');
+    expectProblem(`addons: cluster-proxy\n${VALID}`, 1, 'addons', '"cluster-proxy"', 'must be a list');
+  });
+
+  it.each([
+    ['Cluster1', 'upper case'],
+    ['cluster_1', 'underscore'],
+    ['-cluster', 'leading dash'],
+    ['cluster-', 'trailing dash'],
+    ['a.b', 'dot'],
+  ])('a cluster name that is not a DNS-1123 label (%s: %s)', (name) => {
+    expectProblem(VALID.replace('- name: cluster1', `- name: "${name}"`), 10, 'clusters[1].name', JSON.stringify(name), 'must be a DNS-1123 label');
+  });
+
+  it('names longer than 63 characters, lab names longer than 20', () => {
+    const long = `c${'x'.repeat(63)}`;
+    expectProblem(VALID.replace('- name: cluster1', `- name: ${long}`), 10, 'clusters[1].name', JSON.stringify(long), 'must be at most 63 characters');
+    expectProblem(VALID.replace('- name: vpc-2', '- name: VPC-2'), 5, 'vpcs[1].name', '"VPC-2"', 'DNS-1123');
+    expectProblem(`name: ${'a'.repeat(21)}\n${VALID}`, 1, 'name', `"${'a'.repeat(21)}"`, 'must be at most 20 characters');
+    expectProblem(`name: My_Lab\n${VALID}`, 1, 'name', '"My_Lab"', 'DNS-1123');
+    expect(parseLabConfig(`name: ${'a'.repeat(20)}\n${VALID}`, FILE).name).toBe('a'.repeat(20));
+  });
+
+  it('duplicate VPC and cluster names', () => {
+    expectProblem(VALID.replace('- name: cluster2', '- name: cluster1'), 12, 'clusters[2].name', '"cluster1"', 'duplicate cluster name (also clusters[1])');
+    const dupVpc = VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-1\n');
+    expectProblem(dupVpc, 6, 'vpcs[2].name', '"vpc-1"', 'duplicate VPC name (also vpcs[0])');
+  });
+
+  it('a cluster in an unknown VPC, listing the known ones', () => {
+    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpc: vpc-3\n  - name: cluster2'), 11, 'clusters[1].vpc', '"vpc-3"', 'unknown VPC', 'vpc-1, vpc-2');
+  });
+
+  it('a cluster without a vpc', () => {
+    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '  - name: cluster2'), 10, 'clusters[1].vpc', null, 'is required', 'VPC');
+  });
+
+  it('zero hubs, or two or more hubs (named)', () => {
+    expectProblem(VALID.replace('    hub: true\n', ''), 6, 'clusters', null, 'no cluster is the hub', 'hub: true');
+    expectProblem(`${VALID}    hub: true\n`, 14, 'clusters[2].hub', 'true', '2 clusters are marked hub (hub, cluster2)', 'exactly one');
+    const three = VALID.replace('vpc: vpc-2\n  - name: cluster2', 'vpc: vpc-2\n    hub: true\n  - name: cluster2') + '    hub: true\n';
+    expectProblem(three, 12, 'clusters[1].hub', 'true', '3 clusters are marked hub (hub, cluster1, cluster2)');
+    expectProblem(VALID.replace('hub: true', 'hub: false'), 6, 'clusters', null, 'no cluster is the hub');
+  });
+
+  it('a VPC with no cluster (almost certainly a typo)', () => {
+    expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-3\n'), 6, 'vpcs[2].name', '"vpc-3"', 'VPC has no cluster', 'remove it');
+  });
+
+  it.each(['default', 'kube-system', 'kube-public', 'kube-node-lease', 'open-cluster-management', 'open-cluster-management-agent', 'open-cluster-management-hub'])(
+    'the reserved cluster name %s',
+    (name) => {
+      expectProblem(VALID.replace('- name: cluster1', `- name: ${name}`), 10, 'clusters[1].name', `"${name}"`, 'is reserved', 'choose another name');
+    },
+  );
+
+  it(`more than ${MAX_CLUSTERS} clusters or ${MAX_VPCS} VPCs, saying why (CPU cores)`, () => {
+    const spokes = (n: number, vpc = 'vpc-2') => Array.from({ length: n }, (_, i) => `  - name: spoke${i}\n    vpc: ${vpc}\n`).join('');
+    const nine = `${VALID}${spokes(6)}`;
+    expectProblem(nine, 6, 'clusters', null, '9 clusters are more than the 8', 'CPU cores', 'remove 1');
+    expect(parseLabConfig(`${VALID}${spokes(5)}`, FILE).clusters).toHaveLength(8);
+    const vpcs = (n: number) => `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
+    expectProblem(vpcs(5), 3, 'vpcs', null, '5 VPCs are more than the 4', 'CPU cores');
+    expect(parseLabConfig(vpcs(4), FILE).vpcs).toHaveLength(4);
+  });
+
+  it('unsupported versions, listing the supported ones', () => {
+    expectProblem(`kubernetesVersion: v1.20.0\n${VALID}`, 1, 'kubernetesVersion', '"v1.20.0"', 'not a supported Kubernetes version', 'v1.34.4');
+    expectProblem(`ocmVersion: v0.13.0\n${VALID}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
+    expectProblem(`kubernetesVersion: 1.34\n${VALID}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
+  });
+
+  it.each([
+    ['8.8.0.0/16', 'private range'],
+    ['172.32.0.0/16', 'private range'],
+    ['10.213.0.0/8', '/16 to /24'],
+    ['10.213.0.0/25', '/16 to /24'],
+    ['10.213.1.0/16', 'host bits set; use 10.213.0.0/16'],
+    ['10.213.0.0', 'IPv4 CIDR'],
+    ['10.300.0.0/16', 'IPv4 CIDR'],
+    ['fd00::/64', 'IPv4 CIDR'],
+  ])('network.cidr %s is rejected (%s)', (cidr, fragment) => {
+    expectProblem(`network:\n  cidr: "${cidr}"\n${VALID}`, 2, 'network.cidr', `"${cidr}"`, fragment);
+  });
+
+  it.each(['10.213.0.0/16', '172.16.0.0/16', '172.31.255.0/24', '192.168.1.0/24'])('network.cidr %s is accepted', (cidr) => {
+    expect(parseLabConfig(`network:\n  cidr: ${cidr}\n${VALID}`, FILE).network).toEqual({ cidr });
+  });
+
+  it('addons: only known names, each once', () => {
+    expect(parseLabConfig(`addons: [cluster-gateway, cluster-proxy]\n${VALID}`, FILE).addons).toEqual(['cluster-gateway', 'cluster-proxy']);
+    expectProblem(`addons: [cluster-proxy, cluster-gatway]\n${VALID}`, 1, 'addons[1]', '"cluster-gatway"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
+    expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
+  });
+
+  it('wrong or missing apiVersion and kind', () => {
+    expectProblem(VALID.replace('ocm-lab/v1alpha1', 'ocm-lab/v1'), 1, 'apiVersion', '"ocm-lab/v1"', 'must be ocm-lab/v1alpha1');
+    expectProblem(VALID.replace('kind: Lab', 'kind: Cluster'), 2, 'kind', '"Cluster"', 'must be Lab');
+    expectProblem(VALID.replace('apiVersion: ocm-lab/v1alpha1\n', ''), 1, 'apiVersion', null, 'is required', 'apiVersion: ocm-lab/v1alpha1');
+    expectProblem(VALID.replace(/clusters:[\s\S]*/, ''), 1, 'clusters', null, 'is required');
+  });
+
+  it('YAML syntax errors with line and column', () => {
+    expect(problemsOf(`${VALID}addons: [cluster-proxy\n`)[0]).toMatch(new RegExp(`^${FILE}:\\d+:\\d+: YAML syntax error: `));
+    expect(problemsOf(`${VALID}clusters: []\n`)[0]).toBe(`${FILE}:14:1: YAML syntax error: Map keys must be unique`);
+    expect(problemsOf(`${VALID}  bad indent: [\n`)[0]).toMatch(/YAML syntax error/);
+    expect(problemsOf(`${VALID}---\n${VALID}`)[0]).toContain('more than one YAML document');
+  });
+
+  it.each([
+    ['an empty file', '', 'the file is empty'],
+    ['only comments', '# nothing here\n\n', 'the file is empty'],
+    ['a list', '- a\n- b\n', 'must be a YAML mapping'],
+    ['a scalar', 'hello\n', 'must be a YAML mapping'],
+  ])('%s', (_, text, fragment) => {
+    expect(problemsOf(text)).toEqual([expect.stringContaining(fragment)]);
+  });
+
+  it('reports every problem together, one per line, in file order', () => {
+    const text = `nmae: x
+apiVersion: ocm-lab/v1alpha1
+kind: Lab
+vpcs:
+  - name: vpc-1
+  - name: vpc-9
+clusters:
+  - name: kube-system
+    vpc: vpc-1
+  - name: Cluster1
+    vpc: vpc-2
+    hub: maybe
+`;
+    const lines = problemsOf(text);
+    expect(errorOf(text).message.split('\n')[0]).toBe(`invalid lab file ${FILE} (7 problems):`);
+    expect(lines.map((l) => l.split(': ')[0])).toEqual([
+      `${FILE}:1`, // nmae
+      `${FILE}:6`, // vpc-9 has no cluster
+      `${FILE}:7`, // no hub
+      `${FILE}:8`, // reserved
+      `${FILE}:10`, // Cluster1
+      `${FILE}:11`, // vpc-2 unknown
+      `${FILE}:12`, // hub: maybe
+    ]);
+  });
+});
+
+describe('reading files', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-config-'));
+  });
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  it('a file that does not exist names the absolute path', async () => {
+    const missing = path.join(dir, 'nope.yaml');
+    const err = await loadLabConfig(missing).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as Error).message).toContain('/nonexistent/lab.yaml: no such file');
+    expect((err as InvalidInputError).exitCode).toBe(2);
+    expect((err as Error).message).toBe(`cannot read lab file ${missing}: no such file`);
   });
 
-  it('ships a three-spoke example that differs from the default only in clusters and name', async () => {
-    const text = await fs.readFile('examples/three-spokes.yaml', 'utf8');
-    expect(text).toContain('cluster3');
+  it('a directory is not a lab file', async () => {
+    const err = await validateLabFile(dir).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as Error).message).toBe(`cannot read lab file ${dir}: it is a directory`);
+  });
+
+  it('validateLabFile reads, validates and names the absolute path in problems', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    await fs.writeFile(file, VALID.replace('hub: true', 'hub: 1'));
+    const err = await validateLabFile(path.relative(process.cwd(), file)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as Error).message).toContain(`${file}:9: clusters[0].hub = 1: must be true or false`);
+    const good = path.join(dir, 'good.yaml');
+    await fs.writeFile(good, VALID);
+    expect(await validateLabFile(good)).toEqual({ ...defaultLabConfig(), source: good });
   });
 });

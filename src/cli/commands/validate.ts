@@ -1,12 +1,18 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig, type LabConfig } from '../../config/index.js';
 import { emit, type GlobalOptions } from '../output.js';
 
+export function describeValidLab(config: LabConfig): string {
+  const what = `${config.clusters.length} clusters in ${config.vpcs.length} VPCs`;
+  return config.source === null ? `lab file OK: ${what} (no --config: the built-in default lab)` : `lab file OK: ${what}`;
+}
+
+/** `ocm-lab validate [--config file]`: checks a lab file and creates nothing; -o json prints the normalised lab. */
 export const validateCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'validate',
   describe: 'check a lab file (--config) without creating anything',
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    emit(argv, config, (c) => `lab file OK: lab '${c.name}', ${c.clusters.length} clusters in ${c.vpcs.length} VPCs, hub ${c.clusters.find((x) => x.hub)?.name ?? '?'}`);
+    emit(argv, config, describeValidLab);
   },
 };

@@ -1,0 +1,131 @@
+import path from 'node:path';
+import YAML, { LineCounter } from 'yaml';
+import type { core } from 'zod';
+import { InvalidInputError } from '../errors.js';
+import { SourcePositions } from './positions.js';
+import { describeProblem, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
+import { crossFieldProblems } from './rules.js';
+import { labFileSchema, type LabFile } from './schema.js';
+import { DEFAULT_ADDONS, KIND, API_VERSION, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type LabConfig } from './types.js';
+
+const HINT = 'fix the lines above (every field is described in docs/lab-file.md; examples/default-lab.yaml is the default lab); nothing was created';
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string (quote it if it looks like a number or a boolean)',
+  boolean: 'true or false',
+  array: "a list ('- item' lines or [a, b])",
+  object: "a mapping ('field: value' lines indented under it)",
+  number: 'a number',
+};
+
+/** yaml's message without the position it repeats and the API advice meant for programmers. */
+function yamlErrorText(message: string): string {
+  const first = message.split('\n')[0] ?? message;
+  if (/multiple documents/i.test(first)) return "the file holds more than one YAML document ('---'); a lab file is a single document";
+  return first.replace(/ at line \d+, column \d+:?\s*$/, '');
+}
+
+/** What to write when a required field is missing. */
+function requiredMessage(path: FieldPath, expected: string): string {
+  const field = path.filter((p) => typeof p === 'string').join('.');
+  switch (field) {
+    case 'apiVersion':
+      return `is required: write apiVersion: ${API_VERSION}`;
+    case 'kind':
+      return `is required: write kind: ${KIND}`;
+    case 'vpcs':
+      return 'is required: list the VPCs, e.g. "vpcs: [{name: vpc-1}]"';
+    case 'clusters':
+      return 'is required: list the clusters, each with name and vpc, one with hub: true';
+    case 'clusters.vpc':
+      return 'is required: name the VPC (from vpcs) this cluster runs in';
+    case 'clusters.name':
+      return 'is required: give the cluster a name (a DNS-1123 label such as cluster1)';
+    case 'vpcs.name':
+      return 'is required: give the VPC a name (a DNS-1123 label such as vpc-1)';
+    default:
+      return `is required: it must be ${expected}`;
+  }
+}
+
+function valueAt(root: unknown, at: FieldPath): unknown {
+  return at.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string | number, unknown>)[key] : undefined), root);
+}
+
+function hasValueAt(root: unknown, at: FieldPath): boolean {
+  if (at.length === 0) return true;
+  const parent = valueAt(root, at.slice(0, -1));
+  return parent !== null && typeof parent === 'object' && Object.prototype.hasOwnProperty.call(parent, at[at.length - 1]!);
+}
+
+/** One schema issue as the problems a person can act on. */
+function problemsOfIssue(issue: core.$ZodIssue, raw: unknown): Problem[] {
+  const at = issue.path as FieldPath;
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: [...at, key], message: unknownFieldMessage(at, key) }));
+  }
+  if (!hasValueAt(raw, at)) {
+    const expected = issue.code === 'invalid_type' ? (TYPE_WORDS[issue.expected] ?? issue.expected) : issue.message;
+    return [{ path: at, message: requiredMessage(at, expected) }];
+  }
+  const value = valueAt(raw, at);
+  if (issue.code === 'invalid_type') return [{ path: at, value, message: `must be ${TYPE_WORDS[issue.expected] ?? issue.expected}` }];
+  return [{ path: at, value, message: issue.message }];
+}
+
+function fail(sourceName: string, lines: string[]): never {
+  const count = lines.length === 1 ? '1 problem' : `${lines.length} problems`;
+  throw new InvalidInputError(`invalid lab file ${sourceName} (${count}):\n${lines.map((l) => `  ${l}`).join('\n')}`, { hint: HINT });
+}
+
+/** The normalised lab: defaults filled in, nothing but the public fields. */
+function normalise(file: LabFile, source: string | null): LabConfig {
+  return {
+    name: file.name ?? 'default',
+    kubernetesVersion: file.kubernetesVersion ?? SUPPORTED_KUBERNETES_VERSIONS[0],
+    ocmVersion: file.ocmVersion ?? SUPPORTED_OCM_VERSIONS[0],
+    network: file.network?.cidr === undefined ? {} : { cidr: file.network.cidr },
+    vpcs: file.vpcs.map((v) => ({ name: v.name })),
+    clusters: file.clusters.map((c) => ({ name: c.name, vpc: c.vpc, hub: c.hub ?? false })),
+    addons: file.addons ? [...file.addons] : [...DEFAULT_ADDONS],
+    source,
+  };
+}
+
+/**
+ * Parses and validates lab file text. Every problem (YAML syntax, shape, rules
+ * across fields) is collected and reported in one InvalidInputError, one line
+ * each, as `<sourceName>:<line>: <field path> = <value>: <what is wrong; what to do>`.
+ * `source` of the result is `sourceName` when it is an absolute path, else null.
+ */
+export function parseLabConfig(text: string, sourceName: string): LabConfig {
+  const counter = new LineCounter();
+  const doc = YAML.parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length) {
+    fail(
+      sourceName,
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        return `${sourceName}:${pos?.line ?? '?'}:${pos?.col ?? '?'}: YAML syntax error: ${yamlErrorText(e.message)}`;
+      }),
+    );
+  }
+  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (raw === null || raw === undefined) {
+    fail(sourceName, [`${sourceName}: the file is empty; a lab file needs at least apiVersion, kind, vpcs and clusters (see examples/default-lab.yaml)`]);
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    fail(sourceName, [`${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${JSON.stringify(raw)}`}`]);
+  }
+
+  const parsed = labFileSchema.safeParse(raw);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => problemsOfIssue(issue, raw))), ...crossFieldProblems(raw as Record<string, unknown>)];
+  if (problems.length || !parsed.success) {
+    const positions = new SourcePositions(doc, counter);
+    const located = problems.map((problem, order) => ({ problem, order, line: positions.lineOf(problem.path) }));
+    located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || a.order - b.order);
+    const lines = [...new Set(located.map(({ problem, line }) => `${sourceName}:${line ?? '?'}: ${describeProblem(problem)}`))];
+    fail(sourceName, lines);
+  }
+  return normalise(parsed.data, path.isAbsolute(sourceName) ? sourceName : null);
+}

@@ -1,0 +1,17 @@
+import YAML from 'yaml';
+import { API_VERSION, KIND, type LabConfig } from './types.js';
+
+/** The lab as lab-file YAML, with every default written out; parseLabConfig reads it back to an equal config. */
+export function renderLabConfig(config: LabConfig): string {
+  return YAML.stringify({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: config.name,
+    kubernetesVersion: config.kubernetesVersion,
+    ocmVersion: config.ocmVersion,
+    ...(config.network.cidr === undefined ? {} : { network: { cidr: config.network.cidr } }),
+    vpcs: config.vpcs.map((v) => ({ name: v.name })),
+    clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
+    addons: [...config.addons],
+  });
+}

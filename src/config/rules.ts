@@ -1,0 +1,111 @@
+import os from 'node:os';
+import type { Problem } from './problems.js';
+import { MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from './types.js';
+
+type Entry = Record<string, unknown>;
+
+/** The entries of a list field that are mappings, with their index; nothing when the field is not a list. */
+function entries(root: Entry, field: string): { entry: Entry; index: number }[] {
+  const list = root[field];
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((entry: unknown, index) => (entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? [{ entry: entry as Entry, index }] : []));
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function coreCount(): number {
+  return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+}
+
+/**
+ * Rules that span fields: unique names, clusters in declared VPCs, exactly one
+ * hub, no empty VPC, reserved names, size limits, addons listed once.
+ * Works on the file as parsed (possibly with wrongly shaped fields, which are
+ * skipped here and reported by the schema) so all problems come out together.
+ */
+export function crossFieldProblems(root: Entry): Problem[] {
+  const problems: Problem[] = [];
+  const vpcs = entries(root, 'vpcs');
+  const clusters = entries(root, 'clusters');
+
+  const firstVpc = new Map<string, number>();
+  for (const { entry, index } of vpcs) {
+    const name = str(entry.name);
+    if (name === undefined) continue;
+    const first = firstVpc.get(name);
+    if (first === undefined) firstVpc.set(name, index);
+    else problems.push({ path: ['vpcs', index, 'name'], value: name, message: `duplicate VPC name (also vpcs[${first}]); give each VPC its own name` });
+  }
+  const vpcNames = [...firstVpc.keys()];
+
+  const firstCluster = new Map<string, number>();
+  for (const { entry, index } of clusters) {
+    const name = str(entry.name);
+    if (name !== undefined) {
+      const first = firstCluster.get(name);
+      if (first === undefined) firstCluster.set(name, index);
+      else problems.push({ path: ['clusters', index, 'name'], value: name, message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name` });
+      if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
+        problems.push({
+          path: ['clusters', index, 'name'],
+          value: name,
+          message: `is reserved: cluster names become kubeconfig contexts and hub namespaces, and ${RESERVED_CLUSTER_NAMES.join(', ')} and ${RESERVED_CLUSTER_PREFIX}* are namespaces every cluster has; choose another name`,
+        });
+      }
+    }
+    const vpc = str(entry.vpc);
+    if (vpc !== undefined && Array.isArray(root.vpcs) && !firstVpc.has(vpc)) {
+      problems.push({
+        path: ['clusters', index, 'vpc'],
+        value: vpc,
+        message: vpcNames.length ? `unknown VPC; use one of the VPCs listed under vpcs: ${vpcNames.join(', ')}` : 'unknown VPC; list it under vpcs',
+      });
+    }
+  }
+
+  if (clusters.length > 0) {
+    const hubs = clusters.filter(({ entry }) => entry.hub === true);
+    if (hubs.length === 0) {
+      problems.push({ path: ['clusters'], message: 'no cluster is the hub; add hub: true to exactly one cluster' });
+    } else if (hubs.length > 1) {
+      const names = hubs.map(({ entry, index }) => str(entry.name) ?? `clusters[${index}]`);
+      problems.push({
+        path: ['clusters', hubs[1]!.index, 'hub'],
+        value: true,
+        message: `${hubs.length} clusters are marked hub (${names.join(', ')}); exactly one may be: remove hub: true from all but one`,
+      });
+    }
+  }
+
+  for (const { entry, index } of vpcs) {
+    const name = str(entry.name);
+    if (name === undefined || firstVpc.get(name) !== index) continue;
+    if (!clusters.some(({ entry: c }) => c.vpc === name)) {
+      problems.push({ path: ['vpcs', index, 'name'], value: name, message: `VPC has no cluster (a typo?); remove it or set vpc: ${name} on a cluster` });
+    }
+  }
+
+  const cores = coreCount();
+  if (Array.isArray(root.clusters) && root.clusters.length > MAX_CLUSTERS) {
+    problems.push({
+      path: ['clusters'],
+      message: `${root.clusters.length} clusters are more than the ${MAX_CLUSTERS} a lab may have: each runs its own etcd, kube-apiserver and kube-controller-manager and this machine has ${cores} CPU cores; remove ${root.clusters.length - MAX_CLUSTERS}`,
+    });
+  }
+  if (Array.isArray(root.vpcs) && root.vpcs.length > MAX_VPCS) {
+    problems.push({
+      path: ['vpcs'],
+      message: `${root.vpcs.length} VPCs are more than the ${MAX_VPCS} a lab may have (this machine has ${cores} CPU cores); remove ${root.vpcs.length - MAX_VPCS} or put more clusters in one VPC`,
+    });
+  }
+
+  if (Array.isArray(root.addons)) {
+    const seen = new Map<unknown, number>();
+    root.addons.forEach((addon: unknown, index) => {
+      const first = seen.get(addon);
+      if (first === undefined) seen.set(addon, index);
+      else if (typeof addon === 'string') problems.push({ path: ['addons', index], value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
+    });
+  }
+  return problems;
+}
