@@ -4,6 +4,7 @@ import { downCommand, kubeconfigCommand, statusCommand, upCommand } from './lab-
 import { conformanceCommand } from './conformance.js';
 import { createCommand } from './create-work.js';
 import { getCommand } from './get.js';
+import { logsCommand } from './logs.js';
 import { scenarioCommand } from './scenario.js';
 import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
@@ -19,6 +20,7 @@ export const commands: CommandModule<any, any>[] = [
   getCommand,
   createCommand,
   kubeconfigCommand,
+  logsCommand,
   setupCommand,
   scenarioCommand,
   conformanceCommand,
