@@ -1,0 +1,125 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultLabConfig } from '../../src/config/index.js';
+
+const MAIN = path.resolve('dist/cli/main.js');
+/** Compiled files this test depends on; each must come from this build, not an older one. */
+const BUILT = ['dist/cli/main.js', 'dist/cli/commands/validate.js', 'dist/config/parse.js', 'dist/config/rules.js'];
+const BAD_LAB = 'cfgbad';
+
+let dir: string;
+/** Where a lab would keep state and binaries; nothing may appear here when the file is rejected. */
+let home: string;
+let cache: string;
+
+async function cli(args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, OCM_LAB_HOME: home, OCM_LAB_CACHE_DIR: cache, CI: 'true' };
+  delete env.OCM_LAB_CONFIG;
+  const r = await execa(process.execPath, [MAIN, ...args], { reject: false, env, timeout: 120_000 });
+  return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function labNamespaces(): Promise<string[]> {
+  const r = await execa('ip', ['netns', 'list'], { reject: false });
+  return String(r.stdout)
+    .split('\n')
+    .filter((l) => l.startsWith(`ocmlab.${BAD_LAB}.`));
+}
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-cli-validate-'));
+  home = path.join(dir, 'home');
+  cache = path.join(dir, 'cache');
+  const started = Date.now();
+  const build = await execa('npx', ['tsc', '-p', 'tsconfig.json'], { reject: false, all: true, timeout: 300_000 });
+  // tsc emits even when some other module has a type error; that is the
+  // typecheck's business. This test needs only fresh output of the files it runs.
+  const stale: string[] = [];
+  for (const f of BUILT) {
+    const st = await fs.stat(f).catch(() => null);
+    if (!st || st.mtimeMs < started - 1000) stale.push(f);
+  }
+  if (stale.length) throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
+}, 360_000);
+
+afterAll(async () => {
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('ocm-lab validate', () => {
+  it('rejects a bad file with exit code 2, naming file, line, field and value on stderr', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    await fs.writeFile(
+      file,
+      `apiVersion: ocm-lab/v1alpha1
+kind: Lab
+name: ${BAD_LAB}
+vpcs:
+  - name: vpc-1
+  - name: vpc-2
+clusters:
+  - name: hub
+    vpc: vpc-1
+    hub: true
+  - name: cluster1
+    vpcc: vpc-2
+`,
+    );
+    const r = await cli(['validate', '--config', file]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`error: invalid lab file ${file} (3 problems):`);
+    expect(r.stderr).toContain(`${file}:6: vpcs[1].name = "vpc-2": VPC has no cluster`);
+    expect(r.stderr).toContain(`${file}:11: clusters[1].vpc: is required`);
+    expect(r.stderr).toContain(`${file}:12: clusters[1].vpcc: unknown field; did you mean 'vpc'?`);
+    expect(r.stderr).toMatch(/\nhint: .*nothing was created/);
+    expect(await exists(home)).toBe(false);
+    expect(await exists(cache)).toBe(false);
+  });
+
+  it('names a file that does not exist (exit 2)', async () => {
+    const missing = path.join(dir, 'missing.yaml');
+    const r = await cli(['validate', '--config', missing]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`error: cannot read lab file ${missing}: no such file`);
+  });
+
+  it('accepts a good file: a one-line summary, or the normalised lab with -o json', async () => {
+    const r = await cli(['validate', '--config', 'examples/three-spokes.yaml']);
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'lab file OK: 4 clusters in 2 VPCs', stderr: '' });
+    const json = await cli(['validate', '--config', 'examples/default-lab.yaml', '-o', 'json']);
+    expect(json.exitCode).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ ...defaultLabConfig(), source: path.resolve('examples/default-lab.yaml') });
+  });
+
+  it('without --config checks the built-in default lab', async () => {
+    const r = await cli(['validate']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('lab file OK: 3 clusters in 2 VPCs (no --config: the built-in default lab)');
+  });
+});
+
+describe('ocm-lab up with a bad lab file', () => {
+  it('exits 2 before creating anything: no lab directory, no cache, no network namespace', async () => {
+    const file = path.join(dir, 'two-hubs.yaml');
+    await fs.writeFile(file, `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nname: ${BAD_LAB}\nvpcs: [{name: vpc-1}]\nclusters:\n  - {name: a, vpc: vpc-1, hub: true}\n  - {name: b, vpc: vpc-1, hub: true}\n`);
+    const before = await labNamespaces();
+    const r = await cli(['up', '--config', file]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${file}:7: clusters[1].hub = true: 2 clusters are marked hub (a, b)`);
+    expect(await exists(home)).toBe(false);
+    expect(await exists(cache)).toBe(false);
+    expect(await labNamespaces()).toEqual(before);
+    expect(before).toEqual([]);
+  });
+});
