@@ -110,7 +110,13 @@ export function parseLabConfig(text: string, sourceName: string): LabConfig {
       }),
     );
   }
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // yaml refuses documents whose aliases expand without bound ("billion laughs").
+    fail(sourceName, [`${sourceName}: cannot read the YAML: ${(err as Error).message}; write the values out instead of nesting aliases`]);
+  }
   if (raw === null || raw === undefined) {
     fail(sourceName, [`${sourceName}: the file is empty; a lab file needs at least apiVersion, kind, vpcs and clusters (see examples/default-lab.yaml)`]);
   }

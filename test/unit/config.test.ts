@@ -303,6 +303,11 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     expect(problemsOf(`${VALID}---\n${VALID}`)[0]).toContain('more than one YAML document');
   });
 
+  it('aliases that expand without bound', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`)].join('\n');
+    expect(problemsOf(`${bomb}\n${VALID}`)).toEqual([expect.stringContaining('cannot read the YAML')]);
+  });
+
   it.each([
     ['an empty file', '', 'the file is empty'],
     ['only comments', '# nothing here\n\n', 'the file is empty'],
