@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseCheck } from '../../src/cli/commands/internal/test-workload.js';
+import { ExitCode, LabError } from '../../src/errors.js';
+import { ContainerProcess, CONTAINER_NAME_ENV, killLeftovers, POD_UID_ENV } from '../../src/nodelet/container-process.js';
+import type { KubeClient } from '../../src/nodelet/kube-client.js';
+import { podLogFile } from '../../src/nodelet/logs.js';
+import { PodTokens } from '../../src/nodelet/tokens.js';
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-proc-'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('container processes', () => {
+  it('logs output to <container>.log, keeps the previous run, reports exit status and signal', async () => {
+    const spec = { podDir: dir, podUid: 'u1', container: 'main', file: process.execPath, env: { PATH: process.env.PATH ?? '' }, cwd: dir };
+    const first = await ContainerProcess.start({ ...spec, args: ['-e', 'console.log("run one", process.env.OCM_LAB_POD_UID); process.exit(3)'] });
+    expect(await first.exited).toMatchObject({ exitCode: 3 });
+    expect(await fs.readFile(path.join(dir, 'main.log'), 'utf8')).toBe('run one u1\n');
+
+    const second = await ContainerProcess.start({ ...spec, args: ['-e', 'console.log("run two"); setInterval(() => {}, 1000)'] });
+    expect(await fs.readFile(path.join(dir, 'main.previous.log'), 'utf8')).toBe('run one u1\n');
+    expect((await fs.readFile(path.join(dir, 'main.pid'), 'utf8')).trim()).toBe(String(second.pid));
+    const exit = await second.terminate(5_000);
+    expect(exit).toMatchObject({ exitCode: 143, signal: 15 });
+  });
+
+  it('SIGKILLs a process that ignores SIGTERM once the grace period is over', async () => {
+    const proc = await ContainerProcess.start({
+      podDir: dir,
+      podUid: 'u2',
+      container: 'stubborn',
+      file: process.execPath,
+      args: ['-e', 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)'],
+      env: {},
+      cwd: dir,
+    });
+    // Wait until the handler is installed, else the default action ends it at once.
+    for (let i = 0; i < 100 && !(await fs.readFile(path.join(dir, 'stubborn.log'), 'utf8')).includes('ready'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await proc.terminate(200)).toMatchObject({ exitCode: 137, signal: 9 });
+  });
+
+  it('kills leftovers of an earlier nodelet only when they carry the pod uid and container name', async () => {
+    const start = (env: NodeJS.ProcessEnv) => {
+      const c = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env, stdio: 'ignore' });
+      children.push(c);
+      return c;
+    };
+    const ours = start({ [POD_UID_ENV]: 'uid-1', [CONTAINER_NAME_ENV]: 'main' });
+    const stranger = start({ [POD_UID_ENV]: 'uid-OTHER', [CONTAINER_NAME_ENV]: 'side' });
+    await new Promise((r) => setTimeout(r, 200));
+    await fs.writeFile(path.join(dir, 'main.pid'), `${ours.pid}\n`);
+    await fs.writeFile(path.join(dir, 'side.pid'), `${stranger.pid}\n`);
+    expect(await killLeftovers(dir, 'uid-1')).toEqual([ours.pid]);
+    await new Promise((r) => ours.once('exit', r));
+    expect(alive(stranger.pid as number)).toBe(true);
+    expect((await fs.readdir(dir)).filter((f) => f.endsWith('.pid'))).toEqual([]);
+  });
+});
+
+describe('ocm-lab logs file lookup', () => {
+  async function pod(name: string, uid: string, files: Record<string, string>): Promise<void> {
+    const d = path.join(dir, 'nodelet', 'pods', `team_${name}_${uid}`);
+    await fs.mkdir(d, { recursive: true });
+    for (const [f, text] of Object.entries(files)) await fs.writeFile(path.join(d, f), text);
+  }
+  const base = () => ({ clusterDir: dir, cluster: 'cluster1', namespace: 'team' });
+  const code = (err: unknown) => (err instanceof LabError ? err.exitCode : -1);
+
+  it('finds the container log, and the previous run with --previous', async () => {
+    await pod('web', 'u1', { 'main.log': 'now', 'main.previous.log': 'before', 'main.pid': '1' });
+    expect(await fs.readFile(await podLogFile({ ...base(), pod: 'web' }), 'utf8')).toBe('now');
+    expect(await fs.readFile(await podLogFile({ ...base(), pod: 'web', previous: true }), 'utf8')).toBe('before');
+  });
+
+  it('does not confuse pods whose names share a prefix', async () => {
+    await pod('web-2', 'u9', { 'main.log': 'other pod' });
+    const err = await podLogFile({ ...base(), pod: 'web' }).catch((e: unknown) => e);
+    expect(code(err)).toBe(ExitCode.notFound);
+  });
+
+  it('exits 5 for unknown pods, containers or a previous run that never happened; 2 when a container must be named', async () => {
+    await pod('two', 'u2', { 'a.log': '', 'b.log': '' });
+    await pod('one', 'u3', { 'main.log': 'x' });
+    const missing = await podLogFile({ ...base(), pod: 'nope' }).catch((e: unknown) => e);
+    expect(code(missing)).toBe(ExitCode.notFound);
+    expect((missing as Error).message).toBe('pod team/nope has no logs on cluster cluster1: the nodelet is not running it');
+    const ambiguous = await podLogFile({ ...base(), pod: 'two' }).catch((e: unknown) => e);
+    expect(code(ambiguous)).toBe(ExitCode.invalidInput);
+    expect((ambiguous as Error).message).toContain('containers a, b; name one with -c');
+    expect(code(await podLogFile({ ...base(), pod: 'two', container: 'zzz' }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
+    expect(code(await podLogFile({ ...base(), pod: 'one', previous: true }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
+  });
+});
+
+describe('pod tokens', () => {
+  it('requests pod-bound tokens per audience and reuses them until 80 % of their life has passed', async () => {
+    const posts: { path: string; body: any }[] = [];
+    const client = {
+      post: async (p: string, body: unknown) => {
+        posts.push({ path: p, body });
+        return { status: { token: `t${posts.length}`, expirationTimestamp: '' } };
+      },
+    } as unknown as KubeClient;
+    let now = 0;
+    const tokens = new PodTokens(client, { metadata: { name: 'web', namespace: 'team', uid: 'u1' }, spec: { serviceAccountName: 'reader', containers: [] } }, () => now);
+    expect(await tokens.token(undefined, 3607)).toBe('t1');
+    expect(await tokens.token(undefined, 3607)).toBe('t1');
+    expect(await tokens.token('vault', 600)).toBe('t2');
+    expect(posts[0]?.path).toBe('/api/v1/namespaces/team/serviceaccounts/reader/token');
+    expect(posts[0]?.body.spec).toEqual({ audiences: null, expirationSeconds: 3607, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'u1' } });
+    expect(posts[1]?.body.spec.audiences).toEqual(['vault']);
+    expect(tokens.nextRefresh()).toBe(480_000);
+    now = 480_000;
+    expect(await tokens.token('vault', 600)).toBe('t3');
+    expect(await tokens.token(undefined, 3607)).toBe('t1');
+  });
+});
+
+describe('test-workload --check', () => {
+  it('parses verb:resource[.group][/name][@namespace]', () => {
+    expect(parseCheck('list:pods')).toEqual({ verb: 'list', resource: 'pods', group: '', text: 'list:pods' });
+    expect(parseCheck('get:deployments.apps/web@team')).toEqual({ verb: 'get', resource: 'deployments', group: 'apps', name: 'web', namespace: 'team', text: 'get:deployments.apps/web@team' });
+  });
+
+  it('rejects malformed checks with exit code 2', () => {
+    for (const bad of ['delete:pods', 'list', 'get:pods', 'list:Pods']) {
+      let err: unknown;
+      try {
+        parseCheck(bad);
+      } catch (e) {
+        err = e;
+      }
+      expect(err instanceof LabError && err.exitCode).toBe(ExitCode.invalidInput);
+    }
+  });
+});
