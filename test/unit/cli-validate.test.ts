@@ -50,6 +50,10 @@ beforeAll(async () => {
     if (!st || st.mtimeMs < started - 1000) stale.push(f);
   }
   if (stale.length) throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
+  const help = await cli(['--help']);
+  if (help.exitCode !== 0) {
+    throw new Error(`the built CLI does not start (node dist/cli/main.js --help exited ${help.exitCode}):\n${help.stderr.slice(-2000)}\ntsc (exit ${build.exitCode}):\n${String(build.all).slice(-2000)}`);
+  }
 }, 360_000);
 
 afterAll(async () => {
