@@ -1,54 +1,55 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { LabConfig } from '../config/index.js';
-import { junitXml, writeTranscripts } from './report.js';
-import { resolveScenarioEnvironment } from './environment.js';
-import { DEFAULT_SCENARIO_DIR, listScenarios } from './library.js';
-import { runScenario, type RunEvents } from './run.js';
-import type { Scenario, ScenarioResult } from './types.js';
+import { MissingPrerequisiteError } from '../errors.js';
+import { resolveScenarioEnvironment, type ScenarioEnvironment } from './environment.js';
+import { junitXml } from './junit.js';
+import { DEFAULT_SCENARIO_DIR, filterScenarios, listScenarios, pickScenarios } from './library.js';
+import { runScenarios, type RunScenariosOptions, type RunSummary } from './progress.js';
+import { missingRequirement } from './run.js';
 
-export interface ConformanceOptions extends RunEvents {
+export interface ConformanceOptions extends RunScenariosOptions {
+  /** Folder of documents (default: the repository's scenarios/). */
   dir?: string;
-  /** Only scenarios whose name matches this regular expression. */
+  /** Only documents whose name matches this regular expression. */
   only?: string;
-  /** Names to run, in this order (all when empty). */
+  /** These documents, in this order (default: all). */
   names?: string[];
-  keepGoing?: boolean;
-  transcriptDir?: string;
+  /** Refuse, before anything runs, when the lab cannot run one of the chosen documents (`scenario run`); otherwise they are skipped. */
+  requireAll?: boolean;
+  /** Write JUnit XML here. */
   junitFile?: string;
-  onScenario?: (scenario: Scenario) => void;
-  onScenarioDone?: (scenario: Scenario, result: ScenarioResult) => void;
+  /** An environment already resolved (else resolved from the lab, and disposed after). */
+  environment?: ScenarioEnvironment;
 }
 
-export interface ConformanceResult {
-  lab: string;
-  passed: number;
-  failed: number;
-  skipped: number;
-  results: { scenario: Scenario; result: ScenarioResult }[];
-}
+export type ConformanceResult = RunSummary;
 
-/** Runs documents against a running lab: every one (conformance) or the named ones (scenario run). */
-export async function runConformance(config: LabConfig, opts: ConformanceOptions = {}): Promise<ConformanceResult> {
-  const all = await listScenarios(opts.dir ?? DEFAULT_SCENARIO_DIR);
-  const pattern = opts.only ? new RegExp(opts.only) : null;
-  const selected = opts.names?.length
-    ? opts.names.map((n) => all.find((s) => s.name === n)).filter((s): s is Scenario => !!s)
-    : all.filter((s) => !pattern || pattern.test(s.name));
-  const env = await resolveScenarioEnvironment(config);
-  const results: ConformanceResult['results'] = [];
+/**
+ * Runs documents against a running lab: every one (`conformance`) or the
+ * named ones (`scenario run`). Every document is parsed before any runs.
+ */
+export async function runConformance(config: LabConfig, options: ConformanceOptions = {}): Promise<ConformanceResult> {
+  const all = await listScenarios(options.dir ?? DEFAULT_SCENARIO_DIR);
+  let chosen = options.names?.length ? pickScenarios(all, options.names) : all;
+  if (options.only) chosen = filterScenarios(chosen, options.only);
+  const environment = options.environment ?? (await resolveScenarioEnvironment(config));
   try {
-    for (const scenario of selected) {
-      opts.onScenario?.(scenario);
-      const result = await runScenario(scenario, env, opts);
-      results.push({ scenario, result });
-      opts.onScenarioDone?.(scenario, result);
-      if (opts.transcriptDir && result.status !== 'skipped') await writeTranscripts(opts.transcriptDir, scenario, result);
-      if (result.status === 'failed' && opts.keepGoing === false) break;
+    if (options.requireAll) {
+      const refused = chosen.map((s) => [s.name, missingRequirement(s, environment)] as const).filter(([, why]) => why);
+      if (refused.length) {
+        throw new MissingPrerequisiteError(`lab '${environment.labName}' cannot run ${refused.map(([name, why]) => `${name} (${why})`).join('; ')}`, {
+          hint: `the lab reports capabilities [${environment.capabilities.join(', ')}], clusters [${environment.clusters.join(', ')}], addons [${environment.addons.join(', ')}]; nothing was run`,
+        });
+      }
     }
+    const summary = await runScenarios(chosen, environment, options);
+    if (options.junitFile) {
+      await fs.mkdir(path.dirname(path.resolve(options.junitFile)), { recursive: true });
+      await fs.writeFile(options.junitFile, junitXml(summary.results));
+    }
+    return summary;
   } finally {
-    await env.dispose();
+    if (!options.environment) await environment.dispose?.();
   }
-  if (opts.junitFile) await fs.writeFile(opts.junitFile, junitXml(results));
-  const count = (s: ScenarioResult['status']) => results.filter((r) => r.result.status === s).length;
-  return { lab: config.name, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), results };
 }

@@ -1,8 +1,12 @@
 export * from './types.js';
-export { parseScenario } from './parse.js';
-export { checkExpectation } from './expect.js';
-export { describeFailure, missingRequirement, runScenario, runStep, type RunEvents } from './run.js';
-export { junitXml, transcriptHtml, transcriptMarkdown, writeTranscripts } from './report.js';
-export { DEFAULT_SCENARIO_DIR, listScenarios, selectScenarios } from './library.js';
-export { resolveScenarioEnvironment, type ScenarioEnvironment } from './environment.js';
+export { parseScenario, DEFAULT_TIMEOUT_SECONDS } from './parse.js';
+export { scanFences, type Fence } from './markdown.js';
+export { checkExpectation, judgeStep, parseTables, type Table } from './expect.js';
+export { executeBlock, killActiveBlocks, type BlockOutcome, type BlockRequest } from './execute.js';
+export { describeFailure, missingRequirement, runScenario, ScenarioRun, stepTitle, type RunScenarioOptions } from './run.js';
+export { runScenarios, rendererForTerminal, type ProgressRenderer, type RunScenariosOptions, type RunSummary, type ScenarioOutcome } from './progress.js';
+export { markdownToHtml, transcriptHtml, transcriptMarkdown, writeTranscripts } from './transcript.js';
+export { junitXml } from './junit.js';
+export { DEFAULT_SCENARIO_DIR, filterScenarios, listScenarios, pickScenarios } from './library.js';
+export { blockEnvironment, resolveScenarioEnvironment, type ScenarioEnvironment } from './environment.js';
 export { runConformance, type ConformanceOptions, type ConformanceResult } from './conformance.js';

@@ -1,118 +1,159 @@
 import path from 'node:path';
-import YAML from 'yaml';
+import YAML, { isMap, isScalar, isSeq, LineCounter, type Document } from 'yaml';
 import { z } from 'zod';
+import { ADDON_NAMES } from '../config/index.js';
 import { InvalidInputError } from '../errors.js';
-import { EXPECTATION_KINDS, type ExpectationKind, type Scenario, type Step } from './types.js';
+import { scanFences, type Fence } from './markdown.js';
+import { EXPECTATION_KINDS, KNOWN_CAPABILITIES, type ExpectationKind, type Scenario, type Step } from './types.js';
 
+export const DEFAULT_TIMEOUT_SECONDS = 120;
+const MAX_TIMEOUT_SECONDS = 3600;
+
+const clusterName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a cluster name such as hub or cluster1' });
 const frontMatterSchema = z.strictObject({
-  title: z.string().min(1),
-  summary: z.string().min(1),
-  requires: z
-    .strictObject({
-      clusters: z.array(z.string()).optional(),
-      addons: z.array(z.string()).optional(),
-      capabilities: z.array(z.string()).optional(),
-    })
-    .optional(),
+  title: z.string({ error: 'is required: a one-line title' }).trim().min(1, { error: 'must not be empty' }),
+  summary: z.string({ error: 'is required: a sentence or two on what the document shows' }).trim().min(1, { error: 'must not be empty' }),
+  requires: z.strictObject(
+    {
+      clusters: z.array(clusterName, { error: 'is required: the clusters the document uses, e.g. [hub, cluster1]' }).min(1, { error: 'must name at least one cluster' }),
+      addons: z.array(z.enum(ADDON_NAMES, { error: `is not an addon ocm-lab knows (${ADDON_NAMES.join(', ')})` })).default([]),
+      capabilities: z.array(z.enum(KNOWN_CAPABILITIES, { error: `is not a capability a lab reports (${KNOWN_CAPABILITIES.join(', ')})` })).default([]),
+    },
+    { error: 'is required: requires: { clusters: [...], addons: [...], capabilities: [...] }' },
+  ),
 });
 
-const DEFAULT_TIMEOUT_SECONDS = 120;
-const FENCE = /^(\s*)(`{3,}|~{3,})(.*)$/;
+const RUNNABLE: Record<string, Step['language']> = { sh: 'sh', bash: 'sh', shell: 'sh', js: 'js', javascript: 'js' };
 
 function fail(file: string, line: number, message: string): never {
   throw new InvalidInputError(`${file}:${line}: ${message}`, { hint: 'see docs/scenarios.md for the document format; nothing was run' });
 }
 
-function parseFrontMatter(lines: string[], file: string): { data: z.infer<typeof frontMatterSchema>; bodyStart: number } {
-  if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title and summary');
-  const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
-  if (end < 0) fail(file, 1, 'front matter is not closed with ---');
-  let raw: unknown;
-  try {
-    raw = YAML.parse(lines.slice(1, end).join('\n'));
-  } catch (err) {
-    fail(file, 2, `front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+/** Line (1-based, in the YAML text) of the deepest key of `keys` that exists. */
+function lineOfPath(doc: Document, counter: LineCounter, keys: readonly PropertyKey[]): number {
+  let node: unknown = doc.contents;
+  let offset = 0;
+  for (const key of keys) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key);
+      if (!pair) break;
+      offset = (pair.key as { range?: [number, number, number] }).range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof key === 'number' && node.items[key]) {
+      node = node.items[key];
+      offset = (node as { range?: [number, number, number] }).range?.[0] ?? offset;
+    } else {
+      break;
+    }
   }
-  const parsed = frontMatterSchema.safeParse(raw ?? {});
+  return counter.linePos(offset).line;
+}
+
+interface FrontMatter {
+  data: z.infer<typeof frontMatterSchema>;
+  /** Index of the first body line. */
+  bodyStart: number;
+}
+
+function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
+  if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and requires');
+  const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
+  if (end < 0) fail(file, 1, 'front matter opened here is never closed with ---');
+  const counter = new LineCounter();
+  const doc = YAML.parseDocument(lines.slice(1, end).join('\n'), { lineCounter: counter, prettyErrors: false });
+  const yamlError = doc.errors[0];
+  if (yamlError) fail(file, 1 + (yamlError.linePos?.[0].line ?? 1), `front matter is not valid YAML: ${yamlError.message.split('\n')[0]}`);
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(file, 2, 'front matter must be a mapping with title, summary and requires');
+  const parsed = frontMatterSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : '(front matter)');
-    const what = issue.code === 'unrecognized_keys' ? `unknown front matter field ${issue.keys.join(', ')}` : `front matter field '${field}': ${issue.message}`;
-    fail(file, 2, what);
-  }
-  return { data: (parsed as { data: z.infer<typeof frontMatterSchema> }).data, bodyStart: end + 1 };
-}
-
-interface Fence {
-  info: string;
-  body: string;
-  line: number;
-}
-
-function scanFences(lines: string[], start: number, file: string): Fence[] {
-  const fences: Fence[] = [];
-  for (let i = start; i < lines.length; i++) {
-    const open = FENCE.exec(lines[i] as string);
-    if (!open) continue;
-    const marker = open[2] as string;
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length; j++) {
-      const close = FENCE.exec(lines[j] as string);
-      if (close && (close[2] as string).startsWith(marker[0] as string) && (close[2] as string).length >= marker.length && !(close[3] as string).trim()) break;
-      body.push(lines[j] as string);
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0]!;
+      const where = lineOfPath(doc, counter, [...issue.path, key]);
+      fail(file, 1 + where, `unknown front matter field '${[...issue.path, key].join('.')}'; known: title, summary, requires.{clusters, addons, capabilities}`);
     }
-    if (j >= lines.length) fail(file, i + 1, `code block opened here is never closed (expected a closing ${marker})`);
-    fences.push({ info: (open[3] as string).trim(), body: body.join('\n'), line: i + 1 });
-    i = j;
+    const field = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), raw);
+    const shown = value === undefined || typeof value === 'object' ? '' : ` ('${String(value)}')`;
+    fail(file, 1 + lineOfPath(doc, counter, issue.path), `front matter field '${field}'${shown} ${issue.message}`);
   }
-  return fences;
+  return { data: parsed.data, bodyStart: end + 1 };
 }
 
-const RUNNABLE: Record<string, Step['language']> = { sh: 'sh', bash: 'sh', shell: 'sh', console: 'sh', js: 'js', javascript: 'js' };
+function stepOf(fence: Fence, language: Step['language'], attrs: string[], file: string): Step {
+  let timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
+  let cleanup = false;
+  for (const attr of attrs) {
+    const t = /^timeout=(\d+)$/.exec(attr);
+    if (t) {
+      timeoutSeconds = Number(t[1]);
+      if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) fail(file, fence.line, `timeout=${t[1]}: give seconds between 1 and ${MAX_TIMEOUT_SECONDS}`);
+    } else if (attr === 'cleanup') {
+      cleanup = true;
+    } else {
+      fail(file, fence.line, `unknown block attribute '${attr}'; known: timeout=<seconds>, cleanup, norun`);
+    }
+  }
+  if (!fence.body.trim()) fail(file, fence.line, `the ${language} block is empty`);
+  return { language, code: fence.body, line: fence.line, endLine: fence.endLine!, indent: fence.indent, timeoutSeconds, cleanup, expectations: [] };
+}
 
-/** Parses a scenario document; malformed documents are rejected with file and line before anything runs. */
+function addExpectation(step: Step | null, fence: Fence, words: string[], file: string): void {
+  const kind = words[0] ?? '';
+  if (!kind) fail(file, fence.line, `an expect block needs a kind: ${EXPECTATION_KINDS.map((k) => `expect ${k}`).join(', ')}`);
+  if (!EXPECTATION_KINDS.includes(kind as ExpectationKind)) fail(file, fence.line, `unknown expectation kind '${kind}'; use one of: ${EXPECTATION_KINDS.join(', ')}`);
+  if (words.length > 1) fail(file, fence.line, `unexpected '${words.slice(1).join(' ')}' after 'expect ${kind}'`);
+  if (!step) fail(file, fence.line, 'an expect block must follow the sh or js block it checks (only prose, other expect blocks or an output block may come between)');
+  const text = fence.body.replace(/^\s*\n/, '').trimEnd();
+  if (kind !== 'fails' && !text.trim()) fail(file, fence.line, `expect ${kind} needs the text to look for`);
+  if (kind === 'fails' && step.expectations.some((e) => e.kind === 'fails')) fail(file, fence.line, 'a block can have only one expect fails');
+  if (kind === 'matches') {
+    try {
+      new RegExp(text, 'm');
+    } catch (err) {
+      fail(file, fence.line, `expect matches: invalid regular expression: ${(err as Error).message}`);
+    }
+  }
+  step.expectations.push({ kind: kind as ExpectationKind, text, line: fence.line, endLine: fence.endLine! });
+}
+
+/**
+ * Parses a scenario document. A malformed one (no or incomplete front matter,
+ * an unclosed block, an unknown expectation kind or block attribute, an
+ * expectation with nothing to check) is rejected with file and line, so that
+ * nothing of it runs.
+ */
 export function parseScenario(text: string, file: string): Scenario {
-  const lines = text.split('\n');
+  const lines = text.replace(/\r\n/g, '\n').split('\n');
   const { data, bodyStart } = parseFrontMatter(lines, file);
   const steps: Step[] = [];
-  for (const fence of scanFences(lines, bodyStart, file)) {
-    const [word = '', ...rest] = fence.info.split(/\s+/);
+  // The step the next expect block would check: set by a command block, kept
+  // by expect and output blocks, cleared by any other block.
+  let checked: Step | null = null;
+  for (const fence of scanFences(lines, bodyStart)) {
+    if (fence.endLine === null) fail(file, fence.line, `code block opened here is never closed (expected a closing ${fence.marker})`);
+    const [word = '', ...rest] = fence.info.split(/\s+/).filter(Boolean);
     if (word === 'expect') {
-      const kind = rest[0] ?? '';
-      if (!EXPECTATION_KINDS.includes(kind as ExpectationKind)) {
-        fail(file, fence.line, `unknown expectation kind '${kind}'; use one of: ${EXPECTATION_KINDS.join(', ')}`);
-      }
-      const last = steps[steps.length - 1];
-      if (!last || last.cleanup) fail(file, fence.line, 'an expect block must follow the command block it checks');
-      if (kind !== 'fails' && !fence.body.trim()) fail(file, fence.line, `expect ${kind} needs the text to look for`);
-      if (kind === 'matches') {
-        try {
-          new RegExp(fence.body.trim(), 'm');
-        } catch (err) {
-          fail(file, fence.line, `expect matches: invalid regular expression: ${(err as Error).message}`);
-        }
-      }
-      last.expectations.push({ kind: kind as ExpectationKind, text: fence.body.trim(), line: fence.line });
+      addExpectation(checked, fence, rest, file);
       continue;
     }
+    if (word === 'output') continue; // sample or transcript output for readers; expectations may still follow
     const language = RUNNABLE[word];
-    if (!language || rest.includes('norun')) continue; // yaml, text, output…: shown to readers, not run
-    let timeoutSeconds = DEFAULT_TIMEOUT_SECONDS;
-    for (const attr of rest) {
-      const t = /^timeout=(\d+)$/.exec(attr);
-      if (t) timeoutSeconds = Number(t[1]);
-      else if (attr !== 'cleanup') fail(file, fence.line, `unknown block attribute '${attr}'; known: timeout=<seconds>, cleanup, norun`);
+    if (!language || rest.includes('norun')) {
+      checked = null; // yaml, text, norun examples…: shown to readers, never run
+      continue;
     }
-    steps.push({ language, code: fence.body, line: fence.line, timeoutSeconds, cleanup: rest.includes('cleanup'), expectations: [] });
+    checked = stepOf(fence, language, rest, file);
+    steps.push(checked);
   }
-  if (!steps.some((s) => !s.cleanup)) fail(file, bodyStart + 1, 'the document has no command block to run');
+  if (!steps.some((s) => !s.cleanup)) fail(file, bodyStart + 1, 'the document has no sh or js block to run');
   return {
     name: path.basename(file).replace(/\.md$/, ''),
     file,
     title: data.title,
     summary: data.summary,
-    requires: { clusters: data.requires?.clusters ?? [], addons: data.requires?.addons ?? [], capabilities: data.requires?.capabilities ?? [] },
+    requires: { clusters: data.requires.clusters, addons: [...data.requires.addons], capabilities: [...data.requires.capabilities] },
     steps,
     lines,
   };

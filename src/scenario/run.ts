@@ -1,129 +1,143 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { checkExpectation } from './expect.js';
-import type { ScenarioEnvironment } from './environment.js';
+import { blockEnvironment, type ScenarioEnvironment } from './environment.js';
+import { executeBlock } from './execute.js';
+import { judgeStep } from './expect.js';
 import type { Scenario, ScenarioResult, Step, StepResult } from './types.js';
 
-export interface RunEvents {
-  onStep?: (scenario: Scenario, step: Step, index: number) => void;
-  onStepDone?: (scenario: Scenario, result: StepResult, index: number) => void;
-}
-
-const MAX_OUTPUT = 1 << 20;
-
-/** JavaScript blocks get zx's `$` and a `waitFor(check, {timeout})` that polls until check() is truthy. */
-function jsProgram(code: string): string {
-  const zx = import.meta.resolve('zx');
-  return [
-    `import { $, fs, path } from ${JSON.stringify(zx)};`,
-    '$.verbose = false;',
-    'const waitFor = async (check, { timeout = 60000, interval = 500 } = {}) => {',
-    '  const deadline = Date.now() + timeout; let last;',
-    '  while (Date.now() < deadline) { try { last = await check(); if (last) return last; } catch (e) { last = e; } await new Promise((r) => setTimeout(r, interval)); }',
-    '  throw new Error(`waitFor: condition not met within ${timeout} ms (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);',
-    '};',
-    code,
-  ].join('\n');
-}
-
-/** Shell blocks run with bash -euo pipefail; exported variables carry over to later blocks of the same document. */
-function shProgram(code: string, stateFile: string): string {
-  const q = JSON.stringify(stateFile);
-  return [`if [ -f ${q} ]; then . ${q}; fi`, `trap 'export -p > ${q}' EXIT`, code].join('\n');
-}
-
-function execute(step: Step, env: NodeJS.ProcessEnv, stateFile: string, cwd: string): Promise<{ exitCode: number | null; output: string; timedOut: boolean }> {
-  const [file, args] =
-    step.language === 'sh' ? ['bash', ['-euo', 'pipefail', '-c', shProgram(step.code, stateFile)]] : [process.execPath, ['--input-type=module', '-e', jsProgram(step.code)]];
-  return new Promise((resolve) => {
-    const child = spawn(file as string, args as string[], { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      if (output.length < MAX_OUTPUT) output += chunk.toString('utf8');
-    };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-(child.pid as number), 'SIGKILL'); // the whole group: nothing the block started survives
-      } catch {
-        /* already gone */
-      }
-    }, step.timeoutSeconds * 1000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      resolve({ exitCode: null, output: `could not start ${file}: ${err.message}`, timedOut });
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ exitCode: code, output, timedOut });
-    });
-  });
-}
-
-export async function runStep(step: Step, env: NodeJS.ProcessEnv, stateFile: string, cwd: string): Promise<StepResult> {
-  const started = Date.now();
-  const { exitCode, output, timedOut } = await execute(step, env, stateFile, cwd);
-  const durationMs = Date.now() - started;
-  if (timedOut) return { step, status: 'failed', exitCode, output, durationMs, failure: `timed out after ${step.timeoutSeconds} s (process group killed)` };
-  const expectations = step.expectations.length ? step.expectations : [{ kind: 'contains' as const, text: '', line: step.line }];
-  for (const e of expectations) {
-    const why = e.text === '' && e.kind === 'contains' ? (exitCode === 0 ? null : `the command failed with exit status ${String(exitCode)}`) : checkExpectation(e, output, exitCode);
-    if (why) return { step, status: 'failed', exitCode, output, durationMs, failure: why };
-  }
-  return { step, status: 'passed', exitCode, output, durationMs };
-}
-
 /** Why the lab cannot run this scenario, or null. */
-export function missingRequirement(scenario: Scenario, env: ScenarioEnvironment): string | null {
+export function missingRequirement(scenario: Scenario, env: Pick<ScenarioEnvironment, 'clusters' | 'addons' | 'capabilities'>): string | null {
+  const lacks: string[] = [];
   const clusters = scenario.requires.clusters.filter((c) => !env.clusters.includes(c));
-  if (clusters.length) return `the lab has no cluster ${clusters.join(', ')}`;
+  if (clusters.length) lacks.push(`no cluster ${clusters.join(', ')}`);
   const addons = scenario.requires.addons.filter((a) => !env.addons.includes(a));
-  if (addons.length) return `the lab does not install ${addons.join(', ')}`;
+  if (addons.length) lacks.push(`no addon ${addons.join(', ')}`);
   const caps = scenario.requires.capabilities.filter((c) => !env.capabilities.includes(c));
-  if (caps.length) return `the lab lacks ${caps.join(', ')}`;
-  return null;
+  if (caps.length) lacks.push(`no capability ${caps.join(', ')}`);
+  return lacks.length ? `the lab has ${lacks.join('; ')}` : null;
 }
 
-/** Runs a scenario's blocks in order; after a failure only cleanup blocks run, and they always run. */
-export async function runScenario(scenario: Scenario, env: ScenarioEnvironment, events: RunEvents = {}): Promise<ScenarioResult> {
-  const started = Date.now();
-  const missing = missingRequirement(scenario, env);
-  if (missing) return { name: scenario.name, title: scenario.title, status: 'skipped', skipReason: missing, durationMs: 0, steps: [] };
-  const work = await fs.mkdtemp(path.join(os.tmpdir(), `ocm-lab-scenario-${scenario.name}-`));
-  const stateFile = path.join(work, '.exported-env');
-  const results: StepResult[] = [];
-  let failed = false;
-  try {
-    for (const [index, step] of scenario.steps.entries()) {
-      if (failed && !step.cleanup) {
-        results.push({ step, status: 'not-run', exitCode: null, output: '', durationMs: 0 });
-        continue;
-      }
-      events.onStep?.(scenario, step, index);
-      const result = await runStep(step, { ...env.env }, stateFile, work);
-      results.push(result);
-      events.onStepDone?.(scenario, result, index);
-      if (result.status === 'failed') failed = true;
-    }
-  } finally {
-    await fs.rm(work, { recursive: true, force: true });
+export interface StepOptions {
+  signal?: AbortSignal;
+  onOutput?: (chunk: string) => void;
+}
+
+/**
+ * One document being run, a block at a time. After a failure only cleanup
+ * blocks run (the others are recorded as not run); cleanup blocks always run.
+ * Blocks share a temporary working directory and the variables they export.
+ */
+export class ScenarioRun {
+  readonly results: StepResult[] = [];
+  private readonly started = Date.now();
+  private failed = false;
+
+  private constructor(
+    readonly scenario: Scenario,
+    private readonly environment: ScenarioEnvironment,
+    private readonly workDir: string,
+  ) {}
+
+  static async start(scenario: Scenario, environment: ScenarioEnvironment): Promise<ScenarioRun> {
+    const workDir = await fs.mkdtemp(path.join(os.tmpdir(), `ocm-lab-scenario-${scenario.name}-`));
+    return new ScenarioRun(scenario, environment, workDir);
   }
-  return { name: scenario.name, title: scenario.title, status: failed ? 'failed' : 'passed', durationMs: Date.now() - started, steps: results };
+
+  get hasFailed(): boolean {
+    return this.failed;
+  }
+
+  async runStep(step: Step, options: StepOptions = {}): Promise<StepResult> {
+    let result: StepResult;
+    if (this.failed && !step.cleanup) {
+      result = { step, status: 'not-run', exitCode: null, output: '', durationMs: 0 };
+    } else if (options.signal?.aborted && !step.cleanup) {
+      result = { step, status: 'failed', exitCode: null, output: '', durationMs: 0, failure: 'interrupted before it started' };
+    } else {
+      result = await this.execute(step, options);
+    }
+    if (result.status === 'failed') this.failed = true;
+    this.results.push(result);
+    return result;
+  }
+
+  private async execute(step: Step, options: StepOptions): Promise<StepResult> {
+    const outcome = await executeBlock({
+      language: step.language,
+      code: step.code,
+      timeoutSeconds: step.timeoutSeconds,
+      env: { ...blockEnvironment(this.environment), OCM_LAB_SCENARIO: this.scenario.name },
+      cwd: this.workDir,
+      stateFile: path.join(this.workDir, '.exported-variables'),
+      source: { file: this.scenario.file, line: step.line },
+      // Cleanup blocks run even when the run was interrupted: they leave the lab as it was.
+      signal: step.cleanup ? undefined : options.signal,
+      onOutput: options.onOutput,
+    });
+    const base = { step, exitCode: outcome.exitCode, output: outcome.output, durationMs: outcome.durationMs };
+    if (outcome.timedOut) return { ...base, status: 'failed', failure: `timed out after ${step.timeoutSeconds} s (its process group was killed); raise it with timeout=<seconds> on the block` };
+    if (outcome.interrupted) return { ...base, status: 'failed', failure: 'interrupted (its process group was killed)' };
+    const verdict = judgeStep(step, outcome.output, outcome.exitCode);
+    if (verdict.failure) return { ...base, status: 'failed', failure: verdict.failure, ...(verdict.expectation ? { failedExpectation: verdict.expectation } : {}) };
+    return { ...base, status: 'passed' };
+  }
+
+  /** Removes the working directory and sums up. */
+  async finish(): Promise<ScenarioResult> {
+    await fs.rm(this.workDir, { recursive: true, force: true });
+    const { scenario } = this;
+    return { name: scenario.name, title: scenario.title, status: this.failed ? 'failed' : 'passed', durationMs: Date.now() - this.started, steps: this.results };
+  }
 }
 
-/** What a person needs to see when a step fails: where, what ran, what was expected, what came out. */
-export function describeFailure(scenario: Scenario, result: StepResult): string {
+export function skippedResult(scenario: Scenario, reason: string): ScenarioResult {
+  return { name: scenario.name, title: scenario.title, status: 'skipped', skipReason: reason, durationMs: 0, steps: [] };
+}
+
+export interface RunScenarioOptions {
+  signal?: AbortSignal;
+  onStep?: (step: Step) => void;
+  onStepDone?: (result: StepResult) => void;
+}
+
+/** Runs one document without progress display: skipped when the lab lacks what it requires. */
+export async function runScenario(scenario: Scenario, environment: ScenarioEnvironment, options: RunScenarioOptions = {}): Promise<ScenarioResult> {
+  const missing = missingRequirement(scenario, environment);
+  if (missing) return skippedResult(scenario, missing);
+  const run = await ScenarioRun.start(scenario, environment);
+  try {
+    for (const step of scenario.steps) {
+      options.onStep?.(step);
+      const result = await run.runStep(step, { signal: options.signal });
+      options.onStepDone?.(result);
+    }
+  } catch (err) {
+    await run.finish().catch(() => undefined);
+    throw err;
+  }
+  return run.finish();
+}
+
+/** One line naming a step: where it is and how its code starts. */
+export function stepTitle(scenario: Pick<Scenario, 'name'>, step: Step): string {
+  const first = step.code.trim().split('\n')[0] ?? '';
+  const more = step.code.trim().includes('\n') ? ' …' : '';
+  return `${scenario.name}.md:${step.line}${step.cleanup ? ' (cleanup)' : ''}  ${first.length > 80 ? `${first.slice(0, 79)}…` : first}${more}`;
+}
+
+/** What a person needs when a step fails: where, what ran, what was expected, what came out. */
+export function describeFailure(scenario: Pick<Scenario, 'file'>, result: StepResult): string {
+  const { step } = result;
+  const expected = result.failedExpectation
+    ? [`--- expected (expect ${result.failedExpectation.kind}, line ${result.failedExpectation.line}) ---`, result.failedExpectation.text || '(a failure)']
+    : [`--- expected ---`, step.expectations.some((e) => e.kind === 'fails') ? 'the command to fail' : `the command to succeed within ${step.timeoutSeconds} s`];
   return [
-    `${scenario.file}:${result.step.line}: step failed: ${result.failure ?? ''}`,
-    '--- command ---',
-    result.step.code.trimEnd(),
-    ...result.step.expectations.map((e) => `--- expected (${e.kind}, line ${e.line}) ---\n${e.text}`),
-    `--- output (exit status ${String(result.exitCode)}) ---`,
-    result.output.trimEnd() || '(nothing)',
+    `${scenario.file}:${step.line}: step failed: ${result.failure ?? ''}`,
+    `--- command (${step.language}, line ${step.line}) ---`,
+    step.code.trimEnd(),
+    ...expected,
+    `--- output (exit status ${result.exitCode === null ? 'none' : result.exitCode}, ${(result.durationMs / 1000).toFixed(1)} s) ---`,
+    result.output.trimEnd() || '(no output)',
   ].join('\n');
 }
