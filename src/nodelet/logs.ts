@@ -34,7 +34,7 @@ export async function podLogFile(req: PodLogRequest): Promise<string> {
   let container = req.container;
   if (!container) {
     if (containers.length !== 1) {
-      throw new InvalidInputError(`pod ${req.namespace}/${req.pod} has ${containers.length ? `containers ${containers.join(', ')}` : 'no container logs yet'}; name one with -c`);
+      throw new InvalidInputError(`pod ${req.namespace}/${req.pod} has ${containers.length ? `containers ${containers.join(', ')}` : 'no container logs yet'}; name one with --container`);
     }
     container = containers[0] as string;
   } else if (!containers.includes(container)) {

@@ -105,7 +105,7 @@ describe('ocm-lab logs file lookup', () => {
     expect((missing as Error).message).toBe('pod team/nope has no logs on cluster cluster1: the nodelet is not running it');
     const ambiguous = await podLogFile({ ...base(), pod: 'two' }).catch((e: unknown) => e);
     expect(code(ambiguous)).toBe(ExitCode.invalidInput);
-    expect((ambiguous as Error).message).toContain('containers a, b; name one with -c');
+    expect((ambiguous as Error).message).toContain('containers a, b; name one with --container');
     expect(code(await podLogFile({ ...base(), pod: 'two', container: 'zzz' }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
     expect(code(await podLogFile({ ...base(), pod: 'one', previous: true }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
   });

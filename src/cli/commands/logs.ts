@@ -18,7 +18,7 @@ export const logsCommand: CommandModule<GlobalOptions, Args> = {
     y
       .positional('cluster', { type: 'string', demandOption: true, describe: 'cluster name, e.g. cluster1' })
       .positional('pod', { type: 'string', demandOption: true, describe: '<namespace>/<pod>' })
-      .option('container', { alias: 'c', type: 'string', describe: 'container name (needed when the pod has several)' })
+      .option('container', { type: 'string', describe: 'container name (needed when the pod has several; -c is the global --config)' })
       .option('previous', { alias: 'p', type: 'boolean', default: false, describe: 'the run before the last restart' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
