@@ -30,6 +30,12 @@ export interface TunnelClientOptions {
   dialTimeoutMs?: number;
 }
 
+/** The shape of undici's `connect` option (undici is not a dependency of ours). */
+export type UndiciConnector = (
+  options: { hostname: string; port: string | number; protocol: string; servername?: string | null },
+  callback: (err: Error | null, socket: Duplex | null) => void,
+) => void;
+
 export class TunnelDialError extends Error {
   constructor(readonly address: string, readonly reason: string) {
     super(`tunnel dial to ${address} failed: ${reason}`);
@@ -44,6 +50,11 @@ export interface TunnelClient {
   httpsAgent(tlsOptions?: https.AgentOptions): https.Agent;
   /** An http.Agent for plain HTTP through the tunnel. */
   httpAgent(options?: http.AgentOptions): http.Agent;
+  /**
+   * A `connect` function for undici (`new undici.Agent({ connect })`): undici
+   * calls it with the origin's hostname/port/protocol and takes the socket.
+   */
+  undiciConnector(tlsOptions?: tls.ConnectionOptions): UndiciConnector;
   close(): void;
 }
 
@@ -236,6 +247,27 @@ class GrpcTunnelClient implements TunnelClient {
       }
     }
     return new TunnelHttpAgent({ keepAlive: true, ...options });
+  }
+
+  undiciConnector(tlsOptions: tls.ConnectionOptions = {}): UndiciConnector {
+    return (options, callback) => {
+      const https = options.protocol === 'https:';
+      const port = options.port === '' || options.port === undefined ? (https ? 443 : 80) : Number(options.port);
+      this.dial(`${options.hostname}:${port}`).then(
+        (raw) => {
+          if (!https) return callback(null, raw);
+          const servername = options.servername ?? (/^[\d.]+$|:/.test(options.hostname) ? undefined : options.hostname);
+          const secure = tls.connect({ ...tlsOptions, socket: raw as unknown as net.Socket, ALPNProtocols: ['http/1.1'], ...(servername ? { servername } : {}) });
+          const onError = (err: Error): void => callback(err, null);
+          secure.once('error', onError);
+          secure.once('secureConnect', () => {
+            secure.off('error', onError);
+            callback(null, secure);
+          });
+        },
+        (err: Error) => callback(err, null),
+      );
+    };
   }
 
   close(): void {

@@ -4,7 +4,7 @@ export type { ProxyServer, ProxyServerOptions, ListenAddress, ServerTLS } from '
 export { startProxyAgent } from './agent.js';
 export type { ProxyAgent, ProxyAgentOptions } from './agent.js';
 export { createTunnelClient, TunnelDialError, TunnelSocket } from './client.js';
-export type { TunnelClient, TunnelClientOptions } from './client.js';
+export type { TunnelClient, TunnelClientOptions, UndiciConnector } from './client.js';
 export { parseAgentIdentifiers, formatAgentIdentifiers } from './identifiers.js';
 export type { AgentIdentifiers } from './identifiers.js';
 export { parseStrategies, STRATEGIES } from './strategy.js';

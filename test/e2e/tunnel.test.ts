@@ -112,6 +112,23 @@ describe('tunnel on loopback', () => {
     expect(many).toEqual(Array.from({ length: 20 }, (_v, i) => `200 path /r${i}`));
   });
 
+  it('hands undici a TLS socket through the tunnel from its connect function', async () => {
+    const { c } = await stack((sock) => {
+      const srv = tls.createServer({ cert: pki.target.certPem, key: pki.target.keyPem }, (s) => s.end('hello from cluster1'));
+      srv.emit('connection', sock);
+    });
+    const connect = c.undiciConnector({ ca: pki.caPem });
+    const socket = await new Promise<NodeJS.ReadableStream>((resolve, reject) =>
+      connect({ hostname: 'cluster1', port: '', protocol: 'https:' }, (err, s) => (err ? reject(err) : resolve(s!))),
+    );
+    let text = '';
+    for await (const chunk of socket) text += String(chunk);
+    expect(text).toBe('hello from cluster1');
+    await expect(
+      new Promise((resolve, reject) => connect({ hostname: 'cluster9', port: 443, protocol: 'https:' }, (err, s) => (err ? reject(err) : resolve(s)))),
+    ).rejects.toThrow(NO_AGENT_AVAILABLE);
+  });
+
   it('answers a dial for a host no agent serves at once with "No agent available"', async () => {
     const { c } = await stack();
     const started = Date.now();
