@@ -15,12 +15,13 @@ const frontMatterSchema = z.strictObject({
   summary: z.string({ error: 'is required: a sentence or two on what the document shows' }).trim().min(1, { error: 'must not be empty' }),
   requires: z.strictObject(
     {
-      clusters: z.array(clusterName, { error: 'is required: the clusters the document uses, e.g. [hub, cluster1]' }).min(1, { error: 'must name at least one cluster' }),
+      clusters: z.array(clusterName, { error: 'must list the clusters the document uses, e.g. [hub, cluster1]' }).default([]),
       addons: z.array(z.enum(ADDON_NAMES, { error: `is not an addon ocm-lab knows (${ADDON_NAMES.join(', ')})` })).default([]),
       capabilities: z.array(z.enum(KNOWN_CAPABILITIES, { error: `is not a capability a lab reports (${KNOWN_CAPABILITIES.join(', ')})` })).default([]),
     },
-    { error: 'is required: requires: { clusters: [...], addons: [...], capabilities: [...] }' },
-  ),
+    { error: 'must be a mapping: requires: { clusters: [...], addons: [...], capabilities: [...] }' },
+  )
+  .default({ clusters: [], addons: [], capabilities: [] }),
 });
 
 const RUNNABLE: Record<string, Step['language']> = { sh: 'sh', bash: 'sh', shell: 'sh', js: 'js', javascript: 'js' };
@@ -56,7 +57,7 @@ interface FrontMatter {
 }
 
 function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
-  if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and requires');
+  if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and (unless it needs nothing) requires');
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
   if (end < 0) fail(file, 1, 'front matter opened here is never closed with ---');
   const counter = new LineCounter();

@@ -96,6 +96,7 @@ export async function runScenarios(scenarios: readonly Scenario[], environment: 
                       : undefined,
                   });
                   if (r.status === 'not-run') t.skip(`${stepTitle(scenario, step)}: not run`);
+                  else t.title = `${stepTitle(scenario, step)}  [${(r.durationMs / 1000).toFixed(1)} s]`;
                   if (r.status === 'failed') throw new Error((r.failure ?? 'failed').split('\n')[0]);
                 },
                 rendererOptions: { persistentOutput: false, outputBar: 1 },
@@ -113,7 +114,7 @@ export async function runScenarios(scenarios: readonly Scenario[], environment: 
       if (options.signal?.aborted) stopReason = 'interrupted';
       if (result.status === 'failed') {
         if (!keepGoing) stopReason ??= `${scenario.name} failed`;
-        throw new Error(`${scenario.name} failed`);
+        throw new Error(`failed at ${result.steps.filter((s) => s.status === 'failed').map((s) => `${scenario.name}.md:${s.step.line}`).join(', ')}`);
       }
     },
   }));

@@ -6,16 +6,16 @@ import { executeBlock } from './execute.js';
 import { judgeStep } from './expect.js';
 import type { Scenario, ScenarioResult, Step, StepResult } from './types.js';
 
-/** Why the lab cannot run this scenario, or null. */
+/** Why the lab cannot run this scenario (`the lab lacks …`), or null. */
 export function missingRequirement(scenario: Scenario, env: Pick<ScenarioEnvironment, 'clusters' | 'addons' | 'capabilities'>): string | null {
   const lacks: string[] = [];
-  const clusters = scenario.requires.clusters.filter((c) => !env.clusters.includes(c));
-  if (clusters.length) lacks.push(`no cluster ${clusters.join(', ')}`);
-  const addons = scenario.requires.addons.filter((a) => !env.addons.includes(a));
-  if (addons.length) lacks.push(`no addon ${addons.join(', ')}`);
-  const caps = scenario.requires.capabilities.filter((c) => !env.capabilities.includes(c));
-  if (caps.length) lacks.push(`no capability ${caps.join(', ')}`);
-  return lacks.length ? `the lab has ${lacks.join('; ')}` : null;
+  const note = (one: string, many: string, names: string[]) => {
+    if (names.length) lacks.push(`${names.length === 1 ? one : many} ${names.join(', ')}`);
+  };
+  note('cluster', 'clusters', scenario.requires.clusters.filter((c) => !env.clusters.includes(c)));
+  note('addon', 'addons', scenario.requires.addons.filter((a) => !env.addons.includes(a)));
+  note('capability', 'capabilities', scenario.requires.capabilities.filter((c) => !env.capabilities.includes(c)));
+  return lacks.length ? `the lab lacks ${lacks.join('; ')}` : null;
 }
 
 export interface StepOptions {
@@ -131,7 +131,11 @@ export function describeFailure(scenario: Pick<Scenario, 'file'>, result: StepRe
   const { step } = result;
   const expected = result.failedExpectation
     ? [`--- expected (expect ${result.failedExpectation.kind}, line ${result.failedExpectation.line}) ---`, result.failedExpectation.text || '(a failure)']
-    : [`--- expected ---`, step.expectations.some((e) => e.kind === 'fails') ? 'the command to fail' : `the command to succeed within ${step.timeoutSeconds} s`];
+    : [
+        '--- expected ---',
+        step.expectations.some((e) => e.kind === 'fails') ? 'the command to fail' : `the command to succeed within ${step.timeoutSeconds} s`,
+        ...step.expectations.filter((e) => e.kind !== 'fails').map((e) => `and then (expect ${e.kind}, line ${e.line}):\n${e.text}`),
+      ];
   return [
     `${scenario.file}:${step.line}: step failed: ${result.failure ?? ''}`,
     `--- command (${step.language}, line ${step.line}) ---`,

@@ -147,7 +147,7 @@ describe('running documents', () => {
   it('skips documents the lab cannot run, saying what is missing', async () => {
     const s = parseScenario(doc(block('sh', 'echo'), 'title: T\nsummary: S\nrequires:\n  clusters: [hub, cluster9]\n  addons: [cluster-proxy]\n  capabilities: [ocm, control-plane]\n'), '/d/req.md');
     const r = await runScenario(s, env());
-    expect(r).toMatchObject({ status: 'skipped', skipReason: 'the lab has no cluster cluster9; no addon cluster-proxy; no capability ocm', steps: [] });
+    expect(r).toMatchObject({ status: 'skipped', skipReason: 'the lab lacks cluster cluster9; addon cluster-proxy; capability ocm', steps: [] });
   });
 
   it('runs several documents: counts, keeps going or stops after a failure', async () => {
@@ -182,7 +182,7 @@ describe('running documents', () => {
     await expect(runConformance(config, { dir, environment: env(), names: ['three'] })).rejects.toMatchObject({ exitCode: 5, hint: 'known scenarios: one, two' });
     await expect(runConformance(config, { dir, environment: env(), names: ['one', 'two'], requireAll: true })).rejects.toMatchObject({
       exitCode: 3,
-      message: "lab 'unit' cannot run two (the lab has no capability ocm)",
+      message: "lab 'unit' cannot run two (the lab lacks capability ocm)",
     });
   });
 });
