@@ -42,7 +42,7 @@ export const PORTS = {
 export const BOOTSTRAP_TOKEN_SECONDS = 365 * 24 * 3600;
 
 export type HubComponent = 'addon-webhook' | 'registration-controller' | 'addon-manager' | 'placement-controller';
-/** Start order on the hub: the webhook must answer before anything reads addons as v1beta1. */
+/** The hub's OCM processes (started side by side once the CRDs are Established). */
 export const HUB_COMPONENTS: HubComponent[] = ['addon-webhook', 'registration-controller', 'addon-manager', 'placement-controller'];
 export const KLUSTERLET_COMPONENT = 'klusterlet-agent';
 

@@ -6,7 +6,7 @@ import { logTail } from '../runtime/local/process.js';
 import type { LocalContext } from '../runtime/local/runtime.js';
 import type { Step } from '../runtime/types.js';
 import { acceptClusters, type AcceptDiagnostics } from './accept.js';
-import { KLUSTERLET_COMPONENT } from './constants.js';
+import { HUB_COMPONENTS, KLUSTERLET_COMPONENT } from './constants.js';
 import { OCM_API_MODULE, OCM_API_VERSION } from './crds.js';
 import { conversionWebhookUrl, ensureHubBootstrapObjects, ensureHubProcesses, ensureWebhookCertificate, installHubCrds } from './hub.js';
 import { ensureBootstrapKubeconfig, ensureKlusterlet, prepareSpoke } from './join.js';
@@ -47,6 +47,35 @@ export function acceptDiagnostics(ctx: LocalContext): AcceptDiagnostics {
   };
 }
 
+/** The hub's API objects: CRDs (addon CRDs pointed at the webhook) and the bootstrap identity. */
+async function hubObjectsStep(ctx: LocalContext, state: OcmState): Promise<string> {
+  const hub = hubOf(ctx);
+  const pki = need(ctx.pki.get(hub.name), `PKI of ${hub.name}`);
+  const layout = ocmLayout(hub);
+  await fs.mkdir(layout.dir, { recursive: true, mode: 0o700 });
+  const clients = kubeClients(layout.adminKubeconfig);
+  const caBundlePem = await fs.readFile(pki.caCert, 'utf8');
+  const [crds, created] = await Promise.all([
+    installHubCrds(clients, need(state.apiModuleDir, 'OCM API module'), { url: conversionWebhookUrl(hub), caBundlePem }),
+    ensureHubBootstrapObjects(clients),
+  ]);
+  return [crds.applied.length ? `${crds.applied.length} CRDs applied` : 'CRDs current', created ? `${created} bootstrap objects created` : null].filter(Boolean).join('; ');
+}
+
+/**
+ * The hub's processes: the conversion webhook and the controllers side by
+ * side (the CRDs may name the webhook before it answers; only v1beta1 addon
+ * requests need it).
+ */
+async function hubProcessesStep(ctx: LocalContext, state: OcmState, progress: (line: string) => void): Promise<string> {
+  const options = { timeoutMs: ctx.options.readyTimeoutMs ?? DEFAULT_TIMEOUT_MS, progress };
+  const hub = hubOf(ctx);
+  const layout = ocmLayout(hub);
+  const cert = await ensureWebhookCertificate(hub, need(ctx.pki.get(hub.name), `PKI of ${hub.name}`), layout);
+  const started = await ensureHubProcesses(hub, need(state.binaries, 'OCM binaries'), layout, HUB_COMPONENTS, options);
+  return [cert === 'issued' ? 'webhook certificate issued' : null, started.length ? `started ${started.join(', ')}` : 'all running'].filter(Boolean).join('; ');
+}
+
 /**
  * The `up` steps that install upstream OCM on a lab whose control planes are
  * ready: binaries and CRD source, the hub (conversion webhook, CRDs, bootstrap
@@ -72,54 +101,41 @@ export function ocmSteps(): Step<LocalContext>[] {
       },
     },
     {
-      title: 'OCM hub',
-      run: async (ctx, progress) => {
-        const hub = hubOf(ctx);
-        const pki = need(ctx.pki.get(hub.name), `PKI of ${hub.name}`);
-        const binaries = need(state.binaries, 'OCM binaries');
-        const layout = ocmLayout(hub);
-        const options = { timeoutMs: timeout(ctx), progress };
-        await fs.mkdir(layout.dir, { recursive: true, mode: 0o700 });
-        const cert = await ensureWebhookCertificate(hub, pki, layout);
-        const started = await ensureHubProcesses(hub, binaries, layout, ['addon-webhook'], options);
-        const clients = kubeClients(layout.adminKubeconfig);
-        const caBundlePem = await fs.readFile(pki.caCert, 'utf8');
-        const [crds] = await Promise.all([
-          installHubCrds(clients, need(state.apiModuleDir, 'OCM API module'), { url: conversionWebhookUrl(hub), caBundlePem }),
-          ensureHubBootstrapObjects(clients),
-        ]);
-        started.push(...(await ensureHubProcesses(hub, binaries, layout, ['registration-controller', 'addon-manager', 'placement-controller'], options)));
-        const parts = [
-          crds.applied.length ? `${crds.applied.length} CRDs applied` : 'CRDs current',
-          cert === 'issued' ? 'webhook certificate issued' : null,
-          started.length ? `started ${started.join(', ')}` : 'all running',
-        ];
-        return parts.filter(Boolean).join('; ');
-      },
+      title: 'OCM CRDs and bootstrap identity',
+      concurrent: true,
+      children: (ctx) => [
+        { title: 'hub: OCM CRDs and bootstrap identity', run: async (c) => hubObjectsStep(c, state) },
+        ...ctx.clusters
+          .filter((cl) => !cl.hub)
+          .map((spoke) => ({
+            title: `${spoke.name}: agent namespaces and CRDs`,
+            run: async () => {
+              const prepared = await prepareSpoke(kubeClients(ocmLayout(spoke).adminKubeconfig), need(state.apiModuleDir, 'OCM API module'));
+              return prepared.crdsApplied.length || prepared.createdNamespaces ? `${prepared.crdsApplied.length} CRDs applied, ${prepared.createdNamespaces} namespaces created` : 'current';
+            },
+          })),
+      ],
     },
     {
-      title: 'OCM join',
+      // Agents register (ManagedCluster + CSR) while the hub controllers start: neither waits for the other.
+      title: 'OCM processes',
       concurrent: true,
-      children: (ctx) =>
-        ctx.clusters
-          .filter((c) => !c.hub)
+      children: (ctx) => [
+        { title: 'OCM hub', run: async (c, progress) => hubProcessesStep(c, state, progress) },
+        ...ctx.clusters
+          .filter((cl) => !cl.hub)
           .map((spoke) => ({
             title: `${spoke.name}: klusterlet`,
-            run: async (c, progress) => {
+            run: async (c: LocalContext, progress: (line: string) => void) => {
               const hub = hubOf(c);
               const hubPki = need(c.pki.get(hub.name), `PKI of ${hub.name}`);
               const layout = ocmLayout(spoke);
-              const prepared = await prepareSpoke(kubeClients(layout.adminKubeconfig), need(state.apiModuleDir, 'OCM API module'));
               const bootstrap = await ensureBootstrapKubeconfig(kubeClients(ocmLayout(hub).adminKubeconfig), hub, await fs.readFile(hubPki.caCert, 'utf8'), layout);
               const agent = await ensureKlusterlet(spoke, need(state.binaries, 'OCM binaries'), layout, { timeoutMs: timeout(c), progress });
-              const parts = [
-                prepared.crdsApplied.length ? `${prepared.crdsApplied.length} CRDs applied` : null,
-                bootstrap === 'written' ? `bootstrap kubeconfig for ${hub.apiServerUrl}` : null,
-                agent === 'started' ? 'agent started' : 'agent running',
-              ];
-              return parts.filter(Boolean).join('; ');
+              return [bootstrap === 'written' ? `bootstrap kubeconfig for ${hub.apiServerUrl}` : null, agent === 'started' ? 'agent started' : 'agent running'].filter(Boolean).join('; ');
             },
           })),
+      ],
     },
     {
       title: 'OCM accept',

@@ -235,7 +235,8 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     const uids = [await uid('cluster1'), await uid('cluster2')];
     const csrNames = (await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata?.name).sort();
     const result = await upLab(config, { renderer: 'silent' });
-    const ocmResults = result.steps.filter((s) => s.title.startsWith('OCM') || s.title.endsWith('klusterlet')).map((s) => s.result);
+    const ocmResults = result.steps.filter((s) => /OCM|klusterlet|agent namespaces/.test(s.title)).map((s) => s.result);
+    expect(ocmResults.length).toBeGreaterThanOrEqual(7);
     expect(ocmResults.join('\n')).not.toMatch(/started|applied|written|issued|approved/);
     expect(await ocmPids()).toEqual(pids);
     expect([await uid('cluster1'), await uid('cluster2')]).toEqual(uids);
