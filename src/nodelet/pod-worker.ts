@@ -35,6 +35,8 @@ export interface NodeletContext {
 /** Token lifetime the kubelet asks for; the API server extends such pod-bound tokens for old clients. */
 const KUBECONFIG_TOKEN_SECONDS = 3607;
 const CONFIG_RETRY_MS = { initial: 2_000, max: 60_000 };
+/** Quick, silent retries (200 ms doubling) of a 403 right after binding. */
+const GRAPH_LAG_RETRIES = 4;
 
 interface Slot {
   spec: Container;
@@ -98,6 +100,7 @@ export class PodWorker {
   private prepared = false;
   private prepareError: ContainerStartError | undefined;
   private prepareFailures = 0;
+  private graphLagRetries = 0;
   private prepareTimer: NodeJS.Timeout | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
   private statusTimer: NodeJS.Timeout | undefined;
@@ -172,6 +175,14 @@ export class PodWorker {
         this.prepareError = undefined;
         this.scheduleResync();
       } catch (err) {
+        // Right after binding, the Node authorizer's graph may not link this node to the pod yet: 403 for a moment.
+        if (isStatus(err, 403) && this.graphLagRetries < GRAPH_LAG_RETRIES) {
+          this.prepareTimer = setTimeout(() => {
+            this.prepareTimer = undefined;
+            this.kick();
+          }, 200 * 2 ** this.graphLagRetries++);
+          return;
+        }
         const e = err instanceof ContainerStartError ? err : new ContainerStartError('CreateContainerConfigError', (err as Error).message);
         this.prepareError = e;
         for (const s of this.slots) if (!s.proc) s.state = { ...s.state, state: { waiting: { reason: e.reason, message: e.message } }, ready: false };

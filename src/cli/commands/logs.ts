@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { CommandModule } from 'yargs';
@@ -28,8 +29,12 @@ export const logsCommand: CommandModule<GlobalOptions, Args> = {
     }
     const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(argv.pod);
     if (!m) throw new InvalidInputError(`'${argv.pod}' is not <namespace>/<pod>`, { hint: 'e.g. ocm-lab logs cluster1 default/web-7d4b9c-x2x8q' });
+    const clusterDir = path.join(labDir(config.name), 'clusters', cluster.name);
+    await fs.access(clusterDir).catch(() => {
+      throw new NotFoundError(`lab '${config.name}' is not up (${clusterDir} does not exist)`, { hint: "name the lab with --config, or run 'ocm-lab up'" });
+    });
     const file = await podLogFile({
-      clusterDir: path.join(labDir(config.name), 'clusters', cluster.name),
+      clusterDir,
       cluster: cluster.name,
       namespace: m[1] as string,
       pod: m[3] as string,
