@@ -122,9 +122,10 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   return {
     pids: () => Object.fromEntries([...workers.values()].map((w) => [w.key, w.pids()])),
     stop: async () => {
-      await Promise.all([binder.stop(), reflector.stop(), agent.stop()]);
+      // An API call in flight may hang when the API server is already gone (down stops it too): don't wait long for it.
+      const loops = Promise.all([binder.stop(), reflector.stop(), agent.stop()]);
       await Promise.all([...workers.values()].map((w) => w.shutdown(5_000)));
-      await Promise.all([...removing]);
+      await Promise.race([Promise.all([loops, ...removing]), sleep(1_000)]);
       client.close();
       scheduler.close();
     },
