@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
 
@@ -137,6 +137,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
       const r = await k(cluster, ['get', 'node', `${cluster}-nodelet`, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
       expect(r.stdout, r.stderr).toBe('True');
     }
+    expect((await labStatus(config)).capabilities).toContain('nodelet');
   });
 
   it('runs a Deployment to READY 1/1 as a real process with env, volumes and an RBAC-bound token', async () => {

@@ -16,7 +16,7 @@ import { logTail, processState, readPid, startProcess, stopProcess, type Process
 import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { ocmCapabilities } from '../../ocm/status.js';
 import { ocmSteps } from '../../ocm/steps.js';
-import { nodeletSteps } from '../../nodelet/lab-steps.js';
+import { nodeletCapabilities, nodeletSteps } from '../../nodelet/lab-steps.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -262,7 +262,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       clusters,
       vpcs: net.vpcs,
       isolation: net.isolation,
-      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await ocmCapabilities(config) : [])],
+      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await ocmCapabilities(config) : []), ...(allReady ? await nodeletCapabilities(dir, state.config.clusters.map((c) => c.name)) : [])],
     };
   }
 }
