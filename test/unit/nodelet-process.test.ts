@@ -69,8 +69,10 @@ describe('container processes', () => {
     await new Promise((r) => setTimeout(r, 200));
     await fs.writeFile(path.join(dir, 'main.pid'), `${ours.pid}\n`);
     await fs.writeFile(path.join(dir, 'side.pid'), `${stranger.pid}\n`);
+    // Listen before killing: the exit event may fire while killLeftovers is still awaiting its own I/O.
+    const oursExited = new Promise((r) => ours.once('exit', r));
     expect(await killLeftovers(dir, 'uid-1')).toEqual([ours.pid]);
-    await new Promise((r) => ours.once('exit', r));
+    await oursExited;
     expect(alive(stranger.pid as number)).toBe(true);
     expect((await fs.readdir(dir)).filter((f) => f.endsWith('.pid'))).toEqual([]);
   });
