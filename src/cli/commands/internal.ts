@@ -1,13 +1,21 @@
 import type { CommandModule } from 'yargs';
-import { internalCommands } from './internal/index.js';
+import { loadInternalCommands } from './internal/index.js';
 
-export const internalCommand: CommandModule = {
-  command: 'internal <command>',
-  describe: false, // hidden: entry points the lab starts, not for people
-  builder: (y) => {
-    let b = y;
-    for (const c of internalCommands) b = b.command(c);
-    return b.demandCommand(1);
-  },
-  handler: () => undefined,
-};
+/** `ocm-lab internal <command>` with the subcommands given (see loadInternalCommands). */
+export function internalCommandGroup(subcommands: CommandModule<any, any>[]): CommandModule {
+  return {
+    command: 'internal <command>',
+    describe: false, // hidden: entry points the lab starts, not for people
+    builder: (y) => {
+      let b = y;
+      for (const c of subcommands) b = b.command(c);
+      return b.demandCommand(1);
+    },
+    handler: () => undefined,
+  };
+}
+
+/** The group for process.argv (node, script, "internal", subcommand, …): only the subcommand it names is loaded. */
+export async function internalCommandFor(argv: readonly string[]): Promise<CommandModule> {
+  return internalCommandGroup(await loadInternalCommands(argv[3]));
+}

@@ -1,11 +1,21 @@
 import type { CommandModule } from 'yargs';
-import { proxyServerCommand } from './proxy-server.js';
-import { proxyAgentCommand } from './proxy-agent.js';
-import { nodeletCommand } from './nodelet.js';
-import { testWorkloadCommand } from './test-workload.js';
 
 /**
  * Subcommands of `ocm-lab internal`: entry points the lab itself starts as
- * processes (tunnel server and agent, nodelet, addon managers). Not for people.
+ * processes (tunnel server and agent, nodelet, addon managers and agents). Not
+ * for people. Each is loaded on its own, so a process pays only for its modules.
  */
-export const internalCommands: CommandModule<any, any>[] = [proxyServerCommand, proxyAgentCommand, nodeletCommand, testWorkloadCommand];
+const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
+  'proxy-server': async () => (await import('./proxy-server.js')).proxyServerCommand,
+  'proxy-agent': async () => (await import('./proxy-agent.js')).proxyAgentCommand,
+  nodelet: async () => (await import('./nodelet.js')).nodeletCommand,
+  'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
+  'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
+  'managed-serviceaccount-agent': async () => (await import('./msa-agent.js')).msaAgentCommand,
+};
+
+/** The internal command named `name`, or all of them (for help and unknown names). */
+export async function loadInternalCommands(name?: string): Promise<CommandModule<any, any>[]> {
+  const one = name ? LOADERS[name] : undefined;
+  return one ? [await one()] : Promise.all(Object.values(LOADERS).map((load) => load()));
+}

@@ -1,0 +1,73 @@
+import type { KubeClient } from '../../nodelet/kube-client.js';
+import { isStatus } from '../../nodelet/kube-client.js';
+import { applyObject, collectionPath, setCondition, type Condition } from '../framework/objects.js';
+import type { AddonDefinition } from '../framework/types.js';
+import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
+import { agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, type ManagedProxyConfiguration } from './configuration.js';
+import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
+import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
+
+export interface ClusterProxyOptions {
+  /** The hub address the spokes' agents dial; the default ManagedProxyConfiguration's Hostname entrypoint. */
+  entrypointHost: string;
+}
+
+async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
+  await hub.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
+    if (!isStatus(err, 409)) throw err;
+  });
+}
+
+/** The ManagedProxyConfiguration, created with the lab's defaults when missing (a user's edits are kept). */
+async function ensureProxyConfiguration(hub: KubeClient, entrypointHost: string): Promise<ManagedProxyConfiguration> {
+  const existing = await readProxyConfiguration(hub);
+  if (existing) return existing;
+  return hub.post<ManagedProxyConfiguration>(collectionPath(PROXY_API, 'ManagedProxyConfiguration'), defaultProxyConfiguration(entrypointHost));
+}
+
+async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[]): Promise<void> {
+  const conditions: Condition[] = [...(mpc.status?.conditions ?? [])];
+  const ok = issues.length === 0;
+  let changed = setCondition(conditions, ok
+    ? { type: 'ProxyServerDeployed', status: 'True', reason: 'Deployed', message: 'proxy-server Deployment and Service are applied' }
+    : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') });
+  changed = setCondition(conditions, { type: 'ProxyServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.proxyServer} is signed by ${SECRETS.signer}` }) || changed;
+  changed = setCondition(conditions, { type: 'AgentServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.agentServer} is signed by ${SECRETS.signer}` }) || changed;
+  if (changed) await hub.put(`${proxyConfigurationPath()}/status`, { ...mpc, status: { ...mpc.status, conditions } }).catch(() => undefined);
+}
+
+/**
+ * cluster-proxy on the addon framework: the hub side (signer CA, the proxy-server's
+ * secrets, Deployment and Service from the ManagedProxyConfiguration) on every pass,
+ * and per cluster an agent that opens the tunnel outwards to the Hostname entrypoint.
+ */
+export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition {
+  return {
+    name: CLUSTER_PROXY,
+    displayName: 'cluster-proxy',
+    description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
+    installNamespace: PROXY_NAMESPACE,
+    async reconcileHub(hub) {
+      await ensureNamespace(hub, PROXY_NAMESPACE);
+      const mpc = await ensureProxyConfiguration(hub, options.entrypointHost);
+      const ca = await ensureSignerCA(hub);
+      await ensureCaSecret(hub, ca);
+      const names = proxyServerNames(agentEntrypoint(mpc).host);
+      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, { commonName: 'proxy-server', usages: ['server'], ...names });
+      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.agentServer, { commonName: 'agent-server', usages: ['server'], ...names });
+      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyClient, { commonName: 'proxy-client', usages: ['client'] });
+      const issues: string[] = [];
+      for (const obj of [proxyServerDeployment(mpc), entrypointService()]) {
+        await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
+      }
+      await reportProxyConfiguration(hub, mpc, issues);
+    },
+    async agentManifests(cluster, hub) {
+      const mpc = await readProxyConfiguration(hub);
+      if (!mpc) throw new Error('ManagedProxyConfiguration cluster-proxy does not exist yet');
+      const ca = await ensureSignerCA(hub);
+      const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, { commonName: `cluster-proxy-agent:${cluster}`, usages: ['client'] });
+      return proxyAgentManifests(cluster, mpc, cert, ca.certPem);
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import crypto from 'node:crypto';
+import type { KubeClient } from '../../nodelet/kube-client.js';
+import { createCA, issueCertificate, isSignedBy, type CertificateAuthority, type KeyPairPem } from '../../pki/index.js';
+import { canonicalIp } from '../../pki/names.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
+import { collectionPath, getOrNull, objectPath, type KubeObject } from '../framework/objects.js';
+import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, SECRETS } from './constants.js';
+
+interface Secret extends KubeObject {
+  data?: Record<string, string>;
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : '');
+const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+
+/** The names a proxy-server certificate must carry: the entrypoint host and the in-cluster Service names. */
+export function proxyServerNames(entrypointHost: string): { dnsNames: string[]; ipAddresses: string[] } {
+  const dns = [ENTRYPOINT_SERVICE, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}`, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`, 'localhost'];
+  const ips = ['127.0.0.1'];
+  if (canonicalIp(entrypointHost)) ips.push(entrypointHost);
+  else dns.push(entrypointHost);
+  return { dnsNames: dns, ipAddresses: ips };
+}
+
+function stillGood(pair: KeyPairPem, ca: CertificateAuthority, names?: { dnsNames: string[]; ipAddresses: string[] }): boolean {
+  try {
+    const cert = new crypto.X509Certificate(pair.certPem);
+    if (!isSignedBy(cert, ca.certPem)) return false;
+    if (new Date(cert.validTo).getTime() - Date.now() < RENEW_BEFORE_MS) return false;
+    if (!names) return true;
+    const san = cert.subjectAltName ?? '';
+    return names.dnsNames.every((d) => san.includes(`DNS:${d}`)) && names.ipAddresses.every((ip) => san.includes(`IP Address:${ip}`));
+  } catch {
+    return false;
+  }
+}
+
+async function writeSecret(hub: KubeClient, namespace: string, name: string, data: Record<string, string>, existing: Secret | null, labels: Record<string, string> = {}): Promise<void> {
+  const body: Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { ...(existing?.metadata ?? {}), name, namespace, labels: { ...existing?.metadata.labels, ...labels } },
+    type: name === SECRETS.ca ? 'Opaque' : 'kubernetes.io/tls',
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  };
+  if (existing) await hub.put(objectPath(body), body);
+  else await hub.post(collectionPath('v1', 'Secret', namespace), body);
+}
+
+async function readPair(hub: KubeClient, namespace: string, name: string): Promise<{ secret: Secret | null; pair: KeyPairPem }> {
+  const secret = await getOrNull<Secret>(hub, objectPath({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } }));
+  return { secret, pair: { certPem: unb64(secret?.data?.['tls.crt']), keyPem: unb64(secret?.data?.['tls.key']) } };
+}
+
+/** The self-signed signer CA (upstream's `authentication.signer.type: SelfSigned`), created once. */
+export async function ensureSignerCA(hub: KubeClient): Promise<CertificateAuthority> {
+  const { secret, pair } = await readPair(hub, ADDON_MANAGER_NAMESPACE, SECRETS.signer);
+  if (pair.certPem && pair.keyPem) return pair;
+  const ca = await createCA('cluster-proxy-signer', { validityDays: 3650 });
+  await writeSecret(hub, ADDON_MANAGER_NAMESPACE, SECRETS.signer, { 'tls.crt': ca.certPem, 'tls.key': ca.keyPem }, secret);
+  return ca;
+}
+
+/** A certificate Secret in `namespace`, (re)issued when missing, from another CA, near expiry or lacking a name. */
+export async function ensureCertificateSecret(
+  hub: KubeClient,
+  ca: CertificateAuthority,
+  namespace: string,
+  name: string,
+  request: { commonName: string; usages: ('server' | 'client')[]; dnsNames?: string[]; ipAddresses?: string[] },
+  labels: Record<string, string> = {},
+): Promise<KeyPairPem & { issued: boolean }> {
+  const { secret, pair } = await readPair(hub, namespace, name);
+  const names = request.usages.includes('server') ? { dnsNames: request.dnsNames ?? [], ipAddresses: request.ipAddresses ?? [] } : undefined;
+  if (pair.certPem && pair.keyPem && stillGood(pair, ca, names)) return { ...pair, issued: false };
+  const issued = await issueCertificate(ca, { ...request, validityDays: 365 });
+  await writeSecret(hub, namespace, name, { 'tls.crt': issued.certPem, 'tls.key': issued.keyPem, 'ca.crt': ca.certPem }, secret, labels);
+  return { ...issued, issued: true };
+}
+
+/** `proxy-server-ca`: the CA certificate alone, for whoever verifies the proxy-server. */
+export async function ensureCaSecret(hub: KubeClient, ca: CertificateAuthority): Promise<void> {
+  const existing = await getOrNull<Secret>(hub, objectPath({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.ca, namespace: PROXY_NAMESPACE } }));
+  if (unb64(existing?.data?.['ca.crt']) === ca.certPem) return;
+  await writeSecret(hub, PROXY_NAMESPACE, SECRETS.ca, { 'ca.crt': ca.certPem }, existing);
+}

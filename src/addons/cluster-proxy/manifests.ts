@@ -1,0 +1,158 @@
+import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
+import { ADDON_NAME_LABEL } from '../framework/names.js';
+import type { KubeObject } from '../framework/objects.js';
+import type { KeyPairPem } from '../../pki/index.js';
+import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
+import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+function secretVolume(name: string, secretName: string, mountPath: string) {
+  return { volume: { name, secret: { secretName } }, mount: { name, mountPath, readOnly: true } };
+}
+
+/** The proxy-server Deployment on the hub (hostNetwork: its ports are the hub's). */
+export function proxyServerDeployment(mpc: ManagedProxyConfiguration): KubeObject {
+  const server = secretVolume('proxy-server', SECRETS.proxyServer, '/etc/server');
+  const agent = secretVolume('agent-server', SECRETS.agentServer, '/etc/agent-server');
+  const ca = secretVolume('proxy-server-ca', SECRETS.ca, '/etc/server-ca');
+  const replicas = mpc.spec.proxyServer.replicas ?? 1;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: PROXY_SERVER_DEPLOYMENT, namespace: PROXY_NAMESPACE, labels: PROXY_SERVER_LABELS },
+    spec: {
+      replicas,
+      selector: { matchLabels: PROXY_SERVER_LABELS },
+      template: {
+        metadata: { labels: PROXY_SERVER_LABELS },
+        spec: {
+          hostNetwork: true,
+          containers: [
+            {
+              name: 'proxy-server',
+              image: mpc.spec.proxyServer.image ?? OCM_LAB_IMAGE,
+              args: [
+                'internal',
+                'proxy-server',
+                `--server-port=${PROXY_PORTS.frontend}`,
+                `--agent-port=${PROXY_PORTS.agent}`,
+                `--health-port=${PROXY_PORTS.health}`,
+                '--server-cert=/etc/server/tls.crt',
+                '--server-key=/etc/server/tls.key',
+                '--server-ca-cert=/etc/server-ca/ca.crt',
+                '--cluster-cert=/etc/agent-server/tls.crt',
+                '--cluster-key=/etc/agent-server/tls.key',
+                '--cluster-ca-cert=/etc/server-ca/ca.crt',
+                '--proxy-strategies=destHost',
+                `--server-count=${replicas}`,
+                ...(mpc.spec.proxyServer.additionalArgs ?? []),
+              ],
+              ports: [
+                { name: 'proxy-server', containerPort: PROXY_PORTS.frontend },
+                { name: 'agent-server', containerPort: PROXY_PORTS.agent },
+                { name: 'healthz', containerPort: PROXY_PORTS.health },
+              ],
+              volumeMounts: [server.mount, agent.mount, ca.mount],
+            },
+          ],
+          volumes: [server.volume, agent.volume, ca.volume],
+        },
+      },
+    },
+  };
+}
+
+/** Service `proxy-entrypoint` in front of the proxy-servers (upstream's in-cluster name). */
+export function entrypointService(): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: ENTRYPOINT_SERVICE, namespace: PROXY_NAMESPACE, labels: { [ADDON_NAME_LABEL]: CLUSTER_PROXY } },
+    spec: {
+      selector: PROXY_SERVER_LABELS,
+      ports: [
+        { name: 'proxy-server', port: PROXY_PORTS.frontend, targetPort: PROXY_PORTS.frontend },
+        { name: 'agent-server', port: PROXY_PORTS.agent, targetPort: PROXY_PORTS.agent },
+      ],
+    },
+  };
+}
+
+/**
+ * The agent side for one cluster: namespace, ServiceAccount with the Lease permission,
+ * the agent's client certificate and the proxy-server CA, and Deployment
+ * `cluster-proxy-proxy-agent`, which serves `host=<cluster>` and maps `<cluster>:443`
+ * to the cluster's own kube-apiserver.
+ */
+export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfiguration, agentCert: KeyPairPem, caPem: string): KubeObject[] {
+  const entry = agentEntrypoint(mpc);
+  const labels = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-agent' };
+  const cert = secretVolume('agent-client', SECRETS.agentClient, '/etc/agent');
+  const ca = secretVolume('proxy-server-ca', SECRETS.agentCa, '/etc/ca');
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PROXY_NAMESPACE } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'cluster-proxy-addon-agent', namespace: PROXY_NAMESPACE },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'cluster-proxy-addon-agent', namespace: PROXY_NAMESPACE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cluster-proxy-addon-agent' },
+      subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: SECRETS.agentClient, namespace: PROXY_NAMESPACE },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': b64(agentCert.certPem), 'tls.key': b64(agentCert.keyPem) },
+    },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.agentCa, namespace: PROXY_NAMESPACE }, type: 'Opaque', data: { 'ca.crt': b64(caPem) } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: PROXY_AGENT_DEPLOYMENT, namespace: PROXY_NAMESPACE, labels },
+      spec: {
+        replicas: mpc.spec.proxyAgent.replicas ?? 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: AGENT_SERVICE_ACCOUNT,
+            containers: [
+              {
+                name: 'proxy-agent',
+                image: mpc.spec.proxyAgent.image ?? OCM_LAB_IMAGE,
+                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                args: [
+                  'internal',
+                  'proxy-agent',
+                  `--proxy-server-host=${entry.host}`,
+                  `--proxy-server-port=${entry.port}`,
+                  '--agent-id=$(POD_NAME)',
+                  `--agent-identifiers=host=${cluster}&host=${cluster}.${PROXY_NAMESPACE}`,
+                  '--ca-cert=/etc/ca/ca.crt',
+                  '--agent-cert=/etc/agent/tls.crt',
+                  '--agent-key=/etc/agent/tls.key',
+                  `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
+                  // Spokes of one VPC share a network namespace: let each agent pick a free health port.
+                  '--health-server-port=0',
+                  `--addon-lease=${PROXY_NAMESPACE}/${CLUSTER_PROXY}`,
+                  ...(mpc.spec.proxyAgent.additionalArgs ?? []),
+                ],
+                volumeMounts: [cert.mount, ca.mount],
+              },
+            ],
+            volumes: [cert.volume, ca.volume],
+          },
+        },
+      },
+    },
+  ];
+}

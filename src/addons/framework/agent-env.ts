@@ -1,0 +1,27 @@
+import { InvalidInputError } from '../../errors.js';
+import { KubeClient } from '../../nodelet/kube-client.js';
+import { containerPath } from '../../nodelet/container-path.js';
+
+/** `<namespace>/<name>` of an addon Lease. */
+export function parseLeaseFlag(text: string): { namespace: string; name: string } {
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(text);
+  if (!m) throw new InvalidInputError(`--addon-lease ${JSON.stringify(text)} is not <namespace>/<name>`, { hint: 'e.g. --addon-lease open-cluster-management-cluster-proxy/cluster-proxy' });
+  return { namespace: m[1]!, name: m[3]! };
+}
+
+/** A client for the cluster the process runs in: $KUBECONFIG (the nodelet's pod kubeconfig). */
+export async function inPodClient(flag: string): Promise<KubeClient> {
+  const file = process.env.KUBECONFIG;
+  if (!file) throw new InvalidInputError(`${flag} needs credentials for the managed cluster, and $KUBECONFIG is not set`, { hint: 'run it as a pod of the ocm-lab image, or set KUBECONFIG' });
+  return KubeClient.fromKubeconfig(file);
+}
+
+/** A client from a kubeconfig a flag names (a path as the container sees it). */
+export async function clientFromFlag(flag: string, file: string | undefined): Promise<KubeClient> {
+  if (!file) throw new InvalidInputError(`--${flag} is required`);
+  try {
+    return await KubeClient.fromKubeconfig(containerPath(file));
+  } catch (err) {
+    throw new InvalidInputError(`--${flag} ${file}: ${(err as Error).message}`, { hint: 'the kubeconfig must exist and name a current context with a server and credentials' });
+  }
+}

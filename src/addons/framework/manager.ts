@@ -1,0 +1,211 @@
+import type { KubeClient } from '../../nodelet/kube-client.js';
+import { decideAddonCsr, type CertificateSigningRequest } from './csr.js';
+import {
+  ADDON_API,
+  ADDON_NAME_LABEL,
+  agentGroup,
+  agentSubject,
+  CLUSTER_API,
+  deployWorkName,
+  KUBE_CLIENT_SIGNER,
+  LIFECYCLE_ANNOTATION,
+  LIFECYCLE_SELF,
+  WORK_API,
+} from './names.js';
+import { applyObject, collectionPath, conditionOf, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from './objects.js';
+import type { AddonDefinition } from './types.js';
+
+interface ManagedCluster extends KubeObject {
+  spec?: { hubAcceptsClient?: boolean };
+}
+
+export interface ManagedClusterAddOn extends KubeObject {
+  spec?: { installNamespace?: string };
+  status?: {
+    namespace?: string;
+    conditions?: Condition[];
+    registrations?: { signerName: string; subject?: { user?: string; groups?: string[] } }[];
+    healthCheck?: { mode?: string };
+    [field: string]: unknown;
+  };
+}
+
+export interface ReconcileSummary {
+  clusters: string[];
+  changed: string[];
+  approvedCsrs: string[];
+}
+
+/** The ClusterManagementAddOn an addon's manager keeps. */
+export function clusterManagementAddOn(addon: AddonDefinition): KubeObject {
+  return {
+    apiVersion: ADDON_API,
+    kind: 'ClusterManagementAddOn',
+    metadata: { name: addon.name, annotations: { [LIFECYCLE_ANNOTATION]: LIFECYCLE_SELF } },
+    spec: { addOnMeta: { displayName: addon.displayName, description: addon.description }, installStrategy: { type: 'Manual' } },
+  };
+}
+
+/** The hub Role and RoleBinding in the cluster's namespace that the agent's hub identity gets. */
+export function hubPermissionObjects(addon: AddonDefinition, cluster: string): KubeObject[] {
+  if (!addon.hubPermissions) return [];
+  const name = `open-cluster-management:addon:${addon.name}:agent`;
+  const labels = { [ADDON_NAME_LABEL]: addon.name };
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: cluster, labels }, rules: addon.hubPermissions },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: cluster, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: agentGroup(cluster, addon.name) }],
+    },
+  ];
+}
+
+/** The ManifestWork that delivers the agent, owned by the ManagedClusterAddOn (deleted with it). */
+export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, manifests: KubeObject[]): KubeObject {
+  return {
+    apiVersion: WORK_API,
+    kind: 'ManifestWork',
+    metadata: {
+      name: deployWorkName(addon.name),
+      namespace: mca.metadata.namespace,
+      labels: { [ADDON_NAME_LABEL]: addon.name },
+      ownerReferences: [{ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', name: mca.metadata.name, uid: mca.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+    },
+    spec: { workload: { manifests } },
+  };
+}
+
+/**
+ * The status the manager owns on a ManagedClusterAddOn: install namespace, lease health
+ * mode, the registration (signer + subject) the spoke's registration agent acts on, and the
+ * RegistrationApplied / ManifestApplied conditions. Conditions set by others (Available,
+ * ClusterCertificateRotated) are kept. Returns null when nothing changes.
+ */
+export function desiredAddonStatus(addon: AddonDefinition, mca: ManagedClusterAddOn, work: KubeObject | null): ManagedClusterAddOn['status'] | null {
+  const cluster = mca.metadata.namespace ?? '';
+  const current = mca.status ?? {};
+  const registrations = addon.hubPermissions ? [{ signerName: KUBE_CLIENT_SIGNER, subject: agentSubject(cluster, addon.name) }] : [];
+  const conditions = [...(current.conditions ?? [])];
+  let changed = setCondition(conditions, {
+    type: 'RegistrationApplied',
+    status: 'True',
+    reason: 'SetPermissionApplied',
+    message: addon.hubPermissions ? `hub permissions granted to group ${agentGroup(cluster, addon.name)}` : 'the agent needs no hub credentials',
+  });
+  const applied = conditionOf(work, 'Applied');
+  changed =
+    setCondition(
+      conditions,
+      applied?.status === 'True'
+        ? { type: 'ManifestApplied', status: 'True', reason: 'AddonManifestApplied', message: `manifests of ${deployWorkName(addon.name)} are applied` }
+        : applied?.status === 'False'
+          ? { type: 'ManifestApplied', status: 'False', reason: 'ManifestWorkApplyFailed', message: applied.message || `${deployWorkName(addon.name)} could not be applied` }
+          : { type: 'ManifestApplied', status: 'Unknown', reason: 'ManifestWorkPending', message: `waiting for the cluster to apply ${deployWorkName(addon.name)}` },
+    ) || changed;
+  const next = { ...current, namespace: addon.installNamespace, healthCheck: { mode: 'Lease' }, registrations, conditions };
+  const sameShape =
+    current.namespace === next.namespace && current.healthCheck?.mode === 'Lease' && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations);
+  return changed || !sameShape ? next : null;
+}
+
+/**
+ * One addon's hub manager, as the addon-framework's: keeps the ClusterManagementAddOn,
+ * installs the addon on every accepted cluster (a ManagedClusterAddOn each), renders
+ * the agent into a ManifestWork, grants hub permissions, approves the agents' CSRs and
+ * reports status. A polling reconcile: a few objects per cluster, so a pass is cheap.
+ */
+export class AddonManager {
+  constructor(
+    private readonly hub: KubeClient,
+    readonly addon: AddonDefinition,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  async reconcileOnce(): Promise<ReconcileSummary> {
+    const summary: ReconcileSummary = { clusters: [], changed: [], approvedCsrs: [] };
+    const note = (what: string, result: string) => {
+      if (result !== 'unchanged') summary.changed.push(`${what} ${result}`);
+    };
+    note(`ClusterManagementAddOn/${this.addon.name}`, await applyObject(this.hub, clusterManagementAddOn(this.addon)));
+    if (this.addon.reconcileHub) await this.addon.reconcileHub(this.hub);
+
+    const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient);
+    const clusterNames = new Set(clusters.map((c) => c.metadata.name));
+    for (const cluster of clusterNames) {
+      const path = objectPath({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: this.addon.name, namespace: cluster } });
+      if (!(await getOrNull(this.hub, path))) {
+        await this.hub
+          .post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {
+            apiVersion: ADDON_API,
+            kind: 'ManagedClusterAddOn',
+            metadata: { name: this.addon.name, namespace: cluster },
+            spec: { installNamespace: this.addon.installNamespace },
+          })
+          .catch((err: unknown) => this.log(`cannot create ManagedClusterAddOn ${cluster}/${this.addon.name}: ${(err as Error).message}`));
+        summary.changed.push(`ManagedClusterAddOn ${cluster}/${this.addon.name} created`);
+      }
+    }
+
+    const mcas = (await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${this.addon.name}` })).items.map(
+      (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
+    );
+    for (const mca of mcas) {
+      const cluster = mca.metadata.namespace ?? '';
+      if (mca.metadata.deletionTimestamp || !clusterNames.has(cluster)) continue;
+      summary.clusters.push(cluster);
+      try {
+        await this.reconcileCluster(mca, note);
+      } catch (err) {
+        this.log(`${cluster}: ${(err as Error).message}`);
+      }
+    }
+    summary.approvedCsrs = await this.approveCsrs();
+    return summary;
+  }
+
+  private async reconcileCluster(mca: ManagedClusterAddOn, note: (what: string, result: string) => void): Promise<void> {
+    const cluster = mca.metadata.namespace ?? '';
+    for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
+    const work = deployWork(this.addon, mca, await this.addon.agentManifests(cluster, this.hub));
+    note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
+    const current = await getOrNull<KubeObject>(this.hub, objectPath(work));
+    const status = desiredAddonStatus(this.addon, mca, current);
+    if (status) {
+      // A PUT with the resourceVersion we read: a concurrent status change (the registration
+      // agent's Available) makes it fail with 409 and the next pass tries again.
+      await this.hub.put(`${objectPath(mca)}/status`, { ...mca, status });
+      note(`ManagedClusterAddOn ${cluster}/${this.addon.name} status`, 'updated');
+    }
+  }
+
+  private async approveCsrs(): Promise<string[]> {
+    const approved: string[] = [];
+    const csrs = (
+      await this.hub.get<{ items: CertificateSigningRequest[] }>('/apis/certificates.k8s.io/v1/certificatesigningrequests', { labelSelector: `${ADDON_NAME_LABEL}=${this.addon.name}` })
+    ).items;
+    for (const csr of csrs) {
+      const decision = decideAddonCsr(csr, this.addon.name);
+      if (!decision.approve) {
+        if (decision.why !== 'already decided') this.log(`leaving CSR ${csr.metadata.name} alone: ${decision.why}`);
+        continue;
+      }
+      const conditions = [
+        ...(csr.status?.conditions ?? []),
+        { type: 'Approved', status: 'True', reason: 'AutoApprovedByAddonManager', message: `approved by the ${this.addon.name} addon manager`, lastUpdateTime: new Date().toISOString() },
+      ];
+      await this.hub.put(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, { ...csr, status: { ...csr.status, conditions } });
+      approved.push(csr.metadata.name);
+    }
+    return approved;
+  }
+
+  /** One pass that logs what it changed. */
+  async reconcileAndLog(): Promise<void> {
+    const s = await this.reconcileOnce();
+    for (const c of s.changed) this.log(c);
+    for (const c of s.approvedCsrs) this.log(`approved CSR ${c}`);
+  }
+}

@@ -1,0 +1,40 @@
+import type { CommandModule } from 'yargs';
+import { inPodClient } from '../../../addons/framework/agent-env.js';
+import { AddonManager } from '../../../addons/framework/manager.js';
+import { clusterProxyAddon } from '../../../addons/cluster-proxy/addon.js';
+import { managedServiceAccountAddon } from '../../../addons/managed-serviceaccount/addon.js';
+import { InvalidInputError } from '../../../errors.js';
+import { parseDuration } from '../../../tunnel/flags.js';
+import { repeat, runUntilSignal, stamp } from './run-loop.js';
+
+interface Args {
+  addon: string;
+  'proxy-entrypoint-host'?: string;
+  'resync-interval': string;
+}
+
+/** `ocm-lab internal addon-manager --addon NAME`: the hub manager of one of our addons (runs as a Deployment). */
+export const addonManagerCommand: CommandModule<object, Args> = {
+  command: 'addon-manager',
+  describe: 'run the hub manager of an ocm-lab addon',
+  builder: (y) =>
+    y
+      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy or managed-serviceaccount' })
+      .option('proxy-entrypoint-host', { type: 'string', describe: 'cluster-proxy: hub address the agents dial (the default Hostname entrypoint)' })
+      .option('resync-interval', { type: 'string', default: '2s', describe: 'time between reconcile passes' }) as never,
+  handler: async (a) => {
+    let addon;
+    if (a.addon === 'cluster-proxy') {
+      if (!a['proxy-entrypoint-host']) throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', { hint: 'the hub address reachable from the managed clusters' });
+      addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'] });
+    } else if (a.addon === 'managed-serviceaccount') {
+      addon = managedServiceAccountAddon();
+    } else {
+      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount`);
+    }
+    const interval = parseDuration('resync-interval', a['resync-interval']);
+    const manager = new AddonManager(await inPodClient('addon-manager'), addon, stamp);
+    stamp(`${addon.name} addon manager started`);
+    await runUntilSignal((signal) => repeat(signal, interval, () => manager.reconcileAndLog()));
+  },
+};
