@@ -27,8 +27,10 @@ export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
 export const SUPPORTED_KUBERNETES_VERSIONS = ['v1.34.4'] as const;
 export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
-/** Addons a lab gets when its file names none. They are installed by later parts of the lab; change this one place as they land. */
-export const DEFAULT_ADDONS: readonly AddonName[] = [];
+/** Addons a lab gets when its file names none (the seed-000 pair). */
+export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount'];
+/** Known to the lab file, not implemented yet: a lab file naming one is rejected rather than silently half-built. */
+export const NOT_YET_BUILT_ADDONS: readonly AddonName[] = ['cluster-gateway'];
 
 /** Every cluster runs its own etcd, kube-apiserver and kube-controller-manager; more do not fit a 2-core machine. */
 export const MAX_CLUSTERS = 8;

@@ -21,7 +21,8 @@ export async function isolatedLabHome(prefix: string): Promise<{ home: string; c
 }
 
 export function testLabConfig(name: string, overrides: Partial<LabConfig> = {}): LabConfig {
-  return { ...defaultLabConfig(), name, ...overrides };
+  // Addons only where a test asks for them: they add a minute and five processes to a lab.
+  return { ...defaultLabConfig(), addons: [], name, ...overrides };
 }
 
 export async function kubectlPath(): Promise<string> {

@@ -8,9 +8,7 @@ export const LIFECYCLE_ANNOTATION = 'addon.open-cluster-management.io/lifecycle'
 export const LIFECYCLE_SELF = 'self';
 
 export const ADDON_NAME_LABEL = 'open-cluster-management.io/addon-name';
-export const CLUSTER_NAME_LABEL = 'open-cluster-management.io/cluster-name';
-
-export const KUBE_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
+export { CLUSTER_NAME_LABEL, CLIENT_SIGNER as KUBE_CLIENT_SIGNER } from '../../ocm/constants.js';
 
 /** The namespace on the hub where the addon managers run (upstream's charts use it too). */
 export const ADDON_MANAGER_NAMESPACE = 'open-cluster-management-addon';

@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { internalCommand } from './internal.js';
 import { downCommand, kubeconfigCommand, statusCommand, upCommand } from './lab-commands.js';
 import { conformanceCommand } from './conformance.js';
 import { createCommand } from './create-work.js';
@@ -8,9 +7,11 @@ import { logsCommand } from './logs.js';
 import { scenarioCommand } from './scenario.js';
 import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
+import { proxyCommand } from './proxy.js';
+import { addonCommand } from './addon.js';
 
 /**
- * Every top-level command. Each module stays thin: parse flags, call a library
+ * Every top-level command but `internal` (main.ts loads that group on its own). Each module stays thin: parse flags, call a library
  * function that tests call too, print the result.
  */
 export const commands: CommandModule<any, any>[] = [
@@ -21,9 +22,10 @@ export const commands: CommandModule<any, any>[] = [
   createCommand,
   kubeconfigCommand,
   logsCommand,
+  proxyCommand,
+  addonCommand,
   setupCommand,
   scenarioCommand,
   conformanceCommand,
   validateCommand,
-  internalCommand,
 ];

@@ -17,6 +17,7 @@ import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { ocmCapabilities } from '../../ocm/status.js';
 import { ocmSteps } from '../../ocm/steps.js';
 import { nodeletCapabilities, nodeletSteps } from '../../nodelet/lab-steps.js';
+import { addonSteps } from '../../addons/lab-steps.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -184,6 +185,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       },
       ...nodeletSteps(),
       ...ocmSteps(),
+      ...addonSteps(),
     ];
     const rollback = async () => {
       if (ctx.createdNow && !options.retain) await this.down(config.name, {});

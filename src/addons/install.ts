@@ -1,0 +1,154 @@
+import fs from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { NotReadyError } from '../errors.js';
+import type { KubeClient } from '../nodelet/kube-client.js';
+import { OCM_LAB_IMAGE } from '../nodelet/image.js';
+import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
+import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from './framework/objects.js';
+import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
+import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
+
+export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT;
+export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT];
+
+const CRD_FILES: Record<LabAddon, string> = {
+  [CLUSTER_PROXY]: 'managedproxyconfigurations.yaml',
+  [MANAGED_SERVICEACCOUNT]: 'managedserviceaccounts.yaml',
+};
+
+/** `manifests/crds/` of the package (next to dist/ and src/). */
+const CRD_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+
+export async function addonCrd(addon: LabAddon): Promise<KubeObject> {
+  return YAML.parse(await fs.readFile(`${CRD_DIR}${CRD_FILES[addon]}`, 'utf8')) as KubeObject;
+}
+
+/** Applies the addon's CRD and waits until the API server serves it. */
+export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutMs = 30_000): Promise<'created' | 'updated' | 'unchanged'> {
+  const crd = await addonCrd(addon);
+  const result = await applyObject(hub, crd);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const current = await getOrNull<KubeObject>(hub, objectPath(crd));
+    if (conditionOf(current, 'Established')?.status === 'True') return result;
+    if (Date.now() > deadline) throw new NotReadyError(`CRD ${crd.metadata.name} was not Established within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function managerName(addon: LabAddon): string {
+  return `${addon}-addon-manager`;
+}
+
+/**
+ * What an addon manager may do on the hub. It grants its agents hub permissions in
+ * cluster namespaces, hence `bind`/`escalate` on Roles; it approves only
+ * kube-apiserver-client CSRs.
+ */
+const MANAGER_RULES = [
+  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
+  { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
+  { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },
+  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
+  { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
+  { apiGroups: ['proxy.open-cluster-management.io'], resources: ['managedproxyconfigurations', 'managedproxyconfigurations/status'], verbs: ['*'] },
+  { apiGroups: ['authentication.open-cluster-management.io'], resources: ['managedserviceaccounts', 'managedserviceaccounts/status'], verbs: ['*'] },
+];
+
+/** The manager's Deployment and identity on the hub; it runs as a pod of our image (the hub's nodelet). */
+export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[] {
+  const name = managerName(addon);
+  const roleName = `open-cluster-management:${name}`;
+  const labels = { app: name };
+  const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? [`--proxy-entrypoint-host=${hubAddress}`] : [])];
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADDON_MANAGER_NAMESPACE } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules: MANAGER_RULES },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: roleName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ADDON_MANAGER_NAMESPACE }],
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { serviceAccountName: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] } },
+      },
+    },
+  ];
+}
+
+export async function installAddonManager(hub: KubeClient, addon: LabAddon, hubAddress: string): Promise<string[]> {
+  const changed: string[] = [];
+  for (const obj of managerObjects(addon, hubAddress)) {
+    const result = await applyObject(hub, obj);
+    if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
+  }
+  return changed;
+}
+
+export interface AddonClusterState {
+  cluster: string;
+  addon: string;
+  installed: boolean;
+  available: boolean;
+  conditions: { type: string; status: string; reason?: string; message?: string }[];
+}
+
+/** INSTALLED / AVAILABLE of an addon on each cluster, from its ManagedClusterAddOn (like `clusteradm get addon`). */
+export async function addonStates(hub: KubeClient, addon: string, clusters: string[]): Promise<AddonClusterState[]> {
+  return Promise.all(
+    clusters.map(async (cluster) => {
+      const mca = await getOrNull<KubeObject & { status?: { conditions?: AddonClusterState['conditions'] } }>(
+        hub,
+        objectPath({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } }),
+      );
+      const conditions = mca?.status?.conditions ?? [];
+      return {
+        cluster,
+        addon,
+        installed: !!mca && conditions.some((c) => c.type === 'ManifestApplied' && c.status === 'True'),
+        available: conditions.some((c) => c.type === 'Available' && c.status === 'True'),
+        conditions,
+      };
+    }),
+  );
+}
+
+/** Waits until the addon is Available on every cluster; on timeout the error names what is missing where. */
+export async function waitForAddonAvailable(
+  hub: KubeClient,
+  addon: string,
+  clusters: string[],
+  options: { timeoutMs: number; progress?: (line: string) => void; diagnostics?: () => Promise<string> },
+): Promise<AddonClusterState[]> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const states = await addonStates(hub, addon, clusters);
+    const waiting = states.filter((s) => !s.available);
+    if (!waiting.length) return states;
+    options.progress?.(`waiting for ${addon} to be Available on ${waiting.map((s) => s.cluster).join(', ')}`);
+    if (Date.now() > deadline) {
+      const detail = waiting
+        .map((s) => `${s.cluster}: ${s.conditions.length ? s.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join('; ') : 'no ManagedClusterAddOn status yet'}`)
+        .join('\n');
+      throw new NotReadyError(`addon ${addon} is not Available within ${Math.round(options.timeoutMs / 1000)} s on ${waiting.map((s) => s.cluster).join(', ')}\n${detail}${options.diagnostics ? `\n${await options.diagnostics()}` : ''}`, {
+        hint: `see 'ocm-lab addon list' and the manager's log: ocm-lab logs hub ${ADDON_MANAGER_NAMESPACE}/<pod>`,
+      });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { NotFoundError } from '../errors.js';
+import { writeKubeconfig } from '../kube/kubeconfig.js';
+import { isStatus, type KubeClient } from '../nodelet/kube-client.js';
+import type { TunnelClient } from '../tunnel/index.js';
+import { hubTunnel } from './cluster-proxy/hub-tunnel.js';
+import { MSA_API } from './managed-serviceaccount/constants.js';
+import { asHubUser } from './hub-access.js';
+
+export interface MsaCredentials {
+  token: string;
+  caPem: string;
+}
+
+/** The token and CA of ManagedServiceAccount `<cluster>/<name>`, as a hub user reads them. */
+export async function msaCredentials(hub: KubeClient, cluster: string, name: string): Promise<MsaCredentials> {
+  await asHubUser(`get ManagedCluster ${cluster}`, 'get on managedclusters (cluster.open-cluster-management.io)', () =>
+    hub.get(`/apis/cluster.open-cluster-management.io/v1/managedclusters/${cluster}`),
+  ).catch((err: unknown) => {
+    if (isStatus(err, 404)) throw new NotFoundError(`cluster '${cluster}' is not a managed cluster of this hub`, { hint: "see 'ocm-lab get clusters'" });
+    throw err;
+  });
+  await asHubUser(`get ManagedServiceAccount ${cluster}/${name}`, `get on managedserviceaccounts (authentication.open-cluster-management.io) in ${cluster}`, () =>
+    hub.get(`/apis/${MSA_API}/namespaces/${cluster}/managedserviceaccounts/${name}`),
+  ).catch((err: unknown) => {
+    if (isStatus(err, 404)) throw new NotFoundError(`no ManagedServiceAccount '${name}' in namespace ${cluster} on the hub`, { hint: `create one: kubectl --context hub apply -f - (kind ManagedServiceAccount, name ${name}, namespace ${cluster})` });
+    throw err;
+  });
+  const secret = await asHubUser(`get Secret ${cluster}/${name}`, `get on secrets in ${cluster}`, () => hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${cluster}/secrets/${name}`)).catch((err: unknown) => {
+    if (isStatus(err, 404)) throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, { hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml` });
+    throw err;
+  });
+  const token = Buffer.from(secret.data?.token ?? '', 'base64').toString('utf8');
+  const caPem = Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+  if (!token || !caPem) throw new NotFoundError(`Secret ${cluster}/${name} lacks token or ca.crt`);
+  return { token, caPem };
+}
+
+/** A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. */
+export async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((local) => {
+    sockets.add(local);
+    local.on('close', () => sockets.delete(local));
+    tunnel.dial(`${cluster}:443`).then(
+      (remote) => {
+        local.pipe(remote).pipe(local);
+        remote.on('error', () => local.destroy());
+        local.on('error', () => remote.destroy());
+      },
+      () => local.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface ProxySession {
+  kubeconfig: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Everything `proxy kubectl` needs: the MSA's credentials, a tunnel to the hub's
+ * proxy-server, a loopback listener into the cluster, and a temporary kubeconfig
+ * (mode 0600, in a private directory) holding the token. `close` removes all of it.
+ */
+export async function openProxySession(hub: KubeClient, cluster: string, msa: string): Promise<ProxySession> {
+  const creds = await msaCredentials(hub, cluster, msa);
+  const { client } = await hubTunnel(hub);
+  let listener: Awaited<ReturnType<typeof tunnelListener>> | undefined;
+  let dir: string | undefined;
+  try {
+    listener = await tunnelListener(client, cluster);
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-proxy-'));
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    // The spoke's API server certificate names 127.0.0.1, so TLS is verified against the MSA's ca.crt.
+    await writeKubeconfig(kubeconfig, [{ name: cluster, server: `https://127.0.0.1:${listener.port}`, caPem: creds.caPem, token: creds.token }]);
+    const l = listener;
+    const d = dir;
+    return {
+      kubeconfig,
+      close: async () => {
+        await l.close();
+        client.close();
+        await fs.rm(d, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await listener?.close();
+    client.close();
+    if (dir) await fs.rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Runs kubectl with the session's kubeconfig; resolves with its exit status (output goes to ours). */
+export function runKubectl(kubectl: string, kubeconfig: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectl, ['--kubeconfig', kubeconfig, ...args], { stdio: ['inherit', 'inherit', 'inherit'] });
+    child.on('error', (err) => reject(new Error(`could not run ${kubectl}: ${err.message}`)));
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+}
+
+/** Splits an interactive `kubectl>` line into arguments: whitespace separates, quotes group. */
+export function splitCommandLine(line: string): string[] {
+  const args: string[] = [];
+  let current = '';
+  let quote: string | null = null;
+  let any = false;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) quote = null;
+      else current += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      any = true;
+    } else if (/\s/.test(ch)) {
+      if (any || current) args.push(current);
+      current = '';
+      any = false;
+    } else {
+      current += ch;
+    }
+  }
+  if (quote) throw new Error(`unclosed ${quote} in: ${line}`);
+  if (any || current) args.push(current);
+  return args;
+}
