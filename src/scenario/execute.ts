@@ -88,6 +88,9 @@ function waitFor(check, { timeout = 60000, interval = 500, what = 'condition' } 
     }
   })();
 }
+function ocmLab(module) {
+  return import(new URL(module, ${JSON.stringify(new URL('../', import.meta.url).href)}).href);
+}
 function exportVar(name, value) {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(\`exportVar: '\${name}' is not a shell variable name\`);
   process.env[name] = String(value);
