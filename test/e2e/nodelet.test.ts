@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig } from '../../src/config/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
+import { alive, cmdline } from '../support/process.js';
+import { waitUntil } from '../support/wait.js';
 import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
 
 const LAB = 'e2e-nodelet';
@@ -19,34 +21,6 @@ interface PodJson {
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     containerStatuses?: { name: string; restartCount: number; ready: boolean; containerID?: string; state: Record<string, unknown> }[];
   };
-}
-
-async function waitUntil<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function cmdline(pid: number): Promise<string> {
-  return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').join(' ');
 }
 
 const pidOf = (pod: PodJson, container = 'main') => Number((pod.status.containerStatuses?.find((c) => c.name === container)?.containerID ?? '').replace('ocm-lab://', ''));

@@ -1,0 +1,231 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { ExitCode } from '../../src/errors.js';
+import { cli, cli as runCli, isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { alive, cmdline } from '../support/process.js';
+import { waitUntil } from '../support/wait.js';
+
+const MSA_NS = 'open-cluster-management-managed-serviceaccount';
+const PROXY_NS = 'open-cluster-management-cluster-proxy';
+
+interface PodJson {
+  metadata: { name: string };
+  status: { containerStatuses?: { name: string; restartCount: number; ready: boolean; containerID?: string }[] };
+}
+
+/**
+ * cluster-proxy and managed-serviceaccount on a real lab: installation by `up`,
+ * token rotation under load, the MSA life cycle, recovery of a killed agent, and
+ * the errors users meet.
+ */
+describe('addons: cluster-proxy and managed-serviceaccount', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let config: LabConfig;
+  let kubeconfig: string;
+  let env: NodeJS.ProcessEnv;
+  const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
+  const ok = async (context: string, args: string[], input?: string) => {
+    const r = await k(context, args, input);
+    if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const msa = (name: string, ns: string, validity?: string) => `
+apiVersion: authentication.open-cluster-management.io/v1beta1
+kind: ManagedServiceAccount
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  rotation: {enabled: true${validity ? `, validity: ${validity}` : ''}}
+`;
+  const secretToken = async (name: string) => {
+    const r = await k('hub', ['-n', 'cluster1', 'get', 'secret', name, '-o', 'jsonpath={.data.token}']);
+    return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
+  };
+
+  // Token rotation runs in the background of the other tests: the API server's shortest token is
+  // 10 minutes, so the agent's refresh (at 80 %) comes 8 minutes after the first token.
+  let rotation: { firstToken: string; stop: () => void; done: Promise<{ runs: number; failures: string[] }> } | undefined;
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('addons');
+    const labFile = path.join(home.home, 'lab.yaml');
+    config = { ...testLabConfig('e2e-addons', { addons: [...DEFAULT_ADDONS] }), source: labFile };
+    await fs.writeFile(labFile, renderLabConfig(config));
+    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
+
+    await ok('hub', ['apply', '-f', '-'], msa('rotating', 'cluster1', '10m'));
+    await ok('cluster1', ['apply', '-f', '-'], `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: rotating-view}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
+`);
+    const firstToken = await waitUntil(() => secretToken('rotating'), 'the first token of MSA rotating', 60_000);
+    let running = true;
+    const done = (async () => {
+      let runs = 0;
+      const failures: string[] = [];
+      while (running) {
+        const r = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS, '-o', 'name'], env);
+        runs++;
+        if (r.exitCode !== 0 || !r.stdout.includes('managed-serviceaccount-addon-agent')) failures.push(`run ${runs}: exit ${r.exitCode}: ${r.stderr.trim().slice(0, 300)}`);
+        await new Promise((res) => setTimeout(res, 1_000));
+      }
+      return { runs, failures };
+    })();
+    rotation = { firstToken, stop: () => (running = false), done };
+  });
+
+  afterAll(async () => {
+    rotation?.stop();
+    await rotation?.done.catch(() => undefined);
+    await downLab(config).catch(() => undefined);
+    await home.cleanup();
+  });
+
+  it('up installs both addons, Available on every managed cluster, and a second up changes nothing', async () => {
+    const list = await cli(['addon', 'list', '-o', 'json'], env);
+    expect(list.exitCode, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as { addon: string; cluster: string; installed: boolean; available: boolean }[];
+    expect(rows.map((r) => `${r.addon}/${r.cluster}:${r.installed}:${r.available}`).sort()).toEqual([
+      'cluster-proxy/cluster1:true:true',
+      'cluster-proxy/cluster2:true:true',
+      'managed-serviceaccount/cluster1:true:true',
+      'managed-serviceaccount/cluster2:true:true',
+    ]);
+    const again = await upLab(config, { renderer: 'silent' });
+    const addonSteps = again.steps.filter((s) => s.title === 'cluster-proxy' || s.title === 'managed-serviceaccount');
+    expect(addonSteps.map((s) => s.result)).toEqual(['Available on cluster1, cluster2', 'Available on cluster1, cluster2']);
+  });
+
+  it('proxy health probes every cluster through its tunnel (text and -o json)', async () => {
+    const text = await cli(['proxy', 'health'], env);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^CLUSTER NAME +INSTALLED +AVAILABLE +PROBED HEALTH +LATENCY$/m);
+    expect(text.stdout).toMatch(/^cluster1 +True +True +True +[0-9.]+ms$/m);
+    expect(text.stdout).toMatch(/^cluster2 +True +True +True +[0-9.]+ms$/m);
+    const json = JSON.parse((await cli(['proxy', 'health', '--cluster', 'cluster2', '-o', 'json'], env)).stdout) as { cluster: string; probedHealth: boolean; latencyMs: number }[];
+    expect(json).toEqual([expect.objectContaining({ cluster: 'cluster2', installed: true, available: true, probedHealth: true })]);
+    expect(json[0]!.latencyMs).toBeGreaterThan(0);
+  });
+
+  it('a deleted hub Secret is written again, with a token that works', async () => {
+    await ok('hub', ['apply', '-f', '-'], msa('recreated', 'cluster1'));
+    const first = await waitUntil(() => secretToken('recreated'), 'Secret recreated', 60_000);
+    await ok('hub', ['-n', 'cluster1', 'delete', 'secret', 'recreated']);
+    const second = await waitUntil(() => secretToken('recreated'), 'Secret recreated to come back', 60_000);
+    expect(second).not.toBe(first);
+    const review = JSON.parse(await ok('cluster1', ['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: second } }))) as {
+      status: { authenticated: boolean; user: { username: string } };
+    };
+    expect(review.status).toMatchObject({ authenticated: true, user: { username: `system:serviceaccount:${MSA_NS}:recreated` } });
+  });
+
+  it('deleting a ManagedServiceAccount removes its ServiceAccount on the cluster and its Secret on the hub', async () => {
+    await waitUntil(() => secretToken('recreated'), 'Secret recreated', 60_000);
+    await ok('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated']);
+    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'recreated', '--wait=true']);
+    await waitUntil(async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated'])).exitCode !== 0 ? true : undefined), 'ServiceAccount recreated to go', 60_000);
+    await waitUntil(async () => ((await k('hub', ['-n', 'cluster1', 'get', 'secret', 'recreated'])).exitCode !== 0 ? true : undefined), 'Secret recreated to be collected', 60_000);
+  });
+
+  it('a ManagedServiceAccount outside any cluster namespace gets a status that says so; nothing crashes', async () => {
+    await ok('hub', ['create', 'namespace', 'not-a-cluster']);
+    await ok('hub', ['apply', '-f', '-'], msa('lost', 'not-a-cluster'));
+    const condition = await waitUntil(async () => {
+      const out = await ok('hub', ['-n', 'not-a-cluster', 'get', 'managedserviceaccount', 'lost', '-o', 'jsonpath={.status.conditions[?(@.type=="SecretCreated")]}']);
+      return out ? (JSON.parse(out) as { status: string; reason: string; message: string }) : undefined;
+    }, 'a SecretCreated condition on MSA lost', 30_000);
+    expect(condition).toMatchObject({ status: 'False', reason: 'NotAManagedCluster' });
+    expect(condition.message).toContain('namespace not-a-cluster is not the namespace of a managed cluster');
+    const managers = JSON.parse(await ok('hub', ['-n', 'open-cluster-management-addon', 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
+    for (const p of managers.items) expect(p.status.containerStatuses?.[0]?.restartCount, p.metadata.name).toBe(0);
+    await ok('hub', ['delete', 'namespace', 'not-a-cluster', '--wait=false']);
+  });
+
+  it('a killed proxy-agent is restarted by the nodelet and proxy health recovers', async () => {
+    const pods = JSON.parse(await ok('cluster2', ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
+    const status = pods.items[0]!.status.containerStatuses![0]!;
+    const pid = Number(status.containerID!.replace('ocm-lab://', ''));
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(async () => {
+      const now = JSON.parse(await ok('cluster2', ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
+      const s = now.items[0]?.status.containerStatuses?.[0];
+      return s && s.restartCount === status.restartCount + 1 && s.ready ? true : undefined;
+    }, 'the proxy-agent to be restarted', 60_000);
+    await waitUntil(async () => {
+      const r = await cli(['proxy', 'health', '--cluster', 'cluster2'], env);
+      return r.exitCode === 0 && /^cluster2 +True +True +True/m.test(r.stdout) ? true : undefined;
+    }, 'proxy health of cluster2 to recover', 60_000, 1_000);
+  });
+
+  it('proxy kubectl: unknown cluster or MSA exit 5 with a clear message; bad arguments exit 2; no temp files left', async () => {
+    // A TMPDIR of its own: the rotation loop runs proxy kubectl at the same time.
+    const tmp = path.join(home.home, 'tmp-proxy-kubectl');
+    await fs.mkdir(tmp);
+    const cli = (args: string[], e: NodeJS.ProcessEnv) => runCli(args, { ...e, TMPDIR: tmp });
+    const noCluster = await cli(['proxy', 'kubectl', '--cluster', 'nowhere', '--sa', 'rotating', '--', 'get', 'pods'], env);
+    expect(noCluster.exitCode).toBe(ExitCode.notFound);
+    expect(noCluster.stderr).toContain("cluster 'nowhere' is not a managed cluster of this hub");
+    const noMsa = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'nobody', '--', 'get', 'pods'], env);
+    expect(noMsa.exitCode).toBe(ExitCode.notFound);
+    expect(noMsa.stderr).toContain("no ManagedServiceAccount 'nobody' in namespace cluster1 on the hub");
+    const noArgs = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating'], env);
+    expect(noArgs.exitCode).toBe(ExitCode.invalidInput);
+    expect(noArgs.stderr).toContain('give kubectl arguments after --, or -i');
+    const both = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '-i', '--', 'get', 'pods'], env);
+    expect(both.exitCode).toBe(ExitCode.invalidInput);
+    const forbidden = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'secrets', '-n', MSA_NS], env);
+    expect(forbidden.exitCode).toBe(1);
+    expect(forbidden.stderr).toContain('secrets is forbidden: User "system:serviceaccount:open-cluster-management-managed-serviceaccount:rotating"');
+    const allowed = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS], env);
+    expect(allowed.exitCode, allowed.stderr).toBe(0);
+    expect(await fs.readdir(tmp)).toEqual([]);
+  });
+
+  it('rotates a 10-minute token before it expires, with no failed request through proxy kubectl across the rotation', async () => {
+    const r = rotation!;
+    const exp = await ok('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'rotating', '-o', 'jsonpath={.status.expirationTimestamp}']);
+    const rotated = await waitUntil(async () => {
+      const t = await secretToken('rotating');
+      return t && t !== r.firstToken ? t : undefined;
+    }, 'the token of MSA rotating to be replaced', 11 * 60_000, 2_000);
+    // Replaced before the first token expired, and the new one is valid.
+    expect(Date.now()).toBeLessThan(new Date(exp).getTime());
+    const review = JSON.parse(await ok('cluster1', ['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: rotated } }))) as { status: { authenticated: boolean } };
+    expect(review.status.authenticated).toBe(true);
+    // Let requests run on the new token for a while, then look at all of them.
+    await new Promise((res) => setTimeout(res, 15_000));
+    r.stop();
+    const { runs, failures } = await r.done;
+    expect(failures).toEqual([]);
+    expect(runs).toBeGreaterThan(50);
+  }, 12 * 60_000);
+
+  it('down stops every addon process and leaves nothing behind', async () => {
+    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'rotating', '--ignore-not-found']);
+    rotation?.stop();
+    await rotation?.done.catch(() => undefined);
+    // Container processes do not name the lab home in their arguments: find them by their pods.
+    const pids: number[] = [];
+    for (const [context, namespaces] of [
+      ['hub', ['open-cluster-management-addon', PROXY_NS]],
+      ['cluster1', [PROXY_NS, MSA_NS]],
+      ['cluster2', [PROXY_NS, MSA_NS]],
+    ] as const) {
+      for (const ns of namespaces) {
+        const pods = JSON.parse(await ok(context, ['-n', ns, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
+        for (const p of pods.items) pids.push(Number(p.status.containerStatuses?.[0]?.containerID?.replace('ocm-lab://', '')));
+      }
+    }
+    expect(pids).toHaveLength(7);
+    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|proxy-agent|managed-serviceaccount-agent)/);
+    await downLab(config);
+    for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
+    expect((await machineSnapshot(home.home)).processes).toEqual([]);
+  });
+});
