@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { defaultLabConfig } from '../config/index.js';
+import { DEFAULT_ADDONS, defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { labDir } from '../paths.js';
+import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
 
 /** Resident memory (kB) of every process recorded by a lab's pid files, and of their children. */
@@ -45,49 +45,56 @@ async function labRssKb(labDirectory: string): Promise<number> {
   return total;
 }
 
+/** One lab brought up, measured and removed; its table rows. */
+async function measureLab(config: LabConfig): Promise<string[][]> {
+  let peakKb = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peakKb = Math.max(peakKb, await labRssKb(labDir(config.name)));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  try {
+    const cold = await upLab(config, { renderer: 'silent' });
+    const afterUpKb = await labRssKb(labDir(config.name));
+    const t0 = Date.now();
+    await upLab(config, { renderer: 'silent' });
+    const noop = Date.now() - t0;
+    // let the control planes settle, then sample steady-state memory
+    await new Promise((r) => setTimeout(r, 15_000));
+    const steadyKb = await labRssKb(labDir(config.name));
+    sampling = false;
+    await sampler;
+    return [
+      ['up (new lab, binaries cached)', `${(cold.durationMs / 1000).toFixed(1)} s`],
+      ...cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s  (${s.result})`]),
+      ['second up (no-op)', `${(noop / 1000).toFixed(1)} s`],
+      ['RSS right after up', `${(afterUpKb / 1024).toFixed(0)} MiB`],
+      ['RSS after 15 s', `${(steadyKb / 1024).toFixed(0)} MiB`],
+      ['peak RSS sampled (every 250 ms)', `${(peakKb / 1024).toFixed(0)} MiB`],
+    ];
+  } finally {
+    sampling = false;
+    await sampler;
+    await downLab(config).catch(() => undefined);
+  }
+}
+
 export const labBenchmark: Benchmark = {
   name: 'lab',
-  describe: 'warm `up` of the default lab (binaries cached): time per step and peak memory of all lab processes',
+  describe: 'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes',
   async run() {
-    const home = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-bench-'));
-    const previous = process.env.OCM_LAB_HOME;
-    process.env.OCM_LAB_HOME = home;
-    const config = { ...defaultLabConfig(), name: 'bench' };
-    let peakKb = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peakKb = Math.max(peakKb, await labRssKb(labDir(config.name)));
-        await new Promise((r) => setTimeout(r, 250));
+    await withBenchLabHome(async () => {
+      for (const [label, addons] of [
+        ['control planes + OCM, no addons', []],
+        ['the default lab (cluster-proxy, managed-serviceaccount)', [...DEFAULT_ADDONS]],
+      ] as const) {
+        const rows = await measureLab({ ...defaultLabConfig(), name: 'bench', addons: [...addons] });
+        process.stdout.write(`\n-- ${label}\n`);
+        const width = Math.max(...rows.map((r) => r[0]!.length));
+        for (const [k, v] of rows) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
       }
-    })();
-    try {
-      const cold = await upLab(config, { renderer: 'silent' });
-      const afterUpKb = await labRssKb(labDir(config.name));
-      const t0 = Date.now();
-      await upLab(config, { renderer: 'silent' });
-      const noop = Date.now() - t0;
-      // let the control planes settle, then sample steady-state memory
-      await new Promise((r) => setTimeout(r, 15_000));
-      const steadyKb = await labRssKb(labDir(config.name));
-      sampling = false;
-      await sampler;
-      const rows = [
-        ['up (new lab, binaries cached)', `${(cold.durationMs / 1000).toFixed(1)} s`],
-        ...cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s  (${s.result})`]),
-        ['second up (no-op)', `${(noop / 1000).toFixed(1)} s`],
-        ['RSS right after up', `${(afterUpKb / 1024).toFixed(0)} MiB`],
-        ['RSS after 15 s', `${(steadyKb / 1024).toFixed(0)} MiB`],
-        ['peak RSS sampled (every 250 ms)', `${(peakKb / 1024).toFixed(0)} MiB`],
-      ];
-      const width = Math.max(...rows.map((r) => r[0]!.length));
-      for (const [k, v] of rows) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
-    } finally {
-      sampling = false;
-      await downLab(config).catch(() => undefined);
-      if (previous === undefined) delete process.env.OCM_LAB_HOME;
-      else process.env.OCM_LAB_HOME = previous;
-      await fs.rm(home, { recursive: true, force: true });
-    }
+    });
   },
 };
