@@ -148,8 +148,8 @@ export interface AcceptOptions {
 }
 
 /**
- * Our `clusteradm accept`: for each cluster, approve the CSRs its agent made
- * with the bootstrap identity, set hubAcceptsClient, and wait until the hub
+ * Our `clusteradm accept`: for each cluster whose ManagedCluster exists, approve
+ * the CSRs its agent made with the bootstrap identity, set hubAcceptsClient, and wait until the hub
  * reports it accepted, joined and available. Never waits longer than
  * `timeoutMs`; on timeout the error lists what is missing per cluster.
  */
@@ -161,10 +161,13 @@ export async function acceptClusters(hub: KubeClients, clusters: readonly string
   while (pending.size) {
     for (const cluster of [...pending]) {
       try {
-        const approved = await approveBootstrapCsrs(hub, cluster);
-        if (approved.length) options.progress?.(`${cluster}: approved CSR ${approved.join(', ')}`);
+        // Approve only once the agent's ManagedCluster exists: the agent creates it and asks for its
+        // certificate side by side with the bootstrap identity, and stops bootstrapping as soon as the
+        // certificate is issued — its own identity may not create the ManagedCluster afterwards.
         const mc = await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster));
         if (!mc) continue;
+        const approved = await approveBootstrapCsrs(hub, cluster);
+        if (approved.length) options.progress?.(`${cluster}: approved CSR ${approved.join(', ')}`);
         if (mc.spec?.hubAcceptsClient !== true) {
           await setHubAcceptsClient(hub, cluster);
           options.progress?.(`${cluster}: hubAcceptsClient set`);

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { renderClusters } from '../../src/cli/commands/get.js';
 import { InvalidInputError, MissingPrerequisiteError } from '../../src/errors.js';
 import { planCluster } from '../../src/lab/plan.js';
-import { acceptTimeoutReport, approvable, clusterState, csrState, type ManagedCluster } from '../../src/ocm/accept.js';
+import { acceptClusters, acceptTimeoutReport, approvable, clusterState, csrState, type ManagedCluster } from '../../src/ocm/accept.js';
+import type { KubeClients } from '../../src/ocm/kube.js';
 import { BOOTSTRAP_TOKEN_SECONDS, BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL } from '../../src/ocm/constants.js';
 import { ADDON_CONVERSION_CRDS, crdHash, hubCrds, readCrds, type Crd } from '../../src/ocm/crds.js';
 import { bootstrapKubeconfigIsCurrent, tokenExpiry } from '../../src/ocm/join.js';
@@ -87,6 +88,29 @@ describe('accept', () => {
     expect(approvable(csr({ signer: 'kubernetes.io/kubelet-serving' }), 'cluster1')).toBe(false);
     expect(approvable(csr({ conditions: ['Approved'] }), 'cluster1')).toBe(false);
     expect(approvable(csr({ conditions: ['Denied'] }), 'cluster1')).toBe(false);
+  });
+
+  it('approves a cluster’s CSR only once its ManagedCluster exists (the agent cannot create it after bootstrap)', async () => {
+    let managedCluster: ManagedCluster | null = null;
+    const approvals: string[] = [];
+    const hub = {
+      certificates: {
+        listCertificateSigningRequest: async () => ({ items: [csr({ name: 'cluster1-x' })] }),
+        replaceCertificateSigningRequestApproval: async ({ name }: { name: string }) => approvals.push(name),
+      },
+      objects: {
+        read: async () => {
+          if (managedCluster) return managedCluster;
+          throw Object.assign(new Error('not found'), { code: 404 });
+        },
+        patch: async () => undefined,
+      },
+    } as unknown as KubeClients;
+    await expect(acceptClusters(hub, ['cluster1'], { timeoutMs: 50, intervalMs: 10 })).rejects.toThrow(/ManagedCluster cluster1 does not exist/);
+    expect(approvals).toEqual([]);
+    managedCluster = mc('cluster1', true, { HubAcceptedManagedCluster: 'True', ManagedClusterJoined: 'True', ManagedClusterConditionAvailable: 'True' });
+    await acceptClusters(hub, ['cluster1'], { timeoutMs: 1_000, intervalMs: 10 });
+    expect(approvals).toEqual(['cluster1-x']);
   });
 
   it('tells CSR states apart', () => {
