@@ -137,6 +137,22 @@ describe('pod tokens', () => {
   });
 });
 
+describe('test-workload as a container', () => {
+  it('with nothing to do, runs until SIGTERM and then exits 0', async () => {
+    const child = spawn(process.execPath, [path.resolve('dist/cli/main.js'), 'internal', 'test-workload'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    for (let i = 0; i < 100 && !out.includes('started'); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(child.exitCode, `exited early; printed: ${out}`).toBeNull();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(out).toContain('received SIGTERM, exiting');
+  });
+});
+
 describe('test-workload --check', () => {
   it('parses verb:resource[.group][/name][@namespace]', () => {
     expect(parseCheck('list:pods')).toEqual({ verb: 'list', resource: 'pods', group: '', text: 'list:pods' });

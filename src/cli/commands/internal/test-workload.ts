@@ -125,12 +125,16 @@ export const testWorkloadCommand: CommandModule<object, Args> = {
         process.exit(a['exit-code']);
       }, exitAfterMs);
     }
+    // A signal listener holds no event-loop handle: without a timer of its own a workload with
+    // nothing to serve would end at once, as a container that "completed".
+    const keepAlive = setInterval(() => undefined, 1 << 30);
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', () => {
         say('received SIGTERM, exiting');
         resolve();
       });
     });
+    clearInterval(keepAlive);
     process.exit(0);
   },
 };
