@@ -61,6 +61,9 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The package's compiled library, whether this module runs from dist/ or (under vitest) from src/. */
+const BUILT_LIBRARY = new URL('../../dist/', import.meta.url);
+
 /**
  * A js block as an ES module: the document's code first, so its line numbers
  * are the file's; helpers are hoisted function declarations and the imports
@@ -89,7 +92,7 @@ function waitFor(check, { timeout = 60000, interval = 500, what = 'condition' } 
   })();
 }
 function ocmLab(module) {
-  return import(new URL(module, ${JSON.stringify(new URL('../', import.meta.url).href)}).href);
+  return import(new URL(module, ${JSON.stringify(BUILT_LIBRARY.href)}).href);
 }
 function exportVar(name, value) {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(\`exportVar: '\${name}' is not a shell variable name\`);
