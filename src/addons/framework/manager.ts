@@ -134,24 +134,26 @@ export class AddonManager {
 
     const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient);
     const clusterNames = new Set(clusters.map((c) => c.metadata.name));
-    for (const cluster of clusterNames) {
-      const path = objectPath({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: this.addon.name, namespace: cluster } });
-      if (!(await getOrNull(this.hub, path))) {
-        await this.hub
-          .post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {
-            apiVersion: ADDON_API,
-            kind: 'ManagedClusterAddOn',
-            metadata: { name: this.addon.name, namespace: cluster },
-            spec: { installNamespace: this.addon.installNamespace },
-          })
-          .catch((err: unknown) => this.log(`cannot create ManagedClusterAddOn ${cluster}/${this.addon.name}: ${(err as Error).message}`));
+    const listed = async () =>
+      (await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${this.addon.name}` })).items.map(
+        (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
+      );
+    let mcas = await listed();
+    const missing = [...clusterNames].filter((c) => !mcas.some((m) => m.metadata.namespace === c));
+    for (const cluster of missing) {
+      try {
+        await this.hub.post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {
+          apiVersion: ADDON_API,
+          kind: 'ManagedClusterAddOn',
+          metadata: { name: this.addon.name, namespace: cluster },
+          spec: { installNamespace: this.addon.installNamespace },
+        });
         summary.changed.push(`ManagedClusterAddOn ${cluster}/${this.addon.name} created`);
+      } catch (err) {
+        this.log(`cannot create ManagedClusterAddOn ${cluster}/${this.addon.name}: ${(err as Error).message}`);
       }
     }
-
-    const mcas = (await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${this.addon.name}` })).items.map(
-      (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
-    );
+    if (missing.length) mcas = await listed();
     for (const mca of mcas) {
       const cluster = mca.metadata.namespace ?? '';
       if (mca.metadata.deletionTimestamp || !clusterNames.has(cluster)) continue;
