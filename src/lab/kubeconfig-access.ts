@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import YAML from 'yaml';
-import type { LabConfig } from '../config/index.js';
+import { hubCluster, type LabConfig } from '../config/index.js';
 import { NotFoundError } from '../errors.js';
 import type { KubeconfigEntry } from '../kube/kubeconfig.js';
 import { labDir } from '../paths.js';
@@ -12,6 +13,11 @@ interface KubeconfigFile {
 }
 
 const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
+
+/** The hub's admin kubeconfig of a lab (same place the local runtime writes it). */
+export function hubAdminKubeconfig(config: LabConfig): string {
+  return path.join(labDir(config.name), 'clusters', hubCluster(config).name, 'kubeconfigs', 'admin.kubeconfig');
+}
 
 export function labKubeconfigFile(config: LabConfig): string {
   return labKubeconfigPath(labDir(config.name));

@@ -1,15 +1,11 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
-import { hubCluster, spokeClusters, type LabConfig } from '../config/index.js';
+import { spokeClusters, type LabConfig } from '../config/index.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
-import { labDir } from '../paths.js';
+import { hubAdminKubeconfig } from '../lab/kubeconfig-access.js';
 import { clusterState, type ClusterState, type ManagedCluster } from './accept.js';
 import { apiMessage, httpStatusOf, kubeClients, type KubeClients } from './kube.js';
 
-/** The hub's admin kubeconfig of a lab (same place the local runtime writes it). */
-export function hubAdminKubeconfig(config: LabConfig): string {
-  return path.join(labDir(config.name), 'clusters', hubCluster(config).name, 'kubeconfigs', 'admin.kubeconfig');
-}
+export { hubAdminKubeconfig };
 
 /** Clients for the lab's hub; NotFoundError when the lab is not up. */
 export async function hubClients(config: LabConfig): Promise<KubeClients> {

@@ -1,31 +1,33 @@
 import type { CommandModule } from 'yargs';
-import { downCommand, kubeconfigCommand, statusCommand, upCommand } from './lab-commands.js';
-import { conformanceCommand } from './conformance.js';
-import { createCommand } from './create-work.js';
-import { getCommand } from './get.js';
-import { logsCommand } from './logs.js';
-import { scenarioCommand } from './scenario.js';
-import { setupCommand } from './setup.js';
-import { validateCommand } from './validate.js';
-import { proxyCommand } from './proxy.js';
-import { addonCommand } from './addon.js';
+
+type Loader = () => Promise<CommandModule<any, any>>;
+
+const lab = () => import('./lab-commands.js');
 
 /**
- * Every top-level command but `internal` (main.ts loads that group on its own). Each module stays thin: parse flags, call a library
- * function that tests call too, print the result.
+ * Every top-level command but `internal` (main.ts loads that group on its own), in
+ * help order. Each module stays thin: parse flags, call a library function that
+ * tests call too, print the result. Modules are loaded on demand: some pull in
+ * heavy libraries (the Kubernetes client alone costs half a second of start-up).
  */
-export const commands: CommandModule<any, any>[] = [
-  upCommand,
-  downCommand,
-  statusCommand,
-  getCommand,
-  createCommand,
-  kubeconfigCommand,
-  logsCommand,
-  proxyCommand,
-  addonCommand,
-  setupCommand,
-  scenarioCommand,
-  conformanceCommand,
-  validateCommand,
+const LOADERS: [name: string, load: Loader][] = [
+  ['up', async () => (await lab()).upCommand],
+  ['down', async () => (await lab()).downCommand],
+  ['status', async () => (await lab()).statusCommand],
+  ['get', async () => (await import('./get.js')).getCommand],
+  ['create', async () => (await import('./create-work.js')).createCommand],
+  ['kubeconfig', async () => (await lab()).kubeconfigCommand],
+  ['logs', async () => (await import('./logs.js')).logsCommand],
+  ['proxy', async () => (await import('./proxy.js')).proxyCommand],
+  ['addon', async () => (await import('./addon.js')).addonCommand],
+  ['setup', async () => (await import('./setup.js')).setupCommand],
+  ['scenario', async () => (await import('./scenario.js')).scenarioCommand],
+  ['conformance', async () => (await import('./conformance.js')).conformanceCommand],
+  ['validate', async () => (await import('./validate.js')).validateCommand],
 ];
+
+/** The command `name` names, or every command (for help, and to suggest one for a typo). */
+export async function loadCommands(name?: string): Promise<CommandModule<any, any>[]> {
+  const one = LOADERS.find(([n]) => n === name);
+  return one ? [await one[1]()] : Promise.all(LOADERS.map(([, load]) => load()));
+}
