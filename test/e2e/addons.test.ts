@@ -133,6 +133,13 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     await waitUntil(async () => ((await k('hub', ['-n', 'cluster1', 'get', 'secret', 'recreated'])).exitCode !== 0 ? true : undefined), 'Secret recreated to be collected', 60_000);
   });
 
+  it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted when it runs out, with its ServiceAccount', async () => {
+    await ok('hub', ['apply', '-f', '-'], `${msa('shortlived', 'cluster1')}  ttlSecondsAfterCreation: 20\n`);
+    await waitUntil(() => secretToken('shortlived'), 'Secret shortlived', 60_000);
+    await waitUntil(async () => ((await k('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined), 'MSA shortlived to be deleted', 60_000);
+    await waitUntil(async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined), 'ServiceAccount shortlived to go', 60_000);
+  });
+
   it('a ManagedServiceAccount outside any cluster namespace gets a status that says so; nothing crashes', async () => {
     await ok('hub', ['create', 'namespace', 'not-a-cluster']);
     await ok('hub', ['apply', '-f', '-'], msa('lost', 'not-a-cluster'));

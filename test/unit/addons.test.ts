@@ -12,6 +12,7 @@ import { proxyAgentManifests } from '../../src/addons/cluster-proxy/manifests.js
 import { defaultProxyConfiguration } from '../../src/addons/cluster-proxy/configuration.js';
 import { parseGoDuration, refreshDueAt, refreshReason, requestedSeconds } from '../../src/addons/managed-serviceaccount/rotation.js';
 import { splitCommandLine } from '../../src/addons/proxy-kubectl.js';
+import { ttlDeadline, ttlExpired } from '../../src/addons/managed-serviceaccount/ttl.js';
 import { x509 } from '../../src/pki/x509.js';
 
 async function csrPem(cn: string, orgs: string[]): Promise<string> {
@@ -182,6 +183,24 @@ describe('managed-serviceaccount token rotation', () => {
     expect(refreshReason({ ...base, now: new Date('2026-11-22T10:10:00Z'), secretHasToken: false })).toBe('secret missing');
     expect(refreshReason({ ...base, now: new Date('2026-11-22T10:10:00Z'), requestedSecondsLast: 7200 })).toBe('validity changed');
     expect(refreshReason({ ...base, msa: { ...m, status: {} }, now: new Date() })).toBe('no token yet');
+  });
+});
+
+describe('managed-serviceaccount TTL', () => {
+  const msa = (ttl?: number, deleting = false) => ({
+    apiVersion: 'authentication.open-cluster-management.io/v1beta1',
+    kind: 'ManagedServiceAccount',
+    metadata: { name: 'tmp', namespace: 'cluster1', creationTimestamp: '2026-11-22T10:00:00Z', ...(deleting ? { deletionTimestamp: '2026-11-22T10:00:05Z' } : {}) },
+    spec: ttl === undefined ? {} : { ttlSecondsAfterCreation: ttl },
+  });
+
+  it('expires ttlSecondsAfterCreation seconds after creation, never without a TTL, never twice', () => {
+    expect(ttlDeadline(msa(30))?.toISOString()).toBe('2026-11-22T10:00:30.000Z');
+    expect(ttlExpired(msa(30), new Date('2026-11-22T10:00:29Z'))).toBe(false);
+    expect(ttlExpired(msa(30), new Date('2026-11-22T10:00:30Z'))).toBe(true);
+    expect(ttlExpired(msa(0), new Date('2026-11-22T10:00:00Z'))).toBe(true);
+    expect(ttlExpired(msa(), new Date('2030-01-01T00:00:00Z'))).toBe(false);
+    expect(ttlExpired(msa(30, true), new Date('2026-11-22T11:00:00Z'))).toBe(false);
   });
 });
 

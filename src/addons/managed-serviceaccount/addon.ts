@@ -1,7 +1,8 @@
 import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
 import type { KubeClient } from '../../nodelet/kube-client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
-import { collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../framework/objects.js';
+import { collectionPath, deleteIfPresent, objectPath, setCondition, type Condition, type KubeObject } from '../framework/objects.js';
+import { ttlExpired } from './ttl.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
@@ -75,16 +76,22 @@ export function msaAgentManifests(cluster: string): KubeObject[] {
 }
 
 /**
- * A ManagedServiceAccount outside any cluster namespace has no agent to serve it:
- * say so in its status instead of leaving it silent.
+ * The manager's pass over every ManagedServiceAccount on the hub: one whose
+ * `spec.ttlSecondsAfterCreation` has run out is deleted (its Secret follows by garbage
+ * collection, its ServiceAccount by the agent); one outside any cluster namespace has no
+ * agent to serve it, so its status says so instead of staying silent.
  */
-async function reportOrphans(hub: KubeClient): Promise<void> {
+async function reconcileManagedServiceAccounts(hub: KubeClient, log: (line: string) => void): Promise<void> {
   const clusters = new Set(
     (await hub.get<{ items: KubeObject[] }>('/apis/cluster.open-cluster-management.io/v1/managedclusters')).items.map((c) => c.metadata.name),
   );
   const msas = (await hub.get<{ items: ManagedServiceAccount[] }>(collectionPath(MSA_API, 'ManagedServiceAccount'))).items;
   for (const raw of msas) {
     const msa = { ...raw, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
+    if (ttlExpired(msa)) {
+      if (await deleteIfPresent(hub, objectPath(msa))) log(`deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`);
+      continue;
+    }
     if (clusters.has(msa.metadata.namespace ?? '')) continue;
     const conditions: Condition[] = [...(msa.status?.conditions ?? [])];
     const message = `namespace ${msa.metadata.namespace} is not the namespace of a managed cluster, so no agent serves this ManagedServiceAccount; create it in a cluster's namespace (one of: ${[...clusters].sort().join(', ') || 'none yet'})`;
@@ -94,7 +101,7 @@ async function reportOrphans(hub: KubeClient): Promise<void> {
   }
 }
 
-export function managedServiceAccountAddon(): AddonDefinition {
+export function managedServiceAccountAddon(log: (line: string) => void = () => undefined): AddonDefinition {
   return {
     name: MANAGED_SERVICEACCOUNT,
     displayName: 'managed-serviceaccount',
@@ -106,7 +113,7 @@ export function managedServiceAccountAddon(): AddonDefinition {
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     ],
-    reconcileHub: reportOrphans,
+    reconcileHub: (hub) => reconcileManagedServiceAccounts(hub, log),
     async agentManifests(cluster) {
       return msaAgentManifests(cluster);
     },

@@ -28,7 +28,7 @@ export const addonManagerCommand: CommandModule<object, Args> = {
       if (!a['proxy-entrypoint-host']) throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', { hint: 'the hub address reachable from the managed clusters' });
       addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'] });
     } else if (a.addon === 'managed-serviceaccount') {
-      addon = managedServiceAccountAddon();
+      addon = managedServiceAccountAddon(stamp);
     } else {
       throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount`);
     }
