@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { KubeClient } from '../nodelet/kube-client.js';
 import { logTail } from '../runtime/local/process.js';
@@ -7,7 +8,6 @@ import { ocmLayout } from '../ocm/layout.js';
 import { nodeletWorkDir } from '../nodelet/lab-steps.js';
 import { ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { installAddonCrd, installAddonManager, LAB_ADDONS, managerName, waitForAddonAvailable, type LabAddon } from './install.js';
-import fs from 'node:fs/promises';
 
 const DEFAULT_TIMEOUT_MS = 150_000;
 
