@@ -97,8 +97,25 @@ interface NodeJson {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
-/** Waits until the node reports Ready (as seen by the cluster admin), or the nodelet exits. */
-export async function waitForNodeReady(cluster: ClusterPlan, adminKubeconfig: string, spec: ProcessSpec, timeoutMs: number): Promise<void> {
+/** How a process we started ended, in words: its exit status or the signal that ended it. */
+async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined): Promise<string> {
+  if (!exited) return 'exited';
+  const end = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+  if (!end) return 'is not running';
+  return end.signal ? `was killed by ${end.signal}` : `exited with status ${String(end.code)}`;
+}
+
+/**
+ * Waits until the node reports Ready (as seen by the cluster admin), or the nodelet exits;
+ * `exited` (when this run started it) says how it ended.
+ */
+export async function waitForNodeReady(
+  cluster: ClusterPlan,
+  adminKubeconfig: string,
+  spec: ProcessSpec,
+  timeoutMs: number,
+  exited?: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+): Promise<void> {
   const client = await KubeClient.fromKubeconfig(adminKubeconfig);
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
@@ -106,7 +123,7 @@ export async function waitForNodeReady(cluster: ClusterPlan, adminKubeconfig: st
     while (Date.now() < deadline) {
       const state = await processState(spec);
       if (!state.running) {
-        throw new NotReadyError(`${cluster.name}/nodelet exited\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`, {
+        throw new NotReadyError(`${cluster.name}/nodelet ${await howItEnded(exited)} (pid ${String(state.pid)})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`, {
           hint: `see ${spec.logFile}`,
         });
       }
@@ -147,14 +164,18 @@ export function nodeletSteps(): Step<LocalContext>[] {
             const spec = nodeletSpec(cluster, credentials, c.config.kubernetesVersion);
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;
+            let proc: Awaited<ReturnType<typeof startProcess>> | undefined;
             if (!state.running) {
               progress('starting nodelet');
-              const proc = await startProcess(spec);
-              proc.release();
+              proc = await startProcess(spec);
               outcome = `started (pid ${proc.pid})`;
             }
-            progress('waiting for the node to be Ready');
-            await waitForNodeReady(cluster, adminKubeconfigPath(cluster), spec, c.options.readyTimeoutMs ?? 120_000);
+            try {
+              progress('waiting for the node to be Ready');
+              await waitForNodeReady(cluster, adminKubeconfigPath(cluster), spec, c.options.readyTimeoutMs ?? 120_000, proc?.exited);
+            } finally {
+              proc?.release();
+            }
             return `${outcome}, node Ready`;
           },
         })),

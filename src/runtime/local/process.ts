@@ -46,17 +46,26 @@ export async function readPid(pidFile: string): Promise<number | null> {
  * belongs to some other program does not count.
  */
 export async function isRunning(pid: number, binary: string): Promise<boolean> {
-  try {
-    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8');
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-    // State field follows the parenthesised command name; Z = zombie (exited, not yet reaped).
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X') return false;
-    const argv0 = cmdline.split('\0')[0] ?? '';
-    return argv0 === binary || cmdline.split('\0').includes(binary);
-  } catch {
-    return false;
+  // A live process reads as an empty cmdline while it is inside execve (`ip netns exec`
+  // replacing itself with the component, right after start): look again before judging.
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8');
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+      // State field follows the parenthesised command name; Z = zombie (exited, not yet reaped).
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state === 'Z' || state === 'X') return false;
+      if (cmdline === '') {
+        await delay(10);
+        continue;
+      }
+      const argv0 = cmdline.split('\0')[0] ?? '';
+      return argv0 === binary || cmdline.split('\0').includes(binary);
+    } catch {
+      return false;
+    }
   }
+  return false;
 }
 
 export async function processState(spec: Pick<ProcessSpec, 'pidFile' | 'binary'>): Promise<{ pid: number | null; running: boolean }> {
