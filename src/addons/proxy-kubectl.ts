@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { fromBase64 } from './framework/objects.js';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -34,8 +35,8 @@ export async function msaCredentials(hub: KubeClient, cluster: string, name: str
     if (isStatus(err, 404)) throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, { hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml` });
     throw err;
   });
-  const token = Buffer.from(secret.data?.token ?? '', 'base64').toString('utf8');
-  const caPem = Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+  const token = fromBase64(secret.data?.token);
+  const caPem = fromBase64(secret.data?.['ca.crt']);
   if (!token || !caPem) throw new NotFoundError(`Secret ${cluster}/${name} lacks token or ca.crt`);
   return { token, caPem };
 }

@@ -3,15 +3,13 @@ import type { KubeClient } from '../../nodelet/kube-client.js';
 import { createCA, issueCertificate, isSignedBy, type CertificateAuthority, type KeyPairPem } from '../../pki/index.js';
 import { canonicalIp } from '../../pki/names.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
-import { collectionPath, getOrNull, objectPath, type KubeObject } from '../framework/objects.js';
+import { collectionPath, fromBase64, getOrNull, type KubeObject, objectPath, toBase64 } from '../framework/objects.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, SECRETS } from './constants.js';
 
 interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
-const b64 = (s: string) => Buffer.from(s).toString('base64');
-const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : '');
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
 /** The names a proxy-server certificate must carry: the entrypoint host and the in-cluster Service names. */
@@ -42,7 +40,7 @@ async function writeSecret(hub: KubeClient, namespace: string, name: string, dat
     kind: 'Secret',
     metadata: { ...(existing?.metadata ?? {}), name, namespace, labels: { ...existing?.metadata.labels, ...labels } },
     type: name === SECRETS.ca ? 'Opaque' : 'kubernetes.io/tls',
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, toBase64(v)])),
   };
   if (existing) await hub.put(objectPath(body), body);
   else await hub.post(collectionPath('v1', 'Secret', namespace), body);
@@ -50,7 +48,7 @@ async function writeSecret(hub: KubeClient, namespace: string, name: string, dat
 
 async function readPair(hub: KubeClient, namespace: string, name: string): Promise<{ secret: Secret | null; pair: KeyPairPem }> {
   const secret = await getOrNull<Secret>(hub, objectPath({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } }));
-  return { secret, pair: { certPem: unb64(secret?.data?.['tls.crt']), keyPem: unb64(secret?.data?.['tls.key']) } };
+  return { secret, pair: { certPem: fromBase64(secret?.data?.['tls.crt']), keyPem: fromBase64(secret?.data?.['tls.key']) } };
 }
 
 /** The self-signed signer CA (upstream's `authentication.signer.type: SelfSigned`), created once. */
@@ -82,6 +80,6 @@ export async function ensureCertificateSecret(
 /** `proxy-server-ca`: the CA certificate alone, for whoever verifies the proxy-server. */
 export async function ensureCaSecret(hub: KubeClient, ca: CertificateAuthority): Promise<void> {
   const existing = await getOrNull<Secret>(hub, objectPath({ apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.ca, namespace: PROXY_NAMESPACE } }));
-  if (unb64(existing?.data?.['ca.crt']) === ca.certPem) return;
+  if (fromBase64(existing?.data?.['ca.crt']) === ca.certPem) return;
   await writeSecret(hub, PROXY_NAMESPACE, SECRETS.ca, { 'ca.crt': ca.certPem }, existing);
 }

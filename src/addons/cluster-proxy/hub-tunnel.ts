@@ -1,4 +1,5 @@
 import { NotReadyError } from '../../errors.js';
+import { fromBase64 } from '../framework/objects.js';
 import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
 import { createTunnelClient, type TunnelClient } from '../../tunnel/index.js';
@@ -9,7 +10,6 @@ interface Pod {
   status?: { podIP?: string; phase?: string; conditions?: { type: string; status: string }[] };
 }
 
-const decode = (s: string | undefined) => Buffer.from(s ?? '', 'base64').toString('utf8');
 
 /**
  * A tunnel client for the hub's proxy-server, as a hub user reaches it: the
@@ -34,9 +34,9 @@ export async function hubTunnel(hub: KubeClient): Promise<{ client: TunnelClient
   const client = createTunnelClient({
     address,
     tls: {
-      certPem: decode(secret.data?.['tls.crt']),
-      keyPem: decode(secret.data?.['tls.key']),
-      caPem: decode(secret.data?.['ca.crt']),
+      certPem: fromBase64(secret.data?.['tls.crt']),
+      keyPem: fromBase64(secret.data?.['tls.key']),
+      caPem: fromBase64(secret.data?.['ca.crt']),
       // Dialled by pod IP, verified as the in-cluster Service name the certificate carries.
       servername: `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`,
     },

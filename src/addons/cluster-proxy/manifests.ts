@@ -1,11 +1,10 @@
 import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
-import type { KubeObject } from '../framework/objects.js';
+import { toBase64, type KubeObject } from '../framework/objects.js';
 import type { KeyPairPem } from '../../pki/index.js';
 import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
 
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 function secretVolume(name: string, secretName: string, mountPath: string) {
   return { volume: { name, secret: { secretName } }, mount: { name, mountPath, readOnly: true } };
@@ -111,9 +110,9 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
       kind: 'Secret',
       metadata: { name: SECRETS.agentClient, namespace: PROXY_NAMESPACE },
       type: 'kubernetes.io/tls',
-      data: { 'tls.crt': b64(agentCert.certPem), 'tls.key': b64(agentCert.keyPem) },
+      data: { 'tls.crt': toBase64(agentCert.certPem), 'tls.key': toBase64(agentCert.keyPem) },
     },
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.agentCa, namespace: PROXY_NAMESPACE }, type: 'Opaque', data: { 'ca.crt': b64(caPem) } },
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.agentCa, namespace: PROXY_NAMESPACE }, type: 'Opaque', data: { 'ca.crt': toBase64(caPem) } },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',

@@ -37,6 +37,16 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** A Secret's `data` value from text. */
+export function toBase64(text: string): string {
+  return Buffer.from(text).toString('base64');
+}
+
+/** Text of a Secret's `data` value; '' when it is missing. */
+export function fromBase64(value: string | undefined): string {
+  return value ? Buffer.from(value, 'base64').toString('utf8') : '';
+}
+
 /** Resource names of the kinds the addons read and write (the lab has no discovery cache). */
 const RESOURCES: Record<string, { resource: string; namespaced: boolean }> = {
   Namespace: { resource: 'namespaces', namespaced: false },

@@ -1,5 +1,5 @@
 import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
-import { collectionPath, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from '../framework/objects.js';
+import { collectionPath, type Condition, deleteIfPresent, fromBase64, getOrNull, type KubeObject, objectPath, setCondition, toBase64 } from '../framework/objects.js';
 import { CONDITIONS, MANAGED_LABEL, MSA_API, MSA_NAMESPACE, REVIEW_EVERY_MS } from './constants.js';
 import { refreshReason, requestedSeconds } from './rotation.js';
 import type { ManagedServiceAccount } from './types.js';
@@ -10,7 +10,6 @@ interface Secret extends KubeObject {
 }
 
 const REQUESTED_SECONDS_ANNOTATION = 'ocm-lab.io/token-request-seconds';
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
 export interface MsaAgentOptions {
@@ -74,7 +73,7 @@ export class MsaAgent {
     const created = await this.ensureServiceAccount(name);
     const secretPath = objectPath({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: this.o.cluster } });
     const secret = await getOrNull<Secret>(this.o.hub, secretPath);
-    const token = secret?.data?.token ? Buffer.from(secret.data.token, 'base64').toString('utf8') : '';
+    const token = fromBase64(secret?.data?.token);
     const lastAnnotation = secret?.metadata.annotations?.[REQUESTED_SECONDS_ANNOTATION];
     const reason = refreshReason({
       msa,
@@ -149,7 +148,7 @@ export class MsaAgent {
         ownerReferences: [{ apiVersion: MSA_API, kind: 'ManagedServiceAccount', name: msa.metadata.name, uid: msa.metadata.uid ?? '' }],
       },
       type: 'Opaque',
-      data: { 'ca.crt': b64(this.o.spokeCaPem), token: b64(token) },
+      data: { 'ca.crt': toBase64(this.o.spokeCaPem), token: toBase64(token) },
     };
     if (existing) await this.o.hub.put(objectPath(body), body);
     else await this.o.hub.post(collectionPath('v1', 'Secret', this.o.cluster), body);
