@@ -58,15 +58,17 @@ export interface VolumeMount {
 }
 
 export interface Probe {
-  httpGet?: { path?: string; port: number | string; host?: string; scheme?: string };
+  httpGet?: { path?: string; port: number | string; host?: string; scheme?: string; httpHeaders?: { name: string; value: string }[] };
   tcpSocket?: { port: number | string; host?: string };
   exec?: { command?: string[] };
-  grpc?: { port: number };
+  grpc?: { port: number; service?: string };
   initialDelaySeconds?: number;
   periodSeconds?: number;
   timeoutSeconds?: number;
   failureThreshold?: number;
   successThreshold?: number;
+  /** Grace period when a failed liveness or startup probe kills the container (overrides the pod's). */
+  terminationGracePeriodSeconds?: number;
 }
 
 export interface Container {
@@ -78,7 +80,7 @@ export interface Container {
   env?: EnvVar[];
   envFrom?: EnvFromSource[];
   volumeMounts?: VolumeMount[];
-  ports?: { containerPort: number; name?: string; protocol?: string }[];
+  ports?: { containerPort: number; hostPort?: number; name?: string; protocol?: string }[];
   resources?: { limits?: Record<string, string>; requests?: Record<string, string> };
   readinessProbe?: Probe;
   livenessProbe?: Probe;
