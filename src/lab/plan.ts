@@ -19,6 +19,8 @@ export interface ClusterPlan {
   /** `ip netns exec <ns>` or empty: how to run a process inside the cluster's VPC. */
   netnsPrefix: string[];
   netns: string | null;
+  /** The range pods of this cluster take their addresses from (inside the VPC subnet); null where pods share the node address (loopback mode). */
+  podCidr: string | null;
   apiServerUrl: string;
   etcdClientUrl: string;
   etcdPeerUrl: string;
@@ -34,6 +36,7 @@ export interface ClusterAddressing {
   address: string;
   netns: string | null;
   netnsPrefix: string[];
+  podCidr: string | null;
 }
 
 export function planCluster(labDirectory: string, cluster: LabConfig['clusters'][number], addressing: ClusterAddressing): ClusterPlan {
@@ -46,6 +49,7 @@ export function planCluster(labDirectory: string, cluster: LabConfig['clusters']
     address: host,
     netns: addressing.netns,
     netnsPrefix: addressing.netnsPrefix,
+    podCidr: addressing.podCidr,
     apiServerUrl: `https://${host}:${API_SERVER_PORT}`,
     etcdClientUrl: `http://${host}:${ETCD_CLIENT_PORT}`,
     etcdPeerUrl: `http://${host}:${ETCD_PEER_PORT}`,

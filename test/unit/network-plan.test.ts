@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, InvalidInputError } from '../../src/errors.js';
 import {
+  addressLayout,
   applyScript,
   chooseCidr,
   forwardRules,
@@ -9,12 +10,15 @@ import {
   MAX_CHAIN_NAME,
   MAX_INTERFACE_NAME,
   overlaps,
+  parseCidr,
   planLoopback,
   planNetworkIn,
   removalScript,
   rulesJumpingTo,
+  SMALLEST_POD_PREFIX,
   splitRuleLine,
   usedRanges,
+  vpcRoutes,
   type NetworkPlanInput,
 } from '../../src/runtime/local/network/index.js';
 
@@ -45,15 +49,57 @@ function thrown(fn: () => unknown): unknown {
 }
 
 describe('network plan', () => {
-  it('gives each VPC a namespace, a /24 and each cluster its own address', () => {
+  it('gives each VPC a namespace, a /20, each cluster its own address and a /24 of pod addresses', () => {
     const plan = planNetworkIn(input('default'), '10.213.0.0/16');
     expect(plan.mode).toBe('netns');
     expect(plan.vpcs.map((v) => v.netns)).toEqual(['ocmlab.default.vpc-1', 'ocmlab.default.vpc-2']);
-    expect(plan.vpcs.map((v) => v.subnet)).toEqual(['10.213.1.0/24', '10.213.2.0/24']);
-    expect(plan.vpcs.map((v) => v.gateway)).toEqual(['10.213.1.1', '10.213.2.1']);
-    expect(plan.vpcs[0]!.clusterAddresses).toEqual({ hub: '10.213.1.10' });
-    expect(plan.vpcs[1]!.clusterAddresses).toEqual({ cluster1: '10.213.2.10', cluster2: '10.213.2.11' });
+    expect(plan.vpcs.map((v) => v.subnet)).toEqual(['10.213.16.0/20', '10.213.32.0/20']);
+    expect(plan.vpcs.map((v) => v.prefixLength)).toEqual([20, 20]);
+    expect(plan.vpcs.map((v) => v.gateway)).toEqual(['10.213.16.1', '10.213.32.1']);
+    expect(plan.vpcs[0]!.clusterAddresses).toEqual({ hub: '10.213.16.10' });
+    expect(plan.vpcs[1]!.clusterAddresses).toEqual({ cluster1: '10.213.32.10', cluster2: '10.213.32.11' });
+    expect(plan.vpcs[0]!.clusterPodCidrs).toEqual({ hub: '10.213.17.0/24' });
+    expect(plan.vpcs[1]!.clusterPodCidrs).toEqual({ cluster1: '10.213.33.0/24', cluster2: '10.213.34.0/24' });
     expect(plan.vpcs.map((v) => v.hub)).toEqual([true, false]);
+  });
+
+  it('keeps every pod range inside its VPC subnet, clear of the gateway, the cluster addresses and each other', () => {
+    const full: NetworkPlanInput = {
+      labName: 'full',
+      vpcs: Array.from({ length: 15 }, (_, i) => ({ name: `v${i}`, hub: i === 0, clusters: Array.from({ length: 15 }, (_, k) => `c${i}-${k}`) })),
+    };
+    for (const cidr of ['10.213.0.0/16', '10.40.0.0/18', '10.50.0.0/20', '192.168.7.0/24']) {
+      const layout = addressLayout(parseCidr(cidr).prefix);
+      const fitting = { ...full, vpcs: full.vpcs.slice(0, layout.vpcCount).map((v) => ({ ...v, clusters: v.clusters.slice(0, layout.clustersPerVpc) })) };
+      const plan = planNetworkIn(fitting, cidr);
+      const ranges: string[] = [];
+      for (const v of plan.vpcs) {
+        expect(Object.keys(v.clusterPodCidrs)).toEqual(Object.keys(v.clusterAddresses));
+        for (const [cluster, podCidr] of Object.entries(v.clusterPodCidrs)) {
+          expect(overlaps(podCidr, v.subnet)).toBe(true);
+          expect(parseCidr(podCidr).prefix).toBeGreaterThan(v.prefixLength);
+          expect(parseCidr(podCidr).prefix).toBeLessThanOrEqual(SMALLEST_POD_PREFIX);
+          expect(overlaps(podCidr, `${v.gateway}/32`)).toBe(false);
+          for (const address of Object.values(v.clusterAddresses)) expect(overlaps(podCidr, `${address}/32`), `${cluster} ${podCidr} vs ${address}`).toBe(false);
+          ranges.push(podCidr);
+        }
+      }
+      const sorted = ranges.map((r) => parseCidr(r)).sort((a, b) => a.base - b.base);
+      for (let i = 1; i < sorted.length; i++) expect(sorted[i]!.base).toBeGreaterThanOrEqual(sorted[i - 1]!.base + 2 ** (32 - sorted[i - 1]!.prefix));
+    }
+  });
+
+  it('scales the layout down for smaller lab ranges', () => {
+    expect(addressLayout(16)).toEqual({ vpcPrefix: 20, blockPrefix: 24, firstIndex: 1, vpcCount: 15, clustersPerVpc: 15 });
+    expect(addressLayout(18)).toEqual({ vpcPrefix: 22, blockPrefix: 26, firstIndex: 1, vpcCount: 15, clustersPerVpc: 15 });
+    // A /28 block holds only 6 cluster addresses from .10 on.
+    expect(addressLayout(20)).toEqual({ vpcPrefix: 24, blockPrefix: 28, firstIndex: 1, vpcCount: 15, clustersPerVpc: 6 });
+    expect(addressLayout(22)).toEqual({ vpcPrefix: 24, blockPrefix: 26, firstIndex: 0, vpcCount: 4, clustersPerVpc: 3 });
+    expect(addressLayout(24)).toEqual({ vpcPrefix: 26, blockPrefix: 28, firstIndex: 0, vpcCount: 4, clustersPerVpc: 3 });
+  });
+
+  it('gives loopback labs no pod ranges (pods share their node address there)', () => {
+    expect(planLoopback(input('default')).vpcs.every((v) => Object.keys(v.clusterPodCidrs).length === 0)).toBe(true);
   });
 
   it('is deterministic', () => {
@@ -62,7 +108,7 @@ describe('network plan', () => {
 
   it('keeps names within Linux limits for the longest lab name and many VPCs', () => {
     const many: NetworkPlanInput = { labName: 'a'.repeat(20), vpcs: Array.from({ length: 200 }, (_, i) => ({ name: `vpc-${i}`, hub: i === 0, clusters: [`c${i}`] })) };
-    const plan = planNetworkIn(many, '10.0.0.0/16');
+    const plan = planNetworkIn(many, '10.0.0.0/12');
     for (const v of plan.vpcs) {
       expect(v.hostIf.length).toBeLessThanOrEqual(MAX_INTERFACE_NAME);
       expect(v.nsIf.length).toBeLessThanOrEqual(MAX_INTERFACE_NAME);
@@ -85,6 +131,7 @@ describe('network plan', () => {
     expect(plan.vpcs.map((v) => v.subnet)).toEqual(['192.168.50.0/26', '192.168.50.64/26']);
     expect(plan.vpcs[1]!.gateway).toBe('192.168.50.65');
     expect(plan.vpcs[1]!.clusterAddresses.cluster2).toBe('192.168.50.75');
+    expect(plan.vpcs[1]!.clusterPodCidrs).toEqual({ cluster1: '192.168.50.80/28', cluster2: '192.168.50.96/28' });
   });
 
   it('normalises a range with host bits to its network address', () => {
@@ -98,10 +145,22 @@ describe('network plan', () => {
     expect((err as InvalidInputError).exitCode).toBe(2);
     expect((err as Error).message).toContain('network.cidr 10.1.2.0/24 has room for 4 VPC subnets');
 
-    const crowded: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: Array.from({ length: 54 }, (_, i) => `c${i}`) }] };
-    expect((thrown(() => planNetworkIn(crowded, '10.1.2.0/24')) as Error).message).toContain('VPC big has 54');
-    const fits: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: Array.from({ length: 53 }, (_, i) => `c${i}`) }] };
-    expect(planNetworkIn(fits, '10.1.2.0/24').vpcs[0]!.clusterAddresses.c52).toBe('10.1.2.62');
+    const crowded: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: ['a', 'b', 'c', 'd'] }] };
+    const tooMany = thrown(() => planNetworkIn(crowded, '10.1.2.0/24')) as InvalidInputError;
+    expect(tooMany.message).toContain('room for 3 clusters (each with a /28 of pod addresses); VPC big has 4');
+    expect(tooMany.hint).toContain('network.cidr');
+    const fits: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: ['a', 'b', 'c'] }] };
+    expect(planNetworkIn(fits, '10.1.2.0/24').vpcs[0]!.clusterPodCidrs.c).toBe('10.1.2.48/28');
+    const sixteen: NetworkPlanInput = { labName: 'x', vpcs: [{ name: 'big', hub: true, clusters: Array.from({ length: 16 }, (_, i) => `c${i}`) }] };
+    expect((thrown(() => planNetworkIn(sixteen, '10.1.0.0/16')) as Error).message).toContain('room for 15 clusters');
+  });
+
+  it('refuses a range whose pod ranges would be smaller than a /28, saying what to do', () => {
+    const err = thrown(() => planNetworkIn(input('x'), '10.1.2.0/25')) as InvalidInputError;
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toBe("network.cidr 10.1.2.0/25 is too small: each cluster's pod range would be a /29, and pods need at least a /28");
+    expect(err.hint).toContain('/24 or larger network.cidr');
   });
 
   it('refuses something that is not a CIDR', () => {
@@ -172,6 +231,25 @@ describe('forwarding rules', () => {
     expect(host.output.map((r) => r.join(' '))).toEqual(plan.vpcs.map((v) => `-o ${v.hostIf} -m comment --comment ocm-lab:default -j ACCEPT`));
     expect(host.input.every((r) => r.join(' ').includes('RELATED,ESTABLISHED'))).toBe(true);
     expect(labChains(plan).map((c) => c.jumpFrom)).toEqual([['FORWARD'], ['INPUT'], ['OUTPUT']]);
+  });
+});
+
+describe('routes inside a VPC namespace', () => {
+  const plan = planNetworkIn(threeVpcs, '10.213.0.0/16');
+  const [core, east, west] = plan.vpcs;
+  const specs = (v: typeof core) => vpcRoutes(plan, v!).map((r) => r.spec.join(' '));
+
+  it('makes the lab range and the service range unreachable, so nothing unserved follows the default route', () => {
+    for (const v of plan.vpcs) expect(specs(v)).toEqual(expect.arrayContaining(['unreachable 10.213.0.0/16', 'unreachable 10.96.0.0/16']));
+  });
+
+  it('lets a spoke reach only the hub subnet, and the hub every spoke (its replies go there)', () => {
+    expect(specs(east).filter((s) => s.includes(' via '))).toEqual([`${core!.subnet} via ${east!.gateway} dev ${east!.nsIf}`]);
+    expect(specs(west).filter((s) => s.includes(' via '))).toEqual([`${core!.subnet} via ${west!.gateway} dev ${west!.nsIf}`]);
+    expect(specs(core).filter((s) => s.includes(' via '))).toEqual([
+      `${east!.subnet} via ${core!.gateway} dev ${core!.nsIf}`,
+      `${west!.subnet} via ${core!.gateway} dev ${core!.nsIf}`,
+    ]);
   });
 });
 

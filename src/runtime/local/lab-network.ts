@@ -42,6 +42,7 @@ function addressingOf(plan: NetworkPlan): (cluster: string) => ClusterAddressing
       address: vpc.clusterAddresses[cluster] as string,
       netns: plan.mode === 'netns' ? vpc.netns : null,
       netnsPrefix: plan.mode === 'netns' ? netnsExecPrefix(vpc) : [],
+      podCidr: plan.mode === 'netns' ? (vpc.clusterPodCidrs?.[cluster] ?? null) : null,
     };
   };
 }

@@ -3,6 +3,7 @@ import { run } from '../../../util/exec.js';
 import { chooseCidr, readUsedRanges } from './cidr.js';
 import { iptablesListing, iptablesRestore, listNetns, readLink, readSysctl, succeeds } from './machine.js';
 import { interfacePrefix, planNetworkIn, type NetworkPlan, type NetworkPlanInput, type VpcPlan } from './plan.js';
+import { vpcRoutes, vpcSysctls } from './vpc-routes.js';
 import { applyScript, labChains, removalScript } from './rules.js';
 
 /** Something applyNetwork created; recorded before it is created so `down` can always remove it. */
@@ -30,7 +31,7 @@ async function ipBatch(lines: string[][], netns?: string): Promise<void> {
   await run('ip', [...(netns ? ['-n', netns] : []), '-batch', '-'], { input: `${lines.map((l) => l.join(' ')).join('\n')}\n` });
 }
 
-async function applyVpc(vpc: VpcPlan, existingNetns: string[], record: (r: NetworkResource) => Promise<void>): Promise<void> {
+async function applyVpc(plan: NetworkPlan, vpc: VpcPlan, existingNetns: string[], record: (r: NetworkResource) => Promise<void>): Promise<void> {
   await record({ kind: 'netns', name: vpc.netns });
   if (!existingNetns.includes(vpc.netns)) await run('ip', ['netns', 'add', vpc.netns]);
 
@@ -58,9 +59,13 @@ async function applyVpc(vpc: VpcPlan, existingNetns: string[], record: (r: Netwo
       ...Object.values(vpc.clusterAddresses).map((address) => ['addr', 'replace', `${address}/${vpc.prefixLength}`, 'dev', vpc.nsIf]),
       ['link', 'set', vpc.nsIf, 'up'],
       ['route', 'replace', 'default', 'via', vpc.gateway, 'dev', vpc.nsIf],
+      ...vpcRoutes(plan, vpc).map((r) => ['route', 'replace', ...r.spec]),
     ],
     vpc.netns,
   );
+  // Pods sit behind the namespace (see src/nodelet/pod-network): it forwards, and answers ARP for them.
+  // These settings live in the namespace and vanish with it.
+  await run('ip', ['netns', 'exec', vpc.netns, 'sysctl', '-q', '-w', ...Object.entries(vpcSysctls(vpc)).map(([k, v]) => `${k}=${v}`)]);
 }
 
 /**
@@ -71,7 +76,7 @@ async function applyVpc(vpc: VpcPlan, existingNetns: string[], record: (r: Netwo
 export async function applyNetwork(plan: NetworkPlan, record: (r: NetworkResource) => Promise<void>): Promise<void> {
   if (plan.mode !== 'netns') return;
   const existingNetns = await listNetns();
-  for (const vpc of plan.vpcs) await applyVpc(vpc, existingNetns, record);
+  for (const vpc of plan.vpcs) await applyVpc(plan, vpc, existingNetns, record);
 
   const forwarding = await readSysctl(IP_FORWARD);
   if (forwarding !== '1') {

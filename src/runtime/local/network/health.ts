@@ -3,6 +3,7 @@ import { IP_FORWARD } from './apply.js';
 import { iptablesListing, listNetns, readLink, readSysctl, succeeds, type LinkInfo } from './machine.js';
 import type { NetworkPlan, VpcPlan } from './plan.js';
 import { chainExistsIn, labChains, rulesJumpingTo, rulesOf } from './rules.js';
+import { vpcRoutes, vpcSysctls } from './vpc-routes.js';
 
 function addressesOf(link: LinkInfo): string[] {
   return (link.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`);
@@ -13,7 +14,7 @@ function isUp(link: LinkInfo): boolean {
   return link.operstate === 'UP' || (link.flags ?? []).includes('LOWER_UP');
 }
 
-async function vpcProblems(vpc: VpcPlan, namespaces: string[]): Promise<string[]> {
+async function vpcProblems(plan: NetworkPlan, vpc: VpcPlan, namespaces: string[]): Promise<string[]> {
   if (!namespaces.includes(vpc.netns)) return [`network namespace ${vpc.netns} of ${vpc.name} is missing`];
   const problems: string[] = [];
   const host = await readLink(vpc.hostIf);
@@ -30,8 +31,17 @@ async function vpcProblems(vpc: VpcPlan, namespaces: string[]): Promise<string[]
     for (const [cluster, address] of Object.entries(vpc.clusterAddresses)) {
       if (!have.includes(`${address}/${vpc.prefixLength}`)) problems.push(`address ${address} of ${cluster} is missing in ${vpc.netns}`);
     }
-    const routes = JSON.parse((await run('ip', ['-n', vpc.netns, '-j', 'route', 'show', 'default'])).stdout || '[]') as { gateway?: string }[];
-    if (!routes.some((r) => r.gateway === vpc.gateway)) problems.push(`${vpc.netns} has no default route via ${vpc.gateway}`);
+    const routes = JSON.parse((await run('ip', ['-n', vpc.netns, '-j', 'route', 'show'])).stdout || '[]') as { dst?: string; type?: string; gateway?: string }[];
+    if (!routes.some((r) => r.dst === 'default' && r.gateway === vpc.gateway)) problems.push(`${vpc.netns} has no default route via ${vpc.gateway}`);
+    for (const want of vpcRoutes(plan, vpc)) {
+      const found = routes.some((r) => r.dst === want.dst && (r.type ?? 'unicast') === want.type);
+      if (!found) problems.push(`${vpc.netns} lacks its ${want.type} route to ${want.dst} (${want.why})`);
+    }
+    const sysctls = vpcSysctls(vpc);
+    const values = (await run('ip', ['netns', 'exec', vpc.netns, 'sysctl', '-n', ...Object.keys(sysctls)], { allowFailure: true })).stdout.split('\n');
+    Object.entries(sysctls).forEach(([key, want], i) => {
+      if (values[i]?.trim() !== want) problems.push(`${key} is not ${want} in ${vpc.netns} (pods behind it are unreachable)`);
+    });
   }
   return problems;
 }
@@ -45,7 +55,7 @@ export async function networkHealth(plan: NetworkPlan): Promise<{ enforced: bool
   if (plan.mode !== 'netns') return { enforced: false, problems: ['loopback mode: no network namespaces, nothing is isolated'] };
   const problems: string[] = [];
   const namespaces = await listNetns();
-  for (const vpc of plan.vpcs) problems.push(...(await vpcProblems(vpc, namespaces)));
+  for (const vpc of plan.vpcs) problems.push(...(await vpcProblems(plan, vpc, namespaces)));
   const listing = await iptablesListing('filter');
   for (const c of labChains(plan)) {
     if (!chainExistsIn(listing, c.chain)) {

@@ -1,4 +1,5 @@
 export {
+  addressLayout,
   chainName,
   hostChainNames,
   interfacePrefix,
@@ -6,10 +7,13 @@ export {
   MAX_CHAIN_NAME,
   MAX_INTERFACE_NAME,
   netnsName,
+  netnsPrefixOf,
   parseCidr,
   planLoopback,
   planNetworkIn,
   ruleComment,
+  SMALLEST_POD_PREFIX,
+  type AddressLayout,
   type NetworkPlan,
   type NetworkPlanInput,
   type VpcPlan,
@@ -20,3 +24,4 @@ export { probeNetworkCapability } from './probe.js';
 export { applyNetwork, netnsExecPrefix, planNetwork, teardownNetwork, type NetworkResource } from './apply.js';
 export { networkHealth } from './health.js';
 export { findLeftovers } from './leftovers.js';
+export { vpcRoutes, vpcSysctls, type VpcRoute } from './vpc-routes.js';

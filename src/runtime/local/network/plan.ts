@@ -23,6 +23,12 @@ export interface VpcPlan {
   gateway: string;
   /** Cluster name → its own address inside the namespace. */
   clusterAddresses: Record<string, string>;
+  /**
+   * Cluster name → the range its pods take their addresses from, inside `subnet`. Empty in
+   * loopback mode (pods share their node's address there); absent in plans stored before pods
+   * had their own addresses.
+   */
+  clusterPodCidrs: Record<string, string>;
   hub: boolean;
 }
 
@@ -42,7 +48,7 @@ export const MAX_INTERFACE_NAME = 15;
 /** iptables chain names hold at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
 export const MAX_CHAIN_NAME = 28;
 /** Cluster addresses start at .10 of their VPC subnet: .1 is the gateway, the rest is kept free. */
-const FIRST_CLUSTER_OFFSET = 10;
+export const FIRST_CLUSTER_OFFSET = 10;
 
 /** Short, stable identifier of a lab for names with tight length limits (IFNAMSIZ = 16). */
 export function labHash(labName: string): string {
@@ -107,32 +113,67 @@ export function parseCidr(cidr: string): { base: number; prefix: number } {
   return { base: n - (n % size), prefix };
 }
 
-/** A VPC's share of the lab range: /24s from a /22 or larger (skipping the first), quarters of smaller ranges. */
-function vpcLayout(labPrefix: number): { vpcPrefix: number; firstIndex: number; count: number } {
-  if (labPrefix <= 22) return { vpcPrefix: 24, firstIndex: 1, count: 2 ** (24 - labPrefix) - 1 };
-  return { vpcPrefix: labPrefix + 2, firstIndex: 0, count: 4 };
+/**
+ * How a lab range is carved: VPC subnets of `vpcPrefix` (the first `firstIndex` of them left
+ * unused), each cut into blocks of `blockPrefix`. Block 0 of a VPC holds its gateway and its
+ * cluster addresses; block k+1 is the pod range of its cluster k.
+ *   /16 or larger: /20 VPCs (the first skipped) of 16 /24 blocks — 15 clusters × 254 pods.
+ *   /17…/20: 16 VPC subnets (the first skipped) of 16 blocks each (/25…/28).
+ *   /21…/24: 4 VPC subnets of 4 blocks each (a /24: /26 VPCs, /28 blocks).
+ */
+export interface AddressLayout {
+  vpcPrefix: number;
+  blockPrefix: number;
+  firstIndex: number;
+  /** How many VPCs fit. */
+  vpcCount: number;
+  /** How many clusters fit in one VPC: a pod block each, and an address each in block 0. */
+  clustersPerVpc: number;
+}
+
+/** Pod ranges smaller than this (a /29 holds 6 pods) are refused. */
+export const SMALLEST_POD_PREFIX = 28;
+
+export function addressLayout(labPrefix: number): AddressLayout {
+  const shape =
+    labPrefix <= 16
+      ? { vpcPrefix: 20, blockPrefix: 24, firstIndex: 1, vpcCount: 2 ** (20 - labPrefix) - 1 }
+      : labPrefix <= 20
+        ? { vpcPrefix: labPrefix + 4, blockPrefix: labPrefix + 8, firstIndex: 1, vpcCount: 15 }
+        : { vpcPrefix: labPrefix + 2, blockPrefix: labPrefix + 4, firstIndex: 0, vpcCount: 4 };
+  const blocks = 2 ** (shape.blockPrefix - shape.vpcPrefix);
+  const addressRoom = 2 ** (32 - shape.blockPrefix) - FIRST_CLUSTER_OFFSET;
+  return { ...shape, clustersPerVpc: Math.max(0, Math.min(blocks - 1, addressRoom)) };
 }
 
 /** Refuses a range too small for the topology before anything is created. */
-function checkFits(input: NetworkPlanInput, cidr: string, layout: { vpcPrefix: number; count: number }): void {
-  const hint = 'choose a larger network.cidr in the lab file (a /16 fits any lab), or omit it to let ocm-lab pick one';
-  if (input.vpcs.length > layout.count) {
-    throw new InvalidInputError(`network.cidr ${cidr} has room for ${layout.count} VPC subnets (/${layout.vpcPrefix}), the lab has ${input.vpcs.length} VPCs`, { hint });
+function checkFits(input: NetworkPlanInput, cidr: string, layout: AddressLayout): void {
+  const hint = 'choose a larger network.cidr in the lab file (a /16 has room for 15 VPCs of 15 clusters each), or omit it to let ocm-lab pick one';
+  if (layout.blockPrefix > SMALLEST_POD_PREFIX) {
+    throw new InvalidInputError(
+      `network.cidr ${cidr} is too small: each cluster's pod range would be a /${layout.blockPrefix}, and pods need at least a /${SMALLEST_POD_PREFIX}`,
+      { hint: 'choose a /24 or larger network.cidr in the lab file, or omit it to let ocm-lab pick one' },
+    );
   }
-  // The last address of a subnet is its broadcast address.
-  const room = 2 ** (32 - layout.vpcPrefix) - FIRST_CLUSTER_OFFSET - 1;
-  const crowded = input.vpcs.find((v) => v.clusters.length > room);
+  if (input.vpcs.length > layout.vpcCount) {
+    throw new InvalidInputError(`network.cidr ${cidr} has room for ${layout.vpcCount} VPC subnets (/${layout.vpcPrefix}), the lab has ${input.vpcs.length} VPCs`, { hint });
+  }
+  const crowded = input.vpcs.find((v) => v.clusters.length > layout.clustersPerVpc);
   if (crowded) {
-    throw new InvalidInputError(`network.cidr ${cidr} gives each VPC a /${layout.vpcPrefix} with room for ${room} clusters; VPC ${crowded.name} has ${crowded.clusters.length}`, { hint });
+    throw new InvalidInputError(
+      `network.cidr ${cidr} gives each VPC a /${layout.vpcPrefix} with room for ${layout.clustersPerVpc} clusters (each with a /${layout.blockPrefix} of pod addresses); VPC ${crowded.name} has ${crowded.clusters.length}`,
+      { hint },
+    );
   }
 }
 
 /** The lab's namespaces, links, subnets and addresses within `cidr`. Pure: the same input gives the same plan. */
 export function planNetworkIn(input: NetworkPlanInput, cidr: string): NetworkPlan {
   const { base, prefix } = parseCidr(cidr);
-  const layout = vpcLayout(prefix);
+  const layout = addressLayout(prefix);
   checkFits(input, cidr, layout);
   const vpcSize = 2 ** (32 - layout.vpcPrefix);
+  const blockSize = 2 ** (32 - layout.blockPrefix);
   return {
     labName: input.labName,
     mode: 'netns',
@@ -150,6 +191,7 @@ export function planNetworkIn(input: NetworkPlanInput, cidr: string): NetworkPla
         prefixLength: layout.vpcPrefix,
         gateway: intToIp(subnetBase + 1),
         clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, intToIp(subnetBase + FIRST_CLUSTER_OFFSET + k)])),
+        clusterPodCidrs: Object.fromEntries(vpc.clusters.map((c, k) => [c, `${intToIp(subnetBase + (k + 1) * blockSize)}/${layout.blockPrefix}`])),
         hub: vpc.hub,
       };
     }),
@@ -180,6 +222,8 @@ export function planLoopback(input: NetworkPlanInput): NetworkPlan {
       prefixLength: 24,
       gateway: '',
       clusterAddresses: Object.fromEntries(vpc.clusters.map((c, k) => [c, `127.${second}.${i + 1}.${FIRST_CLUSTER_OFFSET + k}`])),
+      // No pod network without namespaces: pods share their node's address.
+      clusterPodCidrs: {},
       hub: vpc.hub,
     })),
   };
