@@ -9,6 +9,10 @@ command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# The nodelet runs containers with runc, enters network namespaces with nsenter and gives exec a terminal with script.
+command -v runc >/dev/null 2>&1 || need_apt+=(runc)
+command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v script >/dev/null 2>&1 || need_apt+=(bsdutils)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2

@@ -1,5 +1,5 @@
 import type { EventRecorder } from './events.js';
-import { isOcmLabImage, OCM_LAB_IMAGE } from './image.js';
+import type { ImageCatalog } from './images.js';
 import { isStatus, type KubeClient } from './kube-client.js';
 import { PodReflector } from './reflector.js';
 import { rfc3339 } from './status.js';
@@ -11,18 +11,18 @@ export const SCHEDULER_NAMES = ['default-scheduler', 'ocm-lab-nodelet'];
 export type BindDecision = { bind: true } | { bind: false; ignore: true } | { bind: false; ignore: false; reason: string };
 
 /** Whether this nodelet binds a pending pod, and if not, why (the Event text). */
-export function bindDecision(pod: Pod, nodeName: string): BindDecision {
+export function bindDecision(pod: Pod, nodeName: string, images: Pick<ImageCatalog, 'runs' | 'describe'>): BindDecision {
   if (pod.spec.nodeName || pod.metadata.deletionTimestamp) return { bind: false, ignore: true };
   if (!SCHEDULER_NAMES.includes(pod.spec.schedulerName ?? 'default-scheduler')) return { bind: false, ignore: true };
-  const foreign = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].filter((c) => !isOcmLabImage(c.image));
+  const foreign = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].filter((c) => !images.runs(c.image));
   if (foreign.length === 0) return { bind: true };
   const list = foreign.map((c) => `${c.name} (${c.image ?? 'no image'})`).join(', ');
   return {
     bind: false,
     ignore: false,
     reason:
-      `0/1 nodes are available: node ${nodeName} is an ocm-lab nodelet, which runs only the image ${OCM_LAB_IMAGE}; ` +
-      `container ${list} uses another image. Use the kind runtime for arbitrary images.`,
+      `0/1 nodes are available: node ${nodeName} is an ocm-lab nodelet, which runs only the images ${images.describe()}; ` +
+      `container ${list} uses another image (the image map is in docs/nodelet.md).`,
   };
 }
 
@@ -40,6 +40,7 @@ export class Binder {
     private readonly nodeName: string,
     private readonly events: EventRecorder,
     private readonly log: (line: string) => void,
+    private readonly images: Pick<ImageCatalog, 'runs' | 'describe'>,
   ) {
     this.reflector = new PodReflector(
       client,
@@ -66,7 +67,7 @@ export class Binder {
   private async consider(pod: Pod): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     if (this.done.has(uid)) return;
-    const decision = bindDecision(pod, this.nodeName);
+    const decision = bindDecision(pod, this.nodeName, this.images);
     if (decision.bind === false && decision.ignore) return;
     this.done.add(uid);
     const { name, namespace } = pod.metadata;

@@ -1,38 +1,24 @@
-import path from 'node:path';
 import { ContainerStartError } from './errors.js';
 import { expandVars } from './expansion.js';
-import { isOcmLabImage, OCM_LAB_IMAGE } from './image.js';
+import type { RunnableImage } from './images.js';
 import type { Container } from './types.js';
 
-/** The image's only entry point: `ocm-lab`, i.e. `node <dist>/cli/main.js`. */
-export const ENTRYPOINT = 'ocm-lab';
-
 /**
- * What the container runs, as arguments of the `ocm-lab` CLI. Like a
- * container runtime: no `command` → the image entry point with `args`;
- * `command: ["ocm-lab", …]` → the same entry point with command[1:] + args.
- * Any other command does not exist in our image.
+ * The argv a container runs, as a container runtime builds it from the image
+ * and the spec: `command` replaces the image's entry point and `args` its
+ * CMD; `$(VAR)` expands against the container's environment. `command[0]`
+ * may be an alias of the image (`ocm-lab` → node + the CLI script); any other
+ * program is looked up on PATH inside the container (host /usr is shared).
  */
-export function cliArgs(container: Container, env: Record<string, string>): string[] {
-  if (!isOcmLabImage(container.image)) {
-    throw new ContainerStartError(
-      'ErrImagePull',
-      `image "${container.image ?? ''}" is not available on this node: the ocm-lab nodelet runs only ${OCM_LAB_IMAGE}`,
-      false,
-    );
-  }
+export function containerArgv(container: Container, image: RunnableImage, env: Record<string, string>): string[] {
   const expand = (s: string) => expandVars(s, (n) => env[n]);
   const command = (container.command ?? []).map(expand);
-  const args = (container.args ?? []).map(expand);
-  if (command.length === 0) return args;
-  const exe = command[0] as string;
-  if (exe !== ENTRYPOINT && path.posix.basename(exe) !== ENTRYPOINT) {
-    throw new ContainerStartError(
-      'CreateContainerError',
-      `command ${JSON.stringify(container.command)} cannot run: ${OCM_LAB_IMAGE} has only the '${ENTRYPOINT}' entry point; ` +
-        `use args ["internal", "<entry>", …] or command ["${ENTRYPOINT}", …]`,
-      false,
-    );
+  const args = container.args !== undefined ? container.args.map(expand) : undefined;
+  const argv = command.length ? [...command, ...(args ?? [])] : [...image.entrypoint, ...(args ?? image.cmd)];
+  if (argv.length === 0) {
+    throw new ContainerStartError('CreateContainerError', `image ${image.ref} has no entry point: the container must set command`, false);
   }
-  return [...command.slice(1), ...args];
+  const exe = argv[0] as string;
+  const alias = image.aliases[exe] ?? image.aliases[exe.slice(exe.lastIndexOf('/') + 1)];
+  return alias && command.length ? [...alias, ...argv.slice(1)] : argv;
 }

@@ -8,10 +8,13 @@ export type EventType = 'Normal' | 'Warning';
 /**
  * Writes core/v1 Events about pods, as `kubectl describe pod` shows them.
  * The same (pod, reason, message) is written once: a crash loop or a pod that
- * keeps being skipped does not flood the API server.
+ * keeps being skipped does not flood the API server. Events that recur by
+ * nature (a failing probe) are counted instead, as the kubelet does: one Event
+ * whose `count` and `lastTimestamp` go up.
  */
 export class EventRecorder {
   private readonly written = new Set<string>();
+  private readonly counted = new Map<string, { name: string; count: number; created: Promise<boolean> }>();
 
   constructor(
     private readonly client: KubeClient,
@@ -26,6 +29,17 @@ export class EventRecorder {
     this.written.add(key);
     const ns = pod.metadata.namespace ?? 'default';
     const now = rfc3339(new Date());
+    const seen = once ? undefined : this.counted.get(key);
+    if (seen) {
+      const count = ++seen.count;
+      void seen.created.then((ok) => {
+        if (!ok) return;
+        this.client
+          .mergePatch(`/api/v1/namespaces/${ns}/events/${seen.name}`, { count, lastTimestamp: now })
+          .catch((err: Error) => this.log(`event ${reason} for ${ns}/${pod.metadata.name}: ${err.message}`));
+      });
+      return;
+    }
     const body = {
       apiVersion: 'v1',
       kind: 'Event',
@@ -41,11 +55,19 @@ export class EventRecorder {
       lastTimestamp: now,
       count: 1,
     };
-    this.client.post(`/api/v1/namespaces/${ns}/events`, body).catch((err: Error) => this.log(`event ${reason} for ${ns}/${pod.metadata.name}: ${err.message}`));
+    const created = this.client.post(`/api/v1/namespaces/${ns}/events`, body).then(
+      () => true,
+      (err: Error) => {
+        this.log(`event ${reason} for ${ns}/${pod.metadata.name}: ${err.message}`);
+        return false;
+      },
+    );
+    if (!once) this.counted.set(key, { name: body.metadata.name, count: 1, created });
   }
 
   /** Forget a pod (it is gone): its uid never comes back. */
   forget(uid: string | undefined): void {
     for (const key of [...this.written]) if (key.startsWith(`${uid}|`)) this.written.delete(key);
+    for (const key of [...this.counted.keys()]) if (key.startsWith(`${uid}|`)) this.counted.delete(key);
   }
 }

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
@@ -17,7 +18,36 @@ export interface KubeEndpoint {
   certPem?: string;
   keyPem?: string;
   token?: string;
+  /** A token file read again as it changes (projected tokens are renewed); wins over `token`. */
+  tokenFile?: string;
 }
+
+/** Where the kubelet mounts a pod's ServiceAccount credentials (the `kube-api-access-*` volume). */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * The in-cluster endpoint as client-go's rest.InClusterConfig finds it:
+ * KUBERNETES_SERVICE_HOST/PORT, and the ServiceAccount's token, ca.crt and
+ * namespace files.
+ */
+export async function inClusterEndpoint(env: NodeJS.ProcessEnv = process.env, dir: string = SERVICE_ACCOUNT_DIR): Promise<KubeEndpoint & { namespace?: string }> {
+  const host = env.KUBERNETES_SERVICE_HOST;
+  const port = env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port) throw new Error('not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
+  const tokenFile = path.join(dir, 'token');
+  let caPem: string;
+  try {
+    caPem = await fs.readFile(path.join(dir, 'ca.crt'), 'utf8');
+    await fs.access(tokenFile);
+  } catch (err) {
+    throw new Error(`not running in a cluster: ${(err as Error).message} (no ServiceAccount credentials mounted at ${dir})`);
+  }
+  const namespace = (await fs.readFile(path.join(dir, 'namespace'), 'utf8').catch(() => '')).trim() || undefined;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  return { server: `https://${hostPart}:${port}`, caPem, tokenFile, ...(namespace ? { namespace } : {}) };
+}
+
+
 
 export class ApiError extends Error {
   constructor(
@@ -59,13 +89,15 @@ export async function endpointFromKubeconfig(file: string): Promise<KubeEndpoint
   const base = path.dirname(file);
   const caPem = await dataOrFile(base, cluster['certificate-authority-data'], cluster['certificate-authority']);
   if (!caPem) throw new Error(`${file}: cluster ${context.cluster} has no certificate authority`);
-  const token = user.token ?? (user.tokenFile ? (await fs.readFile(path.resolve(base, user.tokenFile), 'utf8')).trim() : undefined);
+  const tokenFile = !user.token && user.tokenFile ? path.resolve(base, user.tokenFile) : undefined;
+  if (tokenFile) await fs.access(tokenFile);
   return {
     server: cluster.server,
     caPem,
     certPem: await dataOrFile(base, user['client-certificate-data'], user['client-certificate']),
     keyPem: await dataOrFile(base, user['client-key-data'], user['client-key']),
-    token,
+    ...(user.token ? { token: user.token } : {}),
+    ...(tokenFile ? { tokenFile } : {}),
     namespace: context.namespace,
   };
 }
@@ -82,6 +114,7 @@ export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK
 export class KubeClient {
   private readonly agent: https.Agent;
   private readonly base: URL;
+  private fileToken: { value: string; stamp: string } | undefined;
 
   constructor(readonly endpoint: KubeEndpoint) {
     this.base = new URL(endpoint.server);
@@ -90,6 +123,25 @@ export class KubeClient {
 
   static async fromKubeconfig(file: string): Promise<KubeClient> {
     return new KubeClient(await endpointFromKubeconfig(file));
+  }
+
+  /** A client with the pod's ServiceAccount credentials, the way in-cluster programs find them. */
+  static async inCluster(env: NodeJS.ProcessEnv = process.env, dir: string = SERVICE_ACCOUNT_DIR): Promise<KubeClient> {
+    return new KubeClient(await inClusterEndpoint(env, dir));
+  }
+
+  /** The bearer token: the file's content, read again whenever the file changed (renewed projected tokens are swapped in by rename). */
+  private bearer(): string | undefined {
+    const file = this.endpoint.tokenFile;
+    if (!file) return this.endpoint.token;
+    try {
+      const st = statSync(file);
+      const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
+      if (this.fileToken?.stamp !== stamp) this.fileToken = { value: readFileSync(file, 'utf8').trim(), stamp };
+    } catch {
+      // Being replaced right now: keep the last token; without one the request goes unauthenticated and fails with 401.
+    }
+    return this.fileToken?.value;
   }
 
   close(): void {
@@ -118,7 +170,7 @@ export class KubeClient {
           headers: {
             accept: 'application/json',
             'user-agent': 'ocm-lab-nodelet',
-            ...(this.endpoint.token ? { authorization: `Bearer ${this.endpoint.token}` } : {}),
+            ...bearerHeader(this.bearer()),
             ...(body ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': body.length } : {}),
           },
         },
@@ -179,6 +231,10 @@ export class KubeClient {
       if (!signal.aborted) throw err;
     }
   }
+}
+
+function bearerHeader(token: string | undefined): Record<string, string> {
+  return token ? { authorization: `Bearer ${token}` } : {};
 }
 
 function apiError(method: string, p: string, status: number, text: string): ApiError {

@@ -5,7 +5,8 @@ import YAML from 'yaml';
 import { MissingPrerequisiteError, NotReadyError } from '../errors.js';
 import { writeKubeconfig } from '../kube/kubeconfig.js';
 import type { ClusterPlan } from '../lab/plan.js';
-import { certificateInfo, issueCertificate, loadCA, type ClusterPkiPaths } from '../pki/index.js';
+import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../pki/index.js';
+import { OCM_BINARIES, type BinaryName } from '../provision/index.js';
 import { adminKubeconfigPath } from '../runtime/local/kubeconfigs.js';
 import { logTail, processState, startProcess, type ProcessSpec } from '../runtime/local/process.js';
 import type { LocalContext } from '../runtime/local/runtime.js';
@@ -25,9 +26,27 @@ export function nodeletWorkDir(cluster: Pick<ClusterPlan, 'dir'>): string {
   return path.join(cluster.dir, 'nodelet');
 }
 
-export function nodeletCredentials(cluster: Pick<ClusterPlan, 'dir'>): { node: string; scheduler: string } {
+export interface NodeletCredentials {
+  /** CN=system:node:<node>, O=system:nodes. */
+  node: string;
+  /** CN=system:kube-scheduler: binds pods. */
+  scheduler: string;
+  /** CN=system:kube-proxy: watches Services and EndpointSlices for the pods' ClusterIP rules. */
+  proxy: string;
+  /** The kubelet API's serving certificate (IP SAN = the node's InternalIP) and key. */
+  servingCert: string;
+  servingKey: string;
+}
+
+export function nodeletCredentials(cluster: Pick<ClusterPlan, 'dir'>): NodeletCredentials {
   const dir = path.join(nodeletWorkDir(cluster), 'credentials');
-  return { node: path.join(dir, 'node.kubeconfig'), scheduler: path.join(dir, 'scheduler.kubeconfig') };
+  return {
+    node: path.join(dir, 'node.kubeconfig'),
+    scheduler: path.join(dir, 'scheduler.kubeconfig'),
+    proxy: path.join(dir, 'proxy.kubeconfig'),
+    servingCert: path.join(dir, 'kubelet.crt'),
+    servingKey: path.join(dir, 'kubelet.key'),
+  };
 }
 
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
@@ -52,23 +71,93 @@ async function ensureClientKubeconfig(file: string, cluster: ClusterPlan, pki: C
   await writeKubeconfig(file, [{ name: cluster.name, server: cluster.apiServerUrl, caPem: ca.certPem, clientCertPem: pair.certPem, clientKeyPem: pair.keyPem }]);
 }
 
+/** Keeps a serving certificate that is ours, current and names `address`; issues a new one otherwise. */
+async function ensureServingCertificate(certFile: string, keyFile: string, pki: ClusterPkiPaths, commonName: string, address: string): Promise<void> {
+  const ca = await loadCA(pki.caCert, pki.caKey);
+  try {
+    const info = certificateInfo(await fs.readFile(certFile, 'utf8'));
+    await fs.access(keyFile);
+    const current =
+      info.commonName === commonName &&
+      info.issuer === certificateInfo(ca.certPem).subject &&
+      info.ipAddresses.length === 1 &&
+      info.ipAddresses[0] === address &&
+      info.notAfter.getTime() - Date.now() > RENEW_BEFORE_MS;
+    if (current) return;
+  } catch {
+    // missing or unreadable: issue
+  }
+  const pair = await issueCertificate(ca, { commonName, ipAddresses: [address], usages: ['server'] });
+  await writeSecretFile(keyFile, pair.keyPem);
+  await writePublicFile(certFile, pair.certPem);
+}
+
 /**
- * The nodelet's two identities: the node (the Node authorizer lets it read
- * exactly what its pods reference) and the scheduler (bindings).
+ * The nodelet's identities: the node (the Node authorizer lets it read
+ * exactly what its pods reference), the scheduler (bindings), kube-proxy
+ * (Services and EndpointSlices), and the kubelet API's serving certificate.
  */
-export async function ensureNodeletCredentials(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<{ node: string; scheduler: string }> {
+export async function ensureNodeletCredentials(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<NodeletCredentials> {
   const files = nodeletCredentials(cluster);
   await fs.mkdir(path.dirname(files.node), { recursive: true, mode: 0o700 });
   await ensureClientKubeconfig(files.node, cluster, pki, `system:node:${nodeName(cluster)}`, ['system:nodes']);
   await ensureClientKubeconfig(files.scheduler, cluster, pki, 'system:kube-scheduler', []);
+  await ensureClientKubeconfig(files.proxy, cluster, pki, 'system:kube-proxy', []);
+  await ensureServingCertificate(files.servingCert, files.servingKey, pki, `system:node:${nodeName(cluster)}`, cluster.address);
   return files;
 }
 
-export function nodeletSpec(cluster: ClusterPlan, credentials: { node: string; scheduler: string }, kubernetesVersion: string): ProcessSpec {
+/** Programs the nodelet runs besides itself: containers (runc), network namespaces (nsenter), exec terminals (script). */
+const NODE_PROGRAMS = [
+  { program: 'runc', packageName: 'runc' },
+  { program: 'nsenter', packageName: 'util-linux' },
+  { program: 'script', packageName: 'bsdutils' },
+];
+
+async function onPath(program: string): Promise<boolean> {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    if (await fs.access(path.join(dir, program), fs.constants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
+
+/** Refuses to start a nodelet that could not run a single container, naming what to install. */
+export async function checkNodePrograms(): Promise<void> {
+  const missing = [];
+  for (const p of NODE_PROGRAMS) if (!(await onPath(p.program))) missing.push(p);
+  if (missing.length) {
+    throw new MissingPrerequisiteError(`the nodelet needs ${missing.map((m) => m.program).join(', ')} on PATH to run pods`, {
+      hint: `install ${missing.map((m) => m.packageName).join(' ')} (e.g. 'apt-get install ${missing.map((m) => m.packageName).join(' ')}'; scripts/bootstrap.sh does it)`,
+    });
+  }
+}
+
+/** Where the kubelet API listens on the node's InternalIP (the kubelet's default port). */
+export const KUBELET_PORT = 10250;
+
+export interface NodeletLaunch {
+  cluster: ClusterPlan;
+  labName: string;
+  credentials: NodeletCredentials;
+  clusterCaCert: string;
+  kubernetesVersion: string;
+  ocmVersion: string;
+  /** Provisioned binaries the nodelet maps OCM's images to. */
+  imageBinaries: Partial<Record<BinaryName, string>>;
+}
+
+/**
+ * The nodelet runs in its cluster's VPC network namespace, entered with
+ * `nsenter --net` rather than `ip netns exec`: the latter gives the process a
+ * mount namespace of its own, and the pod network namespaces it creates would
+ * then be invisible on the host (and to `down`).
+ */
+export function nodeletSpec(l: NodeletLaunch): ProcessSpec {
+  const { cluster, credentials } = l;
   return {
     name: 'nodelet',
     binary: process.execPath,
-    prefix: cluster.netnsPrefix,
+    prefix: cluster.netns ? ['nsenter', `--net=/var/run/netns/${cluster.netns}`, '--'] : [],
     pidFile: path.join(cluster.runDir, 'nodelet.pid'),
     logFile: path.join(cluster.logDir, 'nodelet.log'),
     args: [
@@ -81,14 +170,28 @@ export function nodeletSpec(cluster: ClusterPlan, credentials: { node: string; s
       credentials.node,
       '--scheduler-kubeconfig',
       credentials.scheduler,
+      '--proxy-kubeconfig',
+      credentials.proxy,
       '--node-name',
       nodeName(cluster),
       '--work-dir',
       nodeletWorkDir(cluster),
       '--address',
       cluster.address,
+      ...(cluster.netns && cluster.podCidr ? ['--lab', l.labName, '--vpc-netns', cluster.netns, '--pod-cidr', cluster.podCidr] : []),
+      '--kubelet-port',
+      String(KUBELET_PORT),
+      '--tls-cert-file',
+      credentials.servingCert,
+      '--tls-private-key-file',
+      credentials.servingKey,
+      '--client-ca-file',
+      l.clusterCaCert,
       '--kubernetes-version',
-      kubernetesVersion,
+      l.kubernetesVersion,
+      '--ocm-version',
+      l.ocmVersion,
+      ...Object.entries(l.imageBinaries).flatMap(([name, file]) => ['--image-binary', `${name}=${file}`]),
     ],
   };
 }
@@ -160,8 +263,18 @@ export function nodeletSteps(): Step<LocalContext>[] {
             await fs.access(CLI_MAIN).catch(() => {
               throw new MissingPrerequisiteError(`the nodelet runs from the built CLI, and ${CLI_MAIN} is missing`, { hint: "run 'npm run build' first" });
             });
+            if (!c.binaries) throw new Error('internal: binaries are not provisioned yet');
+            await checkNodePrograms();
             const credentials = await ensureNodeletCredentials(cluster, pki);
-            const spec = nodeletSpec(cluster, credentials, c.config.kubernetesVersion);
+            const spec = nodeletSpec({
+              cluster,
+              labName: c.config.name,
+              credentials,
+              clusterCaCert: pki.caCert,
+              kubernetesVersion: c.config.kubernetesVersion,
+              ocmVersion: c.config.ocmVersion,
+              imageBinaries: Object.fromEntries(OCM_BINARIES.map((b) => [b, c.binaries?.[b] ?? ''])),
+            });
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;
             let proc: Awaited<ReturnType<typeof startProcess>> | undefined;

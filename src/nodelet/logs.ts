@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import { logFile, previousLogFile } from './container-process.js';
+import { logFile, previousLogFile } from './container-log.js';
 
 export interface PodLogRequest {
   /** `<lab>/clusters/<cluster>` */

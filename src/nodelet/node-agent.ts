@@ -9,6 +9,8 @@ export interface NodeAgentOptions {
   node: NodeFacts;
   /** Shown as the node's kubelet version (kubectl get nodes: VERSION). */
   version: string;
+  /** Where the kubelet API listens on the node's InternalIP (the API server dials it for logs, exec, port-forward); 0: none. */
+  kubeletPort: number;
   leaseDurationSeconds: number;
   renewIntervalMs: number;
   /** Full Node status is sent this often even when nothing changed (the lease is the heartbeat). */
@@ -69,7 +71,7 @@ function nodeStatus(o: NodeAgentOptions, now: Date, since: string): Record<strin
     ],
     capacity: resources,
     allocatable: resources,
-    daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+    daemonEndpoints: { kubeletEndpoint: { Port: o.kubeletPort } },
     nodeInfo: {
       machineID: '',
       systemUUID: '',

@@ -1,15 +1,25 @@
+import { existsSync, realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { Binder } from './binder.js';
-import { killLeftovers } from './container-process.js';
 import { EventRecorder } from './events.js';
+import { ImageCatalog } from './images.js';
 import { isStatus, KubeClient } from './kube-client.js';
 import { NodeAgent } from './node-agent.js';
+import { SHARED_HOST_DIRS } from './oci/bundle.js';
+import { cleanupContainers, runcAt, type Runc } from './oci/runc.js';
+import { startKubeletServer, type KubeletServer } from './kubelet-api/index.js';
+import { nodeletKubeletBackend } from './kubelet-backend.js';
+import { hostPortCheck, PodNetwork, podNetworkHooks, ServiceProxy } from './pod-network/index.js';
+import { probeUserAgent } from './probes.js';
+import { SERVICE_IP } from '../lab/plan.js';
 import { PodWorker, type NodeletContext } from './pod-worker.js';
 import { PodReflector, sleep } from './reflector.js';
 import type { ConfigMap, ObjectSource, Pod, Secret } from './types.js';
+import type { BinaryName } from '../provision/recipes.js';
+import { OCM_VERSION } from '../provision/versions.js';
 
 export interface NodeletOptions {
   clusterName: string;
@@ -19,11 +29,25 @@ export interface NodeletOptions {
   /** Scheduler identity (CN=system:kube-scheduler): binds pods, which nodes may not. */
   schedulerKubeconfig: string;
   workDir: string;
-  /** The cluster's address: node InternalIP, every pod's podIP. */
+  /** The cluster's address: node InternalIP (and podIP of hostNetwork pods, and of every pod without podNetwork). */
   address: string;
   version: string;
+  /** The kubelet API's port on `address`, reported in the Node's daemonEndpoints. */
+  kubeletPort?: number;
   cliMain: string;
   nodeBinary?: string;
+  /** The lab's OCM version: OCM's upstream images run at this tag (default: the version ocm-lab provisions). */
+  ocmVersion?: string;
+  /** Provisioned binaries the image map needs (`registration-operator` → path, …); without them only ocm-lab:dev runs. */
+  imageBinaries?: Partial<Record<BinaryName, string>>;
+  /** runc's state directory; default `<workDir>/runc`. */
+  runcRoot?: string;
+  /** Pods get network namespaces and addresses of their own: the lab, the VPC namespace the nodelet runs in, and the cluster's pod range. */
+  podNetwork?: { labName: string; vpcNetns: string; podCidr: string };
+  /** The `system:kube-proxy` identity: Services and EndpointSlices for the pods' ClusterIP rules (with podNetwork). */
+  proxyKubeconfig?: string;
+  /** The kubelet API's TLS: serving certificate and key (IP SAN = address), and the CA of the API server's client certificate. */
+  kubeletTls?: { certFile: string; keyFile: string; clientCaFile: string };
   backoff?: BackoffPolicy;
   resyncMs?: number;
   log?: (line: string) => void;
@@ -50,6 +74,18 @@ function objectSource(client: KubeClient): ObjectSource {
   };
 }
 
+/**
+ * How the ocm-lab image runs here: `<package>/dist/cli/main.js` (symlinks
+ * resolved: an npm bin link would otherwise point at the wrong root), with the
+ * package root mounted at its own path so node_modules resolve.
+ */
+function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cliMain: string; packageRoot: string } {
+  const main = realpathSync(cliMain);
+  const packageRoot = path.resolve(path.dirname(main), '..', '..');
+  if (!existsSync(path.join(packageRoot, 'package.json'))) throw new Error(`internal: ${main} is not <package>/dist/cli/main.js (no package.json in ${packageRoot})`);
+  return { nodeBinary: realpathSync(nodeBinary), cliMain: main, packageRoot };
+}
+
 /** Registers the node, then runs every pod bound to it until stopped. */
 export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`));
@@ -58,8 +94,14 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   const node = { nodeName: o.nodeName, address: o.address, cpuCores: os.cpus().length, memoryBytes: os.totalmem() };
   const podsDir = path.join(o.workDir, 'pods');
   await fs.mkdir(podsDir, { recursive: true, mode: 0o700 });
+  const runc = runcAt(o.runcRoot ?? path.join(o.workDir, 'runc'));
+  const images = new ImageCatalog({
+    ocmVersion: o.ocmVersion ?? OCM_VERSION,
+    binaries: o.imageBinaries ?? {},
+    cli: cliImage(o.cliMain, o.nodeBinary ?? process.execPath),
+  });
 
-  const agent = new NodeAgent({ client, node, version: o.version, leaseDurationSeconds: 40, renewIntervalMs: 10_000, statusIntervalMs: 60_000, log });
+  const agent = new NodeAgent({ client, node, version: o.version, kubeletPort: o.kubeletPort ?? 0, leaseDurationSeconds: 40, renewIntervalMs: 10_000, statusIntervalMs: 60_000, log });
   for (let attempt = 1; ; attempt++) {
     try {
       await agent.register();
@@ -72,6 +114,19 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   }
   agent.start();
 
+  const podNetwork = o.podNetwork
+    ? new PodNetwork({ labName: o.podNetwork.labName, clusterName: o.clusterName, vpcNetns: o.podNetwork.vpcNetns, podCidr: o.podNetwork.podCidr, nodeIP: o.address, log })
+    : undefined;
+  const apiServer = new URL(client.endpoint.server);
+  let serviceProxy: ServiceProxy | undefined;
+  let proxyClient: KubeClient | undefined;
+  if (podNetwork && o.proxyKubeconfig) {
+    proxyClient = await KubeClient.fromKubeconfig(o.proxyKubeconfig);
+    serviceProxy = new ServiceProxy({ client: proxyClient, sink: podNetwork, log, apiServer: { ip: apiServer.hostname, port: Number(apiServer.port || 443) } });
+    serviceProxy.start();
+  }
+  const vpcNetns = o.podNetwork?.vpcNetns;
+
   const ctx: NodeletContext = {
     client,
     objects: objectSource(client),
@@ -80,8 +135,13 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
     clusterName: o.clusterName,
     apiServer: { url: client.endpoint.server, caPem: client.endpoint.caPem },
     podsDir,
-    nodeBinary: o.nodeBinary ?? process.execPath,
-    cliMain: o.cliMain,
+    images,
+    runc,
+    hostDirs: SHARED_HOST_DIRS.filter((d) => existsSync(d)),
+    ...(podNetwork ? { network: podNetworkHooks(podNetwork) } : {}),
+    ...(serviceProxy ? { kubernetesService: { host: SERVICE_IP, port: '443' } } : {}),
+    ...(vpcNetns ? { hostPortInUse: (port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => hostPortCheck(vpcNetns, o.address, port, protocol) } : {}),
+    probeUserAgent: probeUserAgent(o.version),
     backoff: o.backoff ?? DEFAULT_BACKOFF,
     resyncMs: o.resyncMs ?? 60_000,
     log,
@@ -110,37 +170,59 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
         w.update(pod);
       },
       remove: (pod: Pod) => remove(pod.metadata.uid ?? ''),
-      synced: () => void removeOrphanDirs(podsDir, new Set(workers.values()), log),
+      synced: () => void removeOrphans(podsDir, runc, podNetwork, new Set(workers.values()), log),
     },
     log,
   );
   reflector.start();
-  const binder = new Binder(scheduler, o.nodeName, new EventRecorder(scheduler, 'nodelet-scheduler', o.nodeName, log), log);
+  const binder = new Binder(scheduler, o.nodeName, new EventRecorder(scheduler, 'nodelet-scheduler', o.nodeName, log), log, images);
   binder.start();
-  log(`nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address})`);
+  let kubelet: KubeletServer | undefined;
+  if (o.kubeletTls && o.kubeletPort) {
+    kubelet = await startKubeletServer({
+      address: o.address,
+      port: o.kubeletPort,
+      certFile: o.kubeletTls.certFile,
+      keyFile: o.kubeletTls.keyFile,
+      clientCaFile: o.kubeletTls.clientCaFile,
+      backend: nodeletKubeletBackend(() => workers.values(), o.address),
+      log,
+    });
+  }
+  log(`nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`);
 
   return {
     pids: () => Object.fromEntries([...workers.values()].map((w) => [w.key, w.pids()])),
     stop: async () => {
       // An API call in flight may hang when the API server is already gone (down stops it too): don't wait long for it.
-      const loops = Promise.all([binder.stop(), reflector.stop(), agent.stop()]);
+      const loops = Promise.all([binder.stop(), reflector.stop(), agent.stop(), serviceProxy?.stop(), kubelet?.close()]);
       await Promise.all([...workers.values()].map((w) => w.shutdown(5_000)));
       await Promise.race([Promise.all([loops, ...removing]), sleep(1_000)]);
       client.close();
       scheduler.close();
+      proxyClient?.close();
     },
   };
 }
 
-/** Pod directories of pods that no longer exist (deleted while no nodelet ran): stop leftovers, remove. */
-async function removeOrphanDirs(podsDir: string, workers: Set<PodWorker>, log: (line: string) => void): Promise<void> {
+/** Containers and pod directories of pods that no longer exist (deleted while no nodelet ran): stop, remove. */
+async function removeOrphans(podsDir: string, runc: Runc, network: PodNetwork | undefined, workers: Set<PodWorker>, log: (line: string) => void): Promise<void> {
+  const uids = [...workers].map((w) => w.uid);
+  const stale = await cleanupContainers(runc, (id) => !uids.some((uid) => id.startsWith(`${uid}-`))).catch((err: Error) => {
+    log(`looking for containers of pods that no longer exist: ${err.message}`);
+    return [] as string[];
+  });
+  if (stale.length) log(`removed containers ${stale.join(', ')} of pods that no longer exist`);
+  const staleNetworks = await network?.cleanupOrphans(new Set(uids)).catch((err: Error) => {
+    log(`looking for network namespaces of pods that no longer exist: ${err.message}`);
+    return [] as string[];
+  });
+  if (staleNetworks?.length) log(`removed network namespaces ${staleNetworks.join(', ')} of pods that no longer exist`);
   const known = new Set([...workers].map((w) => path.basename(w.dir)));
   for (const entry of await fs.readdir(podsDir).catch(() => [] as string[])) {
     if (known.has(entry)) continue;
-    const uid = entry.split('_').pop() ?? '';
     const dir = path.join(podsDir, entry);
-    const killed = await killLeftovers(dir, uid);
     await fs.rm(dir, { recursive: true, force: true });
-    log(`removed ${dir} of a pod that no longer exists${killed.length ? ` (stopped pids ${killed.join(', ')})` : ''}`);
+    log(`removed ${dir} of a pod that no longer exists`);
   }
 }

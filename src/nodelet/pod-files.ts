@@ -1,53 +1,52 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import YAML from 'yaml';
-import { buildKubeconfig } from '../kube/kubeconfig.js';
-import { writeFileAtomic } from '../util/atomic-file.js';
-import { mountLinks, podRoot, renderVolume, volumeDir, type VolumeSources } from './volumes.js';
+import { renderVolume, volumeBinds, volumeDir, type VolumeSources } from './volumes.js';
 import type { Pod } from './types.js';
 
-/** `<workDir>/pods/<namespace>_<pod>_<uid>`: one directory per pod (logs, volumes, root, kubeconfig). */
+/** `<workDir>/pods/<namespace>_<pod>_<uid>`: one directory per pod (logs, volumes, container bundles). */
 export function podDirName(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}_${pod.metadata.name}_${pod.metadata.uid ?? ''}`;
 }
 
-export function podKubeconfigPath(podDir: string): string {
-  return path.join(podDir, 'kubeconfig');
-}
+/**
+ * Who owns a pod's volume files. The kubelet's rule: when every container
+ * runs as the same user, credentials belong to that user (mode kept);
+ * otherwise they are made readable to all the pod's users (0644) as the
+ * kubelet does for projected tokens without fsGroup.
+ */
+export type VolumeOwner = { uid: number; gid: number } | 'shared';
 
 /**
- * Writes a pod's volumes and mount links (idempotent: called again to pick up
- * renewed tokens and changed Secrets/ConfigMaps; files that vanished from a
- * source are removed).
+ * Writes a pod's volumes (idempotent: called again to pick up renewed tokens
+ * and changed Secrets/ConfigMaps; files that vanished from a source are
+ * removed). The directories stay in place: containers bind-mount them.
  */
-export async function materialiseVolumes(podDir: string, pod: Pod, sources: VolumeSources): Promise<void> {
+export async function materialiseVolumes(podDir: string, pod: Pod, sources: VolumeSources, owner: VolumeOwner = { uid: 0, gid: 0 }): Promise<void> {
   await fs.mkdir(podDir, { recursive: true, mode: 0o700 });
-  const root = podRoot(podDir);
-  await fs.mkdir(root, { recursive: true, mode: 0o755 });
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   // Check the mounts first: a bad spec is reported before anything is fetched.
-  const links = mountLinks(podDir, pod, containers);
+  const binds = containers.flatMap((c) => volumeBinds(podDir, pod, c));
   for (const volume of pod.spec.volumes ?? []) {
     const dir = volumeDir(podDir, volume.name);
     const rendered = await renderVolume(pod, volume, sources);
+    if (rendered.kind === 'dir') {
+      // emptyDir: writable by whichever user the containers run as, like the kubelet's 0777.
+      await fs.mkdir(dir, { recursive: true });
+      await fs.chmod(dir, 0o777);
+      continue;
+    }
     await fs.mkdir(dir, { recursive: true, mode: 0o755 });
-    if (rendered.kind === 'dir') continue;
     const wanted = new Set<string>();
     for (const f of rendered.files) {
       wanted.add(f.path);
-      await writeBytesAtomic(path.join(dir, f.path), f.data, f.mode);
+      const mode = owner === 'shared' ? f.mode | 0o044 : f.mode;
+      await writeBytesAtomic(path.join(dir, f.path), f.data, mode, owner === 'shared' ? undefined : owner);
     }
     await removeStale(dir, '', wanted);
   }
-  for (const l of links) {
-    await fs.mkdir(path.dirname(l.link), { recursive: true, mode: 0o755 });
-    const current = await fs.readlink(l.link).catch(() => null);
-    if (current === l.target) continue;
-    await fs.mkdir(l.target, { recursive: true }).catch(() => undefined); // a subPath that is a file exists already
-    await fs.rm(l.link, { recursive: true, force: true });
-    await fs.symlink(l.target, l.link);
-  }
+  // A subPath that does not exist yet is created as a directory, as the kubelet does.
+  for (const b of binds) if (b.subPath) await fs.mkdir(b.source, { recursive: true, mode: 0o777 }).catch(() => undefined);
 }
 
 async function removeStale(dir: string, rel: string, wanted: Set<string>): Promise<void> {
@@ -63,22 +62,14 @@ async function removeStale(dir: string, rel: string, wanted: Set<string>): Promi
   }
 }
 
-/** The pod's kubeconfig: the cluster's API server and CA, and a token of the pod's ServiceAccount. Mode 0600. */
-export async function writePodKubeconfig(podDir: string, clusterName: string, server: string, caPem: string, token: string, namespace: string): Promise<string> {
-  const file = podKubeconfigPath(podDir);
-  const doc = buildKubeconfig([{ name: clusterName, server, caPem, token }]);
-  for (const c of doc.contexts) c.context.namespace = namespace;
-  await writeFileAtomic(file, YAML.stringify(doc), 0o600);
-  return file;
-}
-
 /** Readers (a process reading its token) see the old file or the new one, never half of it. */
-async function writeBytesAtomic(file: string, data: Buffer, mode: number): Promise<void> {
+async function writeBytesAtomic(file: string, data: Buffer, mode: number, owner?: { uid: number; gid: number }): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomBytes(4).toString('hex')}.tmp`);
   try {
     await fs.writeFile(tmp, data, { mode });
     await fs.chmod(tmp, mode);
+    if (owner && (owner.uid !== 0 || owner.gid !== 0)) await fs.chown(tmp, owner.uid, owner.gid);
     await fs.rename(tmp, file);
   } catch (err) {
     await fs.rm(tmp, { force: true });

@@ -1,17 +1,32 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { restartDelayMs, nextCrashCount, shouldRestart, type BackoffPolicy } from './backoff.js';
-import { cliArgs } from './command.js';
-import { ContainerProcess, killLeftovers, type ContainerExit } from './container-process.js';
+import { containerArgv } from './command.js';
+import { logFile, openContainerLog, previousLogFile } from './container-log.js';
 import { resolveEnv } from './env.js';
 import { ContainerStartError } from './errors.js';
 import type { EventRecorder } from './events.js';
+import type { ImageCatalog } from './images.js';
 import { isStatus, type KubeClient } from './kube-client.js';
-import { materialiseVolumes, podDirName, writePodKubeconfig } from './pod-files.js';
+import { ociConfig, realHostView, writeBundle, writePodEtcFiles, type HostAlias } from './oci/bundle.js';
+import { cleanupContainers, RuncContainer, type ContainerExit, type ExecOptions, type ExecProcess, type Runc } from './oci/runc.js';
+import { noNewPrivileges, processCapabilities, processUser, volumeOwner } from './oci/security.js';
+import { materialiseVolumes, podDirName } from './pod-files.js';
+import { ContainerProbes, execThroughProcess } from './probes.js';
 import { canonicalJson, computePodStatus, rfc3339, type ContainerRuntimeState } from './status.js';
 import { PodTokens } from './tokens.js';
 import type { Container, ContainerStateTerminated, NodeFacts, ObjectSource, Pod } from './types.js';
-import { podRoot } from './volumes.js';
+import { volumeBinds } from './volumes.js';
+
+/**
+ * A pod's network, set up before its first container starts and torn down
+ * when the pod is removed. `netnsPath` is the namespace its containers join
+ * (the node's own for hostNetwork pods); `podIP` goes into /etc/hosts.
+ */
+export interface PodNetworkHooks {
+  attach(pod: Pod): Promise<{ netnsPath?: string; podIP?: string }>;
+  detach(pod: Pod): Promise<void>;
+}
 
 /** What every pod worker of one nodelet shares. */
 export interface NodeletContext {
@@ -23,17 +38,32 @@ export interface NodeletContext {
   apiServer: { url: string; caPem: string };
   /** Pod directories live in `<podsDir>/<namespace>_<pod>_<uid>`. */
   podsDir: string;
-  /** The program and script a container runs: `node <dist>/cli/main.js`. */
-  nodeBinary: string;
-  cliMain: string;
+  /** The images this node runs and what each one is. */
+  images: ImageCatalog;
+  /** runc and its state directory (`--root`), one per nodelet. */
+  runc: Runc;
+  /** Host directories shared read-only with every container (those of SHARED_HOST_DIRS the host has). */
+  hostDirs: string[];
+  /** Pod network namespaces; without it containers share the nodelet's network namespace. */
+  network?: PodNetworkHooks;
+  /**
+   * The `kubernetes` Service as pods with a network of their own reach it (its
+   * ClusterIP, through the nodelet's Service rules); hostNetwork pods and pods
+   * without one get the API server's own address.
+   */
+  kubernetesService?: { host: string; port: string };
+  /** Why a hostNetwork pod cannot have `port` on the node (already taken), or null. */
+  hostPortInUse?: (port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => Promise<string | null>;
+  /** Probes' User-Agent (`kube-probe/<major>.<minor>`). */
+  probeUserAgent?: string;
   backoff: BackoffPolicy;
   /** How often volumes are written again (renewed tokens, changed Secrets and ConfigMaps). */
   resyncMs: number;
   log(line: string): void;
 }
 
-/** Token lifetime the kubelet asks for; the API server extends such pod-bound tokens for old clients. */
-const KUBECONFIG_TOKEN_SECONDS = 3607;
+/** PATH of a container when neither the image nor the spec sets one (the container runtimes' default). */
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const CONFIG_RETRY_MS = { initial: 2_000, max: 60_000 };
 /** Quick, silent retries (200 ms doubling) of a 403 right after binding. */
 const GRAPH_LAG_RETRIES = 4;
@@ -41,7 +71,9 @@ const GRAPH_LAG_RETRIES = 4;
 interface Slot {
   spec: Container;
   init: boolean;
-  proc?: ContainerProcess;
+  proc?: RuncContainer;
+  /** The probes of the current run. */
+  probes?: ContainerProbes;
   state: ContainerRuntimeState;
   /** Crashes counting towards the restart back-off. */
   crashes: number;
@@ -86,9 +118,24 @@ function terminatedOf(exit: ContainerExit, startedAt: Date, pid: number): Contai
   };
 }
 
+/** runc's id of a container: unique on the machine (pod uid), stable across restarts of the container. */
+export function runcId(pod: Pod, container: string): string {
+  return `${pod.metadata.uid ?? ''}-${container}`;
+}
+
+/** What the kubelet API needs of one container. */
+export interface PodContainer {
+  name: string;
+  runcId: string;
+  logFile: string;
+  previousLogFile: string;
+  /** Set while the container runs. */
+  running?: { pid: number; startedAt: Date; exec(argv: string[], opts?: ExecOptions): ExecProcess };
+}
+
 /**
- * Runs one pod bound to this node: its volumes and kubeconfig, one process
- * per container (init containers first, one after the other), restarts with
+ * Runs one pod bound to this node: its volumes and network, one runc
+ * container per container (init containers first, one after the other), restarts with
  * back-off, status reports, and the graceful end when the pod is deleted.
  * All changes go through `kick()`, which runs one reconcile at a time.
  */
@@ -112,6 +159,8 @@ export class PodWorker {
   private pending = false;
   /** The pod had already finished (Succeeded/Failed) before this nodelet saw it: nothing runs again. */
   private readonly alreadyDone: boolean;
+  private network: { netnsPath?: string; podIP?: string } | undefined;
+  private etcFiles: { hosts: string; hostname: string } | undefined;
 
   constructor(
     private readonly ctx: NodeletContext,
@@ -131,9 +180,45 @@ export class PodWorker {
     return `${this.pod.metadata.namespace}/${this.pod.metadata.name}`;
   }
 
-  /** Pids of the running containers (for tests and `status`). */
+  get uid(): string {
+    return this.pod.metadata.uid ?? '';
+  }
+
+  /** The pod object as last seen (spec from the API server, status as last reported). */
+  get current(): Pod {
+    return this.pod;
+  }
+
+  /** Pids of the running containers' init processes (for tests and `status`). */
   pids(): Record<string, number> {
-    return Object.fromEntries(this.slots.filter((s) => s.proc).map((s) => [s.spec.name, (s.proc as ContainerProcess).pid]));
+    return Object.fromEntries(this.slots.filter((s) => s.proc).map((s) => [s.spec.name, (s.proc as RuncContainer).pid]));
+  }
+
+  /** The pod's IP once its network is attached (undefined without pod networks). */
+  get podIP(): string | undefined {
+    return this.network?.podIP;
+  }
+
+  /**
+   * A container of this pod for the kubelet API: its log files, and, while it
+   * runs, its runc id and exec. No name: the only container, if there is one.
+   */
+  container(name?: string): PodContainer | undefined {
+    const regular = this.slots.filter((s) => !s.init);
+    const slot = name === undefined ? (regular.length === 1 ? regular[0] : undefined) : this.slots.find((s) => s.spec.name === name);
+    if (!slot) return undefined;
+    const proc = slot.proc;
+    return {
+      name: slot.spec.name,
+      runcId: runcId(this.pod, slot.spec.name),
+      logFile: logFile(this.dir, slot.spec.name),
+      previousLogFile: previousLogFile(this.dir, slot.spec.name),
+      running: proc ? { pid: proc.pid, startedAt: proc.startedAt, exec: (argv, opts) => proc.exec(argv, opts) } : undefined,
+    };
+  }
+
+  containerNames(): string[] {
+    return this.slots.map((s) => s.spec.name);
   }
 
   update(pod: Pod): void {
@@ -159,8 +244,12 @@ export class PodWorker {
     if (this.finished || this.terminating) return;
     if (this.firstSync) {
       this.firstSync = false;
-      const killed = await killLeftovers(this.dir, this.pod.metadata.uid ?? '');
-      if (killed.length) this.ctx.log(`${this.key}: stopped leftover container processes ${killed.join(', ')} of an earlier nodelet`);
+      const prefix = `${this.uid}-`;
+      const killed = await cleanupContainers(this.ctx.runc, (id) => id.startsWith(prefix)).catch((err: Error) => {
+        this.ctx.log(`${this.key}: looking for containers of an earlier nodelet: ${err.message}`);
+        return [] as string[];
+      });
+      if (killed.length) this.ctx.log(`${this.key}: removed containers ${killed.join(', ')} an earlier nodelet left running`);
     }
     if (this.pod.metadata.deletionTimestamp) {
       await this.terminate();
@@ -212,15 +301,32 @@ export class PodWorker {
   }
 
   private async prepare(): Promise<void> {
-    const sources = { node: this.ctx.node, objects: this.ctx.objects, token: (aud: string | undefined, exp: number) => this.tokens.token(aud, exp) };
-    await materialiseVolumes(this.dir, this.pod, sources);
-    if (this.pod.spec.automountServiceAccountToken !== false) {
-      const token = await this.tokens.token(undefined, KUBECONFIG_TOKEN_SECONDS);
-      await writePodKubeconfig(this.dir, this.ctx.clusterName, this.ctx.apiServer.url, this.ctx.apiServer.caPem, token, this.pod.metadata.namespace ?? 'default');
+    if (!this.network) {
+      const attached = this.ctx.network ? await this.ctx.network.attach(this.pod) : {};
+      this.network = attached;
+      const aliases = (this.pod.spec as Pod['spec'] & { hostAliases?: HostAlias[] }).hostAliases ?? [];
+      this.etcFiles = await writePodEtcFiles(path.join(this.dir, 'etc'), this.hostname(), attached.podIP ?? this.ctx.node.address, aliases);
     }
+    const sources = { node: this.ctx.node, objects: this.ctx.objects, token: (aud: string | undefined, exp: number) => this.tokens.token(aud, exp) };
+    await materialiseVolumes(this.dir, this.withPodIP(), sources, volumeOwner(this.pod, (image) => this.ctx.images.resolve(image)));
   }
 
-  /** Writes volumes and kubeconfig again before tokens are due and every resync period. */
+  /** The pod's address: its own once its network exists, the node's for hostNetwork pods. */
+  private ownIP(): string {
+    return this.network?.podIP ?? this.ctx.node.address;
+  }
+
+  /** The pod as env and downward API volumes see it: `status.podIP` is known before the API server has it. */
+  private withPodIP(): Pod {
+    const ip = this.ownIP();
+    return { ...this.pod, status: { ...this.pod.status, podIP: ip, podIPs: [{ ip }] } };
+  }
+
+  private hostname(): string {
+    return this.pod.spec.hostNetwork ? this.ctx.node.nodeName : this.pod.metadata.name;
+  }
+
+  /** Writes volumes again before tokens are due and every resync period. */
   private scheduleResync(): void {
     clearTimeout(this.resyncTimer);
     const due = Math.min(this.tokens.nextRefresh() - Date.now(), this.ctx.resyncMs);
@@ -237,42 +343,61 @@ export class PodWorker {
     }, Math.max(due, 1_000));
   }
 
-  private baseEnv(): Record<string, string> {
+  /** What every container gets before its own env: PATH, HOME, HOSTNAME and the API server as the `kubernetes` Service. */
+  private baseEnv(uid: number): Record<string, string> {
     const api = new URL(this.ctx.apiServer.url);
-    const port = api.port || '443';
-    const root = podRoot(this.dir);
+    const service = this.network?.podIP ? this.ctx.kubernetesService : undefined;
+    const host = service?.host ?? api.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = service?.port ?? (api.port || '443');
+    const hostPort = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     return {
-      PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      HOME: path.join(root, 'root'),
-      HOSTNAME: this.pod.metadata.name,
-      KUBERNETES_SERVICE_HOST: api.hostname,
+      PATH: DEFAULT_PATH,
+      HOME: uid === 0 ? '/root' : '/',
+      HOSTNAME: this.hostname(),
+      KUBERNETES_SERVICE_HOST: host,
       KUBERNETES_SERVICE_PORT: port,
       KUBERNETES_SERVICE_PORT_HTTPS: port,
-      KUBERNETES_PORT: `tcp://${api.hostname}:${port}`,
-      OCM_LAB_POD_ROOT: root,
-      ...(this.pod.spec.automountServiceAccountToken !== false ? { KUBECONFIG: path.join(this.dir, 'kubeconfig') } : {}),
+      KUBERNETES_PORT: `tcp://${hostPort}`,
     };
   }
 
   private async start(slot: Slot): Promise<void> {
     const name = slot.spec.name;
     const fieldPath = `spec.${slot.init ? 'initContainers' : 'containers'}{${name}}`;
-    let proc: ContainerProcess;
+    let proc: RuncContainer;
     try {
-      const env = await resolveEnv(this.pod, slot.spec, this.ctx.node, this.ctx.objects, this.baseEnv());
-      const args = cliArgs(slot.spec, env);
-      const cwd = slot.spec.workingDir ? path.join(podRoot(this.dir), slot.spec.workingDir) : podRoot(this.dir);
-      await fs.mkdir(cwd, { recursive: true });
-      await fs.mkdir(env.HOME ?? podRoot(this.dir), { recursive: true });
-      proc = await ContainerProcess.start({
-        podDir: this.dir,
-        podUid: this.pod.metadata.uid ?? '',
-        container: name,
-        file: this.ctx.nodeBinary,
-        args: [this.ctx.cliMain, ...args],
+      const image = this.ctx.images.resolve(slot.spec.image);
+      if (!image) throw new ContainerStartError('ErrImagePull', this.ctx.images.whyNot(slot.spec.image), false);
+      const user = processUser(this.pod, slot.spec, image);
+      if (this.pod.spec.hostNetwork) await this.checkHostPorts(slot.spec);
+      const env = await resolveEnv(this.withPodIP(), slot.spec, this.ctx.node, this.ctx.objects, this.baseEnv(user.uid));
+      const id = runcId(this.pod, name);
+      const bundle = path.join(this.dir, 'containers', name);
+      const config = ociConfig({
+        hostname: this.hostname(),
+        args: containerArgv(slot.spec, image, env),
         env,
-        cwd,
+        cwd: slot.spec.workingDir ? path.posix.normalize(slot.spec.workingDir) : image.workingDir,
+        user,
+        capabilities: processCapabilities(slot.spec),
+        noNewPrivileges: noNewPrivileges(slot.spec),
+        hostDirs: this.ctx.hostDirs,
+        hostView: realHostView(),
+        etcFiles: this.etcFiles as { hosts: string; hostname: string },
+        imageFiles: image.files,
+        volumes: volumeBinds(this.dir, this.pod, slot.spec),
+        ...(this.network?.netnsPath ? { netnsPath: this.network.netnsPath } : {}),
+        // Flat, not under a shared parent: runc removes exactly this directory, so nothing stays behind in any controller.
+        cgroupsPath: `/ocm-lab-${id}`,
       });
+      await writeBundle(bundle, config);
+      const sink = await openContainerLog(this.dir, name);
+      try {
+        proc = await RuncContainer.start({ runc: this.ctx.runc, id, bundle, sink });
+      } catch (err) {
+        await sink.close?.().catch(() => undefined);
+        throw err;
+      }
     } catch (err) {
       const e = err instanceof ContainerStartError ? err : new ContainerStartError('RunContainerError', (err as Error).message);
       slot.state = { ...slot.state, state: { waiting: { reason: e.reason, message: e.message } }, ready: false };
@@ -290,16 +415,19 @@ export class PodWorker {
     if (slot.runs > 0) slot.state.restartCount++;
     slot.runs++;
     slot.proc = proc;
-    slot.state = { ...slot.state, state: { running: { startedAt: rfc3339(proc.startedAt) } }, ready: !slot.init, pid: proc.pid };
-    this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${name} (pid ${proc.pid})`, fieldPath, false);
+    slot.state = { ...slot.state, state: { running: { startedAt: rfc3339(proc.startedAt) } }, ready: false, pid: proc.pid };
+    this.ctx.events.record(this.pod, 'Normal', 'Started', `Started container ${name}`, fieldPath, false);
+    if (!slot.init) this.startProbes(slot, proc, fieldPath);
     void proc.exited.then((exit) => {
       this.chain = this.chain.then(() => this.onExit(slot, proc, exit));
     });
   }
 
-  private onExit(slot: Slot, proc: ContainerProcess, exit: ContainerExit): void {
+  private onExit(slot: Slot, proc: RuncContainer, exit: ContainerExit): void {
     if (slot.proc !== proc) return;
     slot.proc = undefined;
+    slot.probes?.stop();
+    slot.probes = undefined;
     const terminated = terminatedOf(exit, proc.startedAt, proc.pid);
     const { pid: _pid, ...rest } = slot.state;
     if (this.terminating || this.finished) {
@@ -339,6 +467,45 @@ export class PodWorker {
     for (const s of this.slots) {
       clearTimeout(s.timer);
       s.timer = undefined;
+      s.probes?.stop();
+      s.probes = undefined;
+    }
+  }
+
+  /**
+   * Readiness, liveness and startup probes of one run of a container, as the
+   * kubelet runs them: readiness drives `ready`, a failed liveness or startup
+   * probe kills the run (and the restart policy brings it back).
+   */
+  private startProbes(slot: Slot, proc: RuncContainer, fieldPath: string): void {
+    const probes = new ContainerProbes({
+      container: slot.spec,
+      ...(this.pod.spec.restartPolicy ? { restartPolicy: this.pod.spec.restartPolicy } : {}),
+      ...(this.pod.spec.terminationGracePeriodSeconds !== undefined ? { podTerminationGracePeriodSeconds: this.pod.spec.terminationGracePeriodSeconds } : {}),
+      ...(this.ctx.probeUserAgent ? { userAgent: this.ctx.probeUserAgent } : {}),
+      exec: execThroughProcess((argv) => proc.exec(argv)),
+      onReadyChange: (ready) => {
+        if (slot.proc !== proc) return;
+        slot.state = { ...slot.state, ready };
+        this.scheduleStatus();
+      },
+      onLivenessFailure: (message, kill) => {
+        if (slot.proc !== proc) return;
+        this.ctx.events.record(this.pod, 'Normal', 'Killing', message, fieldPath, false);
+        void proc.terminate((kill.gracePeriodSeconds ?? this.pod.spec.terminationGracePeriodSeconds ?? 30) * 1000);
+      },
+      event: (type, reason, message) => this.ctx.events.record(this.pod, type, reason, message, fieldPath, false),
+    });
+    slot.probes = probes;
+    probes.start(this.ownIP(), proc.startedAt.getTime());
+  }
+
+  /** A hostNetwork container's ports live on the node: one already taken there is reported (and retried) before the container starts. */
+  private async checkHostPorts(spec: Container): Promise<void> {
+    if (!this.ctx.hostPortInUse) return;
+    for (const p of spec.ports ?? []) {
+      const why = await this.ctx.hostPortInUse(p.hostPort ?? p.containerPort, (p.protocol ?? 'TCP') as 'TCP' | 'UDP' | 'SCTP');
+      if (why) throw new ContainerStartError('RunContainerError', why);
     }
   }
 
@@ -398,6 +565,9 @@ export class PodWorker {
     await this.chain;
     this.finished = true;
     await this.stopAll(Math.min(this.graceMs(), 5_000));
+    if (this.network && this.ctx.network) {
+      await this.ctx.network.detach(this.pod).catch((err: Error) => this.ctx.log(`${this.key}: removing the pod network: ${err.message}`));
+    }
     await fs.rm(this.dir, { recursive: true, force: true });
     this.ctx.events.forget(this.pod.metadata.uid);
   }
@@ -430,6 +600,7 @@ export class PodWorker {
     if (this.alreadyDone) return;
     const status = computePodStatus(this.pod, {
       address: this.ctx.node.address,
+      ...(this.network?.podIP ? { podIP: this.network.podIP } : {}),
       now: new Date(),
       previous: this.pod.status,
       containers: this.slots.filter((s) => !s.init).map((s) => s.state),

@@ -1,4 +1,3 @@
-import { OCM_LAB_IMAGE } from './image.js';
 import type { ContainerState, ContainerStatus, Pod, PodCondition, PodStatus } from './types.js';
 
 /** What the nodelet knows about one container right now. */
@@ -10,12 +9,15 @@ export interface ContainerRuntimeState {
   lastState: ContainerState;
   /** Running and (if it has a readiness probe) passing it. */
   ready: boolean;
+  /** The host pid of the container's init process while it runs. */
   pid?: number;
 }
 
 export interface StatusInputs {
-  /** The cluster's address: podIP and hostIP (all pods share the cluster's network namespace). */
+  /** The node's address: hostIP, and podIP of pods without a network of their own (hostNetwork, loopback labs). */
   address: string;
+  /** The pod's own address, once its network namespace exists. */
+  podIP?: string;
   now: Date;
   /** What the pod's status was before (from the API server or our last update): transition times and startTime carry over. */
   previous?: PodStatus;
@@ -57,7 +59,7 @@ function toStatus(c: ContainerRuntimeState): ContainerStatus {
   return {
     name: c.name,
     image: c.image,
-    imageID: `ocm-lab://${OCM_LAB_IMAGE}`,
+    imageID: c.image,
     ...(c.pid !== undefined ? { containerID: `ocm-lab://${c.pid}` } : {}),
     ready: c.ready,
     started: !!c.state.running,
@@ -70,6 +72,7 @@ function toStatus(c: ContainerRuntimeState): ContainerStatus {
 /** The pod status the nodelet reports: phase, conditions, IPs and container statuses. */
 export function computePodStatus(pod: Pod, inputs: StatusInputs): PodStatus {
   const { now, previous, address } = inputs;
+  const podIP = inputs.podIP ?? address;
   const inits = inputs.initContainers ?? [];
   const phase = phaseOf(inputs.containers, inits);
   const initialized = inits.every((c) => c.state.terminated?.exitCode === 0);
@@ -94,8 +97,8 @@ export function computePodStatus(pod: Pod, inputs: StatusInputs): PodStatus {
     conditions,
     hostIP: address,
     hostIPs: [{ ip: address }],
-    podIP: address,
-    podIPs: [{ ip: address }],
+    podIP,
+    podIPs: [{ ip: podIP }],
     startTime: previous?.startTime ?? rfc3339(now),
     containerStatuses: byOrder(pod.spec.containers, inputs.containers),
   };

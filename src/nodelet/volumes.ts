@@ -5,16 +5,12 @@ import type { Container, DownwardAPIVolumeFile, KeyToPath, NodeFacts, ObjectSour
 
 /**
  * Where a pod's files live on the node. Volumes are materialised once per
- * pod under `volumes/<name>/`; each volumeMount becomes a symlink at
- * `root/<mountPath>` (pointing into the volume, or into its subPath), so a
- * process resolves an in-container path p as `$OCM_LAB_POD_ROOT/p`.
+ * pod under `volumes/<name>/`; each volumeMount of a container is a bind
+ * mount of that directory (or its subPath) at the mountPath, made by the OCI
+ * runtime in the container's own mount namespace.
  */
 export function volumeDir(podDir: string, volume: string): string {
   return path.join(podDir, 'volumes', volume);
-}
-
-export function podRoot(podDir: string): string {
-  return path.join(podDir, 'root');
 }
 
 export interface VolumeFile {
@@ -152,51 +148,40 @@ export async function renderVolume(pod: Pod, volume: Volume, sources: VolumeSour
   );
 }
 
-export interface MountLink {
-  /** <podDir>/root/<mountPath> */
-  link: string;
+/** A volumeMount resolved to the host directory or file it binds. */
+export interface VolumeBind {
   /** <podDir>/volumes/<volume>[/<subPath>] */
-  target: string;
+  source: string;
+  /** The mountPath, normalised. */
+  destination: string;
+  readOnly: boolean;
   volume: string;
+  subPath?: string;
 }
 
-/**
- * The symlinks that stand for the containers' volumeMounts. Containers of a
- * pod share one root: two mounts of different things at the same path clash.
- */
-export function mountLinks(podDir: string, pod: Pod, containers: readonly Container[]): MountLink[] {
+/** The binds that stand for a container's volumeMounts, parents before children. */
+export function volumeBinds(podDir: string, pod: Pod, container: Container): VolumeBind[] {
   const volumes = new Set((pod.spec.volumes ?? []).map((v) => v.name));
-  const byLink = new Map<string, MountLink>();
-  for (const c of containers) {
-    for (const m of c.volumeMounts ?? []) {
-      if (!volumes.has(m.name)) {
-        throw new ContainerStartError('CreateContainerConfigError', `container ${c.name}: volumeMount ${m.name} names no volume of the pod`, false);
-      }
-      const mountPath = path.posix.normalize(m.mountPath);
-      if (!path.posix.isAbsolute(mountPath) || mountPath === '/') {
-        throw new ContainerStartError('CreateContainerConfigError', `container ${c.name}: mountPath '${m.mountPath}' must be an absolute path below /`, false);
-      }
-      const sub = m.subPath ? checkRelative(m.name, m.subPath) : '';
-      const link: MountLink = {
-        link: path.join(podRoot(podDir), mountPath),
-        target: path.join(volumeDir(podDir, m.name), sub),
-        volume: m.name,
-      };
-      const seen = byLink.get(link.link);
-      if (seen && seen.target !== link.target) {
-        throw new ContainerStartError('CreateContainerConfigError', `mountPath ${mountPath} is used for two different volumes; the nodelet gives a pod's containers one shared root`, false);
-      }
-      byLink.set(link.link, link);
+  const byPath = new Map<string, VolumeBind>();
+  for (const m of container.volumeMounts ?? []) {
+    if (!volumes.has(m.name)) {
+      throw new ContainerStartError('CreateContainerConfigError', `container ${container.name}: volumeMount ${m.name} names no volume of the pod`, false);
     }
-  }
-  // Parents before children: a mount inside another mount's path would be shadowed by the symlink.
-  const links = [...byLink.values()].sort((a, b) => a.link.length - b.link.length);
-  for (const a of links) {
-    for (const b of links) {
-      if (a !== b && b.link.startsWith(`${a.link}/`)) {
-        throw new ContainerStartError('CreateContainerConfigError', `mountPath ${b.link.slice(podRoot(podDir).length)} is inside another mount; the nodelet does not nest mounts`, false);
-      }
+    const destination = path.posix.normalize(m.mountPath).replace(/(.)\/+$/, '$1');
+    if (!path.posix.isAbsolute(destination) || destination === '/') {
+      throw new ContainerStartError('CreateContainerConfigError', `container ${container.name}: mountPath '${m.mountPath}' must be an absolute path below /`, false);
     }
+    if (byPath.has(destination)) {
+      throw new ContainerStartError('CreateContainerConfigError', `container ${container.name}: mountPath ${destination} is used twice`, false);
+    }
+    const sub = m.subPath ? checkRelative(m.name, m.subPath) : '';
+    byPath.set(destination, {
+      source: path.join(volumeDir(podDir, m.name), sub),
+      destination,
+      readOnly: !!m.readOnly,
+      volume: m.name,
+      ...(sub ? { subPath: sub } : {}),
+    });
   }
-  return links;
+  return [...byPath.values()].sort((a, b) => a.destination.split('/').length - b.destination.split('/').length);
 }

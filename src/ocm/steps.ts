@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ClusterPlan } from '../lab/plan.js';
-import { ensureBinaries, ensureGoModuleSource, OCM_BINARIES } from '../provision/index.js';
+import { ensureGoModuleSource } from '../provision/index.js';
 import { logTail } from '../runtime/local/process.js';
 import type { LocalContext } from '../runtime/local/runtime.js';
 import type { Step } from '../runtime/types.js';
@@ -87,15 +87,9 @@ export function ocmSteps(): Step<LocalContext>[] {
   const timeout = (ctx: LocalContext) => ctx.options.readyTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   return [
     {
-      title: 'OCM binaries',
-      run: async (ctx, progress) => {
-        const found = await ensureBinaries([...OCM_BINARIES], {
-          binDir: ctx.options.binDir,
-          allowDownload: ctx.options.allowDownload,
-          ocmVersion: ctx.config.ocmVersion,
-          onProgress: progress,
-        });
-        state.binaries = found as unknown as OcmBinaries;
+      title: 'OCM API module',
+      run: async (ctx) => {
+        state.binaries = need(ctx.binaries, 'OCM binaries') as unknown as OcmBinaries;
         state.apiModuleDir = await ensureGoModuleSource(OCM_API_MODULE, OCM_API_VERSION);
         return `${ctx.config.ocmVersion}; CRDs from ${OCM_API_MODULE}@${OCM_API_VERSION}`;
       },

@@ -39,7 +39,13 @@ export interface ClusterPkiPaths {
   /** --proxy-client-cert-file / --proxy-client-key-file. */
   frontProxyClientCert: string;
   frontProxyClientKey: string;
+  /** --kubelet-client-certificate / --kubelet-client-key: how the apiserver authenticates to nodelets (logs, exec, port-forward). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
 }
+
+/** The identity kube-apiserver presents to nodelets; the nodelet's kubelet API admits it. */
+export const KUBELET_CLIENT_COMMON_NAME = 'kube-apiserver-kubelet-client';
 
 const BUILTIN_DNS_NAMES = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
 /** Certificates closer than this to expiry are replaced. */
@@ -63,6 +69,8 @@ export function clusterPkiPaths(dir: string): ClusterPkiPaths {
     frontProxyCaKey: p('front-proxy-ca.key'),
     frontProxyClientCert: p('front-proxy-client.crt'),
     frontProxyClientKey: p('front-proxy-client.key'),
+    kubeletClientCert: p('apiserver-kubelet-client.crt'),
+    kubeletClientKey: p('apiserver-kubelet-client.key'),
   };
 }
 
@@ -200,6 +208,7 @@ export async function ensureClusterPki(dir: string, spec: ClusterPkiSpec): Promi
     ensureLeaf(paths.adminCert, paths.adminKey, cluster, { commonName: 'kubernetes-admin', organizations: ['system:masters'], usages: ['client'] }),
     ensureLeaf(paths.controllerManagerCert, paths.controllerManagerKey, cluster, { commonName: 'system:kube-controller-manager', usages: ['client'] }),
     ensureLeaf(paths.frontProxyClientCert, paths.frontProxyClientKey, frontProxy, { commonName: 'front-proxy-client', usages: ['client'] }),
+    ensureLeaf(paths.kubeletClientCert, paths.kubeletClientKey, cluster, { commonName: KUBELET_CLIENT_COMMON_NAME, usages: ['client'] }),
     ensureServiceAccountKeys(paths.serviceAccountKey, paths.serviceAccountPub),
   ]);
   return paths;

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import { InvalidInputError } from '../errors.js';
-import { containerPath } from '../nodelet/container-path.js';
 
 /** Go-style durations as upstream flags take them: 500ms, 10s, 1m30s. */
 export function parseDuration(flag: string, text: string): number {
@@ -19,13 +18,12 @@ export function parseDuration(flag: string, text: string): number {
 }
 
 /**
- * Reads a PEM file a flag names (a path as the container sees it, when run by the
- * nodelet); a missing flag or file is bad input naming that flag.
+ * Reads a PEM file a flag names; a missing flag or file is bad input naming that flag.
  */
 export function readPemFlag(flag: string, file: string | undefined, why: string): Buffer {
   if (!file) throw new InvalidInputError(`--${flag} is required: ${why}`);
   try {
-    return fs.readFileSync(containerPath(file));
+    return fs.readFileSync(file);
   } catch (err) {
     throw new InvalidInputError(`--${flag} ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, {
       hint: 'pass the path of a PEM file this process can read',

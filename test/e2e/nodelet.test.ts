@@ -141,9 +141,10 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(logs).toMatch(new RegExp(`^ALLOWED list configmaps -n ${NS} \\(\\d+ items\\)$`, 'm'));
     expect(logs).toContain(`FORBIDDEN list secrets -n ${NS}: GET /api/v1/namespaces/${NS}/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:${NS}:reader"`);
 
-    // The kubeconfig it got is a credential file.
-    const podDir = path.join(labDir(LAB), 'clusters', 'cluster1', 'nodelet', 'pods', `${NS}_${podName}_${pod!.metadata.uid}`);
-    expect((await fs.stat(path.join(podDir, 'kubeconfig'))).mode & 0o777).toBe(0o600);
+    // The token it got is a credential file.
+    const volumes = path.join(labDir(LAB), 'clusters', 'cluster1', 'nodelet', 'pods', `${NS}_${podName}_${pod!.metadata.uid}`, 'volumes');
+    const [tokenVolume] = (await fs.readdir(volumes)).filter((v) => v.startsWith('kube-api-access-'));
+    expect((await fs.stat(path.join(volumes, tokenVolume!, 'token'))).mode & 0o777).toBe(0o600);
   });
 
   it('restarts a killed process (restartCount 1) and keeps the previous log', async () => {
@@ -161,7 +162,9 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(after.status.containerStatuses?.[0]?.state).toHaveProperty('running');
     const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], { OCM_LAB_HOME: home.home });
     expect(previous.exitCode, previous.stderr).toBe(0);
-    expect(previous.stdout).toContain(`test-workload pid ${oldPid} started`);
+    // Each run is pid 1 of its own pid namespace.
+    expect(previous.stdout).toContain('test-workload pid 1 started');
+    expect(previous.stdout).toContain('serving /healthz');
   });
 
   it('stops the process and removes the pod when the Deployment is deleted', async () => {
@@ -180,7 +183,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
       const r = await k('cluster1', ['-n', NS, 'get', 'events', '--field-selector', 'reason=FailedScheduling', '-o', 'jsonpath={.items[*].message}']);
       return r.stdout.includes('nginx:1.27') ? r.stdout : undefined;
     }, 'a FailedScheduling event');
-    expect(event).toContain('node cluster1-nodelet is an ocm-lab nodelet, which runs only the image ocm-lab:dev; container nginx (nginx:1.27) uses another image');
+    expect(event).toMatch(/node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay\.io\/open-cluster-management\/registration-operator:v1\.2\.1.*; container nginx \(nginx:1\.27\)/);
     const [pod] = await pods('cluster1', NS, 'app=foreign');
     expect(pod?.status.phase).toBe('Pending');
     expect(pod?.spec.nodeName).toBeUndefined();

@@ -20,6 +20,8 @@ import { InvalidInputError, NotFoundError } from '../../src/errors.js';
 const ALL_FILES = [
   'admin.crt',
   'admin.key',
+  'apiserver-kubelet-client.crt',
+  'apiserver-kubelet-client.key',
   'apiserver.crt',
   'apiserver.key',
   'ca.crt',
@@ -33,7 +35,18 @@ const ALL_FILES = [
   'sa.key',
   'sa.pub',
 ];
-const CLUSTER_CA_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key', 'controller-manager.crt', 'controller-manager.key'];
+const CLUSTER_CA_FILES = [
+  'ca.crt',
+  'ca.key',
+  'apiserver.crt',
+  'apiserver.key',
+  'admin.crt',
+  'admin.key',
+  'controller-manager.crt',
+  'controller-manager.key',
+  'apiserver-kubelet-client.crt',
+  'apiserver-kubelet-client.key',
+];
 
 const spec: ClusterPkiSpec = { clusterName: 'hub', apiServerIPs: ['10.213.1.10', '127.0.0.1', '::1'], serviceIP: '10.96.0.1' };
 
@@ -94,6 +107,7 @@ describe('ensureClusterPki', () => {
     expect(certificateInfo(await read(paths.adminCert))).toMatchObject({ commonName: 'kubernetes-admin', organizations: ['system:masters'] });
     expect(certificateInfo(await read(paths.controllerManagerCert))).toMatchObject({ commonName: 'system:kube-controller-manager', organizations: [] });
     expect(certificateInfo(await read(paths.frontProxyClientCert)).commonName).toBe('front-proxy-client');
+    expect(certificateInfo(await read(paths.kubeletClientCert))).toMatchObject({ commonName: 'kube-apiserver-kubelet-client', organizations: [] });
 
     for (const [cert, key, issuer] of [
       [paths.apiServerCert, paths.apiServerKey, ca],
@@ -170,7 +184,7 @@ describe('ensureClusterPki', () => {
     await ensureClusterPki(dir, spec);
     const after = await snapshot(dir);
     expect(changedFiles(before, after)).toEqual([...CLUSTER_CA_FILES].sort());
-    for (const leaf of ['apiserver.crt', 'admin.crt', 'controller-manager.crt']) {
+    for (const leaf of ['apiserver.crt', 'admin.crt', 'controller-manager.crt', 'apiserver-kubelet-client.crt']) {
       expect(isSignedBy(after[leaf]!.contents, after['ca.crt']!.contents), leaf).toBe(true);
     }
   });

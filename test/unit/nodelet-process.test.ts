@@ -2,10 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseCheck } from '../../src/cli/commands/internal/test-workload.js';
 import { ExitCode, LabError } from '../../src/errors.js';
-import { ContainerProcess, CONTAINER_NAME_ENV, killLeftovers, POD_UID_ENV } from '../../src/nodelet/container-process.js';
+import { openContainerLog } from '../../src/nodelet/container-log.js';
+import { streamContainerLog } from '../../src/nodelet/cri-log.js';
 import type { KubeClient } from '../../src/nodelet/kube-client.js';
 import { podLogFile } from '../../src/nodelet/logs.js';
 import { PodTokens } from '../../src/nodelet/tokens.js';
@@ -20,61 +22,26 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+describe('container log files', () => {
+  const read = async (file: string) => {
+    const chunks: Buffer[] = [];
+    const out = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c), cb()) });
+    await streamContainerLog(file, { follow: false, timestamps: false }, out);
+    return Buffer.concat(chunks).toString('utf8');
+  };
 
-describe('container processes', () => {
-  it('logs output to <container>.log, keeps the previous run, reports exit status and signal', async () => {
-    const spec = { podDir: dir, podUid: 'u1', container: 'main', file: process.execPath, env: { PATH: process.env.PATH ?? '' }, cwd: dir };
-    const first = await ContainerProcess.start({ ...spec, args: ['-e', 'console.log("run one", process.env.OCM_LAB_POD_UID); process.exit(3)'] });
-    expect(await first.exited).toMatchObject({ exitCode: 3 });
-    expect(await fs.readFile(path.join(dir, 'main.log'), 'utf8')).toBe('run one u1\n');
-
-    const second = await ContainerProcess.start({ ...spec, args: ['-e', 'console.log("run two"); setInterval(() => {}, 1000)'] });
-    expect(await fs.readFile(path.join(dir, 'main.previous.log'), 'utf8')).toBe('run one u1\n');
-    expect((await fs.readFile(path.join(dir, 'main.pid'), 'utf8')).trim()).toBe(String(second.pid));
-    const exit = await second.terminate(5_000);
-    expect(exit).toMatchObject({ exitCode: 143, signal: 15 });
-  });
-
-  it('SIGKILLs a process that ignores SIGTERM once the grace period is over', async () => {
-    const proc = await ContainerProcess.start({
-      podDir: dir,
-      podUid: 'u2',
-      container: 'stubborn',
-      file: process.execPath,
-      args: ['-e', 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)'],
-      env: {},
-      cwd: dir,
-    });
-    // Wait until the handler is installed, else the default action ends it at once.
-    for (let i = 0; i < 100 && !(await fs.readFile(path.join(dir, 'stubborn.log'), 'utf8')).includes('ready'); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await proc.terminate(200)).toMatchObject({ exitCode: 137, signal: 9 });
-  });
-
-  it('kills leftovers of an earlier nodelet only when they carry the pod uid and container name', async () => {
-    const start = (env: NodeJS.ProcessEnv) => {
-      const c = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env, stdio: 'ignore' });
-      children.push(c);
-      return c;
-    };
-    const ours = start({ [POD_UID_ENV]: 'uid-1', [CONTAINER_NAME_ENV]: 'main' });
-    const stranger = start({ [POD_UID_ENV]: 'uid-OTHER', [CONTAINER_NAME_ENV]: 'side' });
-    await new Promise((r) => setTimeout(r, 200));
-    await fs.writeFile(path.join(dir, 'main.pid'), `${ours.pid}\n`);
-    await fs.writeFile(path.join(dir, 'side.pid'), `${stranger.pid}\n`);
-    // Listen before killing: the exit event may fire while killLeftovers is still awaiting its own I/O.
-    const oursExited = new Promise((r) => ours.once('exit', r));
-    expect(await killLeftovers(dir, 'uid-1')).toEqual([ours.pid]);
-    await oursExited;
-    expect(alive(stranger.pid as number)).toBe(true);
-    expect((await fs.readdir(dir)).filter((f) => f.endsWith('.pid'))).toEqual([]);
+  it('writes stdout and stderr to <container>.log in CRI format and keeps the previous run as <container>.previous.log', async () => {
+    const first = await openContainerLog(dir, 'main');
+    first.stdout.write('run one out\n');
+    first.stderr.write('run one err\n');
+    await first.close?.();
+    expect(await fs.readFile(path.join(dir, 'main.log'), 'utf8')).toMatch(/^\S+Z stdout F run one out\n\S+Z stderr F run one err\n$/);
+    const second = await openContainerLog(dir, 'main');
+    second.stdout.write('run two\n');
+    await second.close?.();
+    expect(await read(path.join(dir, 'main.previous.log'))).toBe('run one out\nrun one err\n');
+    expect(await read(path.join(dir, 'main.log'))).toBe('run two\n');
+    expect((await fs.stat(path.join(dir, 'main.log'))).mode & 0o777).toBe(0o600);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF, nextCrashCount, restartDelayMs, shouldRestart } from '../../src/nodelet/backoff.js';
 import { bindDecision } from '../../src/nodelet/binder.js';
-import { isOcmLabImage, OCM_LAB_IMAGE } from '../../src/nodelet/image.js';
+import { ImageCatalog, isOcmLabImage, OCM_LAB_IMAGE } from '../../src/nodelet/images.js';
 import { microTime } from '../../src/nodelet/node-agent.js';
 import { canonicalJson, computePodStatus, type ContainerRuntimeState } from '../../src/nodelet/status.js';
 import { tokenRefreshAt } from '../../src/nodelet/tokens.js';
@@ -102,26 +102,37 @@ describe('restart back-off', () => {
 });
 
 describe('binding decisions', () => {
+  const images = new ImageCatalog({
+    ocmVersion: 'v1.2.1',
+    binaries: { work: '/cache/bin/ocm-v1.2.1/work' },
+    cli: { nodeBinary: '/usr/bin/node', cliMain: '/opt/ocm-lab/dist/cli/main.js', packageRoot: '/opt/ocm-lab' },
+  });
   const pending = (image: string, over: Partial<Pod['spec']> = {}): Pod => ({
     metadata: { name: 'p', namespace: 'ns', uid: 'u' },
     spec: { containers: [{ name: 'main', image }], ...over },
   });
 
   it('binds pending pods of our image (with or without the docker.io/library prefix) for the default scheduler', () => {
-    expect(bindDecision(pending('ocm-lab:dev'), 'n')).toEqual({ bind: true });
-    expect(bindDecision(pending('docker.io/library/ocm-lab:dev', { schedulerName: 'ocm-lab-nodelet' }), 'n')).toEqual({ bind: true });
+    expect(bindDecision(pending('ocm-lab:dev'), 'n', images)).toEqual({ bind: true });
+    expect(bindDecision(pending('docker.io/library/ocm-lab:dev', { schedulerName: 'ocm-lab-nodelet' }), 'n', images)).toEqual({ bind: true });
+    expect(bindDecision(pending('quay.io/open-cluster-management/work:v1.2.1'), 'n', images)).toEqual({ bind: true });
   });
 
   it('explains why a pod of another image stays Pending', () => {
-    const d = bindDecision(pending('nginx:1.27'), 'cluster1-nodelet');
+    const d = bindDecision(pending('nginx:1.27'), 'cluster1-nodelet', images);
     expect(d.bind).toBe(false);
-    expect(d.bind === false && !d.ignore && d.reason).toContain('node cluster1-nodelet is an ocm-lab nodelet, which runs only the image ocm-lab:dev; container main (nginx:1.27)');
+    expect(d.bind === false && !d.ignore && d.reason).toContain(
+      'node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay.io/open-cluster-management/work:v1.2.1; container main (nginx:1.27)',
+    );
+    // An upstream image at another tag, or one whose binary the nodelet was not given, stays Pending too.
+    expect(bindDecision(pending('quay.io/open-cluster-management/work:v0.9.0'), 'n', images).bind).toBe(false);
+    expect(bindDecision(pending('quay.io/open-cluster-management/placement:v1.2.1'), 'n', images).bind).toBe(false);
   });
 
   it('leaves bound pods, terminating pods and other schedulers alone', () => {
-    expect(bindDecision(pending('ocm-lab:dev', { nodeName: 'x' }), 'n')).toEqual({ bind: false, ignore: true });
-    expect(bindDecision(pending('ocm-lab:dev', { schedulerName: 'volcano' }), 'n')).toEqual({ bind: false, ignore: true });
-    expect(bindDecision({ ...pending('ocm-lab:dev'), metadata: { name: 'p', deletionTimestamp: 'x' } }, 'n')).toEqual({ bind: false, ignore: true });
+    expect(bindDecision(pending('ocm-lab:dev', { nodeName: 'x' }), 'n', images)).toEqual({ bind: false, ignore: true });
+    expect(bindDecision(pending('ocm-lab:dev', { schedulerName: 'volcano' }), 'n', images)).toEqual({ bind: false, ignore: true });
+    expect(bindDecision({ ...pending('ocm-lab:dev'), metadata: { name: 'p', deletionTimestamp: 'x' } }, 'n', images)).toEqual({ bind: false, ignore: true });
   });
 
   it('accepts exactly the image names of ocm-lab', () => {

@@ -2,10 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { containerPath } from '../../src/nodelet/container-path.js';
 import { ContainerStartError } from '../../src/nodelet/errors.js';
 import { materialiseVolumes } from '../../src/nodelet/pod-files.js';
-import { mountLinks, renderVolume, type VolumeSources } from '../../src/nodelet/volumes.js';
+import { renderVolume, volumeBinds, type VolumeSources } from '../../src/nodelet/volumes.js';
 import type { ConfigMap, NodeFacts, Pod, Secret, Volume } from '../../src/nodelet/types.js';
 
 const node: NodeFacts = { nodeName: 'n', address: '10.0.0.5', cpuCores: 2, memoryBytes: 2 ** 30 };
@@ -87,41 +86,45 @@ describe('volume rendering', () => {
 });
 
 describe('mount paths', () => {
-  it('maps mountPath to <podDir>/root/<mountPath> and subPath into the volume', () => {
+  it('binds each volumeMount to its volume directory, or the subPath in it, parents first', () => {
     const p = pod(
       [kubeApiAccess, { name: 'cfg', configMap: { name: 'x' } }],
       [
         { name: 'kube-api-access-abcde', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
         { name: 'cfg', mountPath: '/etc/app/config.yaml', subPath: 'config.yaml' },
+        { name: 'cfg', mountPath: '/srv//' },
       ],
     );
-    expect(mountLinks('/pods/team_p_u', p, p.spec.containers)).toEqual([
-      { link: '/pods/team_p_u/root/etc/app/config.yaml', target: '/pods/team_p_u/volumes/cfg/config.yaml', volume: 'cfg' },
-      {
-        link: '/pods/team_p_u/root/var/run/secrets/kubernetes.io/serviceaccount',
-        target: '/pods/team_p_u/volumes/kube-api-access-abcde',
-        volume: 'kube-api-access-abcde',
-      },
+    p.spec.containers[0]!.volumeMounts![0]!.readOnly = true;
+    expect(volumeBinds('/pods/team_p_u', p, p.spec.containers[0]!)).toEqual([
+      { source: '/pods/team_p_u/volumes/cfg', destination: '/srv', readOnly: false, volume: 'cfg' },
+      { source: '/pods/team_p_u/volumes/cfg/config.yaml', destination: '/etc/app/config.yaml', readOnly: false, volume: 'cfg', subPath: 'config.yaml' },
+      { source: '/pods/team_p_u/volumes/kube-api-access-abcde', destination: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true, volume: 'kube-api-access-abcde' },
     ]);
   });
 
-  it('rejects mounts of unknown volumes, relative paths, clashes and nesting', () => {
+  it('allows nested mounts (each container has its own mount namespace)', () => {
     const v = [{ name: 'a', emptyDir: {} }, { name: 'b', emptyDir: {} }];
-    expect(() => mountLinks('/d', pod(v, [{ name: 'zzz', mountPath: '/x' }]), pod(v, [{ name: 'zzz', mountPath: '/x' }]).spec.containers)).toThrow(
-      'volumeMount zzz names no volume',
-    );
-    const rel = pod(v, [{ name: 'a', mountPath: 'x' }]);
-    expect(() => mountLinks('/d', rel, rel.spec.containers)).toThrow("mountPath 'x' must be an absolute path");
-    const clash = pod(v, [
-      { name: 'a', mountPath: '/data' },
-      { name: 'b', mountPath: '/data' },
-    ]);
-    expect(() => mountLinks('/d', clash, clash.spec.containers)).toThrow('mountPath /data is used for two different volumes');
     const nested = pod(v, [
-      { name: 'a', mountPath: '/data' },
       { name: 'b', mountPath: '/data/inner' },
+      { name: 'a', mountPath: '/data' },
     ]);
-    expect(() => mountLinks('/d', nested, nested.spec.containers)).toThrow('mountPath /data/inner is inside another mount');
+    expect(volumeBinds('/d', nested, nested.spec.containers[0]!).map((b) => b.destination)).toEqual(['/data', '/data/inner']);
+  });
+
+  it('rejects mounts of unknown volumes, relative paths, a path used twice and subPaths that leave the volume', () => {
+    const v = [{ name: 'a', emptyDir: {} }, { name: 'b', emptyDir: {} }];
+    const binds = (mounts: { name: string; mountPath: string; subPath?: string }[]) => () => volumeBinds('/d', pod(v, mounts), pod(v, mounts).spec.containers[0]!);
+    expect(binds([{ name: 'zzz', mountPath: '/x' }])).toThrow('volumeMount zzz names no volume');
+    expect(binds([{ name: 'a', mountPath: 'x' }])).toThrow("mountPath 'x' must be an absolute path");
+    expect(binds([{ name: 'a', mountPath: '/' }])).toThrow("mountPath '/' must be an absolute path below /");
+    expect(
+      binds([
+        { name: 'a', mountPath: '/data' },
+        { name: 'b', mountPath: '/data/' },
+      ]),
+    ).toThrow('mountPath /data is used twice');
+    expect(binds([{ name: 'a', mountPath: '/data', subPath: '../up' }])).toThrow("path '../up' must be relative");
   });
 });
 
@@ -134,24 +137,34 @@ describe('materialised pod directory', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it('makes in-container paths readable through containerPath() with OCM_LAB_POD_ROOT', async () => {
+  it('writes every volume under volumes/<name>: credentials 0600, emptyDir writable by any user', async () => {
     const p = pod(
-      [kubeApiAccess, { name: 'creds', secret: { secretName: 'creds' } }, { name: 'scratch', emptyDir: {} }],
+      [kubeApiAccess, { name: 'creds', secret: { secretName: 'creds' } }, { name: 'scratch', emptyDir: {} }, { name: 'work', emptyDir: {} }],
       [
         { name: 'kube-api-access-abcde', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
         { name: 'creds', mountPath: '/etc/creds' },
         { name: 'scratch', mountPath: '/tmp/scratch' },
+        { name: 'work', mountPath: '/work/cache', subPath: 'cache/one' },
       ],
     );
     await materialiseVolumes(dir, p, sources());
-    const env = { OCM_LAB_POD_ROOT: path.join(dir, 'root') };
-    const read = (p2: string) => fs.readFile(containerPath(p2, env), 'utf8');
-    expect(await read('/var/run/secrets/kubernetes.io/serviceaccount/token')).toBe('token-for-apiserver');
-    expect(await read('/var/run/secrets/kubernetes.io/serviceaccount/namespace')).toBe('team');
-    expect(await read('/etc/creds/pass')).toBe('s3cret');
-    expect((await fs.stat(containerPath('/etc/creds/pass', env))).mode & 0o777).toBe(0o600);
-    expect((await fs.stat(containerPath('/tmp/scratch', env))).isDirectory()).toBe(true);
+    const read = (v: string, f: string) => fs.readFile(path.join(dir, 'volumes', v, f), 'utf8');
+    expect(await read('kube-api-access-abcde', 'token')).toBe('token-for-apiserver');
+    expect(await read('kube-api-access-abcde', 'namespace')).toBe('team');
+    expect(await read('creds', 'pass')).toBe('s3cret');
+    expect((await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o600);
+    expect((await fs.stat(path.join(dir, 'volumes', 'scratch'))).mode & 0o777).toBe(0o777);
+    expect((await fs.stat(path.join(dir, 'volumes', 'work', 'cache', 'one'))).isDirectory()).toBe(true);
     expect((await fs.stat(dir)).mode & 0o777).toBe(0o700);
+  });
+
+  it('gives credentials to the one user all containers run as, or makes them readable when users differ', async () => {
+    const p = pod([{ name: 'creds', secret: { secretName: 'creds' } }], [{ name: 'creds', mountPath: '/etc/creds' }]);
+    await materialiseVolumes(dir, p, sources(), { uid: 10001, gid: 0 });
+    const st = await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'));
+    expect([st.uid, st.mode & 0o777]).toEqual([10001, 0o600]);
+    await materialiseVolumes(dir, p, sources(), 'shared');
+    expect((await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o644);
   });
 
   it('removes files that vanished from their source on the next pass', async () => {
@@ -161,13 +174,5 @@ describe('materialised pod directory', () => {
     fewer.objects.secret = async (_ns, name) => ({ metadata: { name }, data: { user: b64('admin') } }) as Secret;
     await materialiseVolumes(dir, p, fewer);
     expect((await fs.readdir(path.join(dir, 'volumes', 'creds'))).sort()).toEqual(['user']);
-  });
-});
-
-describe('containerPath', () => {
-  it('is the identity outside a nodelet pod and for relative paths', () => {
-    expect(containerPath('/var/run/x', {})).toBe('/var/run/x');
-    expect(containerPath('rel/x', { OCM_LAB_POD_ROOT: '/pods/p/root' })).toBe('rel/x');
-    expect(containerPath('/var/run/x', { OCM_LAB_POD_ROOT: '/pods/p/root' })).toBe('/pods/p/root/var/run/x');
   });
 });

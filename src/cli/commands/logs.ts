@@ -1,10 +1,9 @@
-import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig } from '../../config/index.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
+import { streamContainerLog } from '../../nodelet/cri-log.js';
 import { podLogFile } from '../../nodelet/logs.js';
 import { labDir } from '../../paths.js';
 import type { GlobalOptions } from '../output.js';
@@ -41,6 +40,7 @@ export const logsCommand: CommandModule<GlobalOptions, Args> = {
       container: argv.container,
       previous: argv.previous,
     });
-    await pipeline(createReadStream(file), process.stdout, { end: false });
+    // The nodelet writes the kubelet's CRI log format; print the lines as `kubectl logs` does.
+    await streamContainerLog(file, { follow: false, timestamps: false }, process.stdout);
   },
 };

@@ -81,6 +81,11 @@ export function apiServerSpec(cluster: ClusterPlan, binary: string, pki: Cluster
       '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
       `--proxy-client-key-file=${pki.frontProxyClientKey}`,
+      // The nodelet's kubelet API (logs, exec, port-forward): mutual TLS with the cluster CA, dialled at the Node's InternalIP.
+      `--kubelet-client-certificate=${pki.kubeletClientCert}`,
+      `--kubelet-client-key=${pki.kubeletClientKey}`,
+      `--kubelet-certificate-authority=${pki.caCert}`,
+      '--kubelet-preferred-address-types=InternalIP,Hostname',
       // No kube-proxy in the lab: the aggregator dials endpoint addresses itself.
       '--enable-aggregator-routing=true',
       '--profiling=false',

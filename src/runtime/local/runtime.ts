@@ -5,7 +5,7 @@ import type { LabConfig } from '../../config/index.js';
 import { ConflictError, NotReadyError } from '../../errors.js';
 import { labDir } from '../../paths.js';
 import { ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
-import { ensureBinaries, KUBERNETES_BINARIES } from '../../provision/index.js';
+import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
 import { planCluster, SERVICE_IP, type ClusterPlan } from '../../lab/plan.js';
 import { readState, topologyOf, writeState, type LabState } from '../../lab/state.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../types.js';
@@ -16,8 +16,9 @@ import { logTail, processState, readPid, startProcess, stopProcess, type Process
 import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { ocmCapabilities } from '../../ocm/status.js';
 import { ocmSteps } from '../../ocm/steps.js';
-import { nodeletCapabilities, nodeletSteps } from '../../nodelet/lab-steps.js';
+import { nodeletCapabilities, nodeletSteps, nodeletWorkDir } from '../../nodelet/lab-steps.js';
 import { addonSteps } from '../../addons/lab-steps.js';
+import { cleanupContainers, runcAt } from '../../nodelet/oci/index.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -27,7 +28,8 @@ export interface LocalContext {
   releaseLock?: () => Promise<void>;
   state?: LabState;
   network?: ResolvedNetwork;
-  binaries?: Record<'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd', string>;
+  /** Every binary of the lab: Kubernetes, etcd and OCM (the nodelet maps OCM's images to them). */
+  binaries?: Record<BinaryName, string>;
   clusters: ClusterPlan[];
   pki: Map<string, ClusterPkiPaths>;
 }
@@ -137,16 +139,16 @@ export class LocalRuntime implements Runtime<LocalContext> {
         },
       },
       {
-        title: 'Kubernetes binaries',
+        title: 'Binaries',
         run: async (c, progress) => {
-          const found = await ensureBinaries([...KUBERNETES_BINARIES], {
+          c.binaries = await ensureBinaries([...ALL_BINARIES], {
             binDir: c.options.binDir,
             allowDownload: c.options.allowDownload,
             kubernetesVersion: c.config.kubernetesVersion,
+            ocmVersion: c.config.ocmVersion,
             onProgress: progress,
           });
-          c.binaries = found as LocalContext['binaries'];
-          return c.config.kubernetesVersion;
+          return `Kubernetes ${c.config.kubernetesVersion}, OCM ${c.config.ocmVersion}`;
         },
       },
       {
@@ -217,6 +219,12 @@ export class LocalRuntime implements Runtime<LocalContext> {
         }
       }),
     );
+    // Containers outlive a nodelet that was killed (runc keeps them): stop what is left before their namespaces go.
+    for (const name of clusterNames) {
+      const runcRoot = path.join(nodeletWorkDir({ dir: path.join(clustersDir, name) }), 'runc');
+      const removed = await cleanupContainers(runcAt(runcRoot)).catch(() => [] as string[]);
+      result.stoppedProcesses.push(...removed.map((id) => `${name}/container ${id}`));
+    }
     result.removedNetworkResources = await removeNetwork(labName, state, async (s) => writeState(dir, s));
     if (options.keepData) {
       if (state) await writeState(dir, { ...state, network: null, networkResources: [] });

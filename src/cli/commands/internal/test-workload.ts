@@ -2,8 +2,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { containerPath } from '../../../nodelet/container-path.js';
-import { ApiError, endpointFromKubeconfig, KubeClient } from '../../../nodelet/kube-client.js';
+import { ApiError, endpointFromKubeconfig, inClusterEndpoint, KubeClient } from '../../../nodelet/kube-client.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 
 interface Args {
@@ -81,7 +80,7 @@ export const testWorkloadCommand: CommandModule<object, Args> = {
       .option('exit-after', { type: 'string', describe: 'exit after this long, with --exit-code' })
       .option('exit-code', { type: 'number', default: 1 })
       .option('print-env', { type: 'string', array: true, default: [] as string[], describe: 'print these environment variables' })
-      .option('print-file', { type: 'string', array: true, default: [] as string[], describe: 'print these files (in-container paths)' }) as never,
+      .option('print-file', { type: 'string', array: true, default: [] as string[], describe: 'print these files' }) as never,
   handler: async (a) => {
     const checks = a.check.map(parseCheck);
     const intervalMs = a.interval ? parseDuration('interval', a.interval) : undefined;
@@ -90,13 +89,17 @@ export const testWorkloadCommand: CommandModule<object, Args> = {
     say(`test-workload pid ${process.pid} started`);
     for (const name of a['print-env']) say(`ENV ${name}=${process.env[name] ?? '(unset)'}`);
     for (const file of a['print-file']) {
-      const text = await fs.readFile(containerPath(file), 'utf8').catch((err: Error) => `(unreadable: ${err.message})`);
+      const text = await fs.readFile(file, 'utf8').catch((err: Error) => `(unreadable: ${err.message})`);
       say(`FILE ${file}: ${text.trim()}`);
     }
     let results: string[] = [];
     if (checks.length) {
-      if (!process.env.KUBECONFIG) throw new InvalidInputError('--check needs in-pod credentials: KUBECONFIG is not set');
-      const endpoint = await endpointFromKubeconfig(process.env.KUBECONFIG);
+      let endpoint;
+      try {
+        endpoint = process.env.KUBECONFIG ? await endpointFromKubeconfig(process.env.KUBECONFIG) : await inClusterEndpoint();
+      } catch (err) {
+        throw new InvalidInputError(`--check needs credentials: KUBECONFIG is not set and ${(err as Error).message}`);
+      }
       const defaultNamespace = endpoint.namespace ?? 'default';
       const client = new KubeClient(endpoint);
       const round = async () => {

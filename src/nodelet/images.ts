@@ -1,0 +1,155 @@
+import path from 'node:path';
+import type { BinaryName } from '../provision/recipes.js';
+
+/**
+ * The images the nodelet runs, and what each one is on this machine. The
+ * nodelet pulls nothing: an image is a set of host files bind-mounted into
+ * the container, read-only, at the paths the real image has them. This map
+ * is the one place that says which images exist; `docs/nodelet.md` lists it.
+ */
+
+/** Our own image: the `ocm-lab` CLI. The kind runtime builds and loads an image of this name. */
+export const OCM_LAB_IMAGE = 'ocm-lab:dev';
+/** The CLI's name as the image's entry point and as `command[0]`. */
+export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
+
+/** Registry path of OCM's images (`quay.io/open-cluster-management/<name>:<OCM version>`). */
+export const OCM_IMAGE_REPOSITORY = 'quay.io/open-cluster-management';
+
+/**
+ * OCM's upstream images. Each is built FROM ubi-minimal with one Go binary
+ * copied to `/` and `USER 10001`; none sets ENTRYPOINT, WORKDIR or CMD of its
+ * own, so the Deployments OCM generates always give `command`
+ * (build/Dockerfile.<name> in open-cluster-management-io/ocm).
+ */
+export const OCM_UPSTREAM_IMAGES: readonly { image: string; binary: BinaryName; pathInImage: string }[] = [
+  { image: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
+  { image: 'registration', binary: 'registration', pathInImage: '/registration' },
+  { image: 'work', binary: 'work', pathInImage: '/work' },
+  { image: 'placement', binary: 'placement', pathInImage: '/placement' },
+  { image: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
+];
+
+/** The non-root user of OCM's images (`USER 10001`; group 0 as the image does not name one). */
+export const OCM_IMAGE_USER = { uid: 10001, gid: 0 };
+
+/** A host file or directory that appears read-only at `destination` inside the container. */
+export interface ImageFile {
+  source: string;
+  destination: string;
+}
+
+/** What a container of an image runs and sees, before its pod spec is applied. */
+export interface RunnableImage {
+  /** The reference as the pod spec spells it. */
+  ref: string;
+  files: ImageFile[];
+  entrypoint: string[];
+  /** Default arguments (Docker's CMD). */
+  cmd: string[];
+  /** `command[0]` values that stand for another argv (`ocm-lab` → node + the CLI script). */
+  aliases: Record<string, string[]>;
+  user: { uid: number; gid: number };
+  workingDir: string;
+  /** Reported as the container status' imageID. */
+  imageID: string;
+}
+
+export interface ImageCatalogOptions {
+  /** The lab's OCM version: upstream images run only at this tag. */
+  ocmVersion: string;
+  /** Provisioned binaries by name (from `ensureBinaries`); an image whose binary is missing is not offered. */
+  binaries: Partial<Record<BinaryName, string>>;
+  /** How the `ocm-lab` image runs: this node binary with this CLI script, the package root mounted at its own path. */
+  cli: { nodeBinary: string; cliMain: string; packageRoot: string };
+}
+
+const OCM_LAB_SPELLINGS = new Set([OCM_LAB_IMAGE, `library/${OCM_LAB_IMAGE}`, `docker.io/library/${OCM_LAB_IMAGE}`]);
+
+/** True for `ocm-lab:dev`, also spelled with the `docker.io/library/` prefix. */
+export function isOcmLabImage(image: string | undefined): boolean {
+  return image !== undefined && OCM_LAB_SPELLINGS.has(image.trim());
+}
+
+/** Host directories the host binaries and libraries live in; every container sees them read-only. */
+const SHARED_HOST_DIRS = ['/usr', '/lib', '/lib64', '/bin', '/sbin'];
+
+function isUnder(p: string, dir: string): boolean {
+  return p === dir || p.startsWith(`${dir}/`);
+}
+
+/** The image map of one nodelet: which references it runs and what they are. */
+export class ImageCatalog {
+  private readonly images = new Map<string, RunnableImage>();
+
+  constructor(private readonly opts: ImageCatalogOptions) {
+    const { nodeBinary, cliMain, packageRoot } = opts.cli;
+    const node = [nodeBinary, cliMain];
+    // The node binary is usually under /usr (shared anyway); otherwise it is mounted at its own path too.
+    const nodeFiles = SHARED_HOST_DIRS.some((d) => isUnder(nodeBinary, d)) ? [] : [{ source: nodeBinary, destination: nodeBinary }];
+    for (const ref of OCM_LAB_SPELLINGS) {
+      this.images.set(ref, {
+        ref,
+        files: [{ source: packageRoot, destination: packageRoot }, ...nodeFiles],
+        entrypoint: node,
+        cmd: [],
+        aliases: { [OCM_LAB_ENTRYPOINT]: node },
+        user: { uid: 0, gid: 0 },
+        workingDir: '/',
+        imageID: `ocm-lab://${OCM_LAB_IMAGE}`,
+      });
+    }
+    for (const u of OCM_UPSTREAM_IMAGES) {
+      const binary = opts.binaries[u.binary];
+      if (!binary) continue;
+      const ref = `${OCM_IMAGE_REPOSITORY}/${u.image}:${opts.ocmVersion}`;
+      this.images.set(ref, {
+        ref,
+        files: [{ source: binary, destination: u.pathInImage }],
+        entrypoint: [],
+        cmd: [],
+        aliases: {},
+        user: { ...OCM_IMAGE_USER },
+        workingDir: '/',
+        imageID: `ocm-lab://${ref}`,
+      });
+    }
+  }
+
+  resolve(image: string | undefined): RunnableImage | undefined {
+    return image === undefined ? undefined : this.images.get(image.trim());
+  }
+
+  runs(image: string | undefined): boolean {
+    return this.resolve(image) !== undefined;
+  }
+
+  /** The references this node runs, for messages: `ocm-lab:dev, quay.io/…/work:v1.2.1, …`. */
+  describe(): string {
+    return [OCM_LAB_IMAGE, ...[...this.images.keys()].filter((r) => !OCM_LAB_SPELLINGS.has(r))].join(', ');
+  }
+
+  /** Why `image` cannot run here (an ErrImagePull / FailedScheduling message). */
+  whyNot(image: string | undefined): string {
+    const ref = (image ?? '').trim();
+    const upstream = OCM_UPSTREAM_IMAGES.find((u) => ref.startsWith(`${OCM_IMAGE_REPOSITORY}/${u.image}:`) || ref === `${OCM_IMAGE_REPOSITORY}/${u.image}`);
+    if (upstream && !this.opts.binaries[upstream.binary]) return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
+    if (upstream) return `image "${ref}" is not available on this node: it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`;
+    return `image "${ref || '(none)'}" is not available on this node: the ocm-lab nodelet runs only ${this.describe()}`;
+  }
+}
+
+/** Parses `--image-binary <name>=<path>` values; the names are those of the provisioning recipes. */
+export function parseImageBinaries(values: readonly string[], known: readonly BinaryName[]): Partial<Record<BinaryName, string>> {
+  const out: Partial<Record<BinaryName, string>> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    const name = v.slice(0, eq) as BinaryName;
+    const file = v.slice(eq + 1);
+    if (eq <= 0 || !known.includes(name) || !path.isAbsolute(file)) {
+      throw new Error(`--image-binary ${JSON.stringify(v)}: expected <name>=<absolute path> with name one of ${known.join(', ')}`);
+    }
+    out[name] = file;
+  }
+  return out;
+}
