@@ -1,11 +1,10 @@
-import { execa } from 'execa';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { ExitCode } from '../../src/errors.js';
-import { cli, cli as runCli, isolatedLabHome, kubectl, kubectlPath, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { cli, cli as runCli, followLogs, isolatedLabHome, kubectl, machineSnapshot, portForward, testLabConfig } from '../support/lab.js';
 import { alive, cmdline } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -116,46 +115,20 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
 
   it('kubectl logs -f, exec and port-forward reach the addon pods through the API server, from the host', async () => {
     const proxyNs = 'open-cluster-management-cluster-proxy';
-    const follow = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', 'cluster2', '-n', MSA_NS, 'logs', '-f', '--tail', '0', 'deploy/managed-serviceaccount-addon-agent'], { reject: false });
-    try {
-      // A new line in the agent's log: a ManagedServiceAccount for its cluster appears on the hub.
-      await new Promise((r) => setTimeout(r, 1_000));
-      await ok('hub', ['apply', '-f', '-'], msa('streamed', 'cluster2'));
-      const streamed = await new Promise<string>((resolve, reject) => {
-        let seen = '';
-        follow.stdout?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          if (/streamed: token issued/.test(seen)) resolve(seen);
-        });
-        follow.stderr?.on('data', (d: Buffer) => (seen += d.toString()));
-        setTimeout(() => reject(new Error(`kubectl logs -f printed ${JSON.stringify(seen)} in 30 s`)), 30_000);
-      });
-      expect(streamed).toMatch(/streamed: token issued for a new ServiceAccount/);
-    } finally {
-      follow.kill('SIGTERM');
-      await follow;
-    }
+    // A new line in the agent's log: a ManagedServiceAccount for its cluster appears on the hub.
+    const streamed = await followLogs(kubeconfig, 'cluster2', MSA_NS, 'deploy/managed-serviceaccount-addon-agent', /streamed: token issued/, () => ok('hub', ['apply', '-f', '-'], msa('streamed', 'cluster2')));
+    expect(streamed).toMatch(/streamed: token issued for a new ServiceAccount/);
 
     const exec = await k('cluster1', ['-n', MSA_NS, 'exec', 'deploy/managed-serviceaccount-addon-agent', '--', 'sh', '-c', 'echo in-the-agent; exit 4']);
     expect(exec.exitCode, exec.stderr).toBe(4);
     expect(exec.stdout.trim()).toBe('in-the-agent');
 
-    const forward = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', 'hub', '-n', proxyNs, 'port-forward', 'deploy/cluster-proxy', ':8092'], { reject: false });
+    const forward = await portForward(kubeconfig, 'hub', proxyNs, 'deploy/cluster-proxy', 8092);
     try {
-      const port = await new Promise<number>((resolve, reject) => {
-        let seen = '';
-        forward.stdout?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen);
-          if (m) resolve(Number(m[1]));
-        });
-        setTimeout(() => reject(new Error(`no forwarding line within 30 s: ${seen}`)), 30_000);
-      });
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      const res = await fetch(`http://127.0.0.1:${forward.localPort}/healthz`);
       expect(res.status).toBe(200);
     } finally {
-      forward.kill('SIGTERM');
-      await forward;
+      await forward.stop();
     }
   });
 

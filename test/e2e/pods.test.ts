@@ -1,12 +1,15 @@
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { labDir } from '../../src/paths.js';
 import { OCM_VERSION } from '../../src/provision/versions.js';
 import { OCM_API_MODULE, OCM_API_VERSION } from '../../src/ocm/crds.js';
 import { ensureGoModuleSource } from '../../src/provision/index.js';
 import { chainName, interfacePrefix, netnsPrefixOf, ruleComment } from '../../src/runtime/local/network/index.js';
 import { waitUntil } from '../support/wait.js';
-import { isolatedLabHome, kubectl, kubectlPath, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { followLogs, isolatedLabHome, kubectl, machineSnapshot, portForward, testLabConfig } from '../support/lab.js';
 
 /** The pod model of the local runtime, seen only through kubectl and the API server, as a user sees it. */
 const LAB = 'e2e-pods';
@@ -124,26 +127,15 @@ describe('pods on the local runtime: own network, real paths, kubelet API, probe
 
   it('kubectl port-forward reaches a pod port from the host', async () => {
     const [pod] = await readyPods('cluster1', 'app=echo', 2);
-    const forward: ResultPromise = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', 'cluster1', '-n', NS, 'port-forward', `pod/${pod!.metadata.name}`, ':8080'], { reject: false });
+    const forward = await portForward(kubeconfig, 'cluster1', NS, `pod/${pod!.metadata.name}`, 8080);
     try {
-      const port = await new Promise<number>((resolve, reject) => {
-        let seen = '';
-        forward.stdout?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen);
-          if (m) resolve(Number(m[1]));
-        });
-        void forward.then((r) => reject(new Error(`kubectl port-forward ended: ${String(r.stderr)}`)));
-        setTimeout(() => reject(new Error(`no forwarding line within 30 s: ${seen}`)), 30_000);
-      });
       for (let i = 0; i < 3; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        const res = await fetch(`http://127.0.0.1:${forward.localPort}/healthz`);
         expect(res.status).toBe(200);
         expect((await res.text()).trim()).toBe('ok');
       }
     } finally {
-      forward.kill('SIGTERM');
-      await forward;
+      await forward.stop();
     }
   });
 
@@ -159,22 +151,9 @@ describe('pods on the local runtime: own network, real paths, kubelet API, probe
     const all = await k('cluster1', ['-n', NS, 'logs', name]);
     expect(since.stdout.split('\n').length).toBeLessThan(all.stdout.split('\n').length);
 
-    const follow = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', 'cluster1', '-n', NS, 'logs', '-f', '--tail', '0', name], { reject: false });
-    try {
-      const lines = await new Promise<string>((resolve, reject) => {
-        let seen = '';
-        follow.stdout?.on('data', (d: Buffer) => {
-          seen += d.toString();
-          if (seen.split('\n').filter((l) => l.includes('list configmaps')).length >= 2) resolve(seen);
-        });
-        setTimeout(() => reject(new Error(`kubectl logs -f printed ${JSON.stringify(seen)} in 15 s`)), 15_000);
-      });
-      // The default ServiceAccount may not list ConfigMaps: the line proves the in-pod credentials reached the API server.
-      expect(lines).toMatch(/FORBIDDEN list configmaps -n pods-e2e: .*system:serviceaccount:pods-e2e:default/);
-    } finally {
-      follow.kill('SIGTERM');
-      await follow;
-    }
+    // The workload prints a line a second; the default ServiceAccount may not list ConfigMaps, so the line proves the in-pod credentials reached the API server.
+    const lines = await followLogs(kubeconfig, 'cluster1', NS, name, /(list configmaps[^\n]*\n[^]*){2}/, undefined, 15_000);
+    expect(lines).toMatch(/FORBIDDEN list configmaps -n pods-e2e: .*system:serviceaccount:pods-e2e:default/);
     const none = await k('cluster1', ['-n', NS, 'logs', name, '--previous']);
     expect(none.exitCode).not.toBe(0);
     expect(none.stderr).toMatch(/previous terminated container "main".*not found/);
@@ -299,7 +278,12 @@ spec:
     expect(await events('host-port-taken')).toMatch(/10250/);
   });
 
-  it('down removes every pod network namespace, container and rule, also of pods still running', async () => {
+  it('down removes every pod network namespace, container and rule, also after the nodelet was killed with SIGKILL', async () => {
+    // The nodelet dies without stopping anything: its containers keep running under runc.
+    const pidFile = path.join(labDir(LAB), 'clusters', 'cluster1', 'run', 'nodelet.pid');
+    process.kill(Number.parseInt(await fs.readFile(pidFile, 'utf8'), 10), 'SIGKILL');
+    const stillRunning = await execa('runc', ['--root', path.join(labDir(LAB), 'clusters', 'cluster1', 'nodelet', 'runc'), 'list', '-q']);
+    expect(stillRunning.stdout.trim().split('\n').length).toBeGreaterThan(1);
     await downLab(config);
     // Only this lab's names: other labs may come and go on the machine meanwhile.
     const after = await machineSnapshot(home.home);
@@ -317,8 +301,6 @@ spec:
 });
 
 async function ocmKlusterletCrd(): Promise<string> {
-  const fs = await import('node:fs/promises');
-  const path = await import('node:path');
   const dir = await ensureGoModuleSource(OCM_API_MODULE, OCM_API_VERSION);
   return fs.readFile(path.join(dir, 'operator/v1/0000_00_operator.open-cluster-management.io_klusterlets.crd.yaml'), 'utf8');
 }

@@ -65,3 +65,54 @@ export async function machineSnapshot(labHome: string): Promise<{ netns: string[
     .sort();
   return { netns, links, rules, processes };
 }
+
+/** `kubectl port-forward <target> :<port>` on a free local port; resolves once kubectl says where it listens. */
+export async function portForward(kubeconfig: string, context: string, namespace: string, target: string, port: number): Promise<{ localPort: number; stop: () => Promise<void> }> {
+  const child = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', context, '-n', namespace, 'port-forward', target, `:${port}`], { reject: false });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await child;
+  };
+  try {
+    const localPort = await new Promise<number>((resolve, reject) => {
+      let seen = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen);
+        if (m) resolve(Number(m[1]));
+      });
+      void child.then((r) => reject(new Error(`kubectl port-forward ended: ${String(r.stderr)}`)));
+      setTimeout(() => reject(new Error(`kubectl port-forward printed no forwarding line within 30 s: ${seen}`)), 30_000);
+    });
+    return { localPort, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * `kubectl logs -f` of `target` while `trigger` runs; resolves with what it streamed once `until` matches
+ * (only lines written after it started count: --tail 0).
+ */
+export async function followLogs(kubeconfig: string, context: string, namespace: string, target: string, until: RegExp, trigger: () => Promise<unknown> = async () => undefined, timeoutMs = 30_000): Promise<string> {
+  const child = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', context, '-n', namespace, 'logs', '-f', '--tail', '0', target], { reject: false });
+  try {
+    const streamed = new Promise<string>((resolve, reject) => {
+      let seen = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (until.test(seen)) resolve(seen);
+      });
+      child.stderr?.on('data', (d: Buffer) => (seen += d.toString()));
+      setTimeout(() => reject(new Error(`kubectl logs -f ${target} printed ${JSON.stringify(seen)} in ${timeoutMs / 1000} s`)), timeoutMs);
+    });
+    // kubectl needs a moment to open the stream; lines written before that are not followed.
+    await new Promise((r) => setTimeout(r, 1_000));
+    await trigger();
+    return await streamed;
+  } finally {
+    child.kill('SIGTERM');
+    await child;
+  }
+}

@@ -231,8 +231,8 @@ describe('bootstrap kubeconfig', () => {
 });
 
 describe('process flags', () => {
-  const hub = planCluster('/labs/x', { name: 'hub', vpc: 'vpc-1', hub: true }, { address: '10.9.1.10', netns: 'ns1', netnsPrefix: ['ip', 'netns', 'exec', 'ns1'] });
-  const spoke = planCluster('/labs/x', { name: 'cluster1', vpc: 'vpc-2', hub: false }, { address: '10.9.2.10', netns: 'ns2', netnsPrefix: ['ip', 'netns', 'exec', 'ns2'] });
+  const hub = planCluster('/labs/x', { name: 'hub', vpc: 'vpc-1', hub: true }, { address: '10.9.1.10', netns: 'ns1', netnsPrefix: ['ip', 'netns', 'exec', 'ns1'], podCidr: '10.9.17.0/24' });
+  const spoke = planCluster('/labs/x', { name: 'cluster1', vpc: 'vpc-2', hub: false }, { address: '10.9.2.10', netns: 'ns2', netnsPrefix: ['ip', 'netns', 'exec', 'ns2'], podCidr: '10.9.33.0/24' });
   const bins = { 'registration-operator': '/b/registration-operator', registration: '/b/registration', placement: '/b/placement', addon: '/b/addon' };
   const hubSpecs = Object.values(hubProcessSpecs(hub, bins, ocmLayout(hub)));
   const agent = klusterletSpec(spoke, bins, ocmLayout(spoke), 'agent-1');

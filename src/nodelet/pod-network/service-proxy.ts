@@ -1,5 +1,5 @@
 import type { KubeClient } from '../kube-client.js';
-import { ObjectReflector } from './object-reflector.js';
+import { Reflector } from '../reflector.js';
 import { renderServiceRules, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 
 /** Where the rules go: PodNetwork.setServiceRules. */
@@ -22,8 +22,8 @@ export interface ServiceProxyOptions extends ServiceRulesOptions {
  * whenever they change. Starts writing once both collections were listed.
  */
 export class ServiceProxy {
-  private readonly services: ObjectReflector<ServiceLike & { metadata: { resourceVersion?: string } }>;
-  private readonly slices: ObjectReflector<EndpointSliceLike & { metadata: { resourceVersion?: string } }>;
+  private readonly services: Reflector<ServiceLike & { metadata: { resourceVersion?: string } }>;
+  private readonly slices: Reflector<EndpointSliceLike & { metadata: { resourceVersion?: string } }>;
   private timer: NodeJS.Timeout | undefined;
   private lastRules: string | null = null;
   private writing: Promise<void> = Promise.resolve();
@@ -33,8 +33,9 @@ export class ServiceProxy {
 
   constructor(private readonly opts: ServiceProxyOptions) {
     const changed = () => this.schedule();
-    this.services = new ObjectReflector(opts.client, '/api/v1/services', changed, opts.log);
-    this.slices = new ObjectReflector(opts.client, '/apis/discovery.k8s.io/v1/endpointslices', changed, opts.log);
+    const handlers = { upsert: changed, remove: changed, synced: changed };
+    this.services = new Reflector(opts.client, '/api/v1/services', {}, handlers, opts.log);
+    this.slices = new Reflector(opts.client, '/apis/discovery.k8s.io/v1/endpointslices', {}, handlers, opts.log);
   }
 
   start(): void {
