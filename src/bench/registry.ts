@@ -2,6 +2,7 @@ import { labBenchmark } from './lab.js';
 import { networkBenchmark } from './network.js';
 import { tunnelBenchmark } from './tunnel.js';
 import { addonsBenchmark } from './addons.js';
+import { gatewayBenchmark } from './gateway.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
   name: string;
@@ -10,4 +11,4 @@ export interface Benchmark {
 }
 
 export const benchmarks: Benchmark[] = [];
-benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark);
+benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, gatewayBenchmark);
