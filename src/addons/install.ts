@@ -8,25 +8,30 @@ import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from './framework/objects.js';
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
+import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 
-export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT;
-export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT];
+export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY;
+export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY];
 
-const CRD_FILES: Record<LabAddon, string> = {
+/** The CRD each addon brings (cluster-gateway has none: its API is aggregated, not stored). */
+const CRD_FILES: Record<LabAddon, string | null> = {
   [CLUSTER_PROXY]: 'managedproxyconfigurations.yaml',
   [MANAGED_SERVICEACCOUNT]: 'managedserviceaccounts.yaml',
+  [CLUSTER_GATEWAY]: null,
 };
 
 /** `manifests/crds/` of the package (next to dist/ and src/). */
 const CRD_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 
-export async function addonCrd(addon: LabAddon): Promise<KubeObject> {
-  return YAML.parse(await fs.readFile(`${CRD_DIR}${CRD_FILES[addon]}`, 'utf8')) as KubeObject;
+export async function addonCrd(addon: LabAddon): Promise<KubeObject | null> {
+  const file = CRD_FILES[addon];
+  return file ? (YAML.parse(await fs.readFile(`${CRD_DIR}${file}`, 'utf8')) as KubeObject) : null;
 }
 
-/** Applies the addon's CRD and waits until the API server serves it. */
+/** Applies the addon's CRD (if it has one) and waits until the API server serves it. */
 export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutMs = 30_000): Promise<'created' | 'updated' | 'unchanged'> {
   const crd = await addonCrd(addon);
+  if (!crd) return 'unchanged';
   const result = await applyObject(hub, crd);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -56,6 +61,8 @@ const MANAGER_RULES = [
   { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
+  // cluster-gateway's manager probes clusters through the tunnel: it finds the proxy-server pods.
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
   { apiGroups: ['proxy.open-cluster-management.io'], resources: ['managedproxyconfigurations', 'managedproxyconfigurations/status'], verbs: ['*'] },
   { apiGroups: ['authentication.open-cluster-management.io'], resources: ['managedserviceaccounts', 'managedserviceaccounts/status'], verbs: ['*'] },

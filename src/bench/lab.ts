@@ -88,7 +88,7 @@ export const labBenchmark: Benchmark = {
     await withBenchLabHome(async () => {
       for (const [label, addons] of [
         ['control planes + OCM, no addons', []],
-        ['the default lab (cluster-proxy, managed-serviceaccount)', [...DEFAULT_ADDONS]],
+        ['the default lab (cluster-proxy, managed-serviceaccount, cluster-gateway)', [...DEFAULT_ADDONS]],
       ] as const) {
         const rows = await measureLab({ ...defaultLabConfig(), name: 'bench', addons: [...addons] });
         process.stdout.write(`\n-- ${label}\n`);

@@ -3,6 +3,7 @@ import { networkBenchmark } from './network.js';
 import { tunnelBenchmark } from './tunnel.js';
 import { addonsBenchmark } from './addons.js';
 import { podsBenchmark } from './pods.js';
+import { gatewayBenchmark } from './gateway.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
   name: string;
@@ -11,4 +12,4 @@ export interface Benchmark {
 }
 
 export const benchmarks: Benchmark[] = [];
-benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, podsBenchmark);
+benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, podsBenchmark, gatewayBenchmark);

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Problem } from './problems.js';
-import { MAX_CLUSTERS, MAX_VPCS, NOT_YET_BUILT_ADDONS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from './types.js';
+import { ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, type AddonName } from './types.js';
 
 type Entry = Record<string, unknown>;
 
@@ -105,8 +105,10 @@ export function crossFieldProblems(root: Entry): Problem[] {
       const first = seen.get(addon);
       if (first === undefined) seen.set(addon, index);
       else if (typeof addon === 'string') problems.push({ path: ['addons', index], value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
-      if (typeof addon === 'string' && (NOT_YET_BUILT_ADDONS as readonly string[]).includes(addon)) {
-        problems.push({ path: ['addons', index], value: addon, message: 'is not built into ocm-lab yet; remove it (cluster-proxy and managed-serviceaccount are available)' });
+      const needs = typeof addon === 'string' ? ADDON_REQUIRES[addon as AddonName] : undefined;
+      const missing = (needs ?? []).filter((n) => !(root.addons as unknown[]).includes(n));
+      if (first === undefined && missing.length) {
+        problems.push({ path: ['addons', index], value: addon, message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}` });
       }
     });
   }

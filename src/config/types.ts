@@ -27,10 +27,10 @@ export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
 export const SUPPORTED_KUBERNETES_VERSIONS = ['v1.34.4'] as const;
 export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
-/** Addons a lab gets when its file names none (the seed-000 pair). */
-export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount'];
-/** Known to the lab file, not implemented yet: a lab file naming one is rejected rather than silently half-built. */
-export const NOT_YET_BUILT_ADDONS: readonly AddonName[] = ['cluster-gateway'];
+/** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
+export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
+/** Addons that need others in the same lab: cluster-gateway's addon mode takes its credentials from managed-serviceaccount and its egress from cluster-proxy. */
+export const ADDON_REQUIRES: Partial<Record<AddonName, readonly AddonName[]>> = { 'cluster-gateway': ['cluster-proxy', 'managed-serviceaccount'] };
 
 /** Every cluster runs its own etcd, kube-apiserver and kube-controller-manager; more do not fit a 2-core machine. */
 export const MAX_CLUSTERS = 8;

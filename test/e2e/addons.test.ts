@@ -92,6 +92,8 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     expect(list.exitCode, list.stderr).toBe(0);
     const rows = JSON.parse(list.stdout) as { addon: string; cluster: string; installed: boolean; available: boolean }[];
     expect(rows.map((r) => `${r.addon}/${r.cluster}:${r.installed}:${r.available}`).sort()).toEqual([
+      'cluster-gateway/cluster1:true:true',
+      'cluster-gateway/cluster2:true:true',
       'cluster-proxy/cluster1:true:true',
       'cluster-proxy/cluster2:true:true',
       'managed-serviceaccount/cluster1:true:true',

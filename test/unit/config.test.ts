@@ -90,7 +90,7 @@ describe('defaults', () => {
     });
     expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.34.4']);
     expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.2.1']);
-    expect(DEFAULT_ADDONS).toEqual(['cluster-proxy', 'managed-serviceaccount']);
+    expect(DEFAULT_ADDONS).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
   });
 
   it('returns a fresh object each time', () => {
@@ -99,7 +99,7 @@ describe('defaults', () => {
     a.addons.push('cluster-proxy');
     a.network.cidr = '10.1.0.0/16';
     expect(defaultLabConfig().clusters).toHaveLength(3);
-    expect(defaultLabConfig().addons).toEqual(['cluster-proxy', 'managed-serviceaccount']);
+    expect(defaultLabConfig().addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
     expect(defaultLabConfig().network).toEqual({});
   });
 
@@ -285,7 +285,8 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
 
   it('addons: only known names, each once', () => {
     expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID}`, FILE).addons).toEqual(['managed-serviceaccount', 'cluster-proxy']);
-    expectProblem(`addons: [cluster-proxy, cluster-gateway]\n${VALID}`, 1, 'addons[1]', '"cluster-gateway"', 'not built into ocm-lab yet');
+    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID}`, FILE).addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
+    expectProblem(`addons: [cluster-proxy, cluster-gateway]\n${VALID}`, 1, 'addons[1]', '"cluster-gateway"', 'needs managed-serviceaccount in the same lab');
     expectProblem(`addons: [cluster-proxy, cluster-gatway]\n${VALID}`, 1, 'addons[1]', '"cluster-gatway"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
     expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
   });

@@ -12,7 +12,7 @@ import {
   LIFECYCLE_SELF,
   WORK_API,
 } from './names.js';
-import { applyObject, collectionPath, conditionOf, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from './objects.js';
+import { applyObject, collectionPath, conditionOf, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from './objects.js';
 import type { AddonDefinition } from './types.js';
 
 interface ManagedCluster extends KubeObject {
@@ -84,7 +84,12 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
  * RegistrationApplied / ManifestApplied conditions. Conditions set by others (Available,
  * ClusterCertificateRotated) are kept. Returns null when nothing changes.
  */
-export function desiredAddonStatus(addon: AddonDefinition, mca: ManagedClusterAddOn, work: KubeObject | null): ManagedClusterAddOn['status'] | null {
+export function desiredAddonStatus(
+  addon: AddonDefinition,
+  mca: ManagedClusterAddOn,
+  work: KubeObject | null,
+  opts: { noManifests?: boolean; available?: Condition | null } = {},
+): ManagedClusterAddOn['status'] | null {
   const cluster = mca.metadata.namespace ?? '';
   const current = mca.status ?? {};
   const registrations = addon.hubPermissions ? [{ signerName: KUBE_CLIENT_SIGNER, subject: agentSubject(cluster, addon.name) }] : [];
@@ -99,15 +104,20 @@ export function desiredAddonStatus(addon: AddonDefinition, mca: ManagedClusterAd
   changed =
     setCondition(
       conditions,
-      applied?.status === 'True'
+      opts.noManifests
+        ? { type: 'ManifestApplied', status: 'True', reason: 'NoManifests', message: 'the addon runs on the hub only: nothing to apply on the cluster' }
+        : applied?.status === 'True'
         ? { type: 'ManifestApplied', status: 'True', reason: 'AddonManifestApplied', message: `manifests of ${deployWorkName(addon.name)} are applied` }
         : applied?.status === 'False'
           ? { type: 'ManifestApplied', status: 'False', reason: 'ManifestWorkApplyFailed', message: applied.message || `${deployWorkName(addon.name)} could not be applied` }
           : { type: 'ManifestApplied', status: 'Unknown', reason: 'ManifestWorkPending', message: `waiting for the cluster to apply ${deployWorkName(addon.name)}` },
     ) || changed;
-  const next = { ...current, namespace: addon.installNamespace, healthCheck: { mode: 'Lease' }, registrations, conditions };
+  // Customized health: the addon judges Available itself (upstream's registration agent then leaves it alone).
+  if (opts.available) changed = setCondition(conditions, opts.available) || changed;
+  const mode = addon.healthCheck ?? 'Lease';
+  const next = { ...current, namespace: addon.installNamespace, healthCheck: { mode }, registrations, conditions };
   const sameShape =
-    current.namespace === next.namespace && current.healthCheck?.mode === 'Lease' && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations);
+    current.namespace === next.namespace && current.healthCheck?.mode === mode && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations);
   return changed || !sameShape ? next : null;
 }
 
@@ -171,10 +181,13 @@ export class AddonManager {
   private async reconcileCluster(mca: ManagedClusterAddOn, note: (what: string, result: string) => void): Promise<void> {
     const cluster = mca.metadata.namespace ?? '';
     for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
-    const work = deployWork(this.addon, mca, await this.addon.agentManifests(cluster, this.hub));
-    note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
-    const current = await getOrNull<KubeObject>(this.hub, objectPath(work));
-    const status = desiredAddonStatus(this.addon, mca, current);
+    const manifests = await this.addon.agentManifests(cluster, this.hub);
+    const work = deployWork(this.addon, mca, manifests);
+    if (manifests.length) note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
+    else if (await deleteIfPresent(this.hub, objectPath(work))) note(`ManifestWork ${cluster}/${work.metadata.name}`, 'deleted');
+    const current = manifests.length ? await getOrNull<KubeObject>(this.hub, objectPath(work)) : null;
+    const available = this.addon.clusterAvailability ? await this.addon.clusterAvailability(cluster, this.hub) : null;
+    const status = desiredAddonStatus(this.addon, mca, current, { noManifests: manifests.length === 0, available });
     if (status) {
       // A PUT with the resourceVersion we read: a concurrent status change (the registration
       // agent's Available) makes it fail with 409 and the next pass tries again.

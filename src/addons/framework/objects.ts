@@ -69,6 +69,7 @@ const RESOURCES: Record<string, { resource: string; namespaced: boolean }> = {
   ManagedProxyConfiguration: { resource: 'managedproxyconfigurations', namespaced: false },
   ManagedServiceAccount: { resource: 'managedserviceaccounts', namespaced: true },
   CertificateSigningRequest: { resource: 'certificatesigningrequests', namespaced: false },
+  APIService: { resource: 'apiservices', namespaced: false },
 };
 
 /** `/api/v1/…` or `/apis/<group>/<version>/…` for a kind, optionally in a namespace and with a name. */

@@ -1,5 +1,5 @@
 import type { KubeClient } from '../../nodelet/kube-client.js';
-import type { KubeObject } from './objects.js';
+import type { Condition, KubeObject } from './objects.js';
 
 export interface PolicyRule {
   apiGroups: string[];
@@ -25,4 +25,11 @@ export interface AddonDefinition {
   hubPermissions?: PolicyRule[];
   /** Hub-side work of the addon on every pass (e.g. cluster-proxy's certificates and proxy-server). */
   reconcileHub?(hub: KubeClient): Promise<void>;
+  /**
+   * How Available is judged: `Lease` (default; the agent renews a Lease, the cluster's
+   * registration agent reads it) or `Customized` (the addon says, via clusterAvailability).
+   */
+  healthCheck?: 'Lease' | 'Customized';
+  /** Customized health: the Available condition for one cluster on this pass (null: leave it). */
+  clusterAvailability?(cluster: string, hub: KubeClient): Promise<Condition | null>;
 }

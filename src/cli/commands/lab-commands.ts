@@ -2,8 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
-import { NotFoundError } from '../../errors.js';
+import { hubCluster, loadLabConfig } from '../../config/index.js';
+import { InvalidInputError, NotFoundError } from '../../errors.js';
+import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
 import { downLab, labStatus, upLab } from '../../lab/lifecycle.js';
 import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
 import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
@@ -83,16 +84,31 @@ export const statusCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   },
 };
 
-export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: string; merge: boolean }>> = {
+export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: string; merge: boolean; via: 'direct' | 'gateway' }>> = {
   command: 'kubeconfig [cluster]',
   describe: "print a cluster's kubeconfig (or the whole lab's), or --merge the lab's contexts into your kubeconfig",
   builder: (y) =>
     y
       .positional('cluster', { type: 'string', describe: 'cluster name (context), e.g. hub or cluster1' })
-      .option('merge', { type: 'boolean', default: false, describe: 'add the contexts to $KUBECONFIG (first file) or ~/.kube/config' }),
+      .option('merge', { type: 'boolean', default: false, describe: 'add the contexts to $KUBECONFIG (first file) or ~/.kube/config' })
+      .option('via', {
+        choices: ['direct', 'gateway'] as const,
+        default: 'direct' as const,
+        describe: "gateway: the hub admin's kubeconfig with the server ending in …/clustergateways/CLUSTER/proxy (seed 001)",
+      }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    const entries = await readLabKubeconfigEntries(config, argv.cluster);
+    let entries;
+    if (argv.via === 'gateway') {
+      const hubName = hubCluster(config).name;
+      if (!argv.cluster || argv.cluster === hubName) throw new InvalidInputError('--via gateway needs a managed cluster: ocm-lab kubeconfig --via gateway CLUSTER', { hint: `managed clusters: ${config.clusters.filter((c) => !c.hub).map((c) => c.name).join(', ')}` });
+      if (!config.addons.includes('cluster-gateway')) throw new InvalidInputError(`--via gateway: lab '${config.name}' has no cluster-gateway addon`, { hint: 'add cluster-gateway to addons: in the lab file' });
+      if (!config.clusters.some((c) => c.name === argv.cluster)) throw new NotFoundError(`lab '${config.name}' has no cluster '${argv.cluster}'`);
+      const [hub] = await readLabKubeconfigEntries(config, hubName);
+      entries = [gatewayKubeconfigEntry(hub!, argv.cluster)];
+    } else {
+      entries = await readLabKubeconfigEntries(config, argv.cluster);
+    }
     if (argv.merge) {
       const target = (process.env.KUBECONFIG ?? '').split(path.delimiter).find(Boolean) ?? path.join(os.homedir(), '.kube', 'config');
       const existing = await fs.readFile(target, 'utf8').catch((err: NodeJS.ErrnoException) => {

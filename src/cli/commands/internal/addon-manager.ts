@@ -3,6 +3,7 @@ import { inPodClient } from '../../../addons/framework/agent-env.js';
 import { AddonManager } from '../../../addons/framework/manager.js';
 import { clusterProxyAddon } from '../../../addons/cluster-proxy/addon.js';
 import { managedServiceAccountAddon } from '../../../addons/managed-serviceaccount/addon.js';
+import { clusterGatewayAddon } from '../../../addons/cluster-gateway/addon.js';
 import { InvalidInputError } from '../../../errors.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 import { repeat, runUntilSignal, stamp } from './run-loop.js';
@@ -19,7 +20,7 @@ export const addonManagerCommand: CommandModule<object, Args> = {
   describe: 'run the hub manager of an ocm-lab addon',
   builder: (y) =>
     y
-      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy or managed-serviceaccount' })
+      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy, managed-serviceaccount or cluster-gateway' })
       .option('proxy-entrypoint-host', { type: 'string', describe: 'cluster-proxy: hub address the agents dial (the default Hostname entrypoint)' })
       .option('resync-interval', { type: 'string', default: '2s', describe: 'time between reconcile passes' }) as never,
   handler: async (a) => {
@@ -29,8 +30,10 @@ export const addonManagerCommand: CommandModule<object, Args> = {
       addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'] });
     } else if (a.addon === 'managed-serviceaccount') {
       addon = managedServiceAccountAddon(stamp);
+    } else if (a.addon === 'cluster-gateway') {
+      addon = clusterGatewayAddon(stamp);
     } else {
-      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount`);
+      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount, cluster-gateway`);
     }
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const manager = new AddonManager(await inPodClient('addon-manager'), addon, stamp);

@@ -1,0 +1,179 @@
+import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
+import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
+import { createCA, type CertificateAuthority } from '../../pki/index.js';
+import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
+import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
+import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../framework/objects.js';
+import {
+  APISERVICE_NAME,
+  CREDENTIALS_NAMESPACE,
+  GATEWAY_DEPLOYMENT,
+  GATEWAY_GROUP,
+  GATEWAY_LABELS,
+  GATEWAY_NAMESPACE,
+  GATEWAY_PORT,
+  GATEWAY_SERVICE,
+  GATEWAY_SERVICE_ACCOUNT,
+  GATEWAY_SERVING_SECRET,
+  GATEWAY_VERSION,
+} from './constants.js';
+
+const SIGNER_SECRET = 'cluster-gateway-signer';
+const CERT_DIR = '/etc/cluster-gateway';
+
+export interface GatewayInstallOptions {
+  identityPenetration?: boolean;
+}
+
+/** The DNS names the hub's aggregator checks in the gateway's certificate (it verifies `<service>.<namespace>.svc`). */
+export function gatewayServingNames(): string[] {
+  return [GATEWAY_SERVICE, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}`, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc.cluster.local`];
+}
+
+async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
+  await hub.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
+    if (!isStatus(err, 409)) throw err;
+  });
+}
+
+/** The gateway's own CA (kept in the hub): signs its serving certificate, and is the APIService's caBundle. */
+async function ensureGatewayCA(hub: KubeClient): Promise<CertificateAuthority> {
+  const path = `/api/v1/namespaces/${GATEWAY_NAMESPACE}/secrets/${SIGNER_SECRET}`;
+  const existing = await getOrNull<KubeObject & { data?: Record<string, string> }>(hub, path);
+  const certPem = fromBase64(existing?.data?.['tls.crt']);
+  const keyPem = fromBase64(existing?.data?.['tls.key']);
+  if (certPem && keyPem) return { certPem, keyPem };
+  const ca = await createCA('cluster-gateway-ca', { validityDays: 3650 });
+  const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name: SIGNER_SECRET, namespace: GATEWAY_NAMESPACE }, type: 'kubernetes.io/tls', data: { 'tls.crt': toBase64(ca.certPem), 'tls.key': toBase64(ca.keyPem) } };
+  if (existing) await hub.put(path, { ...body, metadata: { ...existing.metadata, ...body.metadata } });
+  else await hub.post(`/api/v1/namespaces/${GATEWAY_NAMESPACE}/secrets`, body);
+  return ca;
+}
+
+const rbac = 'rbac.authorization.k8s.io';
+const sa = [{ kind: 'ServiceAccount', name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE }];
+
+/**
+ * What the gateway may do on the hub: delegate authentication and authorization
+ * (system:auth-delegator, extension-apiserver-authentication-reader), read and annotate
+ * the credential Secrets, read ManagedClusters, and open tunnels (the proxy-client
+ * certificate and the proxy-server pods).
+ */
+export function gatewayRbacObjects(): KubeObject[] {
+  const name = 'open-cluster-management:cluster-gateway';
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE } },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: `${name}:auth-delegator` }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:auth-delegator' }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: `${name}:authentication-reader`, namespace: 'kube-system' },
+      roleRef: { apiGroup: rbac, kind: 'Role', name: 'extension-apiserver-authentication-reader' },
+      subjects: sa,
+    },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name }, rules: [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] }] },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name, namespace: CREDENTIALS_NAMESPACE },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }],
+    },
+    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: CREDENTIALS_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name, namespace: PROXY_NAMESPACE },
+      rules: [
+        { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRETS.proxyClient], verbs: ['get'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      ],
+    },
+    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: PROXY_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+  ];
+}
+
+/** The gateway Deployment (a pod with its own IP: the aggregator dials its endpoint), its Service and the APIService. */
+export function gatewayServingObjects(caPem: string, options: GatewayInstallOptions = {}): KubeObject[] {
+  const args = [
+    'internal',
+    'cluster-gateway',
+    `--secure-port=${GATEWAY_PORT}`,
+    `--tls-cert-file=${CERT_DIR}/tls.crt`,
+    `--tls-private-key-file=${CERT_DIR}/tls.key`,
+    `--secret-namespace=${CREDENTIALS_NAMESPACE}`,
+    ...(options.identityPenetration ? ['--client-identity-penetration'] : []),
+  ];
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: GATEWAY_DEPLOYMENT, namespace: GATEWAY_NAMESPACE, labels: GATEWAY_LABELS },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: GATEWAY_LABELS },
+        template: {
+          metadata: { labels: GATEWAY_LABELS },
+          spec: {
+            serviceAccountName: GATEWAY_SERVICE_ACCOUNT,
+            containers: [
+              {
+                name: 'gateway',
+                image: OCM_LAB_IMAGE,
+                args,
+                ports: [{ name: 'https', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
+                readinessProbe: { httpGet: { path: '/readyz', port: GATEWAY_PORT, scheme: 'HTTPS' }, periodSeconds: 5 },
+                volumeMounts: [{ name: 'serving-cert', mountPath: CERT_DIR, readOnly: true }],
+              },
+            ],
+            volumes: [{ name: 'serving-cert', secret: { secretName: GATEWAY_SERVING_SECRET } }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: GATEWAY_SERVICE, namespace: GATEWAY_NAMESPACE, labels: GATEWAY_LABELS },
+      spec: { selector: GATEWAY_LABELS, ports: [{ name: 'https', port: 443, targetPort: GATEWAY_PORT, protocol: 'TCP' }] },
+    },
+    {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: { name: APISERVICE_NAME, labels: GATEWAY_LABELS },
+      spec: {
+        group: GATEWAY_GROUP,
+        version: GATEWAY_VERSION,
+        service: { name: GATEWAY_SERVICE, namespace: GATEWAY_NAMESPACE, port: 443 },
+        caBundle: toBase64(caPem),
+        groupPriorityMinimum: 5000,
+        versionPriority: 10,
+      },
+    },
+  ];
+}
+
+/**
+ * Installs the gateway on the hub with the admin's client (as `up` installs the addon
+ * managers): namespaces, CA and serving certificate, RBAC, Deployment, Service, APIService.
+ * Returns what changed.
+ */
+export async function installGatewayServer(hub: KubeClient, options: GatewayInstallOptions = {}): Promise<string[]> {
+  const changed: string[] = [];
+  for (const ns of [GATEWAY_NAMESPACE, CREDENTIALS_NAMESPACE, PROXY_NAMESPACE]) await ensureNamespace(hub, ns);
+  const ca = await ensureGatewayCA(hub);
+  const serving = await ensureCertificateSecret(hub, ca, GATEWAY_NAMESPACE, GATEWAY_SERVING_SECRET, { commonName: `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`, usages: ['server'], dnsNames: gatewayServingNames(), ipAddresses: [] });
+  if (serving.issued) changed.push(`Secret/${GATEWAY_SERVING_SECRET} issued`);
+  for (const obj of [...gatewayRbacObjects(), ...gatewayServingObjects(ca.certPem, options)]) {
+    const result = await applyObject(hub, obj);
+    if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
+  }
+  return changed;
+}
+
+/** The APIService's Available condition: how the hub's aggregator sees the gateway. */
+export async function apiServiceAvailable(hub: KubeClient): Promise<{ available: boolean; message: string }> {
+  const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(hub, `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
+  const c = svc?.status?.conditions?.find((x) => x.type === 'Available');
+  return { available: c?.status === 'True', message: c ? `${c.reason ?? ''}: ${c.message ?? ''}` : 'no status yet' };
+}
