@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +16,7 @@ import {
   type NetworkResource,
 } from '../../src/runtime/local/network/index.js';
 import { run } from '../../src/util/exec.js';
+import { NetnsSockets } from '../support/netns-sockets.js';
 
 // A lab name of this test only; every namespace, link and chain it creates carries it.
 const LAB = 'e2e-network';
@@ -55,64 +54,12 @@ const input = {
   ],
 };
 
-const SERVER = `
-const [addr, port] = process.argv.slice(1);
-require('net').createServer((c) => c.end('hello from ' + addr)).listen(Number(port), addr, () => console.log('ready'));
-`;
-const CLIENT = `
-const [addr, port] = process.argv.slice(1);
-const s = require('net').connect({ host: addr, port: Number(port), timeout: 1500 });
-s.on('data', (d) => { console.log(String(d)); process.exit(0); });
-s.on('timeout', () => { console.log('timeout'); process.exit(1); });
-s.on('error', (e) => { console.log(e.code); process.exit(1); });
-`;
-
-const listeners: ChildProcess[] = [];
-
-function startListener(netns: string, address: string): Promise<void> {
-  const child = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', SERVER, address, String(PORT)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  listeners.push(child);
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d) => (err += String(d)));
-    child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
-    child.on('exit', (code) => reject(new Error(`listener on ${address} in ${netns} exited (${code}): ${err}`)));
-  });
-}
-
-/** Connects from inside a namespace; the answer, or why not ('timeout', 'ECONNREFUSED', …). */
-async function connectFrom(netns: string, address: string): Promise<string> {
-  const r = await run('ip', ['netns', 'exec', netns, process.execPath, '-e', CLIENT, address, String(PORT)], { allowFailure: true, timeout: 10_000 });
-  return r.stdout.trim();
-}
-
-function connectFromHost(address: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: address, port: PORT, timeout: 1500 });
-    s.on('data', (d) => {
-      resolve(String(d));
-      s.destroy();
-    });
-    s.on('timeout', () => {
-      resolve('timeout');
-      s.destroy();
-    });
-    s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-  });
-}
-
-async function stopListeners(): Promise<void> {
-  await Promise.all(
-    listeners.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+// Each server answers 'hello from <its address>'.
+const sockets = new NetnsSockets(PORT);
+const startListener = (netns: string, address: string) => sockets.listen(netns, address, address);
+const connectFrom = async (netns: string, address: string) => ((r) => (r.startsWith('no output') ? '' : r))(await sockets.connectFrom(netns, address));
+const connectFromHost = (address: string) => sockets.connectFromHost(address);
+const stopListeners = () => sockets.stopAll();
 
 describe('VPC network namespaces and forwarding rules (root)', () => {
   let before: Record<string, string[]>;

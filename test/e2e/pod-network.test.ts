@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PodNetwork, renderServiceRules, vpcVethName, type EndpointSliceLike, type ServiceLike } from '../../src/nodelet/pod-network/index.js';
@@ -17,6 +15,7 @@ import {
   type NetworkResource,
 } from '../../src/runtime/local/network/index.js';
 import { run } from '../../src/util/exec.js';
+import { NetnsSockets } from '../support/netns-sockets.js';
 
 // A lab name of this test only; every namespace, link and chain it creates carries it.
 const LAB = 'e2e-podnet';
@@ -82,73 +81,11 @@ function withoutEmptyTables(lines: string[]): string[] {
   return out;
 }
 
-// A server that names itself, and a client that prints the answer or why there was none.
-const SERVER = `
-const [addr, port, name] = process.argv.slice(1);
-require('net').createServer((c) => c.end('hello from ' + name)).listen(Number(port), addr, () => console.log('ready'));
-`;
-const CLIENT = `
-const [addr, port] = process.argv.slice(1);
-const s = require('net').connect({ host: addr, port: Number(port), timeout: 1500 });
-s.on('data', (d) => { console.log(String(d)); process.exit(0); });
-s.on('timeout', () => { console.log('timeout'); process.exit(1); });
-s.on('error', (e) => { console.log(e.code); process.exit(1); });
-`;
-
-const listeners: ChildProcess[] = [];
-
-function startListener(netns: string, address: string, name: string, port = PORT): Promise<void> {
-  const child = spawn('ip', ['netns', 'exec', netns, process.execPath, '-e', SERVER, address, String(port), name], { stdio: ['ignore', 'pipe', 'pipe'] });
-  listeners.push(child);
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`listener ${name} on ${address} in ${netns} not ready within 15 s: ${err}`)), 15_000);
-    child.stderr!.on('data', (d) => (err += String(d)));
-    child.stdout!.on('data', (d) => {
-      if (String(d).includes('ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`listener ${name} on ${address} in ${netns} exited (${code}): ${err}`));
-    });
-  });
-}
-
-async function connectFrom(netns: string, address: string, port = PORT): Promise<string> {
-  const r = await run('ip', ['netns', 'exec', netns, process.execPath, '-e', CLIENT, address, String(port)], { allowFailure: true, timeout: 10_000 });
-  return r.stdout.trim() || `no output (exit ${r.exitCode}): ${r.stderr.trim()}`;
-}
-
-function connectFromHost(address: string): Promise<string> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: address, port: PORT, timeout: 1500 });
-    s.on('data', (d) => {
-      resolve(String(d));
-      s.destroy();
-    });
-    s.on('timeout', () => {
-      resolve('timeout');
-      s.destroy();
-    });
-    s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
-  });
-}
-
-async function stopListeners(): Promise<void> {
-  await Promise.all(
-    listeners.splice(0).map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGKILL');
-        }),
-    ),
-  );
-}
+const sockets = new NetnsSockets(PORT);
+const startListener = (netns: string, address: string, name: string, port?: number) => sockets.listen(netns, address, name, port);
+const connectFrom = (netns: string, address: string, port?: number) => sockets.connectFrom(netns, address, port);
+const connectFromHost = (address: string) => sockets.connectFromHost(address);
+const stopListeners = () => sockets.stopAll();
 
 const uid = (n: number) => `${String(n).padStart(8, '0')}-aaaa-4bbb-8ccc-${String(n).padStart(12, '0')}`;
 
