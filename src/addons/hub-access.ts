@@ -1,5 +1,5 @@
 import { LabError } from '../errors.js';
-import { isStatus } from '../nodelet/kube-client.js';
+import { isStatus } from '../kube/client.js';
 
 /**
  * A hub API call made with the user's own identity: a 403 becomes an error that

@@ -1,7 +1,7 @@
 import { hubAdminKubeconfig } from '../lab/kubeconfig-access.js';
 import { NotFoundError, InvalidInputError } from '../errors.js';
 import type { LabConfig } from '../config/index.js';
-import { KubeClient } from '../nodelet/kube-client.js';
+import { KubeClient } from '../kube/client.js';
 import fs from 'node:fs/promises';
 
 /**

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { KubeClient } from '../nodelet/kube-client.js';
+import { KubeClient } from '../kube/client.js';
 import { logTail } from '../runtime/local/process.js';
 import type { LocalContext } from '../runtime/local/runtime.js';
 import type { Step } from '../runtime/types.js';
@@ -11,7 +11,7 @@ import { installAddonCrd, installAddonManager, LAB_ADDONS, managerName, waitForA
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { apiServiceAvailable, installGatewayServer } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
-import type { KubeClient as Client } from '../nodelet/kube-client.js';
+import type { KubeClient as Client } from '../kube/client.js';
 
 const DEFAULT_TIMEOUT_MS = 150_000;
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { writeKubeconfig } from '../kube/kubeconfig.js';
-import { isStatus, type KubeClient } from '../nodelet/kube-client.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
 import type { TunnelClient } from '../tunnel/index.js';
 import { hubTunnel } from './cluster-proxy/hub-tunnel.js';
 import { MSA_API } from './managed-serviceaccount/constants.js';

@@ -4,7 +4,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { execa } from 'execa';
 import { hubAdminKubeconfig } from '../lab/kubeconfig-access.js';
-import type { KubeClient } from '../nodelet/kube-client.js';
+import type { KubeClient } from '../kube/client.js';
 import { hubTunnel } from '../addons/cluster-proxy/hub-tunnel.js';
 import { gatewayProxyPath } from '../addons/cluster-gateway/kubeconfig.js';
 import { CLUSTER_PROXY_SERVER_NAME } from '../addons/cluster-gateway/proxy.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
-import { KubeClient } from '../nodelet/kube-client.js';
+import { KubeClient } from '../kube/client.js';
 import { labDir } from '../paths.js';
 import { OCM_API_MODULE, OCM_API_VERSION } from '../ocm/crds.js';
 import { ensureGoModuleSource } from '../provision/index.js';

@@ -1,6 +1,6 @@
 import type { EventRecorder } from './events.js';
 import type { ImageCatalog } from './images.js';
-import { isStatus, type KubeClient } from './kube-client.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
 import { PodReflector } from './reflector.js';
 import { rfc3339 } from './status.js';
 import type { Pod } from './types.js';

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { KubeClient } from './kube-client.js';
+import type { KubeClient } from '../kube/client.js';
 import { rfc3339 } from './status.js';
 import type { Pod } from './types.js';
 

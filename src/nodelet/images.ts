@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { OCM_LAB_IMAGE } from '../image.js';
 import type { BinaryName } from '../provision/recipes.js';
 
 /**
@@ -8,8 +9,6 @@ import type { BinaryName } from '../provision/recipes.js';
  * is the one place that says which images exist; `docs/nodelet.md` lists it.
  */
 
-/** Our own image: the `ocm-lab` CLI. The kind runtime builds and loads an image of this name. */
-export const OCM_LAB_IMAGE = 'ocm-lab:dev';
 /** The CLI's name as the image's entry point and as `command[0]`. */
 export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
 

@@ -11,7 +11,7 @@ import { adminKubeconfigPath } from '../runtime/local/kubeconfigs.js';
 import { logTail, processState, startProcess, type ProcessSpec } from '../runtime/local/process.js';
 import type { LocalContext } from '../runtime/local/runtime.js';
 import type { Step } from '../runtime/types.js';
-import { KubeClient } from './kube-client.js';
+import { KubeClient } from '../kube/client.js';
 import { sleep } from './reflector.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */

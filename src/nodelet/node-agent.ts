@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { isStatus, type KubeClient } from './kube-client.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
 import { sleep } from './reflector.js';
 import { rfc3339 } from './status.js';
 import type { NodeFacts } from './types.js';

@@ -6,7 +6,7 @@ import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { Binder } from './binder.js';
 import { EventRecorder } from './events.js';
 import { ImageCatalog } from './images.js';
-import { isStatus, KubeClient } from './kube-client.js';
+import { isStatus, KubeClient } from '../kube/client.js';
 import { NodeAgent } from './node-agent.js';
 import { SHARED_HOST_DIRS } from './oci/bundle.js';
 import { cleanupContainers, runcAt, type Runc } from './oci/runc.js';

@@ -7,7 +7,7 @@ import { resolveEnv } from './env.js';
 import { ContainerStartError } from './errors.js';
 import type { EventRecorder } from './events.js';
 import type { ImageCatalog } from './images.js';
-import { isStatus, type KubeClient } from './kube-client.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
 import { ociConfig, realHostView, writeBundle, writePodEtcFiles, type HostAlias } from './oci/bundle.js';
 import { cleanupContainers, RuncContainer, type ContainerExit, type ExecOptions, type ExecProcess, type Runc } from './oci/runc.js';
 import { noNewPrivileges, processCapabilities, processUser, volumeOwner } from './oci/security.js';

@@ -1,4 +1,4 @@
-import type { KubeClient } from './kube-client.js';
+import type { KubeClient } from '../kube/client.js';
 import type { Pod } from './types.js';
 
 interface CachedToken {

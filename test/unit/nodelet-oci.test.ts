@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ImageCatalog, OCM_UPSTREAM_IMAGES, parseImageBinaries } from '../../src/nodelet/images.js';
-import { inClusterEndpoint, KubeClient } from '../../src/nodelet/kube-client.js';
+import { inClusterEndpoint, KubeClient } from '../../src/kube/client.js';
 import { capabilitySet, ociConfig, sharedDirMounts, writeBundle, writePodEtcFiles, type BundleInput, type HostView } from '../../src/nodelet/oci/bundle.js';
 import { processUser, volumeOwner } from '../../src/nodelet/oci/security.js';
 import type { Pod } from '../../src/nodelet/types.js';

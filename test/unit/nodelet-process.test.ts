@@ -8,7 +8,7 @@ import { parseCheck } from '../../src/cli/commands/internal/test-workload.js';
 import { ExitCode, LabError } from '../../src/errors.js';
 import { openContainerLog } from '../../src/nodelet/container-log.js';
 import { streamContainerLog } from '../../src/nodelet/cri-log.js';
-import type { KubeClient } from '../../src/nodelet/kube-client.js';
+import type { KubeClient } from '../../src/kube/client.js';
 import { podLogFile } from '../../src/nodelet/logs.js';
 import { PodTokens } from '../../src/nodelet/tokens.js';
 

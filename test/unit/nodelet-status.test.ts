@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF, nextCrashCount, restartDelayMs, shouldRestart } from '../../src/nodelet/backoff.js';
 import { bindDecision } from '../../src/nodelet/binder.js';
-import { ImageCatalog, isOcmLabImage, OCM_LAB_IMAGE } from '../../src/nodelet/images.js';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { ImageCatalog, isOcmLabImage } from '../../src/nodelet/images.js';
 import { microTime } from '../../src/nodelet/node-agent.js';
 import { canonicalJson, computePodStatus, type ContainerRuntimeState } from '../../src/nodelet/status.js';
 import { tokenRefreshAt } from '../../src/nodelet/tokens.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WatchEvent } from '../../src/nodelet/kube-client.js';
+import type { WatchEvent } from '../../src/kube/client.js';
 import { ServiceProxy } from '../../src/nodelet/pod-network/index.js';
 
 /** A tiny in-memory stand-in for the API server's list and watch of two collections. */

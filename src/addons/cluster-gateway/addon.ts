@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { probeCluster } from '../cluster-proxy/health.js';
 import { CLUSTER_API } from '../framework/names.js';
 import { applyObject, collectionPath, deleteIfPresent, getOrNull, type Condition, type KubeObject } from '../framework/objects.js';

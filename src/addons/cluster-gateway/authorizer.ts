@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { CallerIdentity } from './identity.js';
 
 export interface ResourceAttributes {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { DEFAULT_HEADER_NAMES, distinctHeaders, identityFromHeaders, type CallerIdentity, type RequestHeaderNames } from './identity.js';
 
 export const AUTH_CONFIGMAP_PATH = '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication';

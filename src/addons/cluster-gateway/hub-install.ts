@@ -1,5 +1,5 @@
-import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
-import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
+import { isStatus, type KubeClient } from '../../kube/client.js';
+import { OCM_LAB_IMAGE } from '../../image.js';
 import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';

@@ -1,4 +1,4 @@
-import type { KubeClient, WatchEvent } from '../../nodelet/kube-client.js';
+import type { KubeClient, WatchEvent } from '../../kube/client.js';
 
 interface Named {
   metadata: { name: string; resourceVersion?: string };

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TunnelDialError } from '../../tunnel/index.js';
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { apiGroup, apiGroupList, apiResourceList, openApiV2, openApiV3, openApiV3Index, wantsOnlyAggregatedDiscovery } from './api-documents.js';
 import { forbiddenMessage, SubjectAccessReviewer, type ResourceAttributes } from './authorizer.js';
 import { CREDENTIALS_NAMESPACE, GATEWAY_GROUP, GATEWAY_RESOURCE, GATEWAY_VERSION, HEALTHY_ANNOTATION, HEALTHY_REASON_ANNOTATION } from './constants.js';

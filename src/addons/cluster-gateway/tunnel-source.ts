@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { TunnelClient } from '../../tunnel/index.js';
 import { hubTunnel } from '../cluster-proxy/hub-tunnel.js';
 

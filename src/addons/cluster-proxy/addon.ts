@@ -1,5 +1,5 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
-import { isStatus } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
+import { isStatus } from '../../kube/client.js';
 import { applyObject, collectionPath, setCondition, type Condition } from '../framework/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';

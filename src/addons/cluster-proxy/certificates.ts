@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { createCA, issueCertificate, isSignedBy, type CertificateAuthority, type KeyPairPem } from '../../pki/index.js';
 import { canonicalIp } from '../../pki/names.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';

@@ -1,5 +1,5 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
-import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
+import type { KubeClient } from '../../kube/client.js';
+import { OCM_LAB_IMAGE } from '../../image.js';
 import { getOrNull, objectPath, type KubeObject } from '../framework/objects.js';
 import { ENTRYPOINT_SERVICE, PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from './constants.js';
 

@@ -1,5 +1,5 @@
 import https from 'node:https';
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { TunnelClient } from '../../tunnel/index.js';
 import { addonStates } from '../install.js';
 import { CLUSTER_PROXY } from './constants.js';

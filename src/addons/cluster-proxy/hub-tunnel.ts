@@ -1,7 +1,7 @@
 import { NotReadyError } from '../../errors.js';
 import { fromBase64 } from '../framework/objects.js';
 import { asHubUser } from '../hub-access.js';
-import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
+import { isStatus, type KubeClient } from '../../kube/client.js';
 import { createTunnelClient, type TunnelClient } from '../../tunnel/index.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 

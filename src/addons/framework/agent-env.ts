@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../errors.js';
-import { KubeClient } from '../../nodelet/kube-client.js';
+import { KubeClient } from '../../kube/client.js';
 
 /** `<namespace>/<name>` of an addon Lease. */
 export function parseLeaseFlag(text: string): { namespace: string; name: string } {

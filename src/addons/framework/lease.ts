@@ -1,4 +1,4 @@
-import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
+import { isStatus, type KubeClient } from '../../kube/client.js';
 import { LEASE_DURATION_SECONDS, LEASE_RENEW_MS } from './names.js';
 
 /** MicroTime as the API server expects it in a Lease: RFC 3339 with microseconds. */

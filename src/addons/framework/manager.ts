@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { decideAddonCsr, type CertificateSigningRequest } from './csr.js';
 import {
   ADDON_API,

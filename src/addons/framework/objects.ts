@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isStatus, type KubeClient } from '../../nodelet/kube-client.js';
+import { isStatus, type KubeClient } from '../../kube/client.js';
 
 /** A Kubernetes object as plain JSON. */
 export interface KubeObject {

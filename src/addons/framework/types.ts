@@ -1,4 +1,4 @@
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { Condition, KubeObject } from './objects.js';
 
 export interface PolicyRule {

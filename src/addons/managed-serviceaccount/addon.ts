@@ -1,5 +1,5 @@
-import { OCM_LAB_IMAGE } from '../../nodelet/image.js';
-import type { KubeClient } from '../../nodelet/kube-client.js';
+import { OCM_LAB_IMAGE } from '../../image.js';
+import type { KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import { collectionPath, deleteIfPresent, objectPath, setCondition, type Condition, type KubeObject } from '../framework/objects.js';
 import { ttlExpired } from './ttl.js';

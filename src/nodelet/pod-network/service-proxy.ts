@@ -1,4 +1,4 @@
-import type { KubeClient } from '../kube-client.js';
+import type { KubeClient } from '../../kube/client.js';
 import { Reflector } from '../reflector.js';
 import { renderServiceRules, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { ApiError, endpointFromKubeconfig, inClusterEndpoint, KubeClient } from '../../../nodelet/kube-client.js';
+import { ApiError, endpointFromKubeconfig, inClusterEndpoint, KubeClient } from '../../../kube/client.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 
 interface Args {
