@@ -21,7 +21,7 @@ interface PodJson {
  * token rotation under load, the MSA life cycle, recovery of a killed agent, and
  * the errors users meet.
  */
-describe('addons: cluster-proxy and managed-serviceaccount', () => {
+describe('addons: cluster-proxy, managed-serviceaccount and cluster-gateway on the default lab', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let config: LabConfig;
   let kubeconfig: string;
@@ -241,7 +241,7 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     // Container processes do not name the lab home in their arguments: find them by their pods.
     const pids: number[] = [];
     for (const [context, namespaces] of [
-      ['hub', ['open-cluster-management-addon', PROXY_NS]],
+      ['hub', ['open-cluster-management-addon', PROXY_NS, 'open-cluster-management-cluster-gateway']],
       ['cluster1', [PROXY_NS, MSA_NS]],
       ['cluster2', [PROXY_NS, MSA_NS]],
     ] as const) {
@@ -250,8 +250,9 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
         for (const p of pods.items) pids.push(Number(p.status.containerStatuses?.[0]?.containerID?.replace('ocm-lab://', '')));
       }
     }
-    expect(pids).toHaveLength(7);
-    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|proxy-agent|managed-serviceaccount-agent)/);
+    // Hub: three addon managers, the proxy-server and the gateway; each spoke: proxy-agent and managed-serviceaccount agent.
+    expect(pids).toHaveLength(9);
+    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|cluster-gateway|proxy-agent|managed-serviceaccount-agent)/);
     await downLab(config);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect((await machineSnapshot(home.home)).processes).toEqual([]);
