@@ -121,8 +121,13 @@ async function onPath(program: string): Promise<boolean> {
   return false;
 }
 
-/** Refuses to start a nodelet that could not run a single container, naming what to install. */
+/** Refuses to start a nodelet that could not run a single container, naming what to install (or that root is needed). */
 export async function checkNodePrograms(): Promise<void> {
+  if (process.getuid?.() !== 0) {
+    throw new MissingPrerequisiteError('the nodelet runs pods as runc containers in network namespaces of their own, which needs root', {
+      hint: 'run ocm-lab as root (sudo)',
+    });
+  }
   const missing = [];
   for (const p of NODE_PROGRAMS) if (!(await onPath(p.program))) missing.push(p);
   if (missing.length) {
