@@ -236,13 +236,12 @@ async function upstreamService(hub: KubeClient, hubAddress: string): Promise<voi
     metadata: { name: UPSTREAM_SERVICE, namespace: GW_NS },
     spec: { ports: [{ name: 'https', port: 443, targetPort: UPSTREAM_PORT, protocol: 'TCP' }] },
   });
-  await hub.post(`/apis/discovery.k8s.io/v1/namespaces/${GW_NS}/endpointslices`, {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: UPSTREAM_SERVICE, namespace: GW_NS, labels: { 'kubernetes.io/service-name': UPSTREAM_SERVICE } },
-    addressType: 'IPv4',
-    endpoints: [{ addresses: [hubAddress], conditions: { ready: true } }],
-    ports: [{ name: 'https', port: UPSTREAM_PORT, protocol: 'TCP' }],
+  // v1 Endpoints (mirrored into an EndpointSlice): what the aggregator's endpoint routing reads.
+  await hub.post(`/api/v1/namespaces/${GW_NS}/endpoints`, {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: UPSTREAM_SERVICE, namespace: GW_NS },
+    subsets: [{ addresses: [{ ip: hubAddress }], ports: [{ name: 'https', port: UPSTREAM_PORT, protocol: 'TCP' }] }],
   });
 }
 
