@@ -8,7 +8,7 @@ import { apiGroup, apiGroupList, apiResourceList, openApiV2, openApiV3, openApiV
 import { forbiddenMessage, SubjectAccessReviewer, type ResourceAttributes } from './authorizer.js';
 import { CREDENTIALS_NAMESPACE, GATEWAY_GROUP, GATEWAY_RESOURCE, GATEWAY_VERSION, HEALTHY_ANNOTATION, HEALTHY_REASON_ANNOTATION } from './constants.js';
 import { AUTH_CONFIGMAP_PATH, authenticate, frontProxyConfigFrom, type FrontProxyConfig } from './delegated-auth.js';
-import type { ManagedClusterLike, SecretLike } from './gateway-object.js';
+import type { GatewayTarget, ManagedClusterLike, SecretLike } from './gateway-object.js';
 import { GatewayStore } from './gateway-store.js';
 import { distinctHeaders, type CallerIdentity } from './identity.js';
 import { Informer } from './informer.js';
@@ -147,18 +147,35 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     return err instanceof TunnelDialError ? /proxy stream failed|closed the stream/.test(err.reason) : /tunnel to .* broke/.test(err.message);
   }
 
-  async function proxyPlain(req: IncomingMessage, res: ServerResponse, name: string, path: string, rawQuery: string, identity: CallerIdentity): Promise<void> {
+  /**
+   * The request to the cluster behind ClusterGateway `name`, with its credential and the
+   * caller's identity as configured; or why there is none, as a Status to send.
+   */
+  async function upstreamFor(
+    req: IncomingMessage,
+    name: string,
+    path: string,
+    rawQuery: string,
+    identity: CallerIdentity,
+    upgrade: boolean,
+  ): Promise<{ target: GatewayTarget; upstream: ReturnType<typeof openUpstream> } | [number, string, string]> {
     const entry = store.get(name);
-    if (!entry) return sendStatus(res, ...notFound(name));
+    if (!entry) return [404, 'NotFound', notFound(name)[2]];
     const target = entry.target;
     let agent;
     try {
       agent = await agents.agentFor(target);
     } catch (err) {
-      return sendStatus(res, 503, 'ServiceUnavailable', `cannot reach cluster ${name} through cluster-proxy: ${(err as Error).message}`);
+      return [503, 'ServiceUnavailable', `cannot reach cluster ${name} through cluster-proxy: ${(err as Error).message}`];
     }
-    const headers = outgoingHeaders(distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }), target, identity, { identityPenetration: o.identityPenetration, headerNames: frontProxy }, false);
-    const upstream = openUpstream({ target, method: req.method ?? 'GET', path: upstreamPath(target, path, rawQuery), headers, agent });
+    const headers = outgoingHeaders(distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }), target, identity, { identityPenetration: o.identityPenetration, headerNames: frontProxy }, upgrade);
+    return { target, upstream: openUpstream({ target, method: req.method ?? 'GET', path: upstreamPath(target, path, rawQuery), headers, agent }) };
+  }
+
+  async function proxyPlain(req: IncomingMessage, res: ServerResponse, name: string, path: string, rawQuery: string, identity: CallerIdentity): Promise<void> {
+    const opened = await upstreamFor(req, name, path, rawQuery, identity, false);
+    if (Array.isArray(opened)) return opened[0] === 404 ? sendStatus(res, ...notFound(name)) : sendStatus(res, ...opened);
+    const { target, upstream } = opened;
     upstream.on('response', (up) => {
       res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up));
       // A stream (watch, logs -f) has no length: its headers go out now, not with a first event
@@ -179,17 +196,9 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
   }
 
   async function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, name: string, path: string, rawQuery: string, identity: CallerIdentity): Promise<void> {
-    const entry = store.get(name);
-    if (!entry) return socketStatus(socket, 404, 'NotFound', notFound(name)[2]);
-    const target = entry.target;
-    let agent;
-    try {
-      agent = await agents.agentFor(target);
-    } catch (err) {
-      return socketStatus(socket, 503, 'ServiceUnavailable', `cannot reach cluster ${name} through cluster-proxy: ${(err as Error).message}`);
-    }
-    const headers = outgoingHeaders(distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }), target, identity, { identityPenetration: o.identityPenetration, headerNames: frontProxy }, true);
-    const upstream = openUpstream({ target, method: req.method ?? 'GET', path: upstreamPath(target, path, rawQuery), headers, agent });
+    const opened = await upstreamFor(req, name, path, rawQuery, identity, true);
+    if (Array.isArray(opened)) return socketStatus(socket, ...opened);
+    const { upstream } = opened;
     upstream.on('upgrade', (up, upSocket, upHead) => {
       socket.write(rawResponseHead(up.statusCode ?? 101, up.statusMessage ?? 'Switching Protocols', up.rawHeaders));
       if (upHead.length) socket.write(upHead);
