@@ -4,9 +4,7 @@ import { decideAddonCsr, type CertificateSigningRequest } from '../../src/addons
 import { deployWork, desiredAddonStatus, hubPermissionObjects, type ManagedClusterAddOn } from '../../src/addons/framework/manager.js';
 import { agentSubject, ADDON_NAME_LABEL, CLUSTER_NAME_LABEL } from '../../src/addons/framework/names.js';
 import { desiredHash, setCondition, type Condition, type KubeObject } from '../../src/addons/framework/objects.js';
-import { microTime } from '../../src/addons/framework/lease.js';
 import type { AddonDefinition } from '../../src/addons/framework/types.js';
-import { parseLeaseFlag } from '../../src/addons/framework/agent-env.js';
 import { proxyServerNames } from '../../src/addons/cluster-proxy/certificates.js';
 import { proxyAgentManifests } from '../../src/addons/cluster-proxy/manifests.js';
 import { defaultProxyConfiguration } from '../../src/addons/cluster-proxy/configuration.js';
@@ -80,7 +78,7 @@ describe('addon manager objects and status', () => {
   it('publishes the registration and keeps conditions it does not own', () => {
     const status = desiredAddonStatus(addon, mca, work('True'))!;
     expect(status.namespace).toBe('open-cluster-management-managed-serviceaccount');
-    expect(status.healthCheck).toEqual({ mode: 'Lease' });
+    expect(status.healthCheck).toEqual({ mode: 'Customized' });
     expect(status.registrations).toEqual([{ signerName: 'kubernetes.io/kube-apiserver-client', subject: agentSubject('cluster1', 'managed-serviceaccount') }]);
     const byType = Object.fromEntries(status.conditions!.map((c) => [c.type, c.status]));
     expect(byType).toEqual({ Available: 'True', RegistrationApplied: 'True', ManifestApplied: 'True' });
@@ -121,12 +119,6 @@ describe('framework helpers', () => {
     expect(desiredHash(a)).toBe(desiredHash(b));
     expect(desiredHash(a)).not.toBe(desiredHash({ ...a, data: { k: 'changed' } }));
   });
-
-  it('writes Lease times with microseconds and parses lease flags', () => {
-    expect(microTime(new Date('2026-11-22T10:00:00.123Z'))).toBe('2026-11-22T10:00:00.123000Z');
-    expect(parseLeaseFlag('open-cluster-management-cluster-proxy/cluster-proxy')).toEqual({ namespace: 'open-cluster-management-cluster-proxy', name: 'cluster-proxy' });
-    expect(() => parseLeaseFlag('cluster-proxy')).toThrow(/not <namespace>\/<name>/);
-  });
 });
 
 describe('cluster-proxy', () => {
@@ -147,7 +139,8 @@ describe('cluster-proxy', () => {
     expect(args).toContain('--proxy-server-port=8091');
     expect(args).toContain('--agent-identifiers=host=cluster1&host=cluster1.open-cluster-management-cluster-proxy');
     expect(args).toContain('--host-mapping=cluster1:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)');
-    expect(args).toContain('--addon-lease=open-cluster-management-cluster-proxy/cluster-proxy');
+    expect(args.some((a) => a.startsWith('--addon-lease'))).toBe(false);
+    expect(objects.some((o) => o.kind === 'Role' || o.kind === 'RoleBinding')).toBe(false);
   });
 });
 

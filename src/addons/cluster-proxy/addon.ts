@@ -47,6 +47,7 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     displayName: 'cluster-proxy',
     description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
     installNamespace: PROXY_NAMESPACE,
+    healthCheck: 'DeploymentAvailability',
     async reconcileHub(hub) {
       await ensureNamespace(hub, PROXY_NAMESPACE);
       const mpc = await ensureProxyConfiguration(hub, options.entrypointHost);

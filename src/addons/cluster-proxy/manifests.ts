@@ -79,8 +79,8 @@ export function entrypointService(): KubeObject {
 }
 
 /**
- * The agent side for one cluster: namespace, ServiceAccount with the Lease permission,
- * the agent's client certificate and the proxy-server CA, and Deployment
+ * The agent side for one cluster: namespace, ServiceAccount (the agent needs no API access on
+ * its cluster: the manager judges health from the Deployment's status), the agent's client certificate and the proxy-server CA, and Deployment
  * `cluster-proxy-proxy-agent`, which serves `host=<cluster>` and maps `<cluster>:443`
  * to the cluster's own kube-apiserver.
  */
@@ -92,19 +92,6 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PROXY_NAMESPACE } },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'cluster-proxy-addon-agent', namespace: PROXY_NAMESPACE },
-      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'cluster-proxy-addon-agent', namespace: PROXY_NAMESPACE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cluster-proxy-addon-agent' },
-      subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE }],
-    },
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -142,7 +129,6 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
                   `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
                   // Spokes of one VPC share a network namespace: let each agent pick a free health port.
                   '--health-server-port=0',
-                  `--addon-lease=${PROXY_NAMESPACE}/${CLUSTER_PROXY}`,
                   ...(mpc.spec.proxyAgent.additionalArgs ?? []),
                 ],
                 volumeMounts: [cert.mount, ca.mount],

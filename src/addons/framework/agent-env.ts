@@ -1,13 +1,6 @@
 import { InvalidInputError } from '../../errors.js';
 import { KubeClient } from '../../kube/client.js';
 
-/** `<namespace>/<name>` of an addon Lease. */
-export function parseLeaseFlag(text: string): { namespace: string; name: string } {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(text);
-  if (!m) throw new InvalidInputError(`--addon-lease ${JSON.stringify(text)} is not <namespace>/<name>`, { hint: 'e.g. --addon-lease open-cluster-management-cluster-proxy/cluster-proxy' });
-  return { namespace: m[1]!, name: m[3]! };
-}
-
 /** A client for the cluster the process runs in: $KUBECONFIG if set, else the pod's in-cluster ServiceAccount credentials. */
 export async function inPodClient(flag: string): Promise<KubeClient> {
   const file = process.env.KUBECONFIG;

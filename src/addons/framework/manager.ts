@@ -1,5 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import { decideAddonCsr, type CertificateSigningRequest } from './csr.js';
+import { agentDeployments, deploymentAvailability, deploymentFeedbackConfigs } from './deployment-health.js';
 import {
   ADDON_API,
   ADDON_NAME_LABEL,
@@ -13,10 +14,11 @@ import {
   WORK_API,
 } from './names.js';
 import { applyObject, collectionPath, conditionOf, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from './objects.js';
-import type { AddonDefinition } from './types.js';
+import type { AddonDefinition, HealthCheck } from './types.js';
 
 interface ManagedCluster extends KubeObject {
   spec?: { hubAcceptsClient?: boolean };
+  status?: { conditions?: Condition[] };
 }
 
 export interface ManagedClusterAddOn extends KubeObject {
@@ -63,8 +65,12 @@ export function hubPermissionObjects(addon: AddonDefinition, cluster: string): K
   ];
 }
 
-/** The ManifestWork that delivers the agent, owned by the ManagedClusterAddOn (deleted with it). */
+/**
+ * The ManifestWork that delivers the agent, owned by the ManagedClusterAddOn (deleted with it);
+ * under DeploymentAvailability health it asks for the agent Deployments' status feedback.
+ */
 export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, manifests: KubeObject[]): KubeObject {
+  const manifestConfigs = healthCheckOf(addon) === 'DeploymentAvailability' ? deploymentFeedbackConfigs(manifests) : [];
   return {
     apiVersion: WORK_API,
     kind: 'ManifestWork',
@@ -74,15 +80,34 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
       labels: { [ADDON_NAME_LABEL]: addon.name },
       ownerReferences: [{ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', name: mca.metadata.name, uid: mca.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
-    spec: { workload: { manifests } },
+    spec: { workload: { manifests }, ...(manifestConfigs.length ? { manifestConfigs } : {}) },
   };
 }
 
+export function healthCheckOf(addon: AddonDefinition): HealthCheck {
+  return addon.healthCheck ?? 'DeploymentAvailability';
+}
+
 /**
- * The status the manager owns on a ManagedClusterAddOn: install namespace, lease health
- * mode, the registration (signer + subject) the spoke's registration agent acts on, and the
- * RegistrationApplied / ManifestApplied conditions. Conditions set by others (Available,
- * ClusterCertificateRotated) are kept. Returns null when nothing changes.
+ * The Available condition the manager sets for one cluster on this pass, or null to leave it:
+ * while the cluster itself is Unknown (its klusterlet stopped reporting) the hub's registration
+ * controller owns the addons' Available, as with upstream's addon-framework.
+ */
+export function managerAvailability(
+  addon: AddonDefinition,
+  cluster: { status?: { conditions?: Condition[] } } | undefined,
+  manifests: KubeObject[],
+  work: KubeObject | null,
+): Condition | null {
+  if (conditionOf(cluster, 'ManagedClusterConditionAvailable')?.status === 'Unknown') return null;
+  return deploymentAvailability(addon.name, agentDeployments(manifests), work);
+}
+
+/**
+ * The status the manager owns on a ManagedClusterAddOn: install namespace, health check mode
+ * `Customized`, the registration (signer + subject) the spoke's registration agent acts on, and the
+ * RegistrationApplied / ManifestApplied conditions, and Available when opts.available says so.
+ * Conditions set by others (ClusterCertificateRotated) are kept. Returns null when nothing changes.
  */
 export function desiredAddonStatus(
   addon: AddonDefinition,
@@ -112,9 +137,9 @@ export function desiredAddonStatus(
           ? { type: 'ManifestApplied', status: 'False', reason: 'ManifestWorkApplyFailed', message: applied.message || `${deployWorkName(addon.name)} could not be applied` }
           : { type: 'ManifestApplied', status: 'Unknown', reason: 'ManifestWorkPending', message: `waiting for the cluster to apply ${deployWorkName(addon.name)}` },
     ) || changed;
-  // Customized health: the addon judges Available itself (upstream's registration agent then leaves it alone).
+  // Customized mode: the manager judges Available (upstream's registration agent then leaves it alone).
   if (opts.available) changed = setCondition(conditions, opts.available) || changed;
-  const mode = addon.healthCheck ?? 'Lease';
+  const mode = 'Customized';
   const next = { ...current, namespace: addon.installNamespace, healthCheck: { mode }, registrations, conditions };
   const sameShape =
     current.namespace === next.namespace && current.healthCheck?.mode === mode && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations);
@@ -144,6 +169,7 @@ export class AddonManager {
 
     const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient);
     const clusterNames = new Set(clusters.map((c) => c.metadata.name));
+    const clusterByName = new Map(clusters.map((c) => [c.metadata.name, c]));
     const listed = async () =>
       (await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${this.addon.name}` })).items.map(
         (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
@@ -169,7 +195,7 @@ export class AddonManager {
       if (mca.metadata.deletionTimestamp || !clusterNames.has(cluster)) continue;
       summary.clusters.push(cluster);
       try {
-        await this.reconcileCluster(mca, note);
+        await this.reconcileCluster(mca, clusterByName.get(cluster), note);
       } catch (err) {
         this.log(`${cluster}: ${(err as Error).message}`);
       }
@@ -178,7 +204,7 @@ export class AddonManager {
     return summary;
   }
 
-  private async reconcileCluster(mca: ManagedClusterAddOn, note: (what: string, result: string) => void): Promise<void> {
+  private async reconcileCluster(mca: ManagedClusterAddOn, managedCluster: ManagedCluster | undefined, note: (what: string, result: string) => void): Promise<void> {
     const cluster = mca.metadata.namespace ?? '';
     for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
     const manifests = await this.addon.agentManifests(cluster, this.hub);
@@ -186,7 +212,12 @@ export class AddonManager {
     if (manifests.length) note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
     else if (await deleteIfPresent(this.hub, objectPath(work))) note(`ManifestWork ${cluster}/${work.metadata.name}`, 'deleted');
     const current = manifests.length ? await getOrNull<KubeObject>(this.hub, objectPath(work)) : null;
-    const available = this.addon.clusterAvailability ? await this.addon.clusterAvailability(cluster, this.hub) : null;
+    const available =
+      healthCheckOf(this.addon) === 'Customized'
+        ? this.addon.clusterAvailability
+          ? await this.addon.clusterAvailability(cluster, this.hub)
+          : null
+        : managerAvailability(this.addon, managedCluster, manifests, current);
     const status = desiredAddonStatus(this.addon, mca, current, { noManifests: manifests.length === 0, available });
     if (status) {
       // A PUT with the resourceVersion we read: a concurrent status change (the registration

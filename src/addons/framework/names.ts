@@ -40,7 +40,3 @@ export function agentSubject(cluster: string, addon: string): { user: string; gr
 export function clusterAgentUserPrefix(cluster: string): string {
   return `system:open-cluster-management:${cluster}:`;
 }
-
-/** Lease timing: renewed every 20 s; upstream's registration agent checks every 30 s and allows 5 × 60 s. */
-export const LEASE_RENEW_MS = 20_000;
-export const LEASE_DURATION_SECONDS = 60;

@@ -8,12 +8,14 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+export type HealthCheck = 'DeploymentAvailability' | 'Customized';
+
 /** What an addon author writes; the framework's manager does the rest. */
 export interface AddonDefinition {
   name: string;
   displayName: string;
   description: string;
-  /** Namespace on every managed cluster where the agent runs (and renews its Lease). */
+  /** Namespace on every managed cluster where the agent runs. */
   installNamespace: string;
   /** The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`. */
   agentManifests(cluster: string, hub: KubeClient): Promise<KubeObject[]>;
@@ -26,10 +28,15 @@ export interface AddonDefinition {
   /** Hub-side work of the addon on every pass (e.g. cluster-proxy's certificates and proxy-server). */
   reconcileHub?(hub: KubeClient): Promise<void>;
   /**
-   * How Available is judged: `Lease` (default; the agent renews a Lease, the cluster's
-   * registration agent reads it) or `Customized` (the addon says, via clusterAvailability).
+   * How the manager judges Available; either way the ManagedClusterAddOn's health check mode is
+   * `Customized`, so the cluster's registration agent leaves Available to the manager:
+   * - `DeploymentAvailability` (default): from the cluster's work agent's status feedback of every
+   *   Deployment among the agent manifests (ReadyReplicas ≥ 1), as upstream's addon-framework
+   *   does with its Deployment prober;
+   * - `Customized`: the addon says, via clusterAvailability.
+   * (Upstream's `Lease` mode is not offered: its 30 s check interval is what made `up` slow.)
    */
-  healthCheck?: 'Lease' | 'Customized';
+  healthCheck?: HealthCheck;
   /** Customized health: the Available condition for one cluster on this pass (null: leave it). */
   clusterAvailability?(cluster: string, hub: KubeClient): Promise<Condition | null>;
 }

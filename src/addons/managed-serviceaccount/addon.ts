@@ -24,7 +24,6 @@ export function msaAgentManifests(cluster: string): KubeObject[] {
       rules: [
         { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
         { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] },
       ],
     },
     {
@@ -107,6 +106,7 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
     displayName: 'managed-serviceaccount',
     description: 'ServiceAccount tokens of the managed clusters, projected to the hub',
     installNamespace: MSA_NAMESPACE,
+    healthCheck: 'DeploymentAvailability',
     hubPermissions: [
       { apiGroups: [MSA_GROUP], resources: ['managedserviceaccounts'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: [MSA_GROUP], resources: ['managedserviceaccounts/status'], verbs: ['get', 'update', 'patch'] },

@@ -1,8 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { clientFromFlag, inPodClient } from '../../../addons/framework/agent-env.js';
-import { startLeaseRenewal } from '../../../addons/framework/lease.js';
 import { MsaAgent } from '../../../addons/managed-serviceaccount/agent.js';
-import { MANAGED_SERVICEACCOUNT, MSA_NAMESPACE } from '../../../addons/managed-serviceaccount/constants.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 import { repeat, runUntilSignal, stamp } from './run-loop.js';
 
@@ -26,13 +24,11 @@ export const msaAgentCommand: CommandModule<object, Args> = {
     const hub = await clientFromFlag('hub-kubeconfig', a['hub-kubeconfig']);
     const spoke = await inPodClient('managed-serviceaccount-agent');
     const agent = new MsaAgent({ cluster: a['cluster-name'], hub, spoke, spokeCaPem: spoke.endpoint.caPem, log: stamp });
-    const stopLease = startLeaseRenewal(spoke, MSA_NAMESPACE, MANAGED_SERVICEACCOUNT, process.env.HOSTNAME ?? 'managed-serviceaccount-agent', stamp);
     stamp(`managed-serviceaccount agent for ${a['cluster-name']} started`);
     await runUntilSignal((signal) =>
       repeat(signal, interval, async () => {
         for (const line of await agent.reconcileOnce()) stamp(line);
       }),
     );
-    stopLease();
   },
 };

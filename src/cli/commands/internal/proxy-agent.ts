@@ -3,8 +3,6 @@ import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
 import { parseAgentIdentifiers, startProxyAgent } from '../../../tunnel/index.js';
 import { parseDuration, parseHostMapping, parsePort, readPemFlag } from '../../../tunnel/flags.js';
-import { startLeaseRenewal } from '../../../addons/framework/lease.js';
-import { inPodClient, parseLeaseFlag } from '../../../addons/framework/agent-env.js';
 
 interface Args {
   'proxy-server-host': string;
@@ -20,7 +18,6 @@ interface Args {
   'health-server-host': string;
   'health-server-port': number;
   'drain-timeout': string;
-  'addon-lease'?: string;
 }
 
 /** `ocm-lab internal proxy-agent`: flags named like apiserver-network-proxy's agent, plus --host-mapping. */
@@ -41,8 +38,7 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
       .option('sync-interval-cap', { type: 'string', default: '10s', describe: 'longest wait between connection attempts' })
       .option('health-server-host', { type: 'string', default: '127.0.0.1' })
       .option('health-server-port', { type: 'number', default: 8093, describe: '/healthz and /readyz (ready = at least one server); 0 picks a free port' })
-      .option('drain-timeout', { type: 'string', default: '30s', describe: 'after the first SIGTERM, how long open connections may finish' })
-      .option('addon-lease', { type: 'string', describe: 'as an OCM addon agent: renew this Lease (<namespace>/<name>) with $KUBECONFIG so the addon shows Available' }) as never,
+      .option('drain-timeout', { type: 'string', default: '30s', describe: 'after the first SIGTERM, how long open connections may finish' }) as never,
   handler: async (a) => {
     if (!a['agent-id']) throw new InvalidInputError('--agent-id is required: the proxy server routes by it', { hint: 'e.g. --agent-id cluster1' });
     try {
@@ -51,7 +47,6 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
       throw new InvalidInputError(`--agent-identifiers: ${(err as Error).message}`);
     }
     const hostMappings = Object.fromEntries(a['host-mapping'].map(parseHostMapping));
-    const lease = a['addon-lease'] ? parseLeaseFlag(a['addon-lease']) : undefined;
     const agent = await startProxyAgent({
       proxyServerHost: a['proxy-server-host'],
       proxyServerPort: parsePort('proxy-server-port', a['proxy-server-port']),
@@ -67,7 +62,6 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
       log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
     });
     const drainMs = parseDuration('drain-timeout', a['drain-timeout']);
-    const stopLease = lease ? startLeaseRenewal(await inPodClient('--addon-lease'), lease.namespace, lease.name, agent.agentID, (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`)) : () => undefined;
     const health = http.createServer((req, res) => {
       if (req.url === '/healthz') res.writeHead(200).end('ok');
       else if (req.url === '/readyz' || req.url === '/ready') {
@@ -83,7 +77,6 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
     process.stdout.write(`${JSON.stringify({ agentID: agent.agentID, healthPort: typeof addr === 'object' && addr ? addr.port : undefined })}\n`);
     await new Promise<void>((resolve) => {
       const finish = (): void => {
-        stopLease();
         health.close();
         agent.close().then(resolve, resolve);
       };
