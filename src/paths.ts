@@ -18,3 +18,13 @@ export function labsRoot(env: NodeJS.ProcessEnv = process.env): string {
 export function labDir(labName: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(labsRoot(env), labName);
 }
+
+/** The lab's kubeconfig, one context per cluster named after it (every runtime writes it). */
+export function labKubeconfigFile(labName: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(labDir(labName, env), 'kubeconfig');
+}
+
+/** One cluster's admin kubeconfig (a single context), where every runtime writes it. */
+export function clusterKubeconfigFile(labName: string, cluster: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(labDir(labName, env), 'clusters', cluster, 'kubeconfigs', 'admin.kubeconfig');
+}

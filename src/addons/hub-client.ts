@@ -1,4 +1,4 @@
-import { hubAdminKubeconfig } from '../lab/kubeconfig-access.js';
+import { hubAdminKubeconfig } from '../ocm/status.js';
 import { NotFoundError, InvalidInputError } from '../errors.js';
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';

@@ -1,7 +1,7 @@
 export * from './types.js';
 export { defaultLabConfig, hubCluster, spokeClusters } from './defaults.js';
 export { parseLabConfig } from './parse.js';
-export { loadLabConfig, validateLabFile } from './load.js';
+export { loadLabConfig, recordedLabConfig, validateLabFile } from './load.js';
 export { renderLabConfig } from './render.js';
 export { checkPrivateCidr } from './cidr.js';
 export { labFileSchema, type LabFile } from './schema.js';

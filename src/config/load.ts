@@ -1,14 +1,32 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
+import { labDir } from '../paths.js';
 import { defaultLabConfig } from './defaults.js';
 import { parseLabConfig } from './parse.js';
 import type { LabConfig } from './types.js';
 
-/** The lab described by `file`, or the built-in default lab when no file is given. Throws InvalidInputError. */
+/**
+ * The lab described by `file`. Without a file: the default lab as it was last
+ * brought up (so `cluster add` sticks across `up`), or the built-in default
+ * lab when there is none. Throws InvalidInputError.
+ */
 export async function loadLabConfig(file?: string): Promise<LabConfig> {
-  if (file === undefined) return defaultLabConfig();
-  return validateLabFile(file);
+  if (file !== undefined) return validateLabFile(file);
+  const builtIn = defaultLabConfig();
+  return (await recordedLabConfig(builtIn.name)) ?? builtIn;
+}
+
+/** The config a lab was last brought up with (every runtime records it in `<labDir>/state.json`), or null. */
+export async function recordedLabConfig(labName: string): Promise<LabConfig | null> {
+  const text = await fs.readFile(path.join(labDir(labName), 'state.json'), 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    const state = JSON.parse(text) as { config?: LabConfig };
+    return state.config ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads and validates a lab file; the file must exist. Throws InvalidInputError naming the path and every problem. */

@@ -192,6 +192,17 @@ export class KubeClient {
     return (text ? JSON.parse(text) : {}) as T;
   }
 
+  /** A GET whose answer is text, not JSON (e.g. pods/log). */
+  async getText(p: string, query?: RequestOptions['query']): Promise<string> {
+    const res = await this.open('GET', p, { timeoutMs: 30_000, query });
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status >= 300) throw apiError('GET', p, status, text);
+    return text;
+  }
+
   get<T>(p: string, query?: RequestOptions['query']): Promise<T> {
     return this.request<T>('GET', p, { query });
   }

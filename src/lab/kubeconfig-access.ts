@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import YAML from 'yaml';
-import { hubCluster, type LabConfig } from '../config/index.js';
+import type { LabConfig } from '../config/index.js';
 import { NotFoundError } from '../errors.js';
 import type { KubeconfigEntry } from '../kube/kubeconfig.js';
-import { labDir } from '../paths.js';
-import { labKubeconfigPath } from '../runtime/local/kubeconfigs.js';
+import { labKubeconfigFile as labKubeconfigPath } from '../paths.js';
+import { hubAdminKubeconfig } from '../ocm/status.js';
+
+export { hubAdminKubeconfig };
 
 interface KubeconfigFile {
   clusters?: { name: string; cluster: { server: string; 'certificate-authority-data'?: string } }[];
@@ -14,13 +15,8 @@ interface KubeconfigFile {
 
 const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 
-/** The hub's admin kubeconfig of a lab (same place the local runtime writes it). */
-export function hubAdminKubeconfig(config: LabConfig): string {
-  return path.join(labDir(config.name), 'clusters', hubCluster(config).name, 'kubeconfigs', 'admin.kubeconfig');
-}
-
 export function labKubeconfigFile(config: LabConfig): string {
-  return labKubeconfigPath(labDir(config.name));
+  return labKubeconfigPath(config.name);
 }
 
 /** The lab's admin credentials per cluster, read back from the lab kubeconfig. */

@@ -1,7 +1,11 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
-import type { DownOptions, DownResult, LabStatus, Step, UpOptions } from '../runtime/types.js';
+import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
+import type { InstallContext } from '../install/context.js';
+import { ocmSteps } from '../install/ocm-steps.js';
+import { addonSteps } from '../addons/lab-steps.js';
+import { ocmCapabilities } from '../ocm/status.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
@@ -22,6 +26,33 @@ export interface UpResult {
   durationMs: number;
   steps: StepResult[];
   status: LabStatus;
+}
+
+/** Steps of different contexts in one list: each keeps its own context. */
+function bindSteps<Ctx>(steps: Step<Ctx>[], ctx: Ctx): Step<undefined>[] {
+  return steps.map((step) => ({
+    title: step.title,
+    concurrent: step.concurrent,
+    run: step.run ? async (_: undefined, progress: (line: string) => void) => step.run!(ctx, progress) : undefined,
+    children: step.children ? () => bindSteps(step.children!(ctx), ctx) : undefined,
+  }));
+}
+
+/**
+ * Everything `up` does, in order: the runtime's steps create the clusters;
+ * from then on only their API is used (OCM, then the addons).
+ */
+function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOptions): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
+  const { context, steps, rollback } = runtime.upSteps(config, options);
+  const install: InstallContext = { config, options, clusters: [] };
+  const clustersStep: Step<InstallContext> = {
+    title: 'Lab clusters',
+    run: async (ctx) => {
+      ctx.clusters = await runtime.clusters(config);
+      return ctx.clusters.map((c) => `${c.name} at ${c.internalServer}`).join(', ');
+    },
+  };
+  return { context, rollback, steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...ocmSteps(), ...addonSteps()], install)] };
 }
 
 function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: StepResult[]): ListrTask[] {
@@ -58,10 +89,10 @@ function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
 export async function upLab(config: LabConfig, options: UpOptions & LifecycleOptions = {}): Promise<UpResult> {
   const started = Date.now();
   const runtime = await selectRuntime(options.runtime);
-  const { context, steps, rollback } = runtime.upSteps(config, options);
+  const { context, steps, rollback } = labSteps(runtime, config, options);
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
-  const list = new Listr(toListrTasks(steps, context, results), {
+  const list = new Listr(toListrTasks(steps, undefined, results), {
     renderer,
     fallbackRenderer: 'simple',
     exitOnError: true,
@@ -76,7 +107,7 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
     const release = (context as { releaseLock?: () => Promise<void> }).releaseLock;
     if (release) await release().catch(() => undefined);
   }
-  return { lab: config.name, runtime: runtime.name, durationMs: Date.now() - started, steps: results, status: await runtime.status(config) };
+  return { lab: config.name, runtime: runtime.name, durationMs: Date.now() - started, steps: results, status: await statusOf(runtime, config) };
 }
 
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
@@ -84,7 +115,13 @@ export async function downLab(config: LabConfig, options: DownOptions & Lifecycl
   return runtime.down(config.name, options);
 }
 
+/** The runtime's view of the lab, with what the install layer adds ('ocm' once every spoke has joined). */
+async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<LabStatus> {
+  const status = await runtime.status(config);
+  const ready = status.exists && status.clusters.length > 0 && status.clusters.every((c) => c.ready);
+  return ready ? { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] } : status;
+}
+
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
-  const runtime = await selectRuntime(options.runtime);
-  return runtime.status(config);
+  return statusOf(await selectRuntime(options.runtime), config);
 }

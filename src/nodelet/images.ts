@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { OCM_LAB_IMAGE } from '../image.js';
+import { OCM_IMAGE_REPOSITORY, OCM_LAB_IMAGE } from '../image.js';
 import type { BinaryName } from '../provision/recipes.js';
 
 /**
@@ -12,8 +12,7 @@ import type { BinaryName } from '../provision/recipes.js';
 /** The CLI's name as the image's entry point and as `command[0]`. */
 export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
 
-/** Registry path of OCM's images (`quay.io/open-cluster-management/<name>:<OCM version>`). */
-export const OCM_IMAGE_REPOSITORY = 'quay.io/open-cluster-management';
+export { OCM_IMAGE_REPOSITORY };
 
 /**
  * OCM's upstream images. Each is built FROM ubi-minimal with one Go binary

@@ -14,7 +14,7 @@ import { startKubeletServer, type KubeletServer } from './kubelet-api/index.js';
 import { nodeletKubeletBackend } from './kubelet-backend.js';
 import { hostPortCheck, PodNetwork, podNetworkHooks, ServiceProxy } from './pod-network/index.js';
 import { probeUserAgent } from './probes.js';
-import { SERVICE_IP } from '../lab/plan.js';
+import { SERVICE_IP } from '../kube/service-network.js';
 import { PodWorker, type NodeletContext } from './pod-worker.js';
 import { PodReflector, sleep } from './reflector.js';
 import type { ConfigMap, ObjectSource, Pod, Secret } from './types.js';

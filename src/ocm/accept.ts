@@ -104,8 +104,8 @@ async function setHubAcceptsClient(hub: KubeClients, cluster: string): Promise<v
 }
 
 export interface AcceptDiagnostics {
-  /** Named log tails that may say why a cluster did not join (agent, registration controller). */
-  logTails(cluster: string): Promise<{ name: string; file: string; tail: string }[]>;
+  /** What may say why a cluster did not join: the agent's and the registration controller's pods and log tails. */
+  report(cluster: string): Promise<string>;
 }
 
 export interface TimeoutReportInput {
@@ -113,7 +113,8 @@ export interface TimeoutReportInput {
   timeoutMs: number;
   managedCluster: ManagedCluster | null;
   csrs: V1CertificateSigningRequest[];
-  logs: { name: string; file: string; tail: string }[];
+  /** Evidence from the clusters (pods, log tails), already in words. */
+  diagnostics: string;
 }
 
 /** What is missing for one cluster, in words, with the evidence: conditions, CSRs, log tails. */
@@ -136,7 +137,7 @@ export function acceptTimeoutReport(input: TimeoutReportInput): string {
     const by = csr.spec.username === BOOTSTRAP_USERNAME ? 'the bootstrap identity' : `${csr.spec.username ?? 'unknown'} (not the bootstrap identity: not approved)`;
     lines.push(`  CSR ${csr.metadata?.name ?? '?'}: ${state}, requested by ${by}`);
   }
-  for (const log of input.logs) lines.push(`--- ${log.name}: ${log.file} (last lines) ---\n${log.tail}`);
+  if (input.diagnostics) lines.push(input.diagnostics);
   return lines.join('\n');
 }
 
@@ -194,7 +195,7 @@ export async function acceptClusters(hub: KubeClients, clusters: readonly string
             timeoutMs: options.timeoutMs,
             managedCluster: await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster)).catch(() => null),
             csrs: await clusterCsrs(hub, cluster).catch(() => []),
-            logs: options.diagnostics ? await options.diagnostics.logTails(cluster).catch(() => []) : [],
+            diagnostics: options.diagnostics ? await options.diagnostics.report(cluster).catch((err: unknown) => `(no diagnostics: ${String(err)})`) : '',
           }),
         ),
       );

@@ -1,12 +1,19 @@
 /** Names and numbers shared by the OCM parts of the lab (upstream names kept where upstream has one). */
 
-/** Hub namespace of the bootstrap ServiceAccount (upstream: the cluster-manager operator namespace). */
-export const HUB_BOOTSTRAP_NAMESPACE = 'open-cluster-management';
-/** Hub namespace the controllers record events in (upstream: where the cluster manager runs them). */
+/** The operators' namespace on every cluster; on the hub also the bootstrap ServiceAccount's (as clusteradm init). */
+export const OPERATOR_NAMESPACE = 'open-cluster-management';
+export const HUB_BOOTSTRAP_NAMESPACE = OPERATOR_NAMESPACE;
+/** Where the cluster-manager operator runs the hub's controllers and webhooks. */
 export const HUB_CONTROLLER_NAMESPACE = 'open-cluster-management-hub';
-export const BOOTSTRAP_SERVICE_ACCOUNT = 'agent-registration-bootstrap';
-export const BOOTSTRAP_CLUSTER_ROLE = 'open-cluster-management:bootstrap';
-export const BOOTSTRAP_CLUSTER_ROLE_BINDING = 'open-cluster-management:bootstrap:agent-registration';
+/** clusteradm init's names for the identity joining clusters use. */
+export const BOOTSTRAP_SERVICE_ACCOUNT = 'cluster-bootstrap';
+export const BOOTSTRAP_CLUSTER_ROLE = 'system:open-cluster-management:bootstrap';
+export const BOOTSTRAP_CLUSTER_ROLE_BINDING = 'cluster-bootstrap-sa';
+/** The one ClusterManager and, on each spoke, the one Klusterlet (upstream's default names). */
+export const CLUSTER_MANAGER_NAME = 'cluster-manager';
+export const KLUSTERLET_NAME = 'klusterlet';
+/** The Secret (key `kubeconfig`) the klusterlet bootstraps from, in the agent namespace. */
+export const BOOTSTRAP_HUB_KUBECONFIG_SECRET = 'bootstrap-hub-kubeconfig';
 /** The user a CSR made with the bootstrap token is requested by: the only requester `accept` approves. */
 export const BOOTSTRAP_USERNAME = `system:serviceaccount:${HUB_BOOTSTRAP_NAMESPACE}:${BOOTSTRAP_SERVICE_ACCOUNT}`;
 
@@ -23,28 +30,20 @@ export const CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 /** Field manager for everything ocm-lab writes with server-side apply. */
 export const FIELD_MANAGER = 'ocm-lab';
 
-/**
- * Ports, bound to the cluster's own address (never 0.0.0.0, whose default
- * :8443 every controller would fight over). The conversion webhook
- * (controller-runtime) also binds :8000 (health) and :8080 (metrics) on every
- * address of the hub's namespace — upstream hard-codes those.
- */
-export const PORTS = {
-  registrationController: 9441,
-  addonManager: 9442,
-  addonWebhook: 9443,
-  addonWebhookHealth: 8000,
-  placementController: 9444,
-  klusterletAgent: 9450,
-} as const;
-
 /** How long a bootstrap token lives; re-issued when less than a tenth of it is left. */
 export const BOOTSTRAP_TOKEN_SECONDS = 365 * 24 * 3600;
 
-export type HubComponent = 'addon-webhook' | 'registration-controller' | 'addon-manager' | 'placement-controller';
-/** The hub's OCM processes (started side by side once the CRDs are Established). */
-export const HUB_COMPONENTS: HubComponent[] = ['addon-webhook', 'registration-controller', 'addon-manager', 'placement-controller'];
-export const KLUSTERLET_COMPONENT = 'klusterlet-agent';
+/** The hub Deployments the cluster-manager operator runs in Default mode (names as `kubectl get deploy` shows them). */
+export const HUB_DEPLOYMENTS = [
+  'cluster-manager-registration-controller',
+  'cluster-manager-registration-webhook',
+  'cluster-manager-work-webhook',
+  'cluster-manager-placement-controller',
+  'cluster-manager-addon-manager-controller',
+  'cluster-manager-addon-webhook',
+] as const;
+/** The spoke Deployments the klusterlet operator runs in Default mode (clusteradm join's default). */
+export const AGENT_DEPLOYMENTS = ['klusterlet-registration-agent', 'klusterlet-work-agent'] as const;
 
 /** ManagedCluster condition types (cluster.open-cluster-management.io/v1). */
 export const CONDITION = {

@@ -8,8 +8,10 @@ import {
   PatchStrategy,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { NotReadyError } from '../errors.js';
 import { FIELD_MANAGER } from './constants.js';
+import { waitUntil as waitFor, type WaitOptions } from '../kube/wait.js';
+
+export type { WaitOptions };
 
 /** The API clients one cluster needs, built from one kubeconfig file. */
 export interface KubeClients {
@@ -121,35 +123,7 @@ export async function ensureExists<T extends KubernetesObject>(clients: KubeClie
   }
 }
 
-export interface WaitOptions {
-  timeoutMs: number;
-  intervalMs?: number;
-  /** What is being waited for, for the error message. */
-  what: string;
-  /** Extra text for the error when time runs out (e.g. what was last seen, log tails). */
-  report?: () => Promise<string>;
-}
-
-/**
- * Polls `check` until it returns a value other than undefined. Never waits
- * forever: on timeout it throws NotReadyError naming what was awaited and
- * whatever `report` says about why.
- */
-export async function waitUntil<T>(check: () => Promise<T | undefined>, options: WaitOptions): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  let lastError: unknown = null;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-      lastError = null;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 500, Math.max(0, deadline - Date.now()))));
-  }
-  const extra = options.report ? await options.report().catch((err: unknown) => `(could not build a report: ${String(err)})`) : '';
-  const last = lastError ? `\nlast error: ${apiMessage(lastError)}` : '';
-  throw new NotReadyError(`timed out after ${Math.round(options.timeoutMs / 1000)} s waiting for ${options.what}${last}${extra ? `\n${extra}` : ''}`);
+/** Polls until a value comes, API errors in the API server's words (see src/kube/wait.ts). */
+export function waitUntil<T>(check: () => Promise<T | undefined>, options: WaitOptions): Promise<T> {
+  return waitFor(check, { describeError: apiMessage, ...options });
 }

@@ -1,11 +1,14 @@
 import fs from 'node:fs/promises';
-import { spokeClusters, type LabConfig } from '../config/index.js';
+import { hubCluster, spokeClusters, type LabConfig } from '../config/index.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
-import { hubAdminKubeconfig } from '../lab/kubeconfig-access.js';
+import { clusterKubeconfigFile } from '../paths.js';
 import { clusterState, type ClusterState, type ManagedCluster } from './accept.js';
 import { apiMessage, httpStatusOf, kubeClients, type KubeClients } from './kube.js';
 
-export { hubAdminKubeconfig };
+/** The hub's admin kubeconfig of a lab (every runtime writes it there). */
+export function hubAdminKubeconfig(config: LabConfig): string {
+  return clusterKubeconfigFile(config.name, hubCluster(config).name);
+}
 
 /** Clients for the lab's hub; NotFoundError when the lab is not up. */
 export async function hubClients(config: LabConfig): Promise<KubeClients> {

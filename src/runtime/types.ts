@@ -66,15 +66,37 @@ export interface DownResult {
 }
 
 /**
- * A way to run labs. `local` runs control-plane processes in network
- * namespaces; `kind` (Docker networks + kind clusters) and `existing`
- * (clusters given by kubeconfig contexts) implement the same interface later.
+ * One cluster as a runtime provides it: all the install layer (OCM, addons,
+ * scenarios) knows about a cluster. Everything else goes through its API.
+ */
+export interface LabCluster {
+  name: string;
+  vpc: string;
+  hub: boolean;
+  /** An admin kubeconfig for the host (one context, named after the cluster). */
+  kubeconfig: string;
+  /** The API server's URL as pods of the lab reach it (from its own VPC, and from other VPCs where the rules allow). */
+  internalServer: string;
+  /** The address other VPCs reach this cluster's published ports at (the hub's API server and proxy-server agent port). */
+  internalAddress: string;
+  /** The CA that signs the API server's serving certificate. */
+  caPem: string;
+}
+
+/**
+ * A way to run labs: it creates the clusters of a lab in their VPCs (with
+ * nodes that can run the lab's images), says how to reach them
+ * (`clusters`), reports their status and deletes them. It knows nothing of
+ * OCM or addons. `local` runs control planes in network namespaces with a
+ * nodelet as each cluster's node; `kind` and `existing` implement the same.
  */
 export interface Runtime<Ctx = unknown> {
   readonly name: RuntimeName;
   available(): Promise<{ available: boolean; reason: string | null }>;
   /** The ordered actions that bring `config` up; running them on a healthy lab changes nothing. */
   upSteps(config: LabConfig, options: UpOptions): { context: Ctx; steps: Step<Ctx>[]; rollback: () => Promise<void> };
+  /** The clusters of a lab this runtime brought up, read back from its state (after `upSteps`, or any time later). */
+  clusters(config: LabConfig): Promise<LabCluster[]>;
   down(labName: string, options: DownOptions): Promise<DownResult>;
   status(config: LabConfig): Promise<LabStatus>;
 }

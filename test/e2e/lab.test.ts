@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig } from '../../src/config/index.js';
 import { certificateInfo } from '../../src/pki/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
-import { readState } from '../../src/lab/state.js';
+import { readState } from '../../src/runtime/local/state.js';
 import { labDir } from '../../src/paths.js';
 import type { LabStatus } from '../../src/runtime/types.js';
 import { cli, isolatedLabHome, kubectl, kubectlPath, machineSnapshot, testLabConfig } from '../support/lab.js';

@@ -196,7 +196,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(cluster.stderr).toContain("lab 'e2e-nodelet' has no cluster 'cluster9'");
     const pod = await cli(['logs', 'cluster1', `${NS}/nope`, '--config', labFile], { OCM_LAB_HOME: home.home });
     expect(pod.exitCode).toBe(5);
-    expect(pod.stderr).toContain(`pod ${NS}/nope has no logs on cluster cluster1`);
+    expect(pod.stderr).toContain(`pod ${NS}/nope does not exist on cluster cluster1`);
     const bad = await cli(['logs', 'cluster1', 'no-slash', '--config', labFile], { OCM_LAB_HOME: home.home });
     expect(bad.exitCode).toBe(2);
   });

@@ -7,7 +7,7 @@ import { renderLabConfig } from '../../src/config/index.js';
 import { NotReadyError } from '../../src/errors.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { acceptClusters, approveBootstrapCsrs, clusterCsrs, csrState, managedClusterHeader, type ManagedCluster } from '../../src/ocm/accept.js';
-import { BOOTSTRAP_USERNAME, CLUSTER_NAME_LABEL, HUB_COMPONENTS, KLUSTERLET_COMPONENT } from '../../src/ocm/constants.js';
+import { AGENT_DEPLOYMENTS, BOOTSTRAP_USERNAME, CLUSTER_NAME_LABEL, HUB_DEPLOYMENTS } from '../../src/ocm/constants.js';
 import { readOrNull, waitUntil, type KubeClients } from '../../src/ocm/kube.js';
 import { hubClients, ocmStatus } from '../../src/ocm/status.js';
 import { manifestWorkHeader, type ManifestWork } from '../../src/ocm/work.js';
@@ -25,26 +25,28 @@ async function canConnect(netns: string | null, host: string, port: number): Pro
   return (await execa(cmd[0], cmd[1], { reject: false, timeout: 10_000 })).exitCode === 0;
 }
 
-/** pid of every OCM process of the lab, by cluster/component. */
-async function ocmPids(): Promise<Record<string, string>> {
+interface PodList {
+  items: { metadata: { name: string; uid: string; namespace: string }; status: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] } }[];
+}
+
+/** The OCM pods of the lab (operators, hub controllers, klusterlet agents) by cluster/namespace/name → uid. */
+async function ocmPods(kubeconfig: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  const files = [...HUB_COMPONENTS.map((c) => ['hub', c]), ['cluster1', KLUSTERLET_COMPONENT], ['cluster2', KLUSTERLET_COMPONENT]];
-  for (const [cluster, component] of files) {
-    out[`${cluster}/${component}`] = (await fs.readFile(path.join(labDir(LAB), 'clusters', cluster!, 'run', `${component}.pid`), 'utf8')).trim();
+  for (const [cluster, namespaces] of [
+    ['hub', ['open-cluster-management', 'open-cluster-management-hub']],
+    ['cluster1', ['open-cluster-management', 'open-cluster-management-agent']],
+    ['cluster2', ['open-cluster-management', 'open-cluster-management-agent']],
+  ] as const) {
+    for (const ns of namespaces) {
+      const r = await kubectl(kubeconfig, ['--context', cluster, '-n', ns, 'get', 'pods', '-o', 'json']);
+      for (const pod of (JSON.parse(r.stdout) as PodList).items) out[`${cluster}/${ns}/${pod.metadata.name}`] = pod.metadata.uid;
+    }
   }
   return out;
 }
 
-/** True while `pid` exists and is not a zombie. */
-async function alive(pid: number): Promise<boolean> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (!stat) return false;
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
-}
-
 async function csrPem(commonName: string): Promise<string> {
-  const keys = (await crypto.webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await crypto.webcrypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as crypto.webcrypto.CryptoKeyPair;
   const req = await x509.Pkcs10CertificateRequestGenerator.create({ name: `CN=${commonName}`, keys, signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' } });
   return req.toString('pem');
 }
@@ -84,6 +86,33 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
       const csrs = await clusterCsrs(hub, cluster);
       expect(csrs.some((c) => c.spec.username === BOOTSTRAP_USERNAME && csrState(c) === 'Issued')).toBe(true);
     }
+  });
+
+  it('runs OCM as clusteradm installs it: operators, ClusterManager and Klusterlets, every pod Running under its upstream name', async () => {
+    const running = async (cluster: string, ns: string) => {
+      const r = await kubectl(kubeconfig, ['--context', cluster, '-n', ns, 'get', 'pods', '-o', 'json']);
+      expect(r.exitCode, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as PodList).items
+        .filter((p) => p.status.phase === 'Running' && p.status.containerStatuses?.every((c) => c.ready))
+        .map((p) => p.metadata.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, ''))
+        .sort();
+    };
+    expect(await running('hub', 'open-cluster-management')).toEqual(['cluster-manager']);
+    expect(await running('hub', 'open-cluster-management-hub')).toEqual([...HUB_DEPLOYMENTS].sort());
+    for (const spoke of ['cluster1', 'cluster2']) {
+      expect(await running(spoke, 'open-cluster-management')).toEqual(['klusterlet']);
+      expect(await running(spoke, 'open-cluster-management-agent')).toEqual([...AGENT_DEPLOYMENTS].sort());
+    }
+    const cm = await kubectl(kubeconfig, ['--context', 'hub', 'get', 'clustermanager', '-o', 'name']);
+    expect(cm.stdout.trim()).toBe('clustermanager.operator.open-cluster-management.io/cluster-manager');
+    const k = await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'klusterlet', 'klusterlet', '-o', 'jsonpath={.spec.clusterName} {.spec.deployOption.mode}']);
+    expect(k.stdout).toBe('cluster1 Default');
+    // Each operator only where clusteradm puts it.
+    expect((await kubectl(kubeconfig, ['--context', 'hub', 'get', 'klusterlet'])).stderr).toMatch(/the server doesn't have a resource type "klusterlet"/);
+    expect((await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'clustermanager'])).stderr).toMatch(/the server doesn't have a resource type "clustermanager"/);
+    // The spoke's bootstrap kubeconfig names the hub address its VPC reaches.
+    const secret = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management-agent', 'get', 'secret', 'bootstrap-hub-kubeconfig', '-o', 'jsonpath={.data.kubeconfig}']);
+    expect(Buffer.from(secret.stdout, 'base64').toString('utf8')).toContain(`server: ${status.clusters.find((c) => c.name === 'hub')!.apiServer}`);
   });
 
   it("shows the clusters through 'ocm-lab get clusters' (text and -o json)", async () => {
@@ -223,39 +252,36 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     for (const spoke of ['cluster1', 'cluster2']) {
       const url = new URL(status.clusters.find((c) => c.name === spoke)!.apiServer);
       expect(await canConnect(hubNs, url.hostname, Number(url.port))).toBe(false);
-      expect(await canConnect(hubNs, url.hostname, 9450)).toBe(false); // the klusterlet's health port
-      expect(await canConnect(null, url.hostname, 9450)).toBe(true); // …which is up
+      expect(await canConnect(null, url.hostname, Number(url.port))).toBe(true); // …which is up
     }
     expect(await canConnect(spokeNs, hubUrl.hostname, Number(hubUrl.port))).toBe(true);
   });
 
-  it('re-running up keeps every OCM process and object, and restarts a dead one', async () => {
-    const pids = await ocmPids();
+  it('re-running up changes nothing, and puts back an operator someone deleted', async () => {
+    const pods = await ocmPods(kubeconfig);
     const uid = async (c: string) => (await readOrNull<ManagedCluster>(hub, managedClusterHeader(c)))?.metadata.uid;
     const uids = [await uid('cluster1'), await uid('cluster2')];
     const csrNames = (await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata?.name).sort();
     const result = await upLab(config, { renderer: 'silent' });
-    const ocmResults = result.steps.filter((s) => /OCM|klusterlet|agent namespaces/.test(s.title)).map((s) => s.result);
-    expect(ocmResults.length).toBeGreaterThanOrEqual(7);
-    expect(ocmResults.join('\n')).not.toMatch(/started|applied|written|issued|approved/);
-    expect(await ocmPids()).toEqual(pids);
+    const ocmResults = result.steps.filter((s) => /OCM|klusterlet|cluster manager/.test(s.title)).map((s) => `${s.title}: ${s.result}`);
+    expect(ocmResults.length).toBeGreaterThanOrEqual(6);
+    expect(ocmResults.join('\n')).not.toMatch(/created|updated|written|approved|set/);
+    expect(await ocmPods(kubeconfig)).toEqual(pods);
     expect([await uid('cluster1'), await uid('cluster2')]).toEqual(uids);
     expect((await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata?.name).sort()).toEqual(csrNames);
 
-    // A killed placement controller comes back; nothing else moves.
-    process.kill(Number(pids['hub/placement-controller']), 'SIGKILL');
-    await waitUntil(async () => ((await alive(Number(pids['hub/placement-controller']))) ? undefined : true), { timeoutMs: 10_000, what: 'the placement controller to die' });
+    // The klusterlet operator deleted by hand: up applies it again, and cluster1 stays joined.
+    const deleted = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management', 'delete', 'deployment', 'klusterlet', '--wait']);
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
     const repaired = await upLab(config, { renderer: 'silent' });
-    expect(repaired.steps.find((s) => s.title === 'OCM hub')?.result).toContain('started placement-controller');
-    const now = await ocmPids();
-    expect(now['hub/placement-controller']).not.toBe(pids['hub/placement-controller']);
-    expect({ ...now, 'hub/placement-controller': '' }).toEqual({ ...pids, 'hub/placement-controller': '' });
+    expect(repaired.steps.find((s) => s.title === 'cluster1: klusterlet')?.result).toContain('Deployment klusterlet created');
+    const ready = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management', 'rollout', 'status', 'deployment/klusterlet', '--timeout=60s']);
+    expect(ready.exitCode, ready.stderr).toBe(0);
     expect((await ocmStatus(config)).clusters.every((c) => c.hubAccepted && c.joined && c.available)).toBe(true);
   });
 
   it('down removes all of it', async () => {
-    const result = await downLab(config);
-    expect(result.stoppedProcesses).toEqual(expect.arrayContaining(['hub/registration-controller', 'hub/addon-webhook', 'cluster1/klusterlet-agent', 'cluster2/klusterlet-agent']));
+    await downLab(config);
     await expect(fs.access(labDir(LAB))).rejects.toThrow();
     expect(await machineSnapshot(home.home)).toEqual(before);
   });

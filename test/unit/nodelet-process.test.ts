@@ -9,7 +9,6 @@ import { ExitCode, LabError } from '../../src/errors.js';
 import { openContainerLog } from '../../src/nodelet/container-log.js';
 import { streamContainerLog } from '../../src/nodelet/cri-log.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { podLogFile } from '../../src/nodelet/logs.js';
 import { PodTokens } from '../../src/nodelet/tokens.js';
 
 let dir: string;
@@ -42,41 +41,6 @@ describe('container log files', () => {
     expect(await read(path.join(dir, 'main.previous.log'))).toBe('run one out\nrun one err\n');
     expect(await read(path.join(dir, 'main.log'))).toBe('run two\n');
     expect((await fs.stat(path.join(dir, 'main.log'))).mode & 0o777).toBe(0o600);
-  });
-});
-
-describe('ocm-lab logs file lookup', () => {
-  async function pod(name: string, uid: string, files: Record<string, string>): Promise<void> {
-    const d = path.join(dir, 'nodelet', 'pods', `team_${name}_${uid}`);
-    await fs.mkdir(d, { recursive: true });
-    for (const [f, text] of Object.entries(files)) await fs.writeFile(path.join(d, f), text);
-  }
-  const base = () => ({ clusterDir: dir, cluster: 'cluster1', namespace: 'team' });
-  const code = (err: unknown) => (err instanceof LabError ? err.exitCode : -1);
-
-  it('finds the container log, and the previous run with --previous', async () => {
-    await pod('web', 'u1', { 'main.log': 'now', 'main.previous.log': 'before', 'main.pid': '1' });
-    expect(await fs.readFile(await podLogFile({ ...base(), pod: 'web' }), 'utf8')).toBe('now');
-    expect(await fs.readFile(await podLogFile({ ...base(), pod: 'web', previous: true }), 'utf8')).toBe('before');
-  });
-
-  it('does not confuse pods whose names share a prefix', async () => {
-    await pod('web-2', 'u9', { 'main.log': 'other pod' });
-    const err = await podLogFile({ ...base(), pod: 'web' }).catch((e: unknown) => e);
-    expect(code(err)).toBe(ExitCode.notFound);
-  });
-
-  it('exits 5 for unknown pods, containers or a previous run that never happened; 2 when a container must be named', async () => {
-    await pod('two', 'u2', { 'a.log': '', 'b.log': '' });
-    await pod('one', 'u3', { 'main.log': 'x' });
-    const missing = await podLogFile({ ...base(), pod: 'nope' }).catch((e: unknown) => e);
-    expect(code(missing)).toBe(ExitCode.notFound);
-    expect((missing as Error).message).toBe('pod team/nope has no logs on cluster cluster1: the nodelet is not running it');
-    const ambiguous = await podLogFile({ ...base(), pod: 'two' }).catch((e: unknown) => e);
-    expect(code(ambiguous)).toBe(ExitCode.invalidInput);
-    expect((ambiguous as Error).message).toContain('containers a, b; name one with --container');
-    expect(code(await podLogFile({ ...base(), pod: 'two', container: 'zzz' }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
-    expect(code(await podLogFile({ ...base(), pod: 'one', previous: true }).catch((e: unknown) => e))).toBe(ExitCode.notFound);
   });
 });
 

@@ -1,18 +1,13 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { renderClusters } from '../../src/cli/commands/get.js';
-import { InvalidInputError, MissingPrerequisiteError } from '../../src/errors.js';
-import { planCluster } from '../../src/lab/plan.js';
+import { InvalidInputError } from '../../src/errors.js';
 import { acceptClusters, acceptTimeoutReport, approvable, clusterState, csrState, type ManagedCluster } from '../../src/ocm/accept.js';
 import type { KubeClients } from '../../src/ocm/kube.js';
 import { BOOTSTRAP_TOKEN_SECONDS, BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL } from '../../src/ocm/constants.js';
-import { ADDON_CONVERSION_CRDS, crdHash, hubCrds, readCrds, type Crd } from '../../src/ocm/crds.js';
-import { bootstrapKubeconfigIsCurrent, tokenExpiry } from '../../src/ocm/join.js';
-import { ocmLayout } from '../../src/ocm/layout.js';
-import { hubProcessSpecs, klusterletSpec } from '../../src/ocm/processes.js';
+import { clusterManagerObject, clusterManagerReady, hubBootstrapObjects } from '../../src/ocm/cluster-manager.js';
+import { bootstrapKubeconfigIsCurrent, klusterletObject, tokenExpiry } from '../../src/ocm/klusterlet.js';
+import { pinOperatorImage } from '../../src/ocm/operators.js';
 import { checkWorkName, parseManifests } from '../../src/ocm/work.js';
 import { renderKubeconfig } from '../../src/kube/kubeconfig.js';
 
@@ -129,18 +124,18 @@ describe('accept', () => {
     });
   });
 
-  it('reports a cluster that never registered, with its log tails', () => {
+  it('reports a cluster that never registered, with what the clusters said', () => {
     const report = acceptTimeoutReport({
       cluster: 'cluster2',
       timeoutMs: 90_000,
       managedCluster: null,
       csrs: [],
-      logs: [{ name: 'cluster2/klusterlet-agent', file: '/x/klusterlet-agent.log', tail: 'dial tcp 10.0.0.1:6443: connect: connection refused' }],
+      diagnostics: 'cluster2:\n  Deployment open-cluster-management-agent/klusterlet-registration-agent: 0/1 available\n    dial tcp 10.0.0.1:6443: connect: connection refused',
     });
     expect(report).toContain('cluster cluster2 was not accepted, joined and available within 90 s');
     expect(report).toContain('ManagedCluster cluster2 does not exist on the hub');
     expect(report).toContain('no CSR labelled open-cluster-management.io/cluster-name=cluster2 exists');
-    expect(report).toContain('--- cluster2/klusterlet-agent: /x/klusterlet-agent.log (last lines) ---\ndial tcp 10.0.0.1:6443: connect: connection refused');
+    expect(report).toContain('klusterlet-registration-agent: 0/1 available\n    dial tcp 10.0.0.1:6443: connect: connection refused');
   });
 
   it('names exactly the conditions that are missing and who asked for each CSR', () => {
@@ -149,7 +144,7 @@ describe('accept', () => {
       timeoutMs: 5_000,
       managedCluster: mc('cluster1', true, { HubAcceptedManagedCluster: 'True', ManagedClusterJoined: 'True', ManagedClusterConditionAvailable: 'False' }),
       csrs: [csr({ name: 'cluster1-good', conditions: ['Approved'], certificate: 'eA==' }), csr({ name: 'cluster1-evil', username: 'mallory' })],
-      logs: [],
+      diagnostics: '',
     });
     expect(report).not.toContain('hubAcceptsClient');
     expect(report).not.toContain('condition ManagedClusterJoined');
@@ -160,53 +155,11 @@ describe('accept', () => {
   });
 
   it('reports a cluster the hub has not accepted and conditions never reported', () => {
-    const report = acceptTimeoutReport({ cluster: 'c', timeoutMs: 1_000, managedCluster: mc('c', false, {}), csrs: [], logs: [] });
+    const report = acceptTimeoutReport({ cluster: 'c', timeoutMs: 1_000, managedCluster: mc('c', false, {}), csrs: [], diagnostics: '' });
     expect(report).toContain('missing: spec.hubAcceptsClient is not true');
     expect(report).toContain('missing: condition HubAcceptedManagedCluster is not reported yet');
     expect(report).toContain('missing: condition ManagedClusterJoined is not reported yet');
     expect(report).toContain('missing: condition ManagedClusterConditionAvailable is not reported yet');
-  });
-});
-
-describe('CRDs', () => {
-  const crd = (name: string, spec: Record<string, unknown> = { group: 'g', scope: 'Cluster' }): Crd => ({
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name },
-    spec,
-  });
-
-  it('points only the two addon CRDs at the conversion webhook by URL and CA bundle', () => {
-    const all = [crd('managedclusters.cluster.open-cluster-management.io'), ...ADDON_CONVERSION_CRDS.map((n) => crd(n))];
-    const out = hubCrds(all, { url: 'https://10.0.0.1:9443/convert', caBundlePem: 'PEM' });
-    expect(out[0]?.spec.conversion).toBeUndefined();
-    for (const c of out.slice(1)) {
-      expect(c.spec.conversion).toEqual({
-        strategy: 'Webhook',
-        webhook: { clientConfig: { url: 'https://10.0.0.1:9443/convert', caBundle: Buffer.from('PEM').toString('base64') }, conversionReviewVersions: ['v1', 'v1beta1'] },
-      });
-    }
-    expect(all[1]?.spec.conversion).toBeUndefined(); // the input is not changed
-  });
-
-  it('hashes the desired spec, not the key order', () => {
-    expect(crdHash(crd('a', { x: 1, y: { b: 2, a: 1 } }))).toBe(crdHash(crd('a', { y: { a: 1, b: 2 }, x: 1 })));
-    expect(crdHash(crd('a', { x: 1 }))).not.toBe(crdHash(crd('a', { x: 2 })));
-  });
-
-  it('reads CRD files and says which one is missing', async () => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-crds-'));
-    try {
-      await fs.mkdir(path.join(dir, 'g'), { recursive: true });
-      await fs.writeFile(path.join(dir, 'g', 'a.yaml'), 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: as.g}\nspec: {group: g}\n');
-      await fs.writeFile(path.join(dir, 'g', 'b.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n');
-      expect((await readCrds(dir, ['g/a.yaml']))[0]?.metadata.name).toBe('as.g');
-      await expect(readCrds(dir, ['g/missing.yaml'])).rejects.toThrowError(MissingPrerequisiteError);
-      await expect(readCrds(dir, ['g/missing.yaml'])).rejects.toThrowError(/g\/missing\.yaml is missing/);
-      await expect(readCrds(dir, ['g/b.yaml'])).rejects.toThrowError(/is not a CustomResourceDefinition/);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
   });
 });
 
@@ -230,51 +183,58 @@ describe('bootstrap kubeconfig', () => {
   });
 });
 
-describe('process flags', () => {
-  const hub = planCluster('/labs/x', { name: 'hub', vpc: 'vpc-1', hub: true }, { address: '10.9.1.10', netns: 'ns1', netnsPrefix: ['ip', 'netns', 'exec', 'ns1'], podCidr: '10.9.17.0/24' });
-  const spoke = planCluster('/labs/x', { name: 'cluster1', vpc: 'vpc-2', hub: false }, { address: '10.9.2.10', netns: 'ns2', netnsPrefix: ['ip', 'netns', 'exec', 'ns2'], podCidr: '10.9.33.0/24' });
-  const bins = { 'registration-operator': '/b/registration-operator', registration: '/b/registration', placement: '/b/placement', addon: '/b/addon' };
-  const hubSpecs = Object.values(hubProcessSpecs(hub, bins, ocmLayout(hub)));
-  const agent = klusterletSpec(spoke, bins, ocmLayout(spoke), 'agent-1');
-  const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-
-  it('binds every controller to its cluster address on a port of its own, and runs it in its VPC', () => {
-    const controllers = [...hubSpecs.filter((s) => s.name !== 'addon-webhook'), agent];
-    const listens = controllers.map((s) => flag(s.args, 'listen'));
-    expect(listens).toEqual(['10.9.1.10:9441', '10.9.1.10:9442', '10.9.1.10:9444', '10.9.2.10:9450']);
-    expect(new Set(listens).size).toBe(listens.length);
-    for (const s of controllers) {
-      expect(s.args).toContain('--disable-leader-election');
-      expect(flag(s.args, 'kubeconfig')).toMatch(/^\/labs\/x\/clusters\/(hub|cluster1)\/kubeconfigs\/admin\.kubeconfig$/);
-      expect(flag(s.args, 'namespace')).toBeTruthy();
-    }
-    expect(hubSpecs.every((s) => s.prefix.join(' ') === 'ip netns exec ns1')).toBe(true);
-    expect(agent.prefix.join(' ')).toBe('ip netns exec ns2');
-    expect(hubSpecs.map((s) => s.pidFile)).toEqual(hubSpecs.map((s) => `/labs/x/clusters/hub/run/${s.name}.pid`));
+describe('OCM as clusteradm installs it', () => {
+  it('pins the operator image to the lab OCM version and leaves every other object alone', () => {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'klusterlet', namespace: 'open-cluster-management' },
+      spec: { template: { spec: { containers: [{ name: 'klusterlet', image: 'quay.io/open-cluster-management/registration-operator:latest' }, { name: 'other', image: 'busybox' }] } } },
+    };
+    const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'open-cluster-management' } };
+    const [ns, pinned] = pinOperatorImage([namespace, deployment], 'v1.2.1');
+    expect(ns).toBe(namespace);
+    const containers = (pinned!.spec as typeof deployment.spec).template.spec.containers;
+    expect(containers.map((c) => c.image)).toEqual(['quay.io/open-cluster-management/registration-operator:v1.2.1', 'busybox']);
   });
 
-  it('sets every path the klusterlet would otherwise take from a container mount', () => {
-    expect(flag(agent.args, 'spoke-cluster-name')).toBe('cluster1');
-    expect(flag(agent.args, 'agent-id')).toBe('agent-1');
-    expect(flag(agent.args, 'bootstrap-kubeconfig')).toBe('/labs/x/clusters/cluster1/ocm/bootstrap.kubeconfig');
-    expect(flag(agent.args, 'hub-kubeconfig-dir')).toBe('/labs/x/clusters/cluster1/ocm/hub-kubeconfig');
-    expect(flag(agent.args, 'workload-source-config')).toBe('/labs/x/clusters/cluster1/ocm/hub-kubeconfig/kubeconfig');
-    expect(flag(agent.args, 'spoke-kubeconfig')).toBe('/labs/x/clusters/cluster1/kubeconfigs/admin.kubeconfig');
-    for (const s of [...hubSpecs, agent]) {
-      expect(s.args.join(' ')).not.toMatch(/\/spoke\/|\/var\/run\/secrets|0\.0\.0\.0/);
-      expect(s.env?.TMPDIR).toBe(`/labs/x/clusters/${s === agent ? 'cluster1' : 'hub'}/ocm/tmp/${s.name}`);
-    }
+  it('asks for every image at the lab OCM version, in Default mode', () => {
+    const cm = clusterManagerObject('v1.2.1');
+    expect(cm.metadata.name).toBe('cluster-manager');
+    expect(cm.spec).toMatchObject({
+      registrationImagePullSpec: 'quay.io/open-cluster-management/registration:v1.2.1',
+      workImagePullSpec: 'quay.io/open-cluster-management/work:v1.2.1',
+      placementImagePullSpec: 'quay.io/open-cluster-management/placement:v1.2.1',
+      addOnManagerImagePullSpec: 'quay.io/open-cluster-management/addon-manager:v1.2.1',
+      deployOption: { mode: 'Default' },
+    });
+    const k = klusterletObject('cluster1', 'https://10.9.2.10:6443', 'v1.2.1');
+    expect(k.spec).toMatchObject({
+      clusterName: 'cluster1',
+      namespace: 'open-cluster-management-agent',
+      deployOption: { mode: 'Default' },
+      imagePullSpec: 'quay.io/open-cluster-management/registration-operator:v1.2.1',
+      externalServerURLs: [{ url: 'https://10.9.2.10:6443' }],
+    });
   });
 
-  it('never asks the hub to approve clusters by itself', () => {
-    for (const s of hubSpecs) expect(s.args.join(' ')).not.toMatch(/auto-approv|ManagedClusterAutoApproval/);
+  it('binds the bootstrap identity clusteradm uses, and the user accept trusts is that ServiceAccount', () => {
+    const [sa, role, binding] = hubBootstrapObjects();
+    expect(sa!.metadata).toEqual({ name: 'cluster-bootstrap', namespace: 'open-cluster-management' });
+    expect(role!.metadata.name).toBe('system:open-cluster-management:bootstrap');
+    expect(binding).toMatchObject({ roleRef: { name: 'system:open-cluster-management:bootstrap' }, subjects: [{ kind: 'ServiceAccount', name: 'cluster-bootstrap', namespace: 'open-cluster-management' }] });
+    expect(BOOTSTRAP_USERNAME).toBe('system:serviceaccount:open-cluster-management:cluster-bootstrap');
   });
 
-  it('gives the conversion webhook its certificate directory and port', () => {
-    const webhook = hubSpecs.find((s) => s.name === 'addon-webhook')!;
-    expect(webhook.args[0]).toBe('webhook-server');
-    expect(flag(webhook.args, 'port')).toBe('9443');
-    expect(flag(webhook.args, 'certdir')).toBe('/labs/x/clusters/hub/ocm/addon-webhook-certs');
+  it('calls the hub up to date only when applied, rolled out and not degraded, and says what is missing', () => {
+    const cm = (conditions: Record<string, string>) => ({
+      ...clusterManagerObject('v1.2.1'),
+      status: { conditions: Object.entries(conditions).map(([type, status]) => ({ type, status, reason: `${type}Reason`, message: '' })) },
+    });
+    expect(clusterManagerReady(null)).toEqual({ ready: false, why: 'no ClusterManager yet' });
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'True', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' })).why).toBe('Progressing is True (ProgressingReason)');
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False' })).why).toBe('HubPlacementDegraded is not reported yet');
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' }))).toEqual({ ready: true, why: '' });
   });
 });
 

@@ -1,19 +1,16 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig } from '../../config/index.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import { streamContainerLog } from '../../nodelet/cri-log.js';
-import { podLogFile } from '../../nodelet/logs.js';
-import { labDir } from '../../paths.js';
+import { ApiError, isStatus, KubeClient } from '../../kube/client.js';
+import { clusterKubeconfigFile } from '../../paths.js';
 import type { GlobalOptions } from '../output.js';
 
 type Args = GlobalOptions & { cluster: string; pod: string; container?: string; previous: boolean };
 
-/** `ocm-lab logs <cluster> <namespace>/<pod>`: what a container run by the nodelet printed. */
+/** `ocm-lab logs <cluster> <namespace>/<pod>`: what a container printed, from the cluster's API (as `kubectl logs`), on any runtime. */
 export const logsCommand: CommandModule<GlobalOptions, Args> = {
   command: 'logs <cluster> <pod>',
-  describe: 'print the logs of a container the nodelet runs (pod as <namespace>/<pod>)',
+  describe: 'print the logs of a container of a lab cluster (pod as <namespace>/<pod>)',
   builder: (y) =>
     y
       .positional('cluster', { type: 'string', demandOption: true, describe: 'cluster name, e.g. cluster1' })
@@ -28,19 +25,20 @@ export const logsCommand: CommandModule<GlobalOptions, Args> = {
     }
     const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(argv.pod);
     if (!m) throw new InvalidInputError(`'${argv.pod}' is not <namespace>/<pod>`, { hint: 'e.g. ocm-lab logs cluster1 default/web-7d4b9c-x2x8q' });
-    const clusterDir = path.join(labDir(config.name), 'clusters', cluster.name);
-    await fs.access(clusterDir).catch(() => {
-      throw new NotFoundError(`lab '${config.name}' is not up (${clusterDir} does not exist)`, { hint: "name the lab with --config, or run 'ocm-lab up'" });
+    const [namespace, pod] = [m[1] as string, m[3] as string];
+    const kubeconfig = clusterKubeconfigFile(config.name, cluster.name);
+    const client = await KubeClient.fromKubeconfig(kubeconfig).catch((err: unknown) => {
+      throw new NotFoundError(`lab '${config.name}' is not up (${kubeconfig}: ${(err as Error).message})`, { hint: "name the lab with --config, or run 'ocm-lab up'" });
     });
-    const file = await podLogFile({
-      clusterDir,
-      cluster: cluster.name,
-      namespace: m[1] as string,
-      pod: m[3] as string,
-      container: argv.container,
-      previous: argv.previous,
-    });
-    // The nodelet writes the kubelet's CRI log format; print the lines as `kubectl logs` does.
-    await streamContainerLog(file, { follow: false, timestamps: false }, process.stdout);
+    try {
+      const text = await client.getText(`/api/v1/namespaces/${namespace}/pods/${pod}/log`, { container: argv.container, previous: argv.previous || undefined });
+      process.stdout.write(text);
+    } catch (err) {
+      if (isStatus(err, 404)) throw new NotFoundError(`pod ${namespace}/${pod} does not exist on cluster ${cluster.name}`, { hint: `kubectl --context ${cluster.name} -n ${namespace} get pods` });
+      if (isStatus(err, 400)) throw new InvalidInputError(`cluster ${cluster.name} refused the logs of ${namespace}/${pod}: ${(err as ApiError).message}`, { hint: 'name the container with --container' });
+      throw err;
+    } finally {
+      client.close();
+    }
   },
 };

@@ -5,7 +5,7 @@ import {
   CONTROLLER_MANAGER_PORT,
   SERVICE_CIDR,
   type ClusterPlan,
-} from '../../lab/plan.js';
+} from './plan.js';
 import type { ProcessSpec } from './process.js';
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { ClusterPlan } from '../../lab/plan.js';
+import type { ClusterPlan } from './plan.js';
 import type { ClusterPkiPaths } from '../../pki/index.js';
 import { writeKubeconfig, type KubeconfigEntry } from '../../kube/kubeconfig.js';
 import { controllerManagerKubeconfigPath } from './controlplane.js';

@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../config/index.js';
-import type { ClusterAddressing } from '../../lab/plan.js';
-import type { LabState } from '../../lab/state.js';
+import type { ClusterAddressing } from './plan.js';
+import type { LabState } from './state.js';
 import type { VpcStatus } from '../types.js';
 import {
   applyNetwork,

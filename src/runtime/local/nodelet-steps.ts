@@ -2,20 +2,20 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { MissingPrerequisiteError, NotReadyError } from '../errors.js';
-import { writeKubeconfig } from '../kube/kubeconfig.js';
-import type { ClusterPlan } from '../lab/plan.js';
-import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../pki/index.js';
-import { OCM_BINARIES, type BinaryName } from '../provision/index.js';
-import { adminKubeconfigPath } from '../runtime/local/kubeconfigs.js';
-import { logTail, processState, startProcess, type ProcessSpec } from '../runtime/local/process.js';
-import type { LocalContext } from '../runtime/local/runtime.js';
-import type { Step } from '../runtime/types.js';
-import { KubeClient } from '../kube/client.js';
-import { sleep } from './reflector.js';
+import { MissingPrerequisiteError, NotReadyError } from '../../errors.js';
+import { writeKubeconfig } from '../../kube/kubeconfig.js';
+import type { ClusterPlan } from './plan.js';
+import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../../pki/index.js';
+import { OCM_BINARIES, type BinaryName } from '../../provision/index.js';
+import { adminKubeconfigPath } from './kubeconfigs.js';
+import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
+import type { LocalContext } from './runtime.js';
+import type { Step } from '../types.js';
+import { KubeClient } from '../../kube/client.js';
+import { sleep } from '../../nodelet/reflector.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */
-export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const CLI_MAIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 
 export function nodeName(cluster: Pick<ClusterPlan, 'name'>): string {
   return `${cluster.name}-nodelet`;

@@ -1,13 +1,12 @@
 import path from 'node:path';
-import type { LabConfig } from '../config/index.js';
+import type { LabConfig } from '../../config/index.js';
 
 /** Fixed facts about how a cluster's control plane is laid out inside its VPC. */
 export const API_SERVER_PORT = 6443;
 export const ETCD_CLIENT_PORT = 2379;
 export const ETCD_PEER_PORT = 2380;
 export const CONTROLLER_MANAGER_PORT = 10257;
-export const SERVICE_CIDR = '10.96.0.0/16';
-export const SERVICE_IP = '10.96.0.1';
+export { SERVICE_CIDR, SERVICE_IP } from '../../kube/service-network.js';
 
 /** Where one cluster of a lab lives: its address, endpoints and files. */
 export interface ClusterPlan {

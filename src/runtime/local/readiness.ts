@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import { NotReadyError } from '../../errors.js';
-import type { ClusterPlan } from '../../lab/plan.js';
-import { CONTROLLER_MANAGER_PORT, ETCD_CLIENT_PORT } from '../../lab/plan.js';
+import type { ClusterPlan } from './plan.js';
+import { CONTROLLER_MANAGER_PORT, ETCD_CLIENT_PORT } from './plan.js';
 import type { ClusterPkiPaths } from '../../pki/index.js';
 import { probe, type ClientTls } from '../../kube/readiness.js';
 import type { ControlPlaneComponent } from './controlplane.js';

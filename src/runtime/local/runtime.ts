@@ -2,22 +2,19 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { LabConfig } from '../../config/index.js';
-import { ConflictError, NotReadyError } from '../../errors.js';
+import { ConflictError, NotFoundError, NotReadyError } from '../../errors.js';
 import { labDir } from '../../paths.js';
-import { ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
+import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
 import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
-import { planCluster, SERVICE_IP, type ClusterPlan } from '../../lab/plan.js';
-import { readState, topologyOf, writeState, type LabState } from '../../lab/state.js';
-import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
+import { readState, topologyOf, writeState, type LabState } from './state.js';
+import type { DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
-import { labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
+import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
 import { networkStatus, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
 import { logTail, processState, readPid, startProcess, stopProcess, type ProcessSpec } from './process.js';
 import { apiServerAnswers, waitForComponent } from './readiness.js';
-import { ocmCapabilities } from '../../ocm/status.js';
-import { ocmSteps } from '../../ocm/steps.js';
-import { nodeletCapabilities, nodeletSteps, nodeletWorkDir } from '../../nodelet/lab-steps.js';
-import { addonSteps } from '../../addons/lab-steps.js';
+import { nodeletCapabilities, nodeletSteps, nodeletWorkDir } from './nodelet-steps.js';
 import { cleanupContainers, runcAt } from '../../nodelet/oci/index.js';
 
 export interface LocalContext {
@@ -186,13 +183,32 @@ export class LocalRuntime implements Runtime<LocalContext> {
         children: (c) => clusterSteps(c),
       },
       ...nodeletSteps(),
-      ...ocmSteps(),
-      ...addonSteps(),
     ];
     const rollback = async () => {
       if (ctx.createdNow && !options.retain) await this.down(config.name, {});
     };
     return { context: ctx, steps, rollback };
+  }
+
+  async clusters(config: LabConfig): Promise<LabCluster[]> {
+    const dir = labDir(config.name);
+    const state = await readState(dir);
+    if (!state) throw new NotFoundError(`lab '${config.name}' is not up (no state in ${dir})`, { hint: "run 'ocm-lab up' first" });
+    const net = await networkStatus(state);
+    return Promise.all(
+      state.config.clusters.map(async (cl) => {
+        const plan = planCluster(dir, cl, net.addressing(cl.name));
+        return {
+          name: cl.name,
+          vpc: cl.vpc,
+          hub: cl.hub,
+          kubeconfig: adminKubeconfigPath(plan),
+          internalServer: plan.apiServerUrl,
+          internalAddress: plan.address,
+          caPem: await fs.readFile(clusterPkiPaths(plan.pkiDir).caCert, 'utf8'),
+        };
+      }),
+    );
   }
 
   async down(labName: string, options: DownOptions): Promise<DownResult> {
@@ -272,7 +288,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       clusters,
       vpcs: net.vpcs,
       isolation: net.isolation,
-      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await ocmCapabilities(config) : []), ...(allReady ? await nodeletCapabilities(dir, state.config.clusters.map((c) => c.name)) : [])],
+      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await nodeletCapabilities(dir, state.config.clusters.map((c) => c.name)) : [])],
     };
   }
 }

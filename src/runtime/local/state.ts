@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { LabConfig } from '../config/index.js';
-import { writeFileAtomic } from '../util/atomic-file.js';
-import type { NetworkPlan, NetworkResource } from '../runtime/local/network/index.js';
-import type { RuntimeName } from '../runtime/types.js';
+import type { LabConfig } from '../../config/index.js';
+import { writeFileAtomic } from '../../util/atomic-file.js';
+import type { NetworkPlan, NetworkResource } from './network/index.js';
+import type { RuntimeName } from '../types.js';
 
 /**
  * What a lab remembers about itself between commands. Everything `down` must

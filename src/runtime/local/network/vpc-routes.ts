@@ -1,4 +1,4 @@
-import { SERVICE_CIDR } from '../../../lab/plan.js';
+import { SERVICE_CIDR } from '../plan.js';
 import type { NetworkPlan, VpcPlan } from './plan.js';
 
 /** A route inside a VPC namespace besides its connected subnet and default route. */

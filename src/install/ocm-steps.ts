@@ -1,0 +1,125 @@
+import { KubeClient } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
+import { ensureBinaries } from '../provision/index.js';
+import { acceptClusters, type AcceptDiagnostics } from '../ocm/accept.js';
+import { applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
+import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from '../ocm/constants.js';
+import { kubeClients } from '../ocm/kube.js';
+import { joinCluster, waitForKlusterlet } from '../ocm/klusterlet.js';
+import { deploymentSummary } from '../ocm/operator-install.js';
+import { operatorManifests } from '../ocm/operators.js';
+import type { LabCluster, Step } from '../runtime/types.js';
+import { hubOf, spokesOf, timeoutOf, type InstallContext } from './context.js';
+
+interface Operators {
+  clusterManager?: KubeObject[];
+  klusterlet?: KubeObject[];
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`internal: ${what} is not ready yet`);
+  return value;
+}
+
+async function withClient<T>(cluster: LabCluster, use: (client: KubeClient) => Promise<T>): Promise<T> {
+  const client = await KubeClient.fromKubeconfig(cluster.kubeconfig);
+  try {
+    return await use(client);
+  } finally {
+    client.close();
+  }
+}
+
+/** The klusterlet's pods on the spoke and the registration controller's on the hub: where a failed join says why. */
+function acceptDiagnostics(ctx: InstallContext): AcceptDiagnostics {
+  return {
+    report: async (name) => {
+      const spoke = ctx.clusters.find((c) => c.name === name);
+      const parts = [
+        spoke ? `${name}:\n${await withClient(spoke, (c) => deploymentSummary(c, AGENT_NAMESPACE, AGENT_DEPLOYMENTS))}` : '',
+        `${hubOf(ctx).name}:\n${await withClient(hubOf(ctx), (c) => deploymentSummary(c, HUB_CONTROLLER_NAMESPACE, ['cluster-manager-registration-controller']))}`,
+      ];
+      return parts.filter(Boolean).join('\n');
+    },
+  };
+}
+
+/**
+ * OCM as clusteradm installs it, on whatever clusters the runtime provided:
+ * `init` on the hub (cluster-manager operator + ClusterManager), `join` on
+ * every spoke (klusterlet operator + Klusterlet with a bootstrap kubeconfig
+ * for the hub address the spoke's VPC reaches), then `accept`. Every step
+ * leaves what is already right alone, so a second `up` changes nothing.
+ */
+export function ocmSteps(): Step<InstallContext>[] {
+  const operators: Operators = {};
+  return [
+    {
+      title: 'OCM operators',
+      run: async (ctx, progress) => {
+        const [kubectl] = Object.values(
+          await ensureBinaries(['kubectl'], { binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, kubernetesVersion: ctx.config.kubernetesVersion, onProgress: progress }),
+        );
+        const options = { ocmVersion: ctx.config.ocmVersion, kubectl: need(kubectl, 'kubectl'), onProgress: progress };
+        [operators.clusterManager, operators.klusterlet] = await Promise.all([operatorManifests('cluster-manager', options), operatorManifests('klusterlet', options)]);
+        return `cluster-manager and klusterlet operators of OCM ${ctx.config.ocmVersion}`;
+      },
+    },
+    {
+      title: 'OCM hub: cluster-manager operator, ClusterManager, bootstrap identity',
+      run: async (ctx) => {
+        const changed = await withClient(hubOf(ctx), (hub) =>
+          applyClusterManager(hub, { operatorObjects: need(operators.clusterManager, 'cluster-manager manifests'), ocmVersion: ctx.config.ocmVersion, timeoutMs: timeoutOf(ctx) }),
+        );
+        return changed.length ? `${changed.length} objects applied` : 'unchanged';
+      },
+    },
+    {
+      // Spokes join while the hub's controllers start: the agents retry until the hub answers.
+      title: 'OCM',
+      concurrent: true,
+      children: (ctx) => [
+        {
+          title: `${hubOf(ctx).name}: cluster manager rolled out`,
+          run: async (c, progress) => {
+            await withClient(hubOf(c), (hub) => waitForClusterManager(hub, { timeoutMs: timeoutOf(c), progress }));
+            return 'up to date';
+          },
+        },
+        ...spokesOf(ctx).map((spoke) => ({
+          title: `${spoke.name}: klusterlet`,
+          run: async (c: InstallContext, progress: (line: string) => void) => {
+            const hub = hubOf(c);
+            const changed = await withClient(hub, (hubClient) =>
+              withClient(spoke, (spokeClient) =>
+                joinCluster(spokeClient, hubClient, {
+                  clusterName: spoke.name,
+                  hubServer: hub.internalServer,
+                  hubCaPem: hub.caPem,
+                  ownServer: spoke.internalServer,
+                  ocmVersion: c.config.ocmVersion,
+                  operatorObjects: need(operators.klusterlet, 'klusterlet manifests'),
+                  timeoutMs: timeoutOf(c),
+                  progress,
+                }),
+              ),
+            );
+            return changed.length ? changed.join('; ') : 'joined before';
+          },
+        })),
+      ],
+    },
+    {
+      title: 'OCM accept',
+      run: async (ctx, progress) => {
+        const states = await acceptClusters(kubeClients(hubOf(ctx).kubeconfig), spokesOf(ctx).map((c) => c.name), {
+          timeoutMs: timeoutOf(ctx),
+          diagnostics: acceptDiagnostics(ctx),
+          progress,
+        });
+        await Promise.all(spokesOf(ctx).map((spoke) => withClient(spoke, (client) => waitForKlusterlet(client, { clusterName: spoke.name, timeoutMs: timeoutOf(ctx), progress }))));
+        return `${states.map((s) => s.name).join(', ')} accepted, joined, available; klusterlet agents Available`;
+      },
+    },
+  ];
+}

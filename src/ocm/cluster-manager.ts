@@ -1,0 +1,105 @@
+import { ocmImage } from '../image.js';
+import type { KubeClient } from '../kube/client.js';
+import { applyObject, conditionOf, getOrNull, type KubeObject } from '../kube/objects.js';
+import { waitUntil } from '../kube/wait.js';
+import {
+  BOOTSTRAP_CLUSTER_ROLE,
+  BOOTSTRAP_CLUSTER_ROLE_BINDING,
+  BOOTSTRAP_SERVICE_ACCOUNT,
+  CLUSTER_MANAGER_NAME,
+  HUB_BOOTSTRAP_NAMESPACE,
+  HUB_CONTROLLER_NAMESPACE,
+  HUB_DEPLOYMENTS,
+} from './constants.js';
+import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
+
+export const OPERATOR_API = 'operator.open-cluster-management.io/v1';
+
+/** The ClusterManager clusteradm init creates, with every image at the lab's OCM version. */
+export function clusterManagerObject(ocmVersion: string): KubeObject {
+  return {
+    apiVersion: OPERATOR_API,
+    kind: 'ClusterManager',
+    metadata: { name: CLUSTER_MANAGER_NAME },
+    spec: {
+      registrationImagePullSpec: ocmImage('registration', ocmVersion),
+      workImagePullSpec: ocmImage('work', ocmVersion),
+      placementImagePullSpec: ocmImage('placement', ocmVersion),
+      addOnManagerImagePullSpec: ocmImage('addon-manager', ocmVersion),
+      deployOption: { mode: 'Default' },
+    },
+  };
+}
+
+/** The identity joining clusters bootstrap with (clusteradm init's ServiceAccount and what it may do). */
+export function hubBootstrapObjects(): KubeObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: HUB_BOOTSTRAP_NAMESPACE } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
+      // What a registration agent does before it is accepted: create its ManagedCluster and a CSR, watch both.
+      rules: [
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
+        { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'create', 'list', 'watch'] },
+        { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclustersets/join'], verbs: ['create'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: BOOTSTRAP_CLUSTER_ROLE_BINDING },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: HUB_BOOTSTRAP_NAMESPACE }],
+    },
+  ];
+}
+
+/** Up to date as the operator reports it: applied, rolled out, registration and placement functional. */
+export function clusterManagerReady(cm: KubeObject | null): { ready: boolean; why: string } {
+  if (!cm) return { ready: false, why: 'no ClusterManager yet' };
+  const expect: [string, string][] = [
+    ['Applied', 'True'],
+    ['Progressing', 'False'],
+    ['HubRegistrationDegraded', 'False'],
+    ['HubPlacementDegraded', 'False'],
+  ];
+  for (const [type, status] of expect) {
+    const c = conditionOf(cm, type);
+    if (c?.status !== status) return { ready: false, why: `${type} is ${c ? `${c.status} (${c.reason}${c.message ? `: ${c.message}` : ''})` : 'not reported yet'}` };
+  }
+  return { ready: true, why: '' };
+}
+
+/**
+ * `clusteradm init` on the hub: the cluster-manager operator (upstream's
+ * kustomization of the lab's OCM version), a ClusterManager and the bootstrap
+ * identity. Returns what changed; `waitForClusterManager` waits for the result.
+ */
+export async function applyClusterManager(hub: KubeClient, options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number }): Promise<string[]> {
+  const changed = await applyOperator(hub, options.operatorObjects, 'clustermanagers.operator.open-cluster-management.io', options.timeoutMs);
+  for (const obj of [clusterManagerObject(options.ocmVersion), ...hubBootstrapObjects()]) {
+    const result = await applyObject(hub, obj);
+    if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.name} ${result}`);
+  }
+  return changed;
+}
+
+/** Waits until the operator reports the hub applied and rolled out; on timeout says which Deployment is not there and why. */
+export async function waitForClusterManager(hub: KubeClient, options: InstallProgress): Promise<void> {
+  const path = `/apis/${OPERATOR_API}/clustermanagers/${CLUSTER_MANAGER_NAME}`;
+  await waitUntil(
+    async () => {
+      const state = clusterManagerReady(await getOrNull<KubeObject>(hub, path));
+      if (!state.ready) options.progress(`ClusterManager: ${state.why}`);
+      return state.ready ? true : undefined;
+    },
+    {
+      timeoutMs: options.timeoutMs,
+      what: `ClusterManager ${CLUSTER_MANAGER_NAME} to be applied and rolled out`,
+      report: async () => deploymentSummary(hub, HUB_CONTROLLER_NAMESPACE, HUB_DEPLOYMENTS),
+    },
+  );
+}
