@@ -5,7 +5,7 @@ import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { OCM_LAB_IMAGE } from '../image.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
-import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from './framework/objects.js';
+import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fromBase64 } from './framework/objects.js';
+import { fromBase64 } from '../kube/objects.js';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';

@@ -9,7 +9,7 @@ import { hubTunnel } from '../addons/cluster-proxy/hub-tunnel.js';
 import { gatewayProxyPath } from '../addons/cluster-gateway/kubeconfig.js';
 import { CLUSTER_PROXY_SERVER_NAME } from '../addons/cluster-gateway/proxy.js';
 import { hubClientFor } from '../addons/hub-client.js';
-import { fromBase64 } from '../addons/framework/objects.js';
+import { fromBase64 } from '../kube/objects.js';
 import { defaultLabConfig, renderLabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';

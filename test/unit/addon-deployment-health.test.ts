@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { agentDeployments, deploymentAvailability, deploymentFeedback, deploymentFeedbackConfigs } from '../../src/addons/framework/deployment-health.js';
 import { deployWork, desiredAddonStatus, managerAvailability, type ManagedClusterAddOn } from '../../src/addons/framework/manager.js';
-import type { KubeObject } from '../../src/addons/framework/objects.js';
+import type { KubeObject } from '../../src/kube/objects.js';
 import type { AddonDefinition } from '../../src/addons/framework/types.js';
 import { msaAgentManifests } from '../../src/addons/managed-serviceaccount/addon.js';
 import { proxyAgentManifests } from '../../src/addons/cluster-proxy/manifests.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { decideAddonCsr, type CertificateSigningRequest } from '../../src/addons/framework/csr.js';
 import { deployWork, desiredAddonStatus, hubPermissionObjects, type ManagedClusterAddOn } from '../../src/addons/framework/manager.js';
 import { agentSubject, ADDON_NAME_LABEL, CLUSTER_NAME_LABEL } from '../../src/addons/framework/names.js';
-import { desiredHash, setCondition, type Condition, type KubeObject } from '../../src/addons/framework/objects.js';
+import { desiredHash, setCondition, type Condition, type KubeObject } from '../../src/kube/objects.js';
 import type { AddonDefinition } from '../../src/addons/framework/types.js';
 import { proxyServerNames } from '../../src/addons/cluster-proxy/certificates.js';
 import { proxyAgentManifests } from '../../src/addons/cluster-proxy/manifests.js';

@@ -1,7 +1,7 @@
 import type { KubeClient } from '../../kube/client.js';
 import { probeCluster } from '../cluster-proxy/health.js';
 import { CLUSTER_API } from '../framework/names.js';
-import { applyObject, collectionPath, deleteIfPresent, getOrNull, type Condition, type KubeObject } from '../framework/objects.js';
+import { applyObject, collectionPath, deleteIfPresent, getOrNull, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { MSA_API } from '../managed-serviceaccount/constants.js';
 import {

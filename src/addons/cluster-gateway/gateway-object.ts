@@ -1,4 +1,4 @@
-import { fromBase64 } from '../framework/objects.js';
+import { fromBase64 } from '../../kube/objects.js';
 import {
   CREDENTIAL_TYPE_LABEL,
   CREDENTIAL_TYPES,

@@ -3,7 +3,7 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
-import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../framework/objects.js';
+import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../../kube/objects.js';
 import {
   APISERVICE_NAME,
   CREDENTIALS_NAMESPACE,

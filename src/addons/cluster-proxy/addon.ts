@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import { isStatus } from '../../kube/client.js';
-import { applyObject, collectionPath, setCondition, type Condition } from '../framework/objects.js';
+import { applyObject, collectionPath, setCondition, type Condition } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
 import { agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, type ManagedProxyConfiguration } from './configuration.js';

@@ -3,7 +3,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { createCA, issueCertificate, isSignedBy, type CertificateAuthority, type KeyPairPem } from '../../pki/index.js';
 import { canonicalIp } from '../../pki/names.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
-import { collectionPath, fromBase64, getOrNull, type KubeObject, objectPath, toBase64 } from '../framework/objects.js';
+import { collectionPath, fromBase64, getOrNull, type KubeObject, objectPath, toBase64 } from '../../kube/objects.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, SECRETS } from './constants.js';
 
 interface Secret extends KubeObject {

@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import { OCM_LAB_IMAGE } from '../../image.js';
-import { getOrNull, objectPath, type KubeObject } from '../framework/objects.js';
+import { getOrNull, objectPath, type KubeObject } from '../../kube/objects.js';
 import { ENTRYPOINT_SERVICE, PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from './constants.js';
 
 export interface ManagedProxyConfiguration extends KubeObject {
@@ -16,7 +16,7 @@ export interface ManagedProxyConfiguration extends KubeObject {
     };
     proxyAgent: { image?: string; replicas?: number; additionalArgs?: string[] };
   };
-  status?: { conditions?: import('../framework/objects.js').Condition[] };
+  status?: { conditions?: import('../../kube/objects.js').Condition[] };
 }
 
 /** The lab's ManagedProxyConfiguration: a Hostname entrypoint at the hub address the spokes can reach. */

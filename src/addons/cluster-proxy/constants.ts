@@ -28,6 +28,8 @@ export const SECRETS = {
 
 /** Ports by apiserver-network-proxy's convention. */
 export const PROXY_PORTS = { frontend: 8090, agent: 8091, health: 8092 } as const;
+/** The proxy-agent's /healthz and /readyz, in its own pod network namespace (apiserver-network-proxy's agent default). */
+export const PROXY_AGENT_HEALTH_PORT = 8093;
 
 /** The label selecting proxy-server pods (and the Service's selector). */
 export const PROXY_SERVER_LABELS = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-server' };

@@ -1,5 +1,5 @@
 import { NotReadyError } from '../../errors.js';
-import { fromBase64 } from '../framework/objects.js';
+import { fromBase64 } from '../../kube/objects.js';
 import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { createTunnelClient, type TunnelClient } from '../../tunnel/index.js';

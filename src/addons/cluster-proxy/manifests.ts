@@ -1,8 +1,8 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
-import { toBase64, type KubeObject } from '../framework/objects.js';
+import { toBase64, type KubeObject } from '../../kube/objects.js';
 import type { KeyPairPem } from '../../pki/index.js';
-import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
+import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_AGENT_HEALTH_PORT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
 
 
@@ -127,10 +127,13 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
                   '--agent-cert=/etc/agent/tls.crt',
                   '--agent-key=/etc/agent/tls.key',
                   `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
-                  // Spokes of one VPC share a network namespace: let each agent pick a free health port.
-                  '--health-server-port=0',
+                  '--health-server-host=0.0.0.0',
+                  `--health-server-port=${PROXY_AGENT_HEALTH_PORT}`,
                   ...(mpc.spec.proxyAgent.additionalArgs ?? []),
                 ],
+                // Ready once a proxy-server holds its tunnel: the addon's Available follows this.
+                readinessProbe: { httpGet: { path: '/readyz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 3 },
+                livenessProbe: { httpGet: { path: '/healthz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
                 volumeMounts: [cert.mount, ca.mount],
               },
             ],

@@ -1,4 +1,4 @@
-import { conditionOf, type Condition, type KubeObject } from './objects.js';
+import { conditionOf, type Condition, type KubeObject } from '../../kube/objects.js';
 
 /**
  * Health by the agent Deployment's availability, as upstream addons judge it: the deploy

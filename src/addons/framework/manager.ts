@@ -13,7 +13,7 @@ import {
   LIFECYCLE_SELF,
   WORK_API,
 } from './names.js';
-import { applyObject, collectionPath, conditionOf, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from './objects.js';
+import { applyObject, collectionPath, conditionOf, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
 
 interface ManagedCluster extends KubeObject {
@@ -167,7 +167,7 @@ export class AddonManager {
     note(`ClusterManagementAddOn/${this.addon.name}`, await applyObject(this.hub, clusterManagementAddOn(this.addon)));
     if (this.addon.reconcileHub) await this.addon.reconcileHub(this.hub);
 
-    const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient);
+    const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient && !c.metadata.deletionTimestamp);
     const clusterNames = new Set(clusters.map((c) => c.metadata.name));
     const clusterByName = new Map(clusters.map((c) => [c.metadata.name, c]));
     const listed = async () =>

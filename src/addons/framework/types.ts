@@ -1,5 +1,5 @@
 import type { KubeClient } from '../../kube/client.js';
-import type { Condition, KubeObject } from './objects.js';
+import type { Condition, KubeObject } from '../../kube/objects.js';
 
 export interface PolicyRule {
   apiGroups: string[];

@@ -1,7 +1,7 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
-import { collectionPath, deleteIfPresent, objectPath, setCondition, type Condition, type KubeObject } from '../framework/objects.js';
+import { collectionPath, deleteIfPresent, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import { ttlExpired } from './ttl.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';

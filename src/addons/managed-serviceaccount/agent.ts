@@ -1,5 +1,5 @@
 import { isStatus, type KubeClient } from '../../kube/client.js';
-import { collectionPath, type Condition, deleteIfPresent, fromBase64, getOrNull, type KubeObject, objectPath, setCondition, toBase64 } from '../framework/objects.js';
+import { collectionPath, type Condition, deleteIfPresent, fromBase64, getOrNull, type KubeObject, objectPath, setCondition, toBase64 } from '../../kube/objects.js';
 import { CONDITIONS, MANAGED_LABEL, MSA_API, MSA_NAMESPACE, REVIEW_EVERY_MS } from './constants.js';
 import { refreshReason, requestedSeconds } from './rotation.js';
 import type { ManagedServiceAccount } from './types.js';

@@ -1,4 +1,4 @@
-import type { Condition, KubeObject } from '../framework/objects.js';
+import type { Condition, KubeObject } from '../../kube/objects.js';
 
 export interface ManagedServiceAccount extends KubeObject {
   spec?: { rotation?: { enabled?: boolean; validity?: string }; ttlSecondsAfterCreation?: number };
