@@ -4,7 +4,7 @@ import { defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { KubeClient } from '../kube/client.js';
 import { labDir } from '../paths.js';
-import { OCM_API_MODULE, OCM_API_VERSION } from '../ocm/crds.js';
+import { OCM_API_MODULE, OCM_API_VERSION } from '../ocm/api-module.js';
 import { ensureGoModuleSource } from '../provision/index.js';
 import { OCM_VERSION } from '../provision/versions.js';
 import YAML from 'yaml';

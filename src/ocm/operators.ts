@@ -1,5 +1,8 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
+import { cacheDir } from '../paths.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import { OCM_IMAGE_REPOSITORY, ocmImage } from '../image.js';
 import type { KubeObject } from '../kube/objects.js';
 import { ensureGoModuleSource } from '../provision/index.js';
@@ -31,10 +34,24 @@ export function pinOperatorImage(objects: KubeObject[], ocmVersion: string): Kub
  * the Go module proxy, rendered by kubectl's own kustomize.
  */
 export async function operatorManifests(operator: OperatorName, options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void }): Promise<KubeObject[]> {
-  const moduleDir = await ensureGoModuleSource(OCM_MODULE, options.ocmVersion, { onProgress: options.onProgress });
-  const { stdout } = await run(options.kubectl, ['kustomize', path.join(moduleDir, 'deploy', operator, 'config')]);
-  const objects = YAML.parseAllDocuments(stdout)
+  const objects = YAML.parseAllDocuments(await renderedOperator(operator, options))
     .map((doc) => doc.toJSON() as KubeObject | null)
     .filter((obj): obj is KubeObject => !!obj && typeof obj.kind === 'string');
   return pinOperatorImage(objects, options.ocmVersion);
+}
+
+/**
+ * kubectl kustomize's output for one operator of one OCM version, kept in the
+ * cache: a release's kustomization never changes, and a warm `up` then needs
+ * neither Go nor the module proxy.
+ */
+async function renderedOperator(operator: OperatorName, options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void }): Promise<string> {
+  const file = path.join(cacheDir(), 'ocm-operators', options.ocmVersion, `${operator}.yaml`);
+  const cached = await fs.readFile(file, 'utf8').catch(() => null);
+  if (cached) return cached;
+  const moduleDir = await ensureGoModuleSource(OCM_MODULE, options.ocmVersion, { onProgress: options.onProgress });
+  const { stdout } = await run(options.kubectl, ['kustomize', path.join(moduleDir, 'deploy', operator, 'config')]);
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await writeFileAtomic(file, stdout, 0o644);
+  return stdout;
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { OCM_VERSION } from '../../src/provision/versions.js';
-import { OCM_API_MODULE, OCM_API_VERSION } from '../../src/ocm/crds.js';
+import { OCM_API_MODULE, OCM_API_VERSION } from '../../src/ocm/api-module.js';
 import { ensureGoModuleSource } from '../../src/provision/index.js';
 import { chainName, interfacePrefix, netnsPrefixOf, ruleComment } from '../../src/runtime/local/network/index.js';
 import { waitUntil } from '../support/wait.js';
