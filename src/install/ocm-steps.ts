@@ -4,7 +4,6 @@ import { ensureBinaries } from '../provision/index.js';
 import { acceptClusters, type AcceptDiagnostics } from '../ocm/accept.js';
 import { applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
 import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from '../ocm/constants.js';
-import { kubeClients } from '../ocm/kube.js';
 import { joinCluster, waitForKlusterlet } from '../ocm/klusterlet.js';
 import { deploymentSummary } from '../ocm/operator-install.js';
 import { operatorManifests } from '../ocm/operators.js';
@@ -112,11 +111,11 @@ export function ocmSteps(): Step<InstallContext>[] {
     {
       title: 'OCM accept',
       run: async (ctx, progress) => {
-        const states = await acceptClusters(kubeClients(hubOf(ctx).kubeconfig), spokesOf(ctx).map((c) => c.name), {
+        const states = await withClient(hubOf(ctx), (hub) => acceptClusters(hub, spokesOf(ctx).map((c) => c.name), {
           timeoutMs: timeoutOf(ctx),
           diagnostics: acceptDiagnostics(ctx),
           progress,
-        });
+        }));
         await Promise.all(spokesOf(ctx).map((spoke) => withClient(spoke, (client) => waitForKlusterlet(client, { clusterName: spoke.name, timeoutMs: timeoutOf(ctx), progress }))));
         return `${states.map((s) => s.name).join(', ')} accepted, joined, available; klusterlet agents Available`;
       },

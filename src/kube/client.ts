@@ -6,11 +6,16 @@ import readline from 'node:readline';
 import YAML from 'yaml';
 
 /**
- * A small JSON client for the Kubernetes API: one keep-alive TLS agent,
- * plain objects in and out (times stay RFC 3339 strings, which matters for
- * Lease MicroTime fields), list+watch streams. It keeps the nodelet and the
- * processes it runs light — @kubernetes/client-node's full API costs about
- * 80 MB of RSS and half a second of start-up per process.
+ * The lab's one Kubernetes client (CLI, install, OCM, addons, nodelet, pods'
+ * entry points): one keep-alive TLS agent, plain objects in and out sent
+ * exactly as given (times stay RFC 3339 strings, which matters for Lease
+ * MicroTime fields; CRD schemas keep every key), list+watch streams.
+ * Why ours and not @kubernetes/client-node 1.4.0, measured 2026-11-23 with
+ * `node --input-type=module -e "await import(…)"` on Node 20 (2 shared cores,
+ * median of 7): importing client-node takes 740 ms and +75 MB of RSS, this
+ * module 60 ms and +12 MB; a whole process that only imports it runs
+ * 0.7 s / 120 MB against 0.15 s / 53 MB. Every pod entry point, every nodelet
+ * and every CLI command would pay that at start.
  */
 export interface KubeEndpoint {
   server: string;

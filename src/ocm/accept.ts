@@ -1,7 +1,7 @@
-import { PatchStrategy, type KubernetesObject, type V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { NotReadyError } from '../errors.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
+import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL, CONDITION, FIELD_MANAGER } from './constants.js';
-import { apiMessage, isConflict, readOrNull, type KubeClients } from './kube.js';
 
 export interface Condition {
   type: string;
@@ -10,13 +10,20 @@ export interface Condition {
   message?: string;
 }
 
-export interface ManagedCluster extends KubernetesObject {
-  metadata: { name: string; uid?: string };
+export interface ManagedCluster extends KubeObject {
   spec?: { hubAcceptsClient?: boolean };
   status?: { conditions?: Condition[] };
 }
 
+/** certificates.k8s.io/v1 CertificateSigningRequest, the fields accept reads. */
+export interface CertificateSigningRequest extends KubeObject {
+  spec: { request: string; signerName: string; username?: string; usages?: string[] };
+  status?: { conditions?: (Condition & { lastUpdateTime?: string })[]; certificate?: string };
+}
+
 export const managedClusterHeader = (name: string) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } });
+export const managedClusterPath = (name: string): string => objectPath(managedClusterHeader(name));
+const CSR_COLLECTION = collectionPath('certificates.k8s.io/v1', 'CertificateSigningRequest');
 
 export function conditionStatus(conditions: readonly Condition[] | undefined, type: string): string {
   return conditions?.find((c) => c.type === type)?.status ?? 'Unknown';
@@ -40,7 +47,7 @@ export function clusterState(mc: ManagedCluster): ClusterState {
   };
 }
 
-export function csrState(csr: V1CertificateSigningRequest): 'Pending' | 'Approved' | 'Denied' | 'Failed' | 'Issued' {
+export function csrState(csr: CertificateSigningRequest): 'Pending' | 'Approved' | 'Denied' | 'Failed' | 'Issued' {
   const types = (csr.status?.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type);
   if (types.includes('Denied')) return 'Denied';
   if (types.includes('Failed')) return 'Failed';
@@ -53,54 +60,55 @@ export function csrState(csr: V1CertificateSigningRequest): 'Pending' | 'Approve
  * client signer, labelled for that cluster, and requested by the bootstrap
  * identity — never anyone else's, whatever it claims to be for.
  */
-export function approvable(csr: V1CertificateSigningRequest, cluster: string): boolean {
+export function approvable(csr: CertificateSigningRequest, cluster: string): boolean {
   return (
     csrState(csr) === 'Pending' &&
     csr.spec.signerName === CLIENT_SIGNER &&
-    csr.metadata?.labels?.[CLUSTER_NAME_LABEL] === cluster &&
+    csr.metadata.labels?.[CLUSTER_NAME_LABEL] === cluster &&
     csr.spec.username === BOOTSTRAP_USERNAME
   );
 }
 
-export async function clusterCsrs(hub: KubeClients, cluster: string): Promise<V1CertificateSigningRequest[]> {
-  const list = await hub.certificates.listCertificateSigningRequest({ labelSelector: `${CLUSTER_NAME_LABEL}=${cluster}` });
+export async function clusterCsrs(hub: KubeClient, cluster: string): Promise<CertificateSigningRequest[]> {
+  const list = await hub.get<{ items: CertificateSigningRequest[] }>(CSR_COLLECTION, { labelSelector: `${CLUSTER_NAME_LABEL}=${cluster}` });
   return list.items;
 }
 
 /** Approves the cluster's approvable CSRs; returns their names. */
-export async function approveBootstrapCsrs(hub: KubeClients, cluster: string): Promise<string[]> {
+export async function approveBootstrapCsrs(hub: KubeClient, cluster: string): Promise<string[]> {
   const approved: string[] = [];
   for (const csr of await clusterCsrs(hub, cluster)) {
     if (!approvable(csr, cluster)) continue;
-    const name = csr.metadata?.name ?? '';
+    const name = csr.metadata.name;
     const conditions = [...(csr.status?.conditions ?? [])];
     conditions.push({
       type: 'Approved',
       status: 'True',
       reason: 'AcceptedByOcmLab',
       message: `ocm-lab accepted cluster ${cluster} (requested by the bootstrap identity ${BOOTSTRAP_USERNAME})`,
-      lastUpdateTime: new Date(),
+      lastUpdateTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     });
     try {
-      await hub.certificates.replaceCertificateSigningRequestApproval({ name, body: { ...csr, status: { ...csr.status, conditions } }, fieldManager: FIELD_MANAGER });
+      // The approval subresource takes the whole CSR back with the new condition (as `kubectl certificate approve`).
+      await hub.request('PUT', `${CSR_COLLECTION}/${encodeURIComponent(name)}/approval`, {
+        body: { ...csr, status: { ...csr.status, conditions } },
+        query: { fieldManager: FIELD_MANAGER },
+      });
       approved.push(name);
     } catch (err) {
       // Someone else changed it meanwhile: the next round looks again.
-      if (!isConflict(err)) throw err;
+      if (!isStatus(err, 409)) throw err;
     }
   }
   return approved;
 }
 
-async function setHubAcceptsClient(hub: KubeClients, cluster: string): Promise<void> {
-  await hub.objects.patch(
-    { ...managedClusterHeader(cluster), spec: { hubAcceptsClient: true } },
-    undefined,
-    undefined,
-    FIELD_MANAGER,
-    undefined,
-    PatchStrategy.MergePatch,
-  );
+async function setHubAcceptsClient(hub: KubeClient, cluster: string): Promise<void> {
+  await hub.request('PATCH', managedClusterPath(cluster), {
+    body: { spec: { hubAcceptsClient: true } },
+    contentType: 'application/merge-patch+json',
+    query: { fieldManager: FIELD_MANAGER },
+  });
 }
 
 export interface AcceptDiagnostics {
@@ -112,7 +120,7 @@ export interface TimeoutReportInput {
   cluster: string;
   timeoutMs: number;
   managedCluster: ManagedCluster | null;
-  csrs: V1CertificateSigningRequest[];
+  csrs: CertificateSigningRequest[];
   /** Evidence from the clusters (pods, log tails), already in words. */
   diagnostics: string;
 }
@@ -135,7 +143,7 @@ export function acceptTimeoutReport(input: TimeoutReportInput): string {
   for (const csr of input.csrs) {
     const state = csrState(csr);
     const by = csr.spec.username === BOOTSTRAP_USERNAME ? 'the bootstrap identity' : `${csr.spec.username ?? 'unknown'} (not the bootstrap identity: not approved)`;
-    lines.push(`  CSR ${csr.metadata?.name ?? '?'}: ${state}, requested by ${by}`);
+    lines.push(`  CSR ${csr.metadata.name}: ${state}, requested by ${by}`);
   }
   if (input.diagnostics) lines.push(input.diagnostics);
   return lines.join('\n');
@@ -154,7 +162,7 @@ export interface AcceptOptions {
  * reports it accepted, joined and available. Never waits longer than
  * `timeoutMs`; on timeout the error lists what is missing per cluster.
  */
-export async function acceptClusters(hub: KubeClients, clusters: readonly string[], options: AcceptOptions): Promise<ClusterState[]> {
+export async function acceptClusters(hub: KubeClient, clusters: readonly string[], options: AcceptOptions): Promise<ClusterState[]> {
   const deadline = Date.now() + options.timeoutMs;
   const pending = new Set(clusters);
   const states = new Map<string, ClusterState>();
@@ -165,7 +173,7 @@ export async function acceptClusters(hub: KubeClients, clusters: readonly string
         // Approve only once the agent's ManagedCluster exists: the agent creates it and asks for its
         // certificate side by side with the bootstrap identity, and stops bootstrapping as soon as the
         // certificate is issued — its own identity may not create the ManagedCluster afterwards.
-        const mc = await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster));
+        const mc = await getOrNull<ManagedCluster>(hub, managedClusterPath(cluster));
         if (!mc) continue;
         const approved = await approveBootstrapCsrs(hub, cluster);
         if (approved.length) options.progress?.(`${cluster}: approved CSR ${approved.join(', ')}`);
@@ -193,13 +201,13 @@ export async function acceptClusters(hub: KubeClients, clusters: readonly string
           acceptTimeoutReport({
             cluster,
             timeoutMs: options.timeoutMs,
-            managedCluster: await readOrNull<ManagedCluster>(hub, managedClusterHeader(cluster)).catch(() => null),
+            managedCluster: await getOrNull<ManagedCluster>(hub, managedClusterPath(cluster)).catch(() => null),
             csrs: await clusterCsrs(hub, cluster).catch(() => []),
             diagnostics: options.diagnostics ? await options.diagnostics.report(cluster).catch((err: unknown) => `(no diagnostics: ${String(err)})`) : '',
           }),
         ),
       );
-      throw new NotReadyError(`${reports.join('\n\n')}${lastError ? `\nlast API error: ${apiMessage(lastError)}` : ''}`, {
+      throw new NotReadyError(`${reports.join('\n\n')}${lastError ? `\nlast API error: ${lastError instanceof Error ? lastError.message : String(lastError)}` : ''}`, {
         hint: "run 'ocm-lab up' again to keep waiting, or 'ocm-lab down' to remove the lab",
       });
     }

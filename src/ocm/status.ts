@@ -2,34 +2,44 @@ import fs from 'node:fs/promises';
 import { hubCluster, spokeClusters, type LabConfig } from '../config/index.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
 import { clusterKubeconfigFile } from '../paths.js';
+import { isStatus, KubeClient } from '../kube/client.js';
+import { collectionPath } from '../kube/objects.js';
 import { clusterState, type ClusterState, type ManagedCluster } from './accept.js';
-import { apiMessage, httpStatusOf, kubeClients, type KubeClients } from './kube.js';
 
 /** The hub's admin kubeconfig of a lab (every runtime writes it there). */
 export function hubAdminKubeconfig(config: LabConfig): string {
   return clusterKubeconfigFile(config.name, hubCluster(config).name);
 }
 
-/** Clients for the lab's hub; NotFoundError when the lab is not up. */
-export async function hubClients(config: LabConfig): Promise<KubeClients> {
+/** A client for the lab's hub (close it when done); NotFoundError when the lab is not up. */
+export async function hubClient(config: LabConfig): Promise<KubeClient> {
   const file = hubAdminKubeconfig(config);
   try {
     await fs.access(file);
   } catch {
     throw new NotFoundError(`lab '${config.name}' is not up (no hub kubeconfig at ${file})`, { hint: "run 'ocm-lab up' first" });
   }
-  return kubeClients(file);
+  return KubeClient.fromKubeconfig(file);
+}
+
+/** Runs `use` with a client for the lab's hub and closes it afterwards. */
+export async function withHubClient<T>(config: LabConfig, use: (hub: KubeClient) => Promise<T>): Promise<T> {
+  const hub = await hubClient(config);
+  try {
+    return await use(hub);
+  } finally {
+    hub.close();
+  }
 }
 
 /** Every ManagedCluster on the hub, sorted by name. */
-export async function listManagedClusters(hub: KubeClients): Promise<ClusterState[]> {
+export async function listManagedClusters(hub: KubeClient): Promise<ClusterState[]> {
   let items: ManagedCluster[];
   try {
-    items = (await hub.objects.list<ManagedCluster>('cluster.open-cluster-management.io/v1', 'ManagedCluster')).items;
+    items = (await hub.get<{ items: ManagedCluster[] }>(collectionPath('cluster.open-cluster-management.io/v1', 'ManagedCluster'))).items;
   } catch (err) {
-    const code = httpStatusOf(err);
-    if (code === 404) throw new NotReadyError('OCM is not installed on the hub (no ManagedCluster API)', { hint: "run 'ocm-lab up'" });
-    throw new NotReadyError(`could not list ManagedClusters on the hub at ${hub.server}: ${apiMessage(err)}`, { hint: "is the lab up? see 'ocm-lab status'" });
+    if (isStatus(err, 404)) throw new NotReadyError('OCM is not installed on the hub (no ManagedCluster API)', { hint: "run 'ocm-lab up'" });
+    throw new NotReadyError(`could not list ManagedClusters on the hub at ${hub.endpoint.server}: ${(err as Error).message}`, { hint: "is the lab up? see 'ocm-lab status'" });
   }
   return items.map(clusterState).sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -40,7 +50,7 @@ export interface OcmStatus {
 
 /** The OCM view of a lab for `status`: one entry per ManagedCluster on the hub. */
 export async function ocmStatus(config: LabConfig): Promise<OcmStatus> {
-  return { clusters: await listManagedClusters(await hubClients(config)) };
+  return { clusters: await withHubClient(config, listManagedClusters) };
 }
 
 /**

@@ -1,9 +1,9 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
+import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { FIELD_MANAGER } from './constants.js';
-import { managedClusterHeader, type ManagedCluster } from './accept.js';
-import { apiMessage, httpStatusOf, isConflict, readOrNull, type KubeClients } from './kube.js';
+import { managedClusterPath, type ManagedCluster } from './accept.js';
 
 export interface Manifest {
   apiVersion: string;
@@ -60,8 +60,8 @@ export function checkWorkName(name: string): void {
   }
 }
 
-export interface ManifestWork extends KubernetesObject {
-  metadata: { name: string; namespace: string; resourceVersion?: string };
+export interface ManifestWork extends KubeObject {
+  metadata: KubeObject['metadata'] & { namespace: string };
   spec: { workload: { manifests: Manifest[] } };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
@@ -87,31 +87,35 @@ export const manifestWorkHeader = (name: string, cluster: string) => ({
  * (NotFoundError otherwise); an existing work is replaced only with `overwrite`.
  */
 export async function createWork(
-  hub: KubeClients,
+  hub: KubeClient,
   input: { name: string; cluster: string; manifests: Manifest[]; overwrite?: boolean },
 ): Promise<{ work: ManifestWork; action: 'created' | 'updated' }> {
   checkWorkName(input.name);
-  const mc = await readOrNull<ManagedCluster>(hub, managedClusterHeader(input.cluster));
+  const mc = await getOrNull<ManagedCluster>(hub, managedClusterPath(input.cluster));
   if (!mc) {
-    const known = (await hub.objects.list<ManagedCluster>('cluster.open-cluster-management.io/v1', 'ManagedCluster').catch(() => ({ items: [] as ManagedCluster[] }))).items.map((c) => c.metadata.name);
+    const known = (
+      await hub.get<{ items: ManagedCluster[] }>(collectionPath('cluster.open-cluster-management.io/v1', 'ManagedCluster')).catch(() => ({ items: [] as ManagedCluster[] }))
+    ).items.map((c) => c.metadata.name);
     throw new NotFoundError(`cluster '${input.cluster}' is not a managed cluster of this hub`, { hint: known.length ? `managed clusters: ${known.join(', ')}` : "no cluster has joined yet; run 'ocm-lab up'" });
   }
   const desired = buildManifestWork(input.name, input.cluster, input.manifests);
-  const existing = await readOrNull<ManifestWork>(hub, manifestWorkHeader(input.name, input.cluster));
+  const existing = await getOrNull<ManifestWork>(hub, objectPath(desired));
+  const asOcmLab = { fieldManager: FIELD_MANAGER };
   try {
     if (!existing) {
-      return { work: (await hub.objects.create(desired, undefined, undefined, FIELD_MANAGER)) as ManifestWork, action: 'created' };
+      const work = await hub.post<ManifestWork>(collectionPath(desired.apiVersion, desired.kind, input.cluster), desired, asOcmLab);
+      return { work, action: 'created' };
     }
     if (!input.overwrite) {
       throw new ConflictError(`work '${input.name}' already exists in namespace ${input.cluster}`, { hint: 'pass --overwrite to replace its manifests' });
     }
     const updated = { ...existing, spec: desired.spec };
-    return { work: (await hub.objects.replace(updated, undefined, undefined, FIELD_MANAGER)) as ManifestWork, action: 'updated' };
+    return { work: await hub.request<ManifestWork>('PUT', objectPath(desired), { body: updated, query: asOcmLab }), action: 'updated' };
   } catch (err) {
     if (err instanceof ConflictError) throw err;
-    if (isConflict(err)) throw new ConflictError(`work '${input.name}' in namespace ${input.cluster} changed while it was written: ${apiMessage(err)}`, { hint: 'run the command again' });
-    const code = httpStatusOf(err);
-    if (code === 400 || code === 422) throw new InvalidInputError(`the hub refused ManifestWork ${input.cluster}/${input.name}: ${apiMessage(err)}`);
+    // ApiError's message carries the API server's own Status message.
+    if (isStatus(err, 409)) throw new ConflictError(`work '${input.name}' in namespace ${input.cluster} changed while it was written: ${(err as Error).message}`, { hint: 'run the command again' });
+    if (isStatus(err, 400) || isStatus(err, 422)) throw new InvalidInputError(`the hub refused ManifestWork ${input.cluster}/${input.name}: ${(err as Error).message}`);
     throw err;
   }
 }

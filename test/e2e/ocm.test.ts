@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig } from '../../src/config/index.js';
 import { NotReadyError } from '../../src/errors.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
-import { acceptClusters, approveBootstrapCsrs, clusterCsrs, csrState, managedClusterHeader, type ManagedCluster } from '../../src/ocm/accept.js';
+import { acceptClusters, approveBootstrapCsrs, clusterCsrs, csrState, managedClusterPath, type ManagedCluster } from '../../src/ocm/accept.js';
 import { AGENT_DEPLOYMENTS, BOOTSTRAP_USERNAME, CLUSTER_NAME_LABEL, HUB_DEPLOYMENTS } from '../../src/ocm/constants.js';
-import { readOrNull, waitUntil, type KubeClients } from '../../src/ocm/kube.js';
-import { hubClients, ocmStatus } from '../../src/ocm/status.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { getOrNull, objectPath } from '../../src/kube/objects.js';
+import { waitUntil } from '../../src/kube/wait.js';
+import { hubClient, ocmStatus } from '../../src/ocm/status.js';
 import { manifestWorkHeader, type ManifestWork } from '../../src/ocm/work.js';
 import { labDir } from '../../src/paths.js';
 import { x509 } from '../../src/pki/x509.js';
@@ -57,7 +59,7 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
   let status: LabStatus;
   let kubeconfig: string;
   let labFile: string;
-  let hub: KubeClients;
+  let hub: KubeClient;
 
   beforeAll(async () => {
     home = await isolatedLabHome('ocm');
@@ -66,10 +68,11 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     await fs.writeFile(labFile, renderLabConfig(config));
     status = (await upLab(config, { renderer: 'silent' })).status;
     kubeconfig = status.kubeconfig ?? '';
-    hub = await hubClients(config);
+    hub = await hubClient(config);
   });
 
   afterAll(async () => {
+    hub?.close();
     await downLab(config).catch(() => undefined);
     await home.cleanup();
   });
@@ -165,7 +168,7 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     expect(JSON.parse(created.stdout)).toMatchObject({ name, cluster: 'cluster1', action: 'created', manifests: [`ConfigMap/${name}`, `Namespace/${name}-ns`] });
     const conditions = await waitUntil(
       async () => {
-        const work = await readOrNull<ManifestWork>(hub, manifestWorkHeader(name, 'cluster1'));
+        const work = await getOrNull<ManifestWork>(hub, objectPath(manifestWorkHeader(name, 'cluster1')));
         const c = work?.status?.conditions ?? [];
         const ok = (type: string) => c.some((x) => x.type === type && x.status === 'True');
         return ok('Applied') && ok('Available') ? c.map((x) => `${x.type}=${x.status}`) : undefined;
@@ -201,7 +204,7 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     expect(unknown.exitCode).toBe(5);
     expect(unknown.stderr).toContain("cluster 'cluster9' is not a managed cluster");
     for (const [ns, work] of [['cluster1', 'bad-input'], ['cluster9', 'to-nowhere']] as const) {
-      expect(await readOrNull(hub, manifestWorkHeader(work, ns))).toBeNull();
+      expect(await getOrNull(hub, objectPath(manifestWorkHeader(work, ns)))).toBeNull();
     }
   });
 
@@ -224,7 +227,7 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
       expect(created.exitCode, created.stderr).toBe(0);
       expect(await approveBootstrapCsrs(hub, 'cluster1')).toEqual([]);
       await acceptClusters(hub, ['cluster1'], { timeoutMs: 10_000 });
-      const after = (await clusterCsrs(hub, 'cluster1')).find((c) => c.metadata?.name === name);
+      const after = (await clusterCsrs(hub, 'cluster1')).find((c) => c.metadata.name === name);
       expect(after?.spec.username).toBe('intruder');
       expect(after && csrState(after)).toBe('Pending');
     } finally {
@@ -242,7 +245,7 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     expect(caught).toBeInstanceOf(NotReadyError);
     expect((caught as Error).message).toContain('cluster ghost was not accepted, joined and available within 2 s');
     expect((caught as Error).message).toContain('ManagedCluster ghost does not exist on the hub');
-    expect(await readOrNull(hub, managedClusterHeader('ghost'))).toBeNull();
+    expect(await getOrNull(hub, managedClusterPath('ghost'))).toBeNull();
   });
 
   it('keeps the hub VPC away from the spokes with OCM running', async () => {
@@ -259,16 +262,16 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
 
   it('re-running up changes nothing, and puts back an operator someone deleted', async () => {
     const pods = await ocmPods(kubeconfig);
-    const uid = async (c: string) => (await readOrNull<ManagedCluster>(hub, managedClusterHeader(c)))?.metadata.uid;
+    const uid = async (c: string) => (await getOrNull<ManagedCluster>(hub, managedClusterPath(c)))?.metadata.uid;
     const uids = [await uid('cluster1'), await uid('cluster2')];
-    const csrNames = (await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata?.name).sort();
+    const csrNames = (await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata.name).sort();
     const result = await upLab(config, { renderer: 'silent' });
     const ocmResults = result.steps.filter((s) => /OCM|klusterlet|cluster manager/.test(s.title)).map((s) => `${s.title}: ${s.result}`);
     expect(ocmResults.length).toBeGreaterThanOrEqual(6);
     expect(ocmResults.join('\n')).not.toMatch(/created|updated|written|approved|set/);
     expect(await ocmPods(kubeconfig)).toEqual(pods);
     expect([await uid('cluster1'), await uid('cluster2')]).toEqual(uids);
-    expect((await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata?.name).sort()).toEqual(csrNames);
+    expect((await clusterCsrs(hub, 'cluster1')).map((c) => c.metadata.name).sort()).toEqual(csrNames);
 
     // The klusterlet operator deleted by hand: up applies it again, and cluster1 stays joined.
     const deleted = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management', 'delete', 'deployment', 'klusterlet', '--wait']);

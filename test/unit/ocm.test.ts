@@ -1,18 +1,20 @@
-import type { V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { renderClusters } from '../../src/cli/commands/get.js';
 import { InvalidInputError } from '../../src/errors.js';
-import { acceptClusters, acceptTimeoutReport, approvable, clusterState, csrState, type ManagedCluster } from '../../src/ocm/accept.js';
-import type { KubeClients } from '../../src/ocm/kube.js';
+import { ApiError, type KubeClient, type RequestOptions } from '../../src/kube/client.js';
+import { acceptClusters, acceptTimeoutReport, approvable, clusterState, csrState, type CertificateSigningRequest, type ManagedCluster } from '../../src/ocm/accept.js';
 import { BOOTSTRAP_TOKEN_SECONDS, BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL } from '../../src/ocm/constants.js';
 import { clusterManagerObject, clusterManagerReady, hubBootstrapObjects } from '../../src/ocm/cluster-manager.js';
 import { bootstrapKubeconfigIsCurrent, klusterletObject, tokenExpiry } from '../../src/ocm/klusterlet.js';
 import { pinOperatorImage } from '../../src/ocm/operators.js';
-import { checkWorkName, parseManifests } from '../../src/ocm/work.js';
+import { checkWorkName, createWork, parseManifests, type ManifestWork } from '../../src/ocm/work.js';
+import { ConflictError } from '../../src/errors.js';
 import { renderKubeconfig } from '../../src/kube/kubeconfig.js';
 
-function csr(opts: { name?: string; username?: string; cluster?: string; signer?: string; conditions?: string[]; certificate?: string }): V1CertificateSigningRequest {
+function csr(opts: { name?: string; username?: string; cluster?: string; signer?: string; conditions?: string[]; certificate?: string }): CertificateSigningRequest {
   return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
     metadata: { name: opts.name ?? 'cluster1-abcde', labels: opts.cluster === undefined ? { [CLUSTER_NAME_LABEL]: 'cluster1' } : { [CLUSTER_NAME_LABEL]: opts.cluster } },
     spec: { request: 'cmVx', signerName: opts.signer ?? CLIENT_SIGNER, username: opts.username ?? BOOTSTRAP_USERNAME },
     status: { conditions: (opts.conditions ?? []).map((type) => ({ type, status: 'True' })), ...(opts.certificate ? { certificate: opts.certificate } : {}) },
@@ -67,6 +69,49 @@ describe('ManifestWork manifests', () => {
     }
   });
 
+  /** The hub calls create work makes: read the ManagedCluster and the work, then POST or PUT it. */
+  function workHub(existing: ManifestWork | null, refuse?: ApiError) {
+    const writes: { method: string; path: string; body: unknown; query: unknown }[] = [];
+    const notFound = (path: string) => new ApiError(404, 'NotFound', `GET ${path}: 404 NotFound: not found`);
+    const write = async (method: string, path: string, body: unknown, query: unknown) => {
+      if (refuse) throw refuse;
+      writes.push({ method, path, body, query });
+      return body;
+    };
+    const hub = {
+      get: async (path: string) => {
+        if (path === '/apis/cluster.open-cluster-management.io/v1/managedclusters/cluster1') return mc('cluster1', true, {});
+        if (path === '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks/w1' && existing) return existing;
+        throw notFound(path);
+      },
+      post: (path: string, body: unknown, query: unknown) => write('POST', path, body, query),
+      request: (method: string, path: string, opts: RequestOptions) => write(method, path, opts.body, opts.query),
+    } as unknown as KubeClient;
+    return { hub, writes };
+  }
+  const manifests = parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n', 'in.yaml');
+
+  it('creates a work as ocm-lab, replaces it only with overwrite, and shows the hub’s refusal in its words', async () => {
+    const created = workHub(null);
+    expect((await createWork(created.hub, { name: 'w1', cluster: 'cluster1', manifests })).action).toBe('created');
+    expect(created.writes).toEqual([
+      { method: 'POST', path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks', body: expect.objectContaining({ kind: 'ManifestWork', spec: { workload: { manifests } } }), query: { fieldManager: 'ocm-lab' } },
+    ]);
+
+    const old: ManifestWork = { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w1', namespace: 'cluster1', resourceVersion: '7' }, spec: { workload: { manifests: [] } } };
+    await expect(createWork(workHub(old).hub, { name: 'w1', cluster: 'cluster1', manifests })).rejects.toThrow(ConflictError);
+    const replaced = workHub(old);
+    expect((await createWork(replaced.hub, { name: 'w1', cluster: 'cluster1', manifests, overwrite: true })).action).toBe('updated');
+    expect(replaced.writes).toEqual([
+      { method: 'PUT', path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks/w1', body: { ...old, spec: { workload: { manifests } } }, query: { fieldManager: 'ocm-lab' } },
+    ]);
+
+    const refusal = new ApiError(422, 'Invalid', 'POST /apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks: 422 Invalid: ManifestWork "w1" is invalid: spec.workload: too big');
+    const refused = createWork(workHub(null, refusal).hub, { name: 'w1', cluster: 'cluster1', manifests });
+    await expect(refused).rejects.toThrow(InvalidInputError);
+    await expect(refused).rejects.toThrow(/the hub refused ManifestWork cluster1\/w1: .*422 Invalid: ManifestWork "w1" is invalid: spec.workload: too big/);
+  });
+
   it('checks work names', () => {
     expect(() => checkWorkName('dep-role')).not.toThrow();
     expect(() => checkWorkName('Dep_Role')).toThrowError(/not a valid Kubernetes name/);
@@ -85,27 +130,49 @@ describe('accept', () => {
     expect(approvable(csr({ conditions: ['Denied'] }), 'cluster1')).toBe(false);
   });
 
-  it('approves a cluster’s CSR only once its ManagedCluster exists (the agent cannot create it after bootstrap)', async () => {
-    let managedCluster: ManagedCluster | null = null;
-    const approvals: string[] = [];
+  /** The few hub calls accept makes: read the ManagedCluster, list CSRs, and record every write. */
+  function fakeHub(state: { managedCluster: ManagedCluster | null; csrs: CertificateSigningRequest[] }) {
+    const writes: { method: string; path: string; opts: RequestOptions }[] = [];
     const hub = {
-      certificates: {
-        listCertificateSigningRequest: async () => ({ items: [csr({ name: 'cluster1-x' })] }),
-        replaceCertificateSigningRequestApproval: async ({ name }: { name: string }) => approvals.push(name),
+      get: async (path: string, query?: RequestOptions['query']) => {
+        if (path === '/apis/cluster.open-cluster-management.io/v1/managedclusters/cluster1') {
+          if (state.managedCluster) return state.managedCluster;
+          throw new ApiError(404, 'NotFound', `GET ${path}: 404 NotFound: managedclusters.cluster.open-cluster-management.io "cluster1" not found`);
+        }
+        if (path === '/apis/certificates.k8s.io/v1/certificatesigningrequests' && query?.labelSelector === `${CLUSTER_NAME_LABEL}=cluster1`) return { items: state.csrs };
+        throw new Error(`unexpected GET ${path}`);
       },
-      objects: {
-        read: async () => {
-          if (managedCluster) return managedCluster;
-          throw Object.assign(new Error('not found'), { code: 404 });
-        },
-        patch: async () => undefined,
+      request: async (method: string, path: string, opts: RequestOptions) => {
+        writes.push({ method, path, opts });
+        return {};
       },
-    } as unknown as KubeClients;
+    } as unknown as KubeClient;
+    return { hub, writes };
+  }
+
+  it('approves a cluster’s CSR only once its ManagedCluster exists (the agent cannot create it after bootstrap)', async () => {
+    const state = { managedCluster: null as ManagedCluster | null, csrs: [csr({ name: 'cluster1-x' }), csr({ name: 'cluster1-evil', username: 'mallory' })] };
+    const { hub, writes } = fakeHub(state);
     await expect(acceptClusters(hub, ['cluster1'], { timeoutMs: 50, intervalMs: 10 })).rejects.toThrow(/ManagedCluster cluster1 does not exist/);
-    expect(approvals).toEqual([]);
-    managedCluster = mc('cluster1', true, { HubAcceptedManagedCluster: 'True', ManagedClusterJoined: 'True', ManagedClusterConditionAvailable: 'True' });
+    expect(writes).toEqual([]);
+    state.managedCluster = mc('cluster1', true, { HubAcceptedManagedCluster: 'True', ManagedClusterJoined: 'True', ManagedClusterConditionAvailable: 'True' });
     await acceptClusters(hub, ['cluster1'], { timeoutMs: 1_000, intervalMs: 10 });
-    expect(approvals).toEqual(['cluster1-x']);
+    expect(writes.map((w) => `${w.method} ${w.path}`)).toEqual(['PUT /apis/certificates.k8s.io/v1/certificatesigningrequests/cluster1-x/approval']);
+    const approval = writes[0]!.opts;
+    expect(approval.query).toEqual({ fieldManager: 'ocm-lab' });
+    const conditions = (approval.body as CertificateSigningRequest).status?.conditions ?? [];
+    expect(conditions).toEqual([expect.objectContaining({ type: 'Approved', status: 'True', reason: 'AcceptedByOcmLab' })]);
+    expect(conditions[0]!.lastUpdateTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it('sets hubAcceptsClient with a merge patch as ocm-lab', async () => {
+    const { hub, writes } = fakeHub({ managedCluster: mc('cluster1', false, {}), csrs: [] });
+    await expect(acceptClusters(hub, ['cluster1'], { timeoutMs: 30, intervalMs: 10 })).rejects.toThrow(/not accepted/);
+    expect(writes[0]).toEqual({
+      method: 'PATCH',
+      path: '/apis/cluster.open-cluster-management.io/v1/managedclusters/cluster1',
+      opts: { body: { spec: { hubAcceptsClient: true } }, contentType: 'application/merge-patch+json', query: { fieldManager: 'ocm-lab' } },
+    });
   });
 
   it('tells CSR states apart', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
-import { hubClients } from '../../ocm/status.js';
+import { withHubClient } from '../../ocm/status.js';
 import { checkWorkName, createWork, parseManifests } from '../../ocm/work.js';
 import { emit, type GlobalOptions } from '../output.js';
 
@@ -40,7 +40,7 @@ const workCommand: CommandModule<GlobalOptions, WorkArgs> = {
     const { text, source } = await readManifestSource(argv.file);
     const manifests = parseManifests(text, source);
     const config = await loadLabConfig(argv.config);
-    const { work, action } = await createWork(await hubClients(config), { name: argv.name, cluster: argv.cluster, manifests, overwrite: argv.overwrite });
+    const { work, action } = await withHubClient(config, (hub) => createWork(hub, { name: argv.name, cluster: argv.cluster, manifests, overwrite: argv.overwrite }));
     emit(
       argv,
       { name: work.metadata.name, cluster: work.metadata.namespace, action, manifests: manifests.map((m) => `${m.kind}/${m.metadata.name}`) },

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { loadLabConfig } from '../../config/index.js';
-import { listManagedClusters, hubClients } from '../../ocm/status.js';
+import { listManagedClusters, withHubClient } from '../../ocm/status.js';
 import type { OcmStatus } from '../../ocm/status.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
@@ -23,7 +23,7 @@ export const getCommand: CommandModule<GlobalOptions, GlobalOptions & { resource
   builder: (y) => y.positional('resource', { choices: RESOURCES, demandOption: true, describe: 'what to list' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    const status: OcmStatus = { clusters: await listManagedClusters(await hubClients(config)) };
+    const status: OcmStatus = { clusters: await withHubClient(config, listManagedClusters) };
     emit(argv, status, renderClusters);
   },
 };
