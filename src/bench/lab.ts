@@ -61,6 +61,11 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
     const t0 = Date.now();
     await upLab(config, { renderer: 'silent' });
     const noop = Date.now() - t0;
+    const added = await upLab({ ...config, clusters: [...config.clusters, { name: 'cluster3', vpc: 'vpc-2', hub: false }] }, { renderer: 'silent' });
+    const removed = await upLab(config, { renderer: 'silent' });
+    // The addon steps start together once OCM accepted the spokes: the slowest is when every addon is Available.
+    const addonTitles = new Set<string>(config.addons);
+    const addonSteps = cold.steps.filter((s) => addonTitles.has(s.title));
     // let the control planes settle, then sample steady-state memory
     await new Promise((r) => setTimeout(r, 15_000));
     const steadyKb = await labRssKb(labDir(config.name));
@@ -69,7 +74,10 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
     return [
       ['up (new lab, binaries cached)', `${(cold.durationMs / 1000).toFixed(1)} s`],
       ...cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s  (${s.result})`]),
+      ...(addonSteps.length ? [['every addon Available, after OCM is up', `${(Math.max(...addonSteps.map((s) => s.durationMs)) / 1000).toFixed(1)} s`]] : []),
       ['second up (no-op)', `${(noop / 1000).toFixed(1)} s`],
+      ['cluster add cluster3 (created, joined, addons Available)', `${(added.durationMs / 1000).toFixed(1)} s`],
+      ['cluster remove cluster3 (deregistered, deleted)', `${(removed.durationMs / 1000).toFixed(1)} s`],
       ['RSS right after up', `${(afterUpKb / 1024).toFixed(0)} MiB`],
       ['RSS after 15 s', `${(steadyKb / 1024).toFixed(0)} MiB`],
       ['peak RSS sampled (every 250 ms)', `${(peakKb / 1024).toFixed(0)} MiB`],

@@ -4,14 +4,23 @@ import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
 import { ocmSteps } from '../install/ocm-steps.js';
+import { deregisterSpokes } from '../install/deregister.js';
 import { addonSteps } from '../addons/lab-steps.js';
 import { ocmCapabilities } from '../ocm/status.js';
+import type { ExistingClustersInput } from '../runtime/existing/contexts.js';
+import { uninstallFromClusters } from './uninstall.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
 export interface LifecycleOptions {
   runtime?: RuntimeChoice;
   renderer?: ProgressRenderer;
+  /** false: only the runtime's clusters, without OCM and the addons (e.g. to try the existing runtime on them). */
+  install?: boolean;
+  /** `--runtime existing`: the user's kubeconfig and contexts. */
+  existing?: ExistingClustersInput;
+  /** What `down` is doing, line by line (taking OCM off existing clusters can take minutes). */
+  onProgress?: (line: string) => void;
 }
 
 export interface StepResult {
@@ -42,8 +51,9 @@ function bindSteps<Ctx>(steps: Step<Ctx>[], ctx: Ctx): Step<undefined>[] {
  * Everything `up` does, in order: the runtime's steps create the clusters;
  * from then on only their API is used (OCM, then the addons).
  */
-function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOptions): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
-  const { context, steps, rollback } = runtime.upSteps(config, options);
+function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOptions & LifecycleOptions): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
+  const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(config, options, removed, all, progress);
+  const { context, steps, rollback } = runtime.upSteps(config, { ...options, beforeRemove });
   const install: InstallContext = { config, options, clusters: [] };
   const clustersStep: Step<InstallContext> = {
     title: 'Lab clusters',
@@ -52,7 +62,7 @@ function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOpti
       return ctx.clusters.map((c) => `${c.name} at ${c.internalServer}`).join(', ');
     },
   };
-  return { context, rollback, steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...ocmSteps(), ...addonSteps()], install)] };
+  return { context, rollback, steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...(options.install === false ? [] : [...ocmSteps(), ...addonSteps()])], install)] };
 }
 
 function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: StepResult[]): ListrTask[] {
@@ -88,7 +98,7 @@ function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
 /** Brings a lab up (or repairs it) through the chosen runtime, showing each step. */
 export async function upLab(config: LabConfig, options: UpOptions & LifecycleOptions = {}): Promise<UpResult> {
   const started = Date.now();
-  const runtime = await selectRuntime(options.runtime);
+  const runtime = await selectRuntime(options.runtime, { labName: config.name, existing: options.existing });
   const { context, steps, rollback } = labSteps(runtime, config, options);
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
@@ -111,7 +121,9 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
 }
 
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
-  const runtime = await selectRuntime(options.runtime);
+  const runtime = await selectRuntime(options.runtime, { labName: config.name });
+  // Existing clusters outlive the lab: take off what up installed, then forget them.
+  if (runtime.name === 'existing') await uninstallFromClusters(runtime, config, options.onProgress);
   return runtime.down(config.name, options);
 }
 
@@ -123,5 +135,5 @@ async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<L
 }
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
-  return statusOf(await selectRuntime(options.runtime), config);
+  return statusOf(await selectRuntime(options.runtime, { labName: config.name }), config);
 }

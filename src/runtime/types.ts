@@ -51,6 +51,11 @@ export interface UpOptions {
   /** Keep a half-created lab when `up` fails, for inspection (default: a lab created by this run is removed again). */
   retain?: boolean;
   readyTimeoutMs?: number;
+  /**
+   * Called before a runtime deletes clusters the new config no longer has, while
+   * they still run (so OCM can let them go cleanly); `all` are the lab's clusters before.
+   */
+  beforeRemove?: (removed: LabCluster[], all: LabCluster[], progress: (line: string) => void) => Promise<void>;
 }
 
 export interface DownOptions {

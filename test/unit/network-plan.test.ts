@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, InvalidInputError } from '../../src/errors.js';
+import { reshapeRefusal } from '../../src/runtime/local/state.js';
+import { defaultLabConfig } from '../../src/config/index.js';
 import {
   addressLayout,
   applyScript,
@@ -13,6 +15,7 @@ import {
   parseCidr,
   planLoopback,
   planNetworkIn,
+  reconcilePlanClusters,
   removalScript,
   rulesJumpingTo,
   SMALLEST_POD_PREFIX,
@@ -357,5 +360,46 @@ describe('lab range choice', () => {
     const err = thrown(() => chooseCidr(undefined, usedRanges([{ dst: '0.0.0.0/1', dev: 'x' }, { dst: '128.0.0.0/1', dev: 'x' }], []), 'olabc123'));
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as ConflictError).hint).toContain('network.cidr');
+  });
+});
+
+describe('spokes added and removed on a running lab', () => {
+  const withSpokes = (spokes: string[]): NetworkPlanInput => ({ labName: 'default', vpcs: [input('default').vpcs[0]!, { name: 'vpc-2', hub: false, clusters: spokes }] });
+
+  it('gives a new spoke the lowest free slot and moves nobody', () => {
+    const plan = planNetworkIn(input('default'), '10.213.0.0/16');
+    const grown = reconcilePlanClusters(plan, withSpokes(['cluster1', 'cluster2', 'cluster3']));
+    const vpc2 = grown.vpcs[1]!;
+    expect(vpc2.clusterAddresses).toEqual({ cluster1: '10.213.32.10', cluster2: '10.213.32.11', cluster3: '10.213.32.12' });
+    expect(vpc2.clusterPodCidrs).toEqual({ cluster1: '10.213.33.0/24', cluster2: '10.213.34.0/24', cluster3: '10.213.35.0/24' });
+    expect(grown.vpcs[0]).toEqual(plan.vpcs[0]);
+    // cluster1 leaves: cluster2 and cluster3 stay where they are, and the next new spoke takes cluster1's slot.
+    const shrunk = reconcilePlanClusters(grown, withSpokes(['cluster2', 'cluster3']));
+    expect(shrunk.vpcs[1]!.clusterAddresses).toEqual({ cluster2: '10.213.32.11', cluster3: '10.213.32.12' });
+    const refilled = reconcilePlanClusters(shrunk, withSpokes(['cluster2', 'cluster3', 'cluster4']));
+    expect(refilled.vpcs[1]!.clusterAddresses.cluster4).toBe('10.213.32.10');
+    expect(refilled.vpcs[1]!.clusterPodCidrs?.cluster4).toBe('10.213.33.0/24');
+    expect(reconcilePlanClusters(plan, input('default'))).toEqual(plan);
+  });
+
+  it('refuses a spoke that does not fit its VPC, naming it', () => {
+    const small = planNetworkIn(input('default'), '192.168.50.0/24');
+    const full = Array.from({ length: addressLayout(24).clustersPerVpc }, (_, i) => `c${i}`);
+    expect(() => reconcilePlanClusters(small, withSpokes(full))).not.toThrow();
+    const err = thrown(() => reconcilePlanClusters(small, withSpokes([...full, 'one-too-many'])));
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as Error).message).toContain('cluster one-too-many does not fit');
+  });
+
+  it('lets spokes come and go, and refuses a new hub, other VPCs, a moved cluster, another version or range', () => {
+    const lab = defaultLabConfig();
+    const spoke = (name: string, vpc = 'vpc-2') => ({ name, vpc, hub: false });
+    expect(reshapeRefusal(lab, { ...lab, clusters: [...lab.clusters, spoke('cluster3')] })).toBeNull();
+    expect(reshapeRefusal(lab, { ...lab, clusters: lab.clusters.filter((c) => c.name !== 'cluster2') })).toBeNull();
+    expect(reshapeRefusal(lab, { ...lab, clusters: [{ name: 'hub2', vpc: 'vpc-1', hub: true }, spoke('cluster1')] })).toContain('the hub of a lab cannot change');
+    expect(reshapeRefusal(lab, { ...lab, vpcs: [...lab.vpcs, { name: 'vpc-3' }] })).toContain('VPCs cannot be added or removed');
+    expect(reshapeRefusal(lab, { ...lab, clusters: lab.clusters.map((c) => (c.name === 'cluster1' ? { ...c, vpc: 'vpc-1' } : c)) })).toContain('a cluster cannot move to vpc-1');
+    expect(reshapeRefusal(lab, { ...lab, kubernetesVersion: 'v1.33.0' })).toContain('Kubernetes');
+    expect(reshapeRefusal(lab, { ...lab, network: { ...lab.network, cidr: '10.9.0.0/16' } })).toContain('network.cidr');
   });
 });

@@ -14,6 +14,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['up', async () => (await lab()).upCommand],
   ['down', async () => (await lab()).downCommand],
   ['status', async () => (await lab()).statusCommand],
+  ['cluster', async () => (await import('./cluster.js')).clusterCommand],
   ['get', async () => (await import('./get.js')).getCommand],
   ['create', async () => (await import('./create-work.js')).createCommand],
   ['kubeconfig', async () => (await lab()).kubeconfigCommand],

@@ -2,7 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { hubCluster, loadLabConfig } from '../../config/index.js';
+import { hubCluster, loadLabConfig, type LabConfig } from '../../config/index.js';
+import { clusterSpecs, type ExistingClustersInput } from '../../runtime/existing/contexts.js';
+import { existingLabConfig } from '../../runtime/existing/runtime.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
 import { downLab, labStatus, upLab } from '../../lab/lifecycle.js';
@@ -14,7 +16,25 @@ import { emit, renderTable, type GlobalOptions } from '../output.js';
 
 type Args<T> = GlobalOptions & T;
 
-export const upCommand: CommandModule<GlobalOptions, Args<{ runtime: RuntimeChoice; 'bin-dir'?: string; retain: boolean; download: boolean }>> = {
+type UpFlags = { runtime: RuntimeChoice; 'bin-dir'?: string; retain: boolean; download: boolean; kubeconfig?: string; 'hub-context'?: string; 'spoke-context'?: string[] };
+
+/** `--runtime existing`: the contexts, checked, and the lab config they make (name, versions, addons from --config). */
+function existingClusters(argv: UpFlags, config: LabConfig): { input?: ExistingClustersInput; config: LabConfig } {
+  const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
+  if (argv.runtime !== 'existing') {
+    if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
+    return { config };
+  }
+  if (!argv.kubeconfig || !argv['hub-context']) {
+    throw new InvalidInputError('--runtime existing needs --kubeconfig FILE and --hub-context CTX (and a --spoke-context CTX per spoke)', {
+      hint: 'ocm-lab up --runtime existing --kubeconfig ~/.kube/config --hub-context hub --spoke-context cluster1 --spoke-context cluster2',
+    });
+  }
+  const input: ExistingClustersInput = { kubeconfig: argv.kubeconfig, hubContext: argv['hub-context'], spokeContexts: argv['spoke-context'] ?? [] };
+  return { input, config: existingLabConfig(config, clusterSpecs(input)) };
+}
+
+export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   command: 'up',
   describe: 'bring the lab up, or repair it (idempotent)',
   builder: (y) =>
@@ -22,11 +42,15 @@ export const upCommand: CommandModule<GlobalOptions, Args<{ runtime: RuntimeChoi
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
       .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
-      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' }),
+      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
+      .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
+      .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
+      .option('spoke-context', { type: 'string', array: true, describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)' }),
   handler: async (argv) => {
-    const config = await loadLabConfig(argv.config);
+    const { input, config } = existingClusters(argv, await loadLabConfig(argv.config));
     const result = await upLab(config, {
       runtime: argv.runtime,
+      ...(input ? { existing: input } : {}),
       binDir: argv['bin-dir'],
       retain: argv.retain,
       allowDownload: argv.download,
@@ -42,7 +66,9 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
   builder: (y) => y.option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    const result = await downLab(config, { keepData: argv['keep-data'] });
+    const started = Date.now();
+    const onProgress = argv.verbose ? (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`) : undefined;
+    const result = await downLab(config, { keepData: argv['keep-data'], onProgress });
     emit(argv, result, (r) =>
       r.existed || r.stoppedProcesses.length || r.removedNetworkResources
         ? `lab '${r.lab}' is down: stopped ${r.stoppedProcesses.length} processes, removed ${r.removedNetworkResources} network resources${r.keptData ? '; data kept' : ''}`

@@ -10,6 +10,7 @@ import {
   planLoopback,
   planNetwork,
   probeNetworkCapability,
+  reconcilePlanClusters,
   teardownNetwork,
   type NetworkPlan,
   type NetworkPlanInput,
@@ -23,7 +24,7 @@ export interface ResolvedNetwork {
   addressing(cluster: string): ClusterAddressing;
 }
 
-function planInput(config: LabConfig): NetworkPlanInput {
+export function planInput(config: LabConfig): NetworkPlanInput {
   return {
     labName: config.name,
     cidr: config.network.cidr,
@@ -65,7 +66,14 @@ export async function resolveNetwork(
   persist: (state: LabState) => Promise<void>,
   progress: (line: string) => void,
 ): Promise<ResolvedNetwork> {
-  if (!state.network) {
+  if (state.network) {
+    // Spokes added or removed since the plan was made: new ones get free addresses, nobody else moves.
+    const reconciled = reconcilePlanClusters(state.network, planInput(config));
+    if (JSON.stringify(reconciled) !== JSON.stringify(state.network)) {
+      state.network = reconciled;
+      await persist(state);
+    }
+  } else {
     const capability = await probeNetworkCapability();
     if (capability.canIsolate) {
       state.network = await planNetwork(planInput(config));

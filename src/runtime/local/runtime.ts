@@ -7,15 +7,16 @@ import { labDir } from '../../paths.js';
 import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
 import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
 import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
-import { readState, topologyOf, writeState, type LabState } from './state.js';
+import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
 import type { DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
 import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
-import { networkStatus, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
-import { logTail, processState, readPid, startProcess, stopProcess, type ProcessSpec } from './process.js';
+import { networkStatus, planInput, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
+import { reconcilePlanClusters } from './network/index.js';
+import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
+import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluster-removal.js';
 import { apiServerAnswers, waitForComponent } from './readiness.js';
-import { nodeletCapabilities, nodeletSteps, nodeletWorkDir } from './nodelet-steps.js';
-import { cleanupContainers, runcAt } from '../../nodelet/oci/index.js';
+import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -29,6 +30,8 @@ export interface LocalContext {
   binaries?: Record<BinaryName, string>;
   clusters: ClusterPlan[];
   pki: Map<string, ClusterPkiPaths>;
+  /** Clusters the lab has and the new config does not: removed before anything else. */
+  removed: string[];
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
@@ -99,11 +102,11 @@ export class LocalRuntime implements Runtime<LocalContext> {
   }
 
   upSteps(config: LabConfig, options: UpOptions): { context: LocalContext; steps: Step<LocalContext>[]; rollback: () => Promise<void> } {
-    const ctx: LocalContext = { config, dir: labDir(config.name), options, createdNow: false, clusters: [], pki: new Map() };
+    const ctx: LocalContext = { config, dir: labDir(config.name), options, createdNow: false, clusters: [], pki: new Map(), removed: [] };
     const steps: Step<LocalContext>[] = [
       {
         title: 'Lab directory and lock',
-        run: async (c) => {
+        run: async (c, progress) => {
           await fs.mkdir(c.dir, { recursive: true, mode: 0o700 });
           try {
             c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
@@ -114,11 +117,19 @@ export class LocalRuntime implements Runtime<LocalContext> {
             });
           }
           const existing = await readState(c.dir);
-          if (existing && topologyOf(existing.config) !== topologyOf(c.config)) {
-            throw new ConflictError(
-              `lab '${c.config.name}' already exists with a different shape (VPCs, clusters, version or network); up does not reshape a running lab`,
-              { hint: `run 'ocm-lab down${c.config.source ? ` --config ${c.config.source}` : ''}' first, or give the new lab another name` },
-            );
+          const refusal = existing ? reshapeRefusal(existing.config, c.config) : null;
+          if (refusal) {
+            throw new ConflictError(`lab '${c.config.name}' already exists and ${refusal}; up only adds and removes spokes of a running lab`, {
+              hint: `run 'ocm-lab down${c.config.source ? ` --config ${c.config.source}` : ''}' first, or give the new lab another name`,
+            });
+          }
+          c.removed = existing ? existing.config.clusters.filter((x) => !c.config.clusters.some((y) => y.name === x.name)).map((x) => x.name) : [];
+          if (existing && c.removed.length) {
+            // Let them go while they still run, then delete them; the rest of up sees the new shape.
+            const all = await clustersOfState(c.dir, existing);
+            await c.options.beforeRemove?.(all.filter((x) => c.removed.includes(x.name)), all, progress);
+            for (const name of c.removed) await removeClusterOf(c.dir, c.config.name, existing.network, name);
+            if (existing.network) existing.network = reconcilePlanClusters(existing.network, planInput(c.config));
           }
           c.createdNow = !existing;
           c.state = existing ?? {
@@ -132,7 +143,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
           };
           c.state.config = c.config;
           await writeState(c.dir, c.state);
-          return existing ? 'existing lab' : 'new lab';
+          return !existing ? 'new lab' : c.removed.length ? `existing lab; removed ${c.removed.join(', ')}` : 'existing lab';
         },
       },
       {
@@ -194,21 +205,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
     const dir = labDir(config.name);
     const state = await readState(dir);
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up (no state in ${dir})`, { hint: "run 'ocm-lab up' first" });
-    const net = await networkStatus(state);
-    return Promise.all(
-      state.config.clusters.map(async (cl) => {
-        const plan = planCluster(dir, cl, net.addressing(cl.name));
-        return {
-          name: cl.name,
-          vpc: cl.vpc,
-          hub: cl.hub,
-          kubeconfig: adminKubeconfigPath(plan),
-          internalServer: plan.apiServerUrl,
-          internalAddress: plan.address,
-          caPem: await fs.readFile(clusterPkiPaths(plan.pkiDir).caCert, 'utf8'),
-        };
-      }),
-    );
+    return clustersOfState(dir, state);
   }
 
   async down(labName: string, options: DownOptions): Promise<DownResult> {
@@ -218,29 +215,8 @@ export class LocalRuntime implements Runtime<LocalContext> {
     // Stop every component that has a pid file, whatever the state says: the state may be from a crash.
     const clustersDir = path.join(dir, 'clusters');
     const clusterNames = await fs.readdir(clustersDir).catch(() => [] as string[]);
-    await Promise.all(
-      clusterNames.map(async (name) => {
-        const runDir = path.join(clustersDir, name, 'run');
-        const pidFiles = (await fs.readdir(runDir).catch(() => [] as string[])).filter((f) => f.endsWith('.pid'));
-        // Workloads before control planes, control planes in reverse start order.
-        const order = (f: string) => {
-          const i = CONTROL_PLANE_COMPONENTS.indexOf(f.replace(/\.pid$/, '') as ControlPlaneComponent);
-          return i === -1 ? -1 : i;
-        };
-        pidFiles.sort((a, b) => order(b) - order(a));
-        for (const f of pidFiles) {
-          const pidFile = path.join(runDir, f);
-          const binary = await binaryOfPidFile(pidFile);
-          if (await stopProcess({ pidFile, binary })) result.stoppedProcesses.push(`${name}/${f.replace(/\.pid$/, '')}`);
-        }
-      }),
-    );
-    // Containers outlive a nodelet that was killed (runc keeps them): stop what is left before their namespaces go.
-    for (const name of clusterNames) {
-      const runcRoot = path.join(nodeletWorkDir({ dir: path.join(clustersDir, name) }), 'runc');
-      const removed = await cleanupContainers(runcAt(runcRoot)).catch(() => [] as string[]);
-      result.stoppedProcesses.push(...removed.map((id) => `${name}/container ${id}`));
-    }
+    const stopped = await Promise.all(clusterNames.map((name) => stopClusterProcesses(path.join(clustersDir, name), name)));
+    result.stoppedProcesses.push(...stopped.flat());
     result.removedNetworkResources = await removeNetwork(labName, state, async (s) => writeState(dir, s));
     if (options.keepData) {
       if (state) await writeState(dir, { ...state, network: null, networkResources: [] });
@@ -293,15 +269,21 @@ export class LocalRuntime implements Runtime<LocalContext> {
   }
 }
 
-/** The binary a pid file belongs to is whatever the recorded process was started as. */
-async function binaryOfPidFile(pidFile: string): Promise<string> {
-  const pid = await readPid(pidFile);
-  if (pid === null) return '';
-  try {
-    return path.resolve(await fs.readlink(`/proc/${pid}/exe`));
-  } catch {
-    return '';
-  }
+/** The clusters a lab's state describes, as the install layer needs them. */
+async function clustersOfState(dir: string, state: LabState): Promise<LabCluster[]> {
+  const net = await networkStatus(state);
+  return Promise.all(
+    state.config.clusters.map(async (cl) => {
+      const plan = planCluster(dir, cl, net.addressing(cl.name));
+      return {
+        name: cl.name,
+        vpc: cl.vpc,
+        hub: cl.hub,
+        kubeconfig: adminKubeconfigPath(plan),
+        internalServer: plan.apiServerUrl,
+        internalAddress: plan.address,
+        caPem: await fs.readFile(clusterPkiPaths(plan.pkiDir).caCert, 'utf8'),
+      };
+    }),
+  );
 }
-
-

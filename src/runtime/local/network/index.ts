@@ -11,6 +11,7 @@ export {
   parseCidr,
   planLoopback,
   planNetworkIn,
+  reconcilePlanClusters,
   ruleComment,
   SMALLEST_POD_PREFIX,
   type AddressLayout,

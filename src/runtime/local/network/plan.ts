@@ -228,3 +228,42 @@ export function planLoopback(input: NetworkPlanInput): NetworkPlan {
     })),
   };
 }
+
+/**
+ * A stored plan brought to the clusters of `input`: clusters it no longer has
+ * lose their address and pod range; new ones get the lowest free slot of their
+ * VPC. Everybody else keeps theirs, so running clusters never move. VPCs are
+ * taken as they are (a VPC added or removed is refused before this).
+ */
+export function reconcilePlanClusters(plan: NetworkPlan, input: NetworkPlanInput): NetworkPlan {
+  const layout = plan.mode === 'netns' ? addressLayout(parseCidr(plan.cidr).prefix) : null;
+  const capacity = layout ? layout.clustersPerVpc : 245;
+  return {
+    ...plan,
+    vpcs: plan.vpcs.map((vpc) => {
+      const wanted = input.vpcs.find((v) => v.name === vpc.name)?.clusters ?? [];
+      const subnetBase = parseCidr(vpc.subnet).base;
+      const slotOf = (address: string) => ipToInt(address) - subnetBase - FIRST_CLUSTER_OFFSET;
+      const addresses: Record<string, string> = {};
+      const podCidrs: Record<string, string> = {};
+      for (const name of wanted.filter((c) => c in vpc.clusterAddresses)) {
+        addresses[name] = vpc.clusterAddresses[name] as string;
+        if (vpc.clusterPodCidrs?.[name]) podCidrs[name] = vpc.clusterPodCidrs[name];
+      }
+      const used = new Set(Object.values(addresses).map(slotOf));
+      for (const name of wanted.filter((c) => !(c in vpc.clusterAddresses))) {
+        let slot = 0;
+        while (used.has(slot)) slot += 1;
+        if (slot >= capacity) {
+          throw new InvalidInputError(`VPC ${vpc.name} (${vpc.subnet}) has room for ${capacity} clusters; cluster ${name} does not fit`, {
+            hint: 'put the cluster in another VPC, or make a new lab with a larger network.cidr',
+          });
+        }
+        used.add(slot);
+        addresses[name] = intToIp(subnetBase + FIRST_CLUSTER_OFFSET + slot);
+        if (layout) podCidrs[name] = `${intToIp(subnetBase + (slot + 1) * 2 ** (32 - layout.blockPrefix))}/${layout.blockPrefix}`;
+      }
+      return { ...vpc, clusterAddresses: addresses, clusterPodCidrs: podCidrs };
+    }),
+  };
+}

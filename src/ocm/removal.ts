@@ -1,0 +1,91 @@
+import { NotReadyError } from '../errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { deleteIfPresent, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+
+export interface RemovalOptions {
+  /** How long to wait for everything asked to go away to be gone. */
+  timeoutMs: number;
+  progress?: (line: string) => void;
+}
+
+/** What a kind and name look like in messages: `Namespace open-cluster-management`, `Role kube-system/x`. */
+export function describeObject(obj: Pick<KubeObject, 'kind'> & { metadata: { name: string; namespace?: string } }): string {
+  return `${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
+}
+
+type Removable = Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: string; namespace?: string } };
+
+interface Terminating extends KubeObject {
+  metadata: KubeObject['metadata'] & { finalizers?: string[] };
+  spec?: { finalizers?: string[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+/** Why an object is still there: its deletion state, finalizers and (namespaces, ManagedClusters) the conditions that say what blocks it. */
+export function whyStillThere(obj: Terminating, label: string): string {
+  const finalizers = [...(obj.metadata.finalizers ?? []), ...(obj.kind === 'Namespace' ? (obj.spec?.finalizers ?? []) : [])];
+  const blocking = (obj.status?.conditions ?? []).filter(
+    (c) => (c.type.startsWith('Namespace') && c.status === 'True') || (c.type === 'ManagedClusterConditionDeleting' || c.type === 'Deleting'),
+  );
+  const parts = [
+    obj.metadata.deletionTimestamp ? `terminating since ${obj.metadata.deletionTimestamp}` : 'not being deleted',
+    finalizers.length ? `finalizers: ${finalizers.join(', ')}` : 'no finalizers',
+    ...blocking.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`),
+  ];
+  return `  ${label}: ${parts.join('; ')}`;
+}
+
+/**
+ * Deletes every object that is there (in order, background propagation) and
+ * waits until all of them are gone. Nothing there: nothing to do. On timeout
+ * throws NotReadyError listing what is left and what holds it (finalizers,
+ * namespace conditions). Returns what it deleted.
+ */
+export async function deleteAndWait(client: KubeClient, all: readonly Removable[], what: string, options: RemovalOptions): Promise<string[]> {
+  const objects = all.filter((obj, i) => all.findIndex((o) => objectPath(o) === objectPath(obj)) === i);
+  const deleted: string[] = [];
+  for (const obj of objects) {
+    if (await deleteIfPresent(client, objectPath(obj), { propagationPolicy: 'Background' })) deleted.push(describeObject(obj));
+  }
+  if (deleted.length) options.progress?.(`${what}: deleted ${deleted.join(', ')}`);
+  await waitGone(client, objects, what, options);
+  return deleted;
+}
+
+/** Waits until none of `objects` exists; on timeout says which are left and why. */
+export async function waitGone(client: KubeClient, objects: readonly Removable[], what: string, options: RemovalOptions): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  let left: { obj: Removable; current: Terminating }[] = [];
+  let said = '';
+  for (;;) {
+    left = [];
+    for (const obj of objects) {
+      const current = await getOrNull<Terminating>(client, objectPath(obj));
+      if (current) left.push({ obj, current: { ...current, kind: obj.kind } });
+    }
+    if (!left.length) return;
+    if (Date.now() >= deadline) break;
+    const line = `${what}: waiting for ${left.map((l) => describeObject(l.obj)).join(', ')} to be gone`;
+    if (line !== said) options.progress?.((said = line));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new NotReadyError(
+    `${what}: not gone within ${Math.round(options.timeoutMs / 1000)} s:\n${left.map((l) => whyStillThere(l.current, describeObject(l.obj))).join('\n')}`,
+    { hint: 'a finalizer is removed by the controller that set it; if that controller no longer runs, remove the finalizer by hand (kubectl patch … --type=merge -p \'{"metadata":{"finalizers":null}}\') and run down again' },
+  );
+}
+
+/** Names of objects of a kind that carry a label (e.g. the CSRs of a cluster), for deletion. */
+export async function labelledObjects(client: KubeClient, apiVersion: string, kind: string, collection: string, labelSelector: string): Promise<Removable[]> {
+  const list = await client.get<{ items: KubeObject[] }>(collection, { labelSelector });
+  return list.items.map((o) => ({ apiVersion, kind, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } }));
+}
+
+/** Runs removals side by side and waits for every one; when some fail, throws one error with all their messages. */
+export async function allSettledOrThrow<T>(tasks: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(tasks);
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+  if (failed.length === 1) throw failed[0];
+  if (failed.length) throw new NotReadyError(failed.map((e) => (e instanceof Error ? e.message : String(e))).join('\n'));
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}

@@ -1,0 +1,92 @@
+import type { KubeClient } from '../kube/client.js';
+import type { KubeObject } from '../kube/objects.js';
+import { hubBootstrapObjects, OPERATOR_API } from './cluster-manager.js';
+import {
+  AGENT_ADDON_NAMESPACE,
+  AGENT_NAMESPACE,
+  CLUSTER_MANAGER_NAME,
+  CLUSTER_NAME_LABEL,
+  HUB_CONTROLLER_NAMESPACE,
+  KLUSTERLET_NAME,
+  OPERATOR_NAMESPACE,
+} from './constants.js';
+import { deleteAndWait, labelledObjects, type RemovalOptions } from './removal.js';
+
+/**
+ * Taking OCM off clusters, the reverse of clusteradm init/join/accept: first
+ * the custom resources, so the operators remove what they made from them while
+ * they still run, then the operators themselves and what stays after them
+ * (docs/notes.md "OCM as clusteradm installs it").
+ */
+export interface UninstallOptions extends RemovalOptions {
+  /** The operator's objects as `up` applied them (operatorManifests of the lab's OCM version). */
+  operatorObjects: KubeObject[];
+}
+
+const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+const crd = (name: string) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
+
+/**
+ * CRDs the klusterlet operator creates on a spoke and leaves there when its
+ * Klusterlet is deleted (they may be shared by several klusterlets; ours is the only one).
+ */
+export const SPOKE_CRDS = ['appliedmanifestworks.work.open-cluster-management.io', 'clusterclaims.cluster.open-cluster-management.io', 'clusterproperties.about.k8s.io'];
+
+/** The operator's objects in the order to delete them: the Deployment first (it stops reconciling), its CRD and namespace last. */
+function operatorObjectsForRemoval(objects: KubeObject[]): KubeObject[] {
+  const rank = (o: KubeObject) => (o.kind === 'Deployment' ? 0 : o.kind === 'CustomResourceDefinition' ? 2 : o.kind === 'Namespace' ? 3 : 1);
+  return [...objects].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * Takes one spoke out of the lab: its ManagedCluster is deleted on the hub
+ * and gone (the hub's controllers first clean its addons and ManifestWorks,
+ * so the agents remove what they applied), its hub namespace and CSRs are
+ * gone; on the spoke the Klusterlet is deleted and gone (the operator removes
+ * the agents), then the klusterlet operator, the spoke CRDs and the agent
+ * namespaces. Idempotent. Returns what it deleted.
+ */
+export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name: string, options: UninstallOptions): Promise<string[]> {
+  const deleted: string[] = [];
+  const mc = { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } };
+  deleted.push(...(await deleteAndWait(hub, [mc], `deregistering ${name} on the hub`, options)));
+  const csrs = await labelledObjects(hub, 'certificates.k8s.io/v1', 'CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests', `${CLUSTER_NAME_LABEL}=${name}`).catch(
+    () => [],
+  );
+  deleted.push(...(await deleteAndWait(hub, [...csrs, namespace(name)], `removing ${name}'s namespace and CSRs on the hub`, options)));
+
+  const klusterlet = { apiVersion: OPERATOR_API, kind: 'Klusterlet', metadata: { name: KLUSTERLET_NAME } };
+  // Only while the Klusterlet CRD is served; without it there is no Klusterlet (and a 404 says so).
+  deleted.push(...(await deleteAndWait(spoke, [klusterlet], `removing the Klusterlet of ${name}`, options)));
+  deleted.push(
+    ...(await deleteAndWait(
+      spoke,
+      [...operatorObjectsForRemoval(options.operatorObjects), ...SPOKE_CRDS.map(crd), namespace(AGENT_NAMESPACE), namespace(AGENT_ADDON_NAMESPACE), namespace(OPERATOR_NAMESPACE)],
+      `removing the klusterlet operator, OCM's CRDs and namespaces from ${name}`,
+      options,
+    )),
+  );
+  return deleted;
+}
+
+/**
+ * `clusteradm clean` on the hub: the ClusterManager deleted and gone (the
+ * operator removes the hub's controllers, CRDs, webhooks and
+ * open-cluster-management-hub), then the cluster-manager operator, its
+ * clustermanagers CRD, the bootstrap identity and the namespaces. Run it after
+ * every spoke was deregistered. Idempotent. Returns what it deleted.
+ */
+export async function uninstallHub(hub: KubeClient, options: UninstallOptions): Promise<string[]> {
+  const deleted: string[] = [];
+  const cm = { apiVersion: OPERATOR_API, kind: 'ClusterManager', metadata: { name: CLUSTER_MANAGER_NAME } };
+  deleted.push(...(await deleteAndWait(hub, [cm], 'removing the ClusterManager', options)));
+  deleted.push(
+    ...(await deleteAndWait(
+      hub,
+      [...hubBootstrapObjects(), ...operatorObjectsForRemoval(options.operatorObjects), namespace(HUB_CONTROLLER_NAMESPACE), namespace(OPERATOR_NAMESPACE)],
+      'removing the cluster-manager operator, its CRD, the bootstrap identity and the namespaces',
+      options,
+    )),
+  );
+  return deleted;
+}

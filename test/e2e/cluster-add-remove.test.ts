@@ -1,0 +1,151 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultLabConfig, renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { labDir } from '../../src/paths.js';
+import { chainName, interfacePrefix, netnsPrefixOf, ruleComment } from '../../src/runtime/local/network/index.js';
+import { cli, isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+
+const LAB = 'e2e-add-remove';
+// One spoke to start with, and every addon: a new spoke must get them all.
+const base = testLabConfig(LAB, {
+  clusters: [
+    { name: 'hub', vpc: 'vpc-1', hub: true },
+    { name: 'cluster1', vpc: 'vpc-2', hub: false },
+  ],
+  addons: defaultLabConfig().addons,
+});
+const withCluster3: LabConfig = { ...base, clusters: [...base.clusters, { name: 'cluster3', vpc: 'vpc-2', hub: false }] };
+
+interface Listed {
+  items: { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } }[];
+}
+
+describe('clusters added and removed live (cluster add/remove, and an edited lab file)', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let before: Awaited<ReturnType<typeof machineSnapshot>>;
+  let labFile: string;
+  let kubeconfig: string;
+  let hubBefore: string[];
+  const env = () => ({ OCM_LAB_HOME: home.home });
+  const k = (context: string, args: string[]) => kubectl(kubeconfig, ['--context', context, ...args]);
+  const list = async (context: string, args: string[]) => {
+    const r = await k(context, ['get', ...args, '-o', 'json']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as Listed;
+  };
+
+  /** Everything on the hub that could carry a trace of a cluster: its namespace, objects in it, cluster-scoped objects named or labelled after it. */
+  async function hubTrace(cluster: string): Promise<string[]> {
+    const trace: string[] = [];
+    const namespaces = await list('hub', ['namespaces']);
+    trace.push(...namespaces.items.filter((n) => n.metadata.name === cluster).map((n) => `namespace ${n.metadata.name}`));
+    for (const kind of ['managedclusters', 'csr', 'clusterroles', 'clusterrolebindings', 'clustergateways']) {
+      const r = await k('hub', ['get', kind, '-o', 'json']);
+      if (r.exitCode !== 0) continue; // clustergateways only once the gateway serves
+      for (const item of (JSON.parse(r.stdout) as Listed).items) {
+        const labelled = Object.values(item.metadata.labels ?? {}).includes(cluster);
+        if (item.metadata.name === cluster || item.metadata.name.includes(`:${cluster}:`) || item.metadata.name.startsWith(`${cluster}-`) || labelled) trace.push(`${kind} ${item.metadata.name}`);
+      }
+    }
+    for (const kind of ['managedclusteraddons', 'manifestworks', 'managedserviceaccounts', 'secrets', 'rolebindings']) {
+      const items = (await list('hub', [kind, '-A'])).items.filter((i) => i.metadata.namespace === cluster);
+      trace.push(...items.map((i) => `${kind} ${i.metadata.namespace}/${i.metadata.name}`));
+    }
+    return trace;
+  }
+
+  async function expectJoinedWithAddons(cluster: string): Promise<void> {
+    const mc = await list('hub', ['managedcluster', cluster]).catch(() => null);
+    const status = (mc as unknown as Listed['items'][number] | null)?.status?.conditions?.find((c) => c.type === 'ManagedClusterConditionAvailable')?.status;
+    expect(status).toBe('True');
+    const addons = (await list('hub', ['managedclusteraddons', '-n', cluster])).items;
+    expect(addons.map((a) => `${a.metadata.name}:${a.status?.conditions?.find((c) => c.type === 'Available')?.status}`).sort()).toEqual(
+      ['cluster-gateway:True', 'cluster-proxy:True', 'managed-serviceaccount:True'],
+    );
+    const agents = await list(cluster, ['pods', '-n', 'open-cluster-management-agent']);
+    expect(agents.items.length).toBe(2);
+  }
+
+  async function expectGone(cluster: string): Promise<void> {
+    expect(await hubTrace(cluster)).toEqual([]);
+    expect((await list('hub', ['namespaces'])).items.map((n) => n.metadata.name).sort()).toEqual(hubBefore);
+    expect((await k(cluster, ['get', 'ns'])).stderr).toMatch(/context was not found|does not exist/);
+    await expect(fs.access(path.join(labDir(LAB), 'clusters', cluster))).rejects.toThrow();
+    const snapshot = await machineSnapshot(home.home);
+    expect(snapshot.netns.filter((n) => n.includes(`.p-${cluster}-`))).toEqual([]);
+    expect(snapshot.processes.filter((p) => p.includes(`/clusters/${cluster}/`))).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('add-remove');
+    before = await machineSnapshot(home.home);
+    labFile = path.join(home.home, 'lab.yaml');
+    await fs.writeFile(labFile, renderLabConfig(base));
+    kubeconfig = (await upLab(base, { renderer: 'silent' })).status.kubeconfig ?? '';
+    hubBefore = (await list('hub', ['namespaces'])).items.map((n) => n.metadata.name).sort();
+  });
+
+  afterAll(async () => {
+    await downLab(base).catch(() => undefined);
+    await home.cleanup();
+  });
+
+  it('cluster add creates cluster3, joins it and installs every addon; the lab file is left alone and says so', async () => {
+    const r = await cli(['cluster', 'add', 'cluster3', '--config', labFile], env());
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain('cluster cluster3 added');
+    expect(r.stdout).toContain(`note: ${labFile} does not list cluster3`);
+    await expectJoinedWithAddons('cluster3');
+    expect(await hubTrace('cluster3')).toContain('managedclusters cluster3');
+  });
+
+  it('up with the lab file that does not list cluster3 deregisters and deletes it, leaving no trace', async () => {
+    const r = await cli(['up', '--config', labFile], env());
+    expect(r.exitCode, r.stderr).toBe(0);
+    await expectGone('cluster3');
+    await expectJoinedWithAddons('cluster1');
+  });
+
+  it('an edited lab file and up add it back; cluster remove takes it away again, leaving no trace', async () => {
+    await fs.writeFile(labFile, renderLabConfig(withCluster3));
+    const added = await cli(['up', '--config', labFile], env());
+    expect(added.exitCode, added.stderr).toBe(0);
+    await expectJoinedWithAddons('cluster3');
+    const removed = await cli(['cluster', 'remove', 'cluster3', '--config', labFile], env());
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain(`note: ${labFile} still lists cluster3`);
+    await expectGone('cluster3');
+    await expectJoinedWithAddons('cluster1');
+  });
+
+  it('refuses to remove the hub (exit 6), an unknown VPC or a taken name (exit 2), and a changed hub in the lab file (exit 6), changing nothing', async () => {
+    const hub = await cli(['cluster', 'remove', 'hub', '--config', labFile], env());
+    expect(hub.exitCode).toBe(6);
+    expect(hub.stderr).toContain("cluster 'hub' is the hub of lab 'e2e-add-remove'");
+    const vpc = await cli(['cluster', 'add', 'cluster4', '--vpc', 'vpc-9', '--config', labFile], env());
+    expect(vpc.exitCode).toBe(2);
+    expect(vpc.stderr).toContain('--vpc vpc-9 is not a VPC of lab');
+    const taken = await cli(['cluster', 'add', 'cluster1', '--config', labFile], env());
+    expect(taken.exitCode).toBe(2);
+    const otherHub = path.join(home.home, 'other-hub.yaml');
+    await fs.writeFile(otherHub, renderLabConfig({ ...base, clusters: [{ name: 'hub2', vpc: 'vpc-1', hub: true }, { name: 'cluster1', vpc: 'vpc-2', hub: false }] }));
+    const moved = await cli(['up', '--config', otherHub], env());
+    expect(moved.exitCode).toBe(6);
+    expect(moved.stderr).toContain('the hub of a lab cannot change');
+    expect((await list('hub', ['managedclusters'])).items.map((m) => m.metadata.name)).toEqual(['cluster1']);
+  });
+
+  it('down removes all of it', async () => {
+    await downLab(base);
+    // Only this lab's resources: other labs may come and go on the machine meanwhile.
+    const ours = (s: Awaited<ReturnType<typeof machineSnapshot>>) => ({
+      netns: s.netns.filter((n) => n.startsWith(netnsPrefixOf(LAB))),
+      links: s.links.filter((l) => l.startsWith(interfacePrefix(LAB))),
+      rules: s.rules.filter((r) => r.includes(ruleComment(LAB)) || r.includes(chainName(LAB))),
+      processes: s.processes,
+    });
+    expect(ours(await machineSnapshot(home.home))).toEqual(ours(before));
+  });
+});

@@ -1,0 +1,187 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { labDir, labKubeconfigFile } from '../../src/paths.js';
+import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+
+/**
+ * The existing-clusters runtime against the clusters of a local lab brought
+ * up without OCM: `up --runtime existing` installs OCM and the addons,
+ * scenarios run, `down` leaves the clusters as they were found.
+ */
+const LOCAL = 'e2e-exbase';
+const LAB = 'e2e-existing';
+const local = testLabConfig(LOCAL);
+const CLUSTERS = ['hub', 'cluster1', 'cluster2'];
+const ADDONS = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
+
+/** What the lab may add to a cluster and must take away again (names only; objects Kubernetes itself makes are not listed here). */
+const KINDS = ['namespaces', 'customresourcedefinitions', 'clusterroles', 'clusterrolebindings', 'apiservices', 'validatingwebhookconfigurations', 'mutatingwebhookconfigurations'];
+
+async function clusterSnapshot(kubeconfig: string, context: string): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const kind of KINDS) {
+    const r = await kubectl(kubeconfig, ['--context', context, 'get', kind, '-o', 'name']);
+    if (r.exitCode !== 0) throw new Error(`kubectl get ${kind} on ${context}: ${r.stderr}`);
+    out[kind] = r.stdout.split('\n').filter(Boolean).sort();
+  }
+  const rb = await kubectl(kubeconfig, ['--context', context, 'get', 'rolebindings,roles', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}']);
+  out.rolebindings = rb.stdout.split('\n').filter(Boolean).sort();
+  // Without the ManagedCluster API there are none.
+  const mc = await kubectl(kubeconfig, ['--context', context, 'get', 'managedclusters', '-o', 'name']);
+  out.managedclusters = mc.exitCode === 0 ? mc.stdout.split('\n').filter(Boolean).sort() : [];
+  return out;
+}
+
+async function snapshot(kubeconfig: string): Promise<Record<string, Record<string, string[]>>> {
+  const all: Record<string, Record<string, string[]>> = {};
+  for (const c of CLUSTERS) all[c] = await clusterSnapshot(kubeconfig, c);
+  return all;
+}
+
+interface Conditioned {
+  metadata: { name: string; namespace?: string };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+const isTrue = (o: Conditioned, type: string) => o.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+
+describe('the existing-clusters runtime (on the clusters of a local lab without OCM)', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let kubeconfig: string;
+  let labFile: string;
+  let before: Awaited<ReturnType<typeof snapshot>>;
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('existing');
+    const status = (await upLab(local, { renderer: 'silent', install: false })).status;
+    kubeconfig = status.kubeconfig ?? '';
+    labFile = path.join(home.home, 'existing.yaml');
+    await fs.writeFile(labFile, renderLabConfig({ ...defaultLabConfig(), name: LAB }));
+    before = await snapshot(kubeconfig);
+  });
+
+  afterAll(async () => {
+    if (labFile) await cli(['down', '--config', labFile]).catch(() => undefined);
+    await downLab(local).catch(() => undefined);
+    await home.cleanup();
+  });
+
+  it('refuses a context that does not answer (exit 2, naming it and what it said)', async () => {
+    const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as { clusters: { name: string; cluster: Record<string, string> }[]; contexts: { name: string; context: Record<string, string> }[] };
+    const hubCluster = doc.clusters.find((c) => c.name === 'hub')!;
+    // Loopback port 9 (discard): nothing listens there.
+    doc.clusters.push({ name: 'silent', cluster: { ...hubCluster.cluster, server: 'https://127.0.0.1:9' } });
+    doc.contexts.push({ name: 'silent', context: { cluster: 'silent', user: 'hub' } });
+    const file = path.join(home.home, 'with-silent.kubeconfig');
+    await fs.writeFile(file, YAML.stringify(doc), { mode: 0o600 });
+    const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', file, '--hub-context', 'hub', '--spoke-context', 'silent', '--config', labFile]);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain("context 'silent'");
+    expect(r.stderr).toMatch(/ECONNREFUSED|no answer/);
+    await expect(fs.access(path.join(labDir(LAB), 'state.json'))).rejects.toThrow();
+  });
+
+  it('refuses a hub that already runs another OCM hub (exit 2, and why)', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'clustermanagers.operator.open-cluster-management.io' },
+      spec: {
+        group: 'operator.open-cluster-management.io',
+        names: { kind: 'ClusterManager', plural: 'clustermanagers', singular: 'clustermanager', listKind: 'ClusterManagerList' },
+        scope: 'Cluster',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    const applied = await kubectl(kubeconfig, ['--context', 'cluster2', 'apply', '-f', '-'], JSON.stringify(crd));
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    try {
+      const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', kubeconfig, '--hub-context', 'cluster2', '--spoke-context', 'cluster1', '--config', labFile]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain('already runs an OCM hub');
+      expect(r.stderr).toContain('clustermanagers.operator.open-cluster-management.io');
+      await expect(fs.access(path.join(labDir(LAB), 'state.json'))).rejects.toThrow();
+    } finally {
+      await kubectl(kubeconfig, ['--context', 'cluster2', 'delete', 'crd', crd.metadata.name, '--wait=true', '--ignore-not-found']);
+    }
+  });
+
+  it('installs OCM and the addons: ManagedClusters available, addons Available, status says existing', async () => {
+    const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', kubeconfig, '--hub-context', 'hub', '--spoke-context', 'cluster1', '--spoke-context', 'cluster2', '--config', labFile]);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const labKubeconfig = labKubeconfigFile(LAB);
+    const mcs = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusters', '-o', 'json'])).stdout) as { items: Conditioned[] };
+    expect(mcs.items.map((m) => [m.metadata.name, isTrue(m, 'ManagedClusterConditionAvailable')]).sort()).toEqual([
+      ['cluster1', true],
+      ['cluster2', true],
+    ]);
+    const mcas = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusteraddons', '-A', '-o', 'json'])).stdout) as { items: Conditioned[] };
+    const available = mcas.items.filter((m) => isTrue(m, 'Available')).map((m) => `${m.metadata.namespace}/${m.metadata.name}`).sort();
+    expect(available).toEqual(['cluster1', 'cluster2'].flatMap((c) => ADDONS.map((a) => `${c}/${a}`)).sort());
+
+    const status = await cli(['status', '-o', 'json', '--config', labFile]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    const s = JSON.parse(status.stdout) as { runtime: string; clusters: { name: string; ready: boolean }[]; capabilities: string[]; isolation: { enforced: boolean } };
+    expect(s.runtime).toBe('existing');
+    expect(s.clusters.map((c) => [c.name, c.ready])).toEqual(CLUSTERS.map((c) => [c, true]));
+    expect(s.capabilities).toEqual(expect.arrayContaining(['ocm', 'nodelet']));
+    expect(s.isolation.enforced).toBe(false);
+
+    // What down must take away again is there (so the comparison after down proves something).
+    const during = await snapshot(kubeconfig);
+    for (const c of CLUSTERS) expect(during[c]!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management']));
+    expect(during.hub!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management-hub', 'namespace/open-cluster-management-addon', 'namespace/cluster1']));
+    expect(during.hub!.apiservices).toContain('apiservice.apiregistration.k8s.io/v1alpha1.cluster.core.oam.dev');
+    expect(during.hub!.managedclusters).toEqual(['managedcluster.cluster.open-cluster-management.io/cluster1', 'managedcluster.cluster.open-cluster-management.io/cluster2']);
+    expect(during.cluster1!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management-agent', 'namespace/open-cluster-management-cluster-proxy']));
+    expect(during.cluster1!.customresourcedefinitions).toContain('customresourcedefinition.apiextensions.k8s.io/appliedmanifestworks.work.open-cluster-management.io');
+    for (const c of CLUSTERS) expect(during[c]!.clusterroles!.length).toBeGreaterThan(before[c]!.clusterroles!.length);
+
+    // A second up (without the flags: the lab remembers its contexts) changes nothing and succeeds.
+    const again = await cli(['up', '--config', labFile]);
+    expect(again.exitCode, `${again.stdout}\n${again.stderr}`).toBe(0);
+  }, 900_000);
+
+  it('runs the manifestwork scenario', async () => {
+    const r = await cli(['scenario', 'run', 'manifestwork', '--config', labFile]);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    expect(r.stdout).toContain('1 passed');
+  }, 600_000);
+
+  it('deregisters one spoke while the addon managers run (what cluster remove does): no trace of it on the hub', async () => {
+    const { KubeClient } = await import('../../src/kube/client.js');
+    const { operatorManifests } = await import('../../src/ocm/operators.js');
+    const { deregisterCluster } = await import('../../src/ocm/uninstall.js');
+    const { kubectlPath } = await import('../support/lab.js');
+    const labKubeconfig = labKubeconfigFile(LAB);
+    const hub = await KubeClient.fromKubeconfig(path.join(labDir(LAB), 'clusters', 'hub', 'kubeconfigs', 'admin.kubeconfig'));
+    const spoke = await KubeClient.fromKubeconfig(path.join(labDir(LAB), 'clusters', 'cluster2', 'kubeconfigs', 'admin.kubeconfig'));
+    try {
+      const operatorObjects = await operatorManifests('klusterlet', { ocmVersion: 'v1.2.1', kubectl: await kubectlPath() });
+      await deregisterCluster(hub, spoke, 'cluster2', { operatorObjects, timeoutMs: 120_000 });
+    } finally {
+      hub.close();
+      spoke.close();
+    }
+    const mcs = await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusters', '-o', 'name']);
+    expect(mcs.stdout.trim()).toBe('managedcluster.cluster.open-cluster-management.io/cluster1');
+    expect((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'namespace', 'cluster2'])).exitCode).not.toBe(0);
+    const rbac = await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'clusterroles,clusterrolebindings,csr', '-o', 'name']);
+    expect(rbac.stdout.split('\n').filter((l) => l.includes('cluster2'))).toEqual([]);
+    const spokeNs = await kubectl(labKubeconfig, ['--context', 'cluster2', 'get', 'namespaces', '-o', 'name']);
+    expect(spokeNs.stdout).not.toContain('open-cluster-management');
+  }, 600_000);
+
+  it('down takes off everything it installed and leaves the clusters as it found them', async () => {
+    const r = await cli(['down', '--verbose', '--config', labFile]);
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    console.log(`down:\n${r.stderr}`);
+    await expect(fs.access(labDir(LAB))).rejects.toThrow();
+    expect(await snapshot(kubeconfig)).toEqual(before);
+    const again = await cli(['down', '--config', labFile]);
+    expect(again.exitCode, again.stderr).toBe(0);
+  }, 600_000);
+});
