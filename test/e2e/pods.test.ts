@@ -250,17 +250,15 @@ spec:
     readinessProbe: {httpGet: {path: /nothing-here, port: 8080}, periodSeconds: 1}
 `;
     expect((await k('cluster1', ['apply', '-f', '-'], bad)).exitCode).toBe(0);
-    const events = (pod: string) =>
+    // Events come one by one (Scheduled first): wait for the one that says why.
+    const events = (pod: string, why: RegExp) =>
       waitUntil(async () => {
         const r = await k('cluster1', ['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${pod}`, '-o', 'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}']);
-        return r.stdout.trim() ? r.stdout : undefined;
-      }, `events of ${pod}`, 60_000);
-    expect(await events('unmapped-image')).toMatch(/quay\.io\/nobody\/nothing:v9/);
-    expect(await events('hostpath-volume')).toMatch(/hostPath/);
-    const probe = await waitUntil(async () => {
-      const text = await events('failing-probe');
-      return /Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 404/.test(text) ? text : undefined;
-    }, 'the readiness probe failure event', 60_000);
+        return why.test(r.stdout) ? r.stdout : undefined;
+      }, `an event of ${pod} matching ${why}`, 60_000);
+    expect(await events('unmapped-image', /quay\.io\/nobody\/nothing:v9/)).toMatch(/quay\.io\/nobody\/nothing:v9/);
+    expect(await events('hostpath-volume', /hostPath/)).toMatch(/hostPath/);
+    const probe = await events('failing-probe', /Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 404/);
     expect(probe).toContain('Unhealthy');
     const [notReady] = (await podsOf('cluster1', '')).filter((p) => p.metadata.name === 'failing-probe');
     expect(notReady?.status.containerStatuses?.[0]?.ready).toBe(false);
@@ -275,7 +273,7 @@ spec:
   containers: [{name: main, image: ocm-lab:dev, args: [internal, test-workload, --port, "10250"], ports: [{containerPort: 10250}]}]
 `;
     expect((await k('cluster1', ['apply', '-f', '-'], taken)).exitCode).toBe(0);
-    expect(await events('host-port-taken')).toMatch(/10250/);
+    expect(await events('host-port-taken', /10250/)).toMatch(/10250/);
   });
 
   it('down removes every pod network namespace, container and rule, also after the nodelet was killed with SIGKILL', async () => {
