@@ -1,8 +1,7 @@
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';
-import { operatorManifests } from '../ocm/operators.js';
+import { labOperators } from '../ocm/operators.js';
 import { deregisterCluster } from '../ocm/uninstall.js';
-import { ensureBinaries } from '../provision/index.js';
 import type { LabCluster, UpOptions } from '../runtime/types.js';
 import { DEFAULT_INSTALL_TIMEOUT_MS } from './context.js';
 
@@ -16,9 +15,7 @@ import { DEFAULT_INSTALL_TIMEOUT_MS } from './context.js';
 export async function deregisterSpokes(config: LabConfig, options: UpOptions, removed: LabCluster[], all: LabCluster[], progress: (line: string) => void): Promise<void> {
   const hub = all.find((c) => c.hub);
   if (!hub || !removed.length) return;
-  const { kubectl } = await ensureBinaries(['kubectl'], { binDir: options.binDir, allowDownload: options.allowDownload, kubernetesVersion: config.kubernetesVersion, onProgress: progress });
-  if (!kubectl) throw new Error('internal: kubectl was not provisioned');
-  const operatorObjects = await operatorManifests('klusterlet', { ocmVersion: config.ocmVersion, kubectl, onProgress: progress });
+  const operatorObjects = (await labOperators({ ...config, binDir: options.binDir, allowDownload: options.allowDownload, onProgress: progress })).klusterlet;
   const hubClient = await KubeClient.fromKubeconfig(hub.kubeconfig);
   try {
     for (const spoke of removed) {

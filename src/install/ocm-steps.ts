@@ -1,12 +1,11 @@
 import { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/objects.js';
-import { ensureBinaries } from '../provision/index.js';
 import { acceptClusters, type AcceptDiagnostics } from '../ocm/accept.js';
 import { applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
 import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from '../ocm/constants.js';
 import { joinCluster, waitForKlusterlet } from '../ocm/klusterlet.js';
 import { deploymentSummary } from '../ocm/operator-install.js';
-import { operatorManifests } from '../ocm/operators.js';
+import { labOperators } from '../ocm/operators.js';
 import type { LabCluster, Step } from '../runtime/types.js';
 import { hubOf, spokesOf, timeoutOf, type InstallContext } from './context.js';
 
@@ -56,11 +55,8 @@ export function ocmSteps(): Step<InstallContext>[] {
     {
       title: 'OCM operators',
       run: async (ctx, progress) => {
-        const [kubectl] = Object.values(
-          await ensureBinaries(['kubectl'], { binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, kubernetesVersion: ctx.config.kubernetesVersion, onProgress: progress }),
-        );
-        const options = { ocmVersion: ctx.config.ocmVersion, kubectl: need(kubectl, 'kubectl'), onProgress: progress };
-        [operators.clusterManager, operators.klusterlet] = await Promise.all([operatorManifests('cluster-manager', options), operatorManifests('klusterlet', options)]);
+        const rendered = await labOperators({ ...ctx.config, binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, onProgress: progress });
+        [operators.clusterManager, operators.klusterlet] = [rendered['cluster-manager'], rendered.klusterlet];
         return `cluster-manager and klusterlet operators of OCM ${ctx.config.ocmVersion}`;
       },
     },

@@ -122,8 +122,8 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
 
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
   const runtime = await selectRuntime(options.runtime, { labName: config.name });
-  // Existing clusters outlive the lab: take off what up installed, then forget them.
-  if (runtime.name === 'existing') await uninstallFromClusters(runtime, config, options.onProgress);
+  // Clusters that outlive the lab: take off what up installed, then forget them.
+  if (runtime.keepsClusters) await uninstallFromClusters(runtime, config, options.onProgress);
   return runtime.down(config.name, options);
 }
 

@@ -1,8 +1,7 @@
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';
-import { ensureBinaries } from '../provision/index.js';
 import { uninstallAddons } from '../addons/uninstall.js';
-import { operatorManifests } from '../ocm/operators.js';
+import { labOperators } from '../ocm/operators.js';
 import { allSettledOrThrow } from '../ocm/removal.js';
 import { deregisterCluster, uninstallHub } from '../ocm/uninstall.js';
 import type { Runtime } from '../runtime/types.js';
@@ -22,10 +21,7 @@ export async function uninstallFromClusters(runtime: Runtime<unknown>, config: L
   const hub = clusters.find((c) => c.hub);
   if (!hub) throw new Error(`internal: lab '${config.name}' has no hub cluster`);
   const spokes = clusters.filter((c) => !c.hub);
-  const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion, onProgress: progress });
-  if (!kubectl) throw new Error('internal: kubectl was not provisioned');
-  const manifestOptions = { ocmVersion: config.ocmVersion, kubectl, onProgress: progress };
-  const [clusterManagerObjects, klusterletObjects] = await Promise.all([operatorManifests('cluster-manager', manifestOptions), operatorManifests('klusterlet', manifestOptions)]);
+  const { 'cluster-manager': clusterManagerObjects, klusterlet: klusterletObjects } = await labOperators({ ...config, onProgress: progress });
   const hubClient = await KubeClient.fromKubeconfig(hub.kubeconfig);
   const spokeClients = await Promise.all(spokes.map((s) => KubeClient.fromKubeconfig(s.kubeconfig)));
   try {

@@ -5,7 +5,7 @@ import { cacheDir } from '../paths.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { OCM_IMAGE_REPOSITORY, ocmImage } from '../image.js';
 import type { KubeObject } from '../kube/objects.js';
-import { ensureGoModuleSource } from '../provision/index.js';
+import { ensureBinaries, ensureGoModuleSource } from '../provision/index.js';
 import { run } from '../util/exec.js';
 
 /** The Go module OCM's binaries are built from; its deploy/ folder holds the operators' kustomizations. */
@@ -54,4 +54,21 @@ async function renderedOperator(operator: OperatorName, options: { ocmVersion: s
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeFileAtomic(file, stdout, 0o644);
   return stdout;
+}
+
+export interface LabOperatorsOptions {
+  ocmVersion: string;
+  kubernetesVersion: string;
+  binDir?: string;
+  allowDownload?: boolean;
+  onProgress?: (line: string) => void;
+}
+
+/** Both operators of the lab's OCM version, rendered with the lab's kubectl (provisioned if need be). */
+export async function labOperators(options: LabOperatorsOptions): Promise<Record<OperatorName, KubeObject[]>> {
+  const { kubectl } = await ensureBinaries(['kubectl'], { binDir: options.binDir, allowDownload: options.allowDownload, kubernetesVersion: options.kubernetesVersion, onProgress: options.onProgress });
+  if (!kubectl) throw new Error('internal: kubectl was not provisioned');
+  const render = { ocmVersion: options.ocmVersion, kubectl, onProgress: options.onProgress };
+  const [clusterManager, klusterlet] = await Promise.all([operatorManifests('cluster-manager', render), operatorManifests('klusterlet', render)]);
+  return { 'cluster-manager': clusterManager, klusterlet };
 }

@@ -97,6 +97,8 @@ export interface LabCluster {
  */
 export interface Runtime<Ctx = unknown> {
   readonly name: RuntimeName;
+  /** True when the clusters outlive the lab (existing clusters): `down` then first takes off what `up` installed. */
+  readonly keepsClusters: boolean;
   available(): Promise<{ available: boolean; reason: string | null }>;
   /** The ordered actions that bring `config` up; running them on a healthy lab changes nothing. */
   upSteps(config: LabConfig, options: UpOptions): { context: Ctx; steps: Step<Ctx>[]; rollback: () => Promise<void> };

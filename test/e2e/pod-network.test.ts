@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PodNetwork, renderServiceRules, vpcVethName, type EndpointSliceLike, type ServiceLike } from '../../src/nodelet/pod-network/index.js';
 import {
   applyNetwork,
+  chainName,
   findLeftovers,
   interfacePrefix,
   networkHealth,
@@ -21,7 +22,7 @@ import { NetnsSockets } from '../support/netns-sockets.js';
 const LAB = 'e2e-podnet';
 const PORT = 18591;
 const OWN_PREFIX = interfacePrefix(LAB);
-const OWN_CHAIN = `OCMLAB-${OWN_PREFIX.slice(2).toUpperCase()}`;
+const OWN_CHAIN = chainName(LAB);
 
 const input = {
   labName: LAB,

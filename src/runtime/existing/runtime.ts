@@ -72,6 +72,7 @@ async function otherHub(endpoint: ResolvedContext['endpoint']): Promise<string |
  */
 export class ExistingRuntime implements Runtime<ExistingContext> {
   readonly name = 'existing' as const;
+  readonly keepsClusters = true;
 
   /** `input` comes from `up`'s flags; without it `up` reuses what the lab recorded. */
   constructor(private readonly input?: ExistingClustersInput) {}

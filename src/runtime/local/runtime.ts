@@ -96,6 +96,7 @@ async function componentFailure(cluster: ClusterPlan, spec: ProcessSpec, why: st
 
 export class LocalRuntime implements Runtime<LocalContext> {
   readonly name = 'local' as const;
+  readonly keepsClusters = false;
 
   async available(): Promise<{ available: boolean; reason: string | null }> {
     return { available: true, reason: null };
