@@ -1,5 +1,6 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
 import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
@@ -136,4 +137,47 @@ async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<L
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
   return statusOf(await selectRuntime(options.runtime, { labName: config.name }), config);
+}
+
+export interface ProbeReport {
+  from: string;
+  vpc: string;
+  /** The cluster named as target, when one was. */
+  cluster: string | null;
+  target: string;
+  connected: boolean;
+}
+
+/**
+ * A TCP connection from inside cluster `from`'s network to `target`: a cluster
+ * name (its API server, at the address other clusters of the lab dial) or
+ * `host:port`.
+ */
+export async function probeFromCluster(config: LabConfig, from: string, target: string, options: LifecycleOptions & { timeoutMs?: number } = {}): Promise<ProbeReport> {
+  const runtime = await selectRuntime(options.runtime, { labName: config.name });
+  const source = config.clusters.find((c) => c.name === from);
+  if (!source) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${config.clusters.map((c) => c.name).join(', ')}` });
+  let cluster: string | null = null;
+  let endpoint: { host: string; port: number };
+  if (config.clusters.some((c) => c.name === target)) {
+    const found = (await runtime.clusters(config)).find((c) => c.name === target);
+    if (!found) throw new NotFoundError(`cluster '${target}' of lab '${config.name}' is not up`, { hint: 'ocm-lab up' });
+    const url = new URL(found.internalServer);
+    cluster = target;
+    endpoint = { host: url.hostname, port: Number(url.port || 443) };
+  } else {
+    endpoint = parseHostPort(target);
+  }
+  const connected = await runtime.probe(config, from, endpoint, options.timeoutMs ?? 3_000);
+  const host = endpoint.host.includes(':') && !endpoint.host.startsWith('[') ? `[${endpoint.host}]` : endpoint.host;
+  return { from, vpc: source.vpc, cluster, target: `${host}:${endpoint.port}`, connected };
+}
+
+function parseHostPort(text: string): { host: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port < 1 || port > 65535) {
+    throw new InvalidInputError(`'${text}' is neither a cluster of the lab nor host:port`, { hint: 'name a cluster (e.g. hub) or give host:port, e.g. 10.1.0.10:6443' });
+  }
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
 }

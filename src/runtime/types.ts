@@ -106,4 +106,10 @@ export interface Runtime<Ctx = unknown> {
   clusters(config: LabConfig): Promise<LabCluster[]>;
   down(labName: string, options: DownOptions): Promise<DownResult>;
   status(config: LabConfig): Promise<LabStatus>;
+  /**
+   * Opens a TCP connection from inside cluster `from`'s network (where its node
+   * and pods live) to `host:port` and closes it: true when it connected within
+   * `timeoutMs`. How documents check the VPC rule the same way on every runtime.
+   */
+  probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean>;
 }

@@ -127,7 +127,7 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     const s = JSON.parse(status.stdout) as { runtime: string; clusters: { name: string; ready: boolean }[]; capabilities: string[]; isolation: { enforced: boolean } };
     expect(s.runtime).toBe('existing');
     expect(s.clusters.map((c) => [c.name, c.ready])).toEqual(CLUSTERS.map((c) => [c, true]));
-    expect(s.capabilities).toEqual(expect.arrayContaining(['ocm', 'nodelet']));
+    expect(s.capabilities).toEqual(expect.arrayContaining(['ocm', 'pods']));
     expect(s.isolation.enforced).toBe(false);
 
     // What down must take away again is there (so the comparison after down proves something).

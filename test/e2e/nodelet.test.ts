@@ -111,7 +111,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
       const r = await k(cluster, ['get', 'node', `${cluster}-nodelet`, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
       expect(r.stdout, r.stderr).toBe('True');
     }
-    expect((await labStatus(config)).capabilities).toContain('nodelet');
+    expect((await labStatus(config)).capabilities).toContain('pods');
   });
 
   it('runs a Deployment to READY 1/1 as a real process with env, volumes and an RBAC-bound token', async () => {

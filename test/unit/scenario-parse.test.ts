@@ -69,7 +69,7 @@ describe('parseScenario', () => {
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires:\n  addons: []\n  clusters: hub\n')).message).toMatch(/^\/docs\/x\.md:6: front matter field 'requires.clusters' \('hub'\) must list the clusters/);
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires:\n  clusters: [Hub]\n')).message).toMatch(/^\/docs\/x\.md:5: front matter field 'requires.clusters\[0\]' \('Hub'\) must be a cluster name/);
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires:\n  clusters: [hub]\n  capabilities:\n    - ocm\n    - vpc-isolaton\n')).message).toMatch(
-      /^\/docs\/x\.md:8: front matter field 'requires.capabilities\[1\]' \('vpc-isolaton'\) is not a capability a lab reports \(control-plane, vpc-isolation, ocm, nodelet\)/,
+      /^\/docs\/x\.md:8: front matter field 'requires.capabilities\[1\]' \('vpc-isolaton'\) is not a capability a lab reports \(control-plane, vpc-isolation, ocm, pods\)/,
     );
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, `${FRONT}colour: blue\n`)).message).toMatch(/^\/docs\/x\.md:6: unknown front matter field 'colour'/);
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, 'title: [unclosed\n')).message).toMatch(/^\/docs\/x\.md:\d+: front matter is not valid YAML/);

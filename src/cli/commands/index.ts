@@ -19,6 +19,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['create', async () => (await import('./create-work.js')).createCommand],
   ['kubeconfig', async () => (await lab()).kubeconfigCommand],
   ['logs', async () => (await import('./logs.js')).logsCommand],
+  ['probe', async () => (await import('./probe.js')).probeCommand],
   ['proxy', async () => (await import('./proxy.js')).proxyCommand],
   ['addon', async () => (await import('./addon.js')).addonCommand],
   ['setup', async () => (await import('./setup.js')).setupCommand],

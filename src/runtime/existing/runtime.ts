@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
-import { ConflictError, InvalidInputError } from '../../errors.js';
+import { ConflictError, InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
 import { KubeClient } from '../../kube/client.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
@@ -189,6 +189,12 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
     return { lab: labName, existed, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
   }
 
+  async probe(config: LabConfig, from: string): Promise<boolean> {
+    throw new MissingPrerequisiteError(`cannot probe from ${from}: the existing runtime has no way into the networks of clusters it did not create`, {
+      hint: `lab '${config.name}' runs on existing clusters; check reachability with a pod of your own`,
+    });
+  }
+
   async status(config: LabConfig): Promise<LabStatus> {
     const state = await readExistingState(config.name);
     const base: LabStatus = { lab: config.name, runtime: 'existing', exists: false, kubeconfig: null, clusters: [], vpcs: [], isolation: ISOLATION, capabilities: [] };
@@ -207,8 +213,8 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
       exists: true,
       kubeconfig: labKubeconfigFile(config.name),
       clusters: clusters.map(({ nodes: _, ...c }) => c),
-      // 'nodelet' is the capability "pods run on every cluster": here, every cluster has a Ready node.
-      capabilities: [...(allReady ? ['control-plane'] : []), ...(allReady && clusters.every((c) => c.nodes) ? ['nodelet'] : [])],
+      // 'pods': pods run on every cluster (here, every cluster has a Ready node).
+      capabilities: [...(allReady ? ['control-plane'] : []), ...(allReady && clusters.every((c) => c.nodes) ? ['pods'] : [])],
     };
   }
 }

@@ -301,10 +301,10 @@ export function nodeletSteps(): Step<LocalContext>[] {
   ];
 }
 
-/** `['nodelet']` when every cluster of the lab has its nodelet running (Deployments of our image can run), else `[]`. */
+/** `['pods']` when every cluster of the lab has its nodelet running (Deployments of our image can run), else `[]`. */
 export async function nodeletCapabilities(labDirectory: string, clusterNames: readonly string[]): Promise<string[]> {
   const states = await Promise.all(
     clusterNames.map((name) => processState({ pidFile: path.join(labDirectory, 'clusters', name, 'run', 'nodelet.pid'), binary: process.execPath })),
   );
-  return states.length > 0 && states.every((s) => s.running) ? ['nodelet'] : [];
+  return states.length > 0 && states.every((s) => s.running) ? ['pods'] : [];
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { execa } from 'execa';
 import lockfile from 'proper-lockfile';
 import type { LabConfig } from '../../config/index.js';
 import { ConflictError, NotFoundError, NotReadyError } from '../../errors.js';
@@ -9,6 +10,7 @@ import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/i
 import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
 import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
 import type { DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import { tcpProbeArgv } from '../tcp-probe.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
 import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
 import { networkStatus, planInput, removeNetwork, resolveNetwork, type ResolvedNetwork } from './lab-network.js';
@@ -207,6 +209,17 @@ export class LocalRuntime implements Runtime<LocalContext> {
     const state = await readState(dir);
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up (no state in ${dir})`, { hint: "run 'ocm-lab up' first" });
     return clustersOfState(dir, state);
+  }
+
+  async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
+    const state = await readState(labDir(config.name));
+    if (!state) throw new NotFoundError(`lab '${config.name}' is not up`, { hint: 'ocm-lab up' });
+    if (!state.config.clusters.some((c) => c.name === from)) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${state.config.clusters.map((c) => c.name).join(', ')}` });
+    const net = await networkStatus(state);
+    const prefix = net.addressing(from).netnsPrefix;
+    const argv = [...prefix, ...tcpProbeArgv(target, timeoutMs)];
+    const r = await execa(argv[0] as string, argv.slice(1), { reject: false, timeout: timeoutMs + 5_000 });
+    return r.exitCode === 0;
   }
 
   async down(labName: string, options: DownOptions): Promise<DownResult> {
