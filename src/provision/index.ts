@@ -1,6 +1,17 @@
-export { ETCD_VERSION, KUBERNETES_VERSION, MIN_GO, OCM_VERSION } from './versions.js';
+export {
+  COREDNS_VERSION,
+  CRICTL_VERSION,
+  ETCD_VERSION,
+  KIND_VERSION,
+  KUBEADM_ETCD_VERSION,
+  KUBERNETES_VERSION,
+  MIN_GO,
+  OCM_VERSION,
+  PAUSE_VERSION,
+} from './versions.js';
 export {
   ALL_BINARIES,
+  KIND_NODE_BINARIES,
   KUBERNETES_BINARIES,
   OCM_BINARIES,
   kubernetesLdflags,
@@ -24,3 +35,4 @@ export { ensureGoModuleSource } from './module-source.js';
 export { goBinaryName, type Builder, type BuildRequest } from './gobuild.js';
 export { GoBuildProgress } from './progress.js';
 export { stagingModules, wrapperGoMod } from './wrapper.js';
+export { kindBinary } from './kind.js';

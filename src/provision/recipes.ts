@@ -1,4 +1,4 @@
-import { ETCD_VERSION, KUBERNETES_VERSION, OCM_VERSION } from './versions.js';
+import { COREDNS_VERSION, CRICTL_VERSION, ETCD_VERSION, KIND_VERSION, KUBEADM_ETCD_VERSION, KUBERNETES_VERSION, OCM_VERSION } from './versions.js';
 
 export type BinaryName =
   | 'kube-apiserver'
@@ -9,11 +9,35 @@ export type BinaryName =
   | 'registration'
   | 'work'
   | 'placement'
-  | 'addon';
+  | 'addon'
+  // The kind runtime's node image and the images it preloads (never part of a plain `setup`):
+  | 'kubeadm'
+  | 'kubelet'
+  | 'kube-scheduler'
+  | 'kube-proxy'
+  /** etcd at the version kubeadm names for the node's static pod (the lab's own etcd is `etcd`). */
+  | 'kubeadm-etcd'
+  | 'crictl'
+  | 'coredns'
+  | 'kind';
 
 export const KUBERNETES_BINARIES: BinaryName[] = ['kube-apiserver', 'kube-controller-manager', 'kubectl', 'etcd'];
 export const OCM_BINARIES: BinaryName[] = ['registration-operator', 'registration', 'work', 'placement', 'addon'];
 export const ALL_BINARIES: BinaryName[] = [...KUBERNETES_BINARIES, ...OCM_BINARIES];
+/** What `setup --runtime kind` adds: the node image's binaries, the preloaded images' binaries and kind itself. */
+export const KIND_NODE_BINARIES: BinaryName[] = [
+  'kubeadm',
+  'kubelet',
+  'kubectl',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kube-proxy',
+  'kubeadm-etcd',
+  'crictl',
+  'coredns',
+  'kind',
+];
 
 /** Where an official release of a binary can be fetched from, if anywhere. */
 export type ReleaseSource =
@@ -26,7 +50,7 @@ export type ReleaseSource =
 export interface Recipe {
   /** Also the cache directory name: `<cache>/bin/<id>/`. */
   id: string;
-  family: 'kubernetes' | 'etcd' | 'ocm';
+  family: 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind';
   /** Names the group in progress output and errors. */
   title: string;
   module: string;
@@ -86,11 +110,20 @@ export function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
     title: `Kubernetes ${version}`,
     module: 'k8s.io/kubernetes',
     version,
-    packages: { 'kube-apiserver': cmd('kube-apiserver'), 'kube-controller-manager': cmd('kube-controller-manager'), kubectl: cmd('kubectl') },
+    // ensureBinaries builds only the names asked for, so the kind-only ones cost nothing in a plain `setup`.
+    packages: {
+      'kube-apiserver': cmd('kube-apiserver'),
+      'kube-controller-manager': cmd('kube-controller-manager'),
+      kubectl: cmd('kubectl'),
+      kubeadm: cmd('kubeadm'),
+      kubelet: cmd('kubelet'),
+      'kube-scheduler': cmd('kube-scheduler'),
+      'kube-proxy': cmd('kube-proxy'),
+    },
     noSumDb: [],
     stagingVersion: `v0.${minor}.${patch}`,
     ldflags: kubernetesLdflags(version),
-    versionArgs: (name) => (name === 'kubectl' ? ['version', '--client'] : ['--version']),
+    versionArgs: (name) => (name === 'kubectl' ? ['version', '--client'] : name === 'kubeadm' ? ['version', '-o', 'short'] : ['--version']),
     versionText: version,
     release: { kind: 'file', defaultBase: 'https://dl.k8s.io/release', url: (base, name) => `${base}/${version}/bin/linux/${goArch()}/${name}` },
   };
@@ -142,8 +175,61 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
   };
 }
 
+/** etcd at the version kubeadm names, under its own binary name so it never stands in for the lab's etcd. */
+export function kubeadmEtcdRecipe(version: string = KUBEADM_ETCD_VERSION): Recipe {
+  return { ...etcdRecipe(version), packages: { 'kubeadm-etcd': 'go.etcd.io/etcd/server/v3' } };
+}
+
+export function crictlRecipe(version: string = CRICTL_VERSION): Recipe {
+  return {
+    id: `cri-tools-${version}`,
+    family: 'cri-tools',
+    title: `crictl ${version}`,
+    module: 'sigs.k8s.io/cri-tools',
+    version,
+    packages: { crictl: 'sigs.k8s.io/cri-tools/cmd/crictl' },
+    // sum.golang.org (through the proxy) answers 404 for it.
+    noSumDb: ['sigs.k8s.io/cri-tools'],
+    ldflags: [`-X sigs.k8s.io/cri-tools/pkg/version.Version=${version}`],
+    versionArgs: () => ['--version'],
+    versionText: version,
+  };
+}
+
+export function corednsRecipe(version: string = COREDNS_VERSION): Recipe {
+  return {
+    id: `coredns-${version}`,
+    family: 'coredns',
+    title: `CoreDNS ${version}`,
+    module: 'github.com/coredns/coredns',
+    version,
+    packages: { coredns: 'github.com/coredns/coredns' },
+    noSumDb: [],
+    ldflags: [],
+    versionArgs: () => ['-version'],
+    // The version is a constant in coremain; `coredns -version` prints `CoreDNS-1.12.1`.
+    versionText: `CoreDNS-${version.replace(/^v/, '')}`,
+  };
+}
+
+export function kindRecipe(version: string = KIND_VERSION): Recipe {
+  return {
+    id: `kind-${version}`,
+    family: 'kind',
+    title: `kind ${version}`,
+    module: 'sigs.k8s.io/kind',
+    version,
+    packages: { kind: 'sigs.k8s.io/kind' },
+    noSumDb: [],
+    ldflags: [],
+    versionArgs: () => ['version'],
+    versionText: version,
+  };
+}
+
 export function recipesFor(versions: { kubernetes?: string; ocm?: string } = {}): Recipe[] {
-  return [kubernetesRecipe(versions.kubernetes), etcdRecipe(), ocmRecipe(versions.ocm)];
+  // The first recipe that builds a name wins (recipeOf): the lab's etcd stays etcdRecipe().
+  return [kubernetesRecipe(versions.kubernetes), etcdRecipe(), ocmRecipe(versions.ocm), kubeadmEtcdRecipe(), crictlRecipe(), corednsRecipe(), kindRecipe()];
 }
 
 export function recipeOf(name: BinaryName, recipes: Recipe[]): Recipe {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ALL_BINARIES,
   GoBuildProgress,
+  KIND_NODE_BINARIES,
+  KUBERNETES_BINARIES,
+  recipeOf,
   goBinaryName,
   kubernetesLdflags,
   ocmLdflags,
@@ -107,5 +111,44 @@ describe('go build progress', () => {
     now = 65_000;
     p.heartbeat();
     expect(lines.at(-1)).toBe('linking kubectl — 1m05s so far');
+  });
+});
+
+describe('kind node image recipes', () => {
+  const recipes = recipesFor();
+
+  it('keeps the kind-only binaries out of the default setup', () => {
+    for (const name of KIND_NODE_BINARIES.filter((n) => !KUBERNETES_BINARIES.includes(n))) expect(ALL_BINARIES).not.toContain(name);
+    expect(KIND_NODE_BINARIES).toEqual(expect.arrayContaining(['kubeadm', 'kubelet', 'kube-scheduler', 'kube-proxy', 'kubeadm-etcd', 'crictl', 'coredns', 'kind']));
+  });
+
+  it('builds kubeadm, kubelet, kube-scheduler and kube-proxy with the Kubernetes recipe, but the lab etcd stays v3.6.4', () => {
+    for (const name of ['kubeadm', 'kubelet', 'kube-scheduler', 'kube-proxy'] as const) {
+      expect(recipeOf(name, recipes).id).toBe('kubernetes-v1.34.4');
+      expect(recipeOf(name, recipes).packages[name]).toBe(`k8s.io/kubernetes/cmd/${name}`);
+    }
+    expect(recipeOf('kubeadm', recipes).versionArgs('kubeadm')).toEqual(['version', '-o', 'short']);
+    expect(recipeOf('etcd', recipes).id).toBe('etcd-v3.6.4');
+    const kubeadmEtcd = recipeOf('kubeadm-etcd', recipes);
+    expect(kubeadmEtcd.id).toBe('etcd-v3.6.5');
+    expect(kubeadmEtcd.packages).toEqual({ 'kubeadm-etcd': 'go.etcd.io/etcd/server/v3' });
+    expect(printsVersion('etcd Version: 3.6.5\nGit SHA: Not provided', kubeadmEtcd)).toBe(true);
+  });
+
+  it('pins crictl, CoreDNS and kind, each recognising its own version output', () => {
+    const crictl = recipeOf('crictl', recipes);
+    expect([crictl.module, crictl.version, crictl.packages.crictl]).toEqual(['sigs.k8s.io/cri-tools', 'v1.34.0', 'sigs.k8s.io/cri-tools/cmd/crictl']);
+    expect(crictl.ldflags).toEqual(['-X sigs.k8s.io/cri-tools/pkg/version.Version=v1.34.0']);
+    expect(printsVersion('crictl version v1.34.0', crictl)).toBe(true);
+    expect(printsVersion('crictl version unknown', crictl)).toBe(false);
+    const coredns = recipeOf('coredns', recipes);
+    expect([coredns.module, coredns.version]).toEqual(['github.com/coredns/coredns', 'v1.12.1']);
+    expect(coredns.versionArgs('coredns')).toEqual(['-version']);
+    expect(printsVersion('CoreDNS-1.12.1\nlinux/amd64, go1.26.8, ', coredns)).toBe(true);
+    expect(printsVersion('CoreDNS-1.12.10', coredns)).toBe(false);
+    const kind = recipeOf('kind', recipes);
+    expect([kind.module, kind.packages.kind, goBinaryName(kind.packages.kind!)]).toEqual(['sigs.k8s.io/kind', 'sigs.k8s.io/kind', 'kind']);
+    expect(printsVersion('kind v0.33.0 go1.26.8 linux/amd64', kind)).toBe(true);
+    expect(printsVersion('kind v0.33.0-alpha+abc go1.26.8 linux/amd64', kind)).toBe(false);
   });
 });
