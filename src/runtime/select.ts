@@ -4,11 +4,15 @@ import { InvalidInputError } from '../errors.js';
 import { labDir } from '../paths.js';
 import { ExistingRuntime } from './existing/runtime.js';
 import type { ExistingClustersInput } from './existing/contexts.js';
+import type { LabConfig } from '../config/index.js';
+import type { KindLabPlan } from './kind/plan.js';
+import { kindPlanFor, KindRuntime } from './kind/runtime.js';
+export { renderKindPlan } from './kind/dry-run.js';
 import { LocalRuntime } from './local/runtime.js';
 import type { Runtime, RuntimeName } from './types.js';
 
 export type RuntimeChoice = RuntimeName | 'auto';
-export const RUNTIME_CHOICES: RuntimeChoice[] = ['auto', 'local', 'existing'];
+export const RUNTIME_CHOICES: RuntimeChoice[] = ['auto', 'local', 'kind', 'existing'];
 
 export interface RuntimeSelection {
   /** The lab the command is about: `auto` takes the runtime it was brought up with. */
@@ -29,20 +33,56 @@ export async function labRuntimeName(labName: string): Promise<RuntimeName | nul
   }
 }
 
+/** A runtime and why it was chosen (for `auto`: "runtime: kind (a Docker engine answers at …)"). */
+export interface ResolvedRuntime {
+  name: RuntimeName;
+  reason: string;
+}
+
 /**
- * `auto` takes the runtime of the lab when it exists, else the best one this
- * machine supports: only `local` today; `kind` (Docker networks + kind
- * clusters) will be preferred when Docker and kind are usable. `existing` is
+ * What `auto` means here: the runtime of the lab when it exists; else kind when
+ * a Docker engine answers and the kind CLI is there, else local. `existing` is
  * never picked for a new lab: it needs the user's clusters.
  */
-export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any>> {
-  const name = choice === 'auto' ? ((selection.labName ? await labRuntimeName(selection.labName) : null) ?? 'local') : choice;
+export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: string): Promise<ResolvedRuntime> {
+  if (choice !== 'auto') return { name: choice, reason: 'chosen with --runtime' };
+  const recorded = labName ? await labRuntimeName(labName) : null;
+  if (recorded) return { name: recorded, reason: `lab '${labName}' was brought up with it` };
+  const fromEnv = process.env.OCM_LAB_RUNTIME;
+  if (fromEnv && fromEnv !== 'auto') {
+    if (fromEnv !== 'local' && fromEnv !== 'kind') throw new InvalidInputError(`$OCM_LAB_RUNTIME is '${fromEnv}'; choose auto, local or kind`);
+    return { name: fromEnv, reason: 'chosen with $OCM_LAB_RUNTIME' };
+  }
+  const kind = await new KindRuntime().available();
+  if (kind.available) return { name: 'kind', reason: kind.reason ?? 'Docker and kind are usable' };
+  return { name: 'local', reason: `the kind runtime is not usable: ${kind.reason ?? 'unknown'}` };
+}
+
+export function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Runtime<any> {
   switch (name) {
     case 'local':
       return new LocalRuntime();
+    case 'kind':
+      return new KindRuntime();
     case 'existing':
       return new ExistingRuntime(selection.existing);
     default:
-      throw new InvalidInputError(`--runtime ${name} is not available yet; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
+      throw new InvalidInputError(`--runtime ${String(name)} is not a runtime; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
   }
+}
+
+export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any>> {
+  return runtimeNamed((await resolveRuntime(choice, selection.labName)).name, selection);
+}
+
+/**
+ * `--dry-run`: what the runtime would create for `config`, created nothing.
+ * Only the kind runtime has a plan to show today.
+ */
+export async function runtimePlan(choice: RuntimeChoice, config: LabConfig, options: { nodeImage?: string } = {}): Promise<{ resolved: ResolvedRuntime; plan: KindLabPlan }> {
+  const resolved = await resolveRuntime(choice, config.name);
+  if (resolved.name !== 'kind') {
+    throw new InvalidInputError(`--dry-run shows the kind runtime's plan; this lab's runtime is ${resolved.name} (${resolved.reason})`, { hint: 'add --runtime kind' });
+  }
+  return { resolved, plan: await kindPlanFor(config, options) };
 }

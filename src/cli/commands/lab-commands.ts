@@ -7,16 +7,27 @@ import { clusterSpecs, type ExistingClustersInput } from '../../runtime/existing
 import { existingLabConfig } from '../../runtime/existing/runtime.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
-import { downLab, labStatus, upLab } from '../../lab/lifecycle.js';
+import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
 import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
-import { RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
-import type { LabStatus } from '../../runtime/types.js';
+import { renderKindPlan, resolveRuntime, runtimePlan, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
+import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
 type Args<T> = GlobalOptions & T;
 
-type UpFlags = { runtime: RuntimeChoice; 'bin-dir'?: string; retain: boolean; download: boolean; kubeconfig?: string; 'hub-context'?: string; 'spoke-context'?: string[] };
+type UpFlags = {
+  runtime: RuntimeChoice;
+  'bin-dir'?: string;
+  retain: boolean;
+  download: boolean;
+  kubeconfig?: string;
+  'hub-context'?: string;
+  'spoke-context'?: string[];
+  'dry-run': boolean;
+  'node-image'?: string;
+  install: boolean;
+};
 
 /** `--runtime existing`: the contexts, checked, and the lab config they make (name, versions, addons from --config). */
 function existingClusters(argv: UpFlags, config: LabConfig): { input?: ExistingClustersInput; config: LabConfig } {
@@ -45,27 +56,51 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
       .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
-      .option('spoke-context', { type: 'string', array: true, describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)' }),
+      .option('spoke-context', { type: 'string', array: true, describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print what up would create (networks, containers, kind configs, images) and create nothing (kind runtime)' })
+      .option('node-image', { type: 'string', describe: '--runtime kind: the kind node image to use (e.g. kindest/node:v1.34.x) instead of the one ocm-lab builds' })
+      .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
+    if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
+    if (argv['dry-run']) {
+      const { resolved, plan } = await runtimePlan(argv.runtime, await loadLabConfig(argv.config), { nodeImage: argv['node-image'] });
+      if (argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
+      emit(argv, plan, (p) => renderKindPlan(p, 'up'));
+      return;
+    }
     const { input, config } = existingClusters(argv, await loadLabConfig(argv.config));
-    const result = await upLab(config, {
-      runtime: argv.runtime,
+    const resolved = await resolveRuntime(argv.runtime, config.name);
+    if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
+    const options: UpOptions & LifecycleOptions & { nodeImage?: string } = {
+      runtime: resolved.name,
       ...(input ? { existing: input } : {}),
       binDir: argv['bin-dir'],
       retain: argv.retain,
       allowDownload: argv.download,
       renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined,
-    });
+      ...(argv.install ? {} : { install: false }),
+      ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}),
+    };
+    const result = await upLab(config, options);
     emit(argv, result, (r) => `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\nkubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`);
   },
 };
 
-export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boolean }>> = {
+export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boolean; 'dry-run': boolean; runtime: RuntimeChoice }>> = {
   command: 'down',
   describe: 'stop the lab and remove everything it created (idempotent)',
-  builder: (y) => y.option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' }),
+  builder: (y) =>
+    y
+      .option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print what down would remove and remove nothing (kind runtime)' })
+      .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, hidden: true, describe: 'the runtime of the lab (auto: the one it was brought up with)' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
+    if (argv['dry-run']) {
+      const { plan } = await runtimePlan(argv.runtime, config);
+      emit(argv, plan, (p) => renderKindPlan(p, 'down'));
+      return;
+    }
     const started = Date.now();
     const onProgress = argv.verbose ? (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`) : undefined;
     const result = await downLab(config, { keepData: argv['keep-data'], onProgress });

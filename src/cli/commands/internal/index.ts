@@ -13,6 +13,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
   'managed-serviceaccount-agent': async () => (await import('./msa-agent.js')).msaAgentCommand,
   'cluster-gateway': async () => (await import('./cluster-gateway.js')).clusterGatewayCommand,
+  'vpc-gateway': async () => (await import('./vpc-gateway.js')).vpcGatewayCommand,
 };
 
 /** The internal command named `name`, or all of them (for help and unknown names). */

@@ -1,0 +1,116 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { MissingPrerequisiteError } from '../../errors.js';
+import { cacheDir } from '../../paths.js';
+import { KIND_VERSION, kindBinary, type ProvisionOptions } from '../../provision/index.js';
+import { run, type RunResult } from '../../util/exec.js';
+
+async function executable(file: string): Promise<boolean> {
+  try {
+    await fs.access(file, fs.constants.X_OK);
+    return (await fs.stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where the kind CLI is: $OCM_LAB_KIND, else `kind` on PATH, else the
+ * provisioning cache (`<cache>/bin/kind-<version>/kind`). Null when none
+ * (requireKind then provisions it).
+ */
+export async function locateKind(env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
+  if (env.OCM_LAB_KIND) return (await executable(env.OCM_LAB_KIND)) ? path.resolve(env.OCM_LAB_KIND) : null;
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const file = path.join(dir, 'kind');
+    if (await executable(file)) return file;
+  }
+  const cached = path.join(cacheDir(env), 'bin', `kind-${KIND_VERSION}`, 'kind');
+  return (await executable(cached)) ? cached : null;
+}
+
+/** Can kind be had here: found, or buildable (a Go toolchain on PATH, as the provisioning recipe needs). */
+export async function kindProvisionable(env: NodeJS.ProcessEnv = process.env): Promise<{ ok: boolean; how: string }> {
+  const found = await locateKind(env);
+  if (found) return { ok: true, how: `kind is at ${found}` };
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    if (await executable(path.join(dir, 'go'))) return { ok: true, how: `kind ${KIND_VERSION} can be built with ${path.join(dir, 'go')}` };
+  }
+  return { ok: false, how: `no kind CLI ($OCM_LAB_KIND, PATH, the ocm-lab cache) and no Go toolchain to build kind ${KIND_VERSION}` };
+}
+
+/** The kind CLI, provisioned (downloaded or built into the cache) when it is not there yet. */
+export async function requireKind(options: ProvisionOptions = {}): Promise<string> {
+  const found = await locateKind();
+  if (found) return found;
+  try {
+    return await kindBinary(options);
+  } catch (err) {
+    throw new MissingPrerequisiteError(`the kind runtime needs the kind CLI ${KIND_VERSION}; none was found and provisioning it failed: ${(err as Error).message}`, {
+      hint: `install kind ${KIND_VERSION} (go install sigs.k8s.io/kind@${KIND_VERSION}, or https://kind.sigs.k8s.io), or set OCM_LAB_KIND=/path/to/kind`,
+      cause: err,
+    });
+  }
+}
+
+/**
+ * The kind CLI for one lab. Every call that writes a kubeconfig names a file of
+ * the lab's (one per kind cluster: kind locks the file it writes, and refuses a
+ * lock another create holds), so kind never edits the user's ~/.kube/config.
+ */
+export class KindCli {
+  constructor(
+    readonly binary: string,
+    private readonly scratchDir: string,
+  ) {}
+
+  private async scratchKubeconfig(name: string): Promise<string> {
+    await fs.mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
+    return path.join(this.scratchDir, `${name}.kubeconfig`);
+  }
+
+  private run(args: string[], env: NodeJS.ProcessEnv = {}, allowFailure = false): Promise<RunResult> {
+    return run(this.binary, args, { env: { ...process.env, ...env }, allowFailure });
+  }
+
+  async clusters(): Promise<string[]> {
+    const r = await this.run(['get', 'clusters']);
+    return r.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('No kind clusters'));
+  }
+
+  async create(name: string, configFile: string, network: string): Promise<void> {
+    const args = ['create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', await this.scratchKubeconfig(name)];
+    const r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
+    if (r.exitCode !== 0) {
+      throw new Error(
+        `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n${kindFailureSummary(`${r.stdout}\n${r.stderr}`)}`,
+      );
+    }
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.run(['delete', 'cluster', '--name', name, '--kubeconfig', await this.scratchKubeconfig(name)]);
+  }
+
+  /** The cluster's admin kubeconfig as the host reaches it (127.0.0.1:<port>). */
+  async kubeconfig(name: string): Promise<string> {
+    return (await this.run(['get', 'kubeconfig', '--name', name])).stdout;
+  }
+
+  async loadImages(name: string, images: readonly string[]): Promise<string> {
+    if (!images.length) return '';
+    const r = await this.run(['load', 'docker-image', '--name', name, ...images]);
+    return `${r.stdout}\n${r.stderr}`;
+  }
+}
+
+/**
+ * What kind printed about a failure, without the Go stack traces kubeadm
+ * appends (they fill any "last lines" tail and say nothing about the cause).
+ */
+export function kindFailureSummary(output: string, maxLines = 40): string {
+  const lines = output.split('\n').filter((l) => l.trim() && !/^\t/.test(l) && !/\.go:\d+/.test(l) && !/^(main\.main|runtime\.(main|goexit)|github\.com\/spf13\/cobra|k8s\.io\/kubernetes\/cmd\/kubeadm\/app\/cmd)/.test(l.trim()));
+  const important = lines.filter((l) => /ERROR|error|fail|timed out|unhealthy|refused/i.test(l));
+  const picked = important.length ? important : lines;
+  return picked.slice(0, maxLines).join('\n');
+}

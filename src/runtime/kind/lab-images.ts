@@ -1,0 +1,250 @@
+import crypto from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LabConfig } from '../../config/index.js';
+import { OCM_LAB_IMAGE, ocmImage } from '../../image.js';
+import { ensureBinaries, type BinaryName } from '../../provision/index.js';
+import { docker } from './docker.js';
+import { baseImageKey, ensureBaseImage } from './images/base-image.js';
+import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './images/docker-build.js';
+import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './images/options.js';
+
+/**
+ * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`) and OCM's
+ * five upstream images at the lab's OCM version, all built here FROM the lab's
+ * Debian base so nothing is pulled: OCM's from the provisioned binaries, ours
+ * with the repository's Dockerfile over this package's dist/ and production
+ * node_modules, on a base that holds this machine's node.
+ */
+
+/**
+ * OCM's images and the binary each holds. Upstream builds each FROM ubi-minimal
+ * with one Go binary at `/<name>` and `USER 10001`, no ENTRYPOINT (OCM's
+ * Deployments always give `command`): build/Dockerfile.<name> in
+ * open-cluster-management-io/ocm. The same facts as the nodelet's image map.
+ */
+export const OCM_IMAGES: readonly { name: Parameters<typeof ocmImage>[0]; binary: BinaryName; pathInImage: string }[] = [
+  { name: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
+  { name: 'registration', binary: 'registration', pathInImage: '/registration' },
+  { name: 'work', binary: 'work', pathInImage: '/work' },
+  { name: 'placement', binary: 'placement', pathInImage: '/placement' },
+  { name: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
+];
+const OCM_IMAGE_USER = '10001';
+
+/** `ocm-lab/node-base:<node version>`: the lab's base with this machine's node at /usr/local/bin/node. */
+export function nodeBaseImage(nodeVersion: string = process.version): string {
+  return `ocm-lab/node-base:${nodeVersion}`;
+}
+
+/** Every image the lab's nodes run, as pod specs name them: ocm-lab:dev first, then OCM's. */
+export function labImages(config: Pick<LabConfig, 'ocmVersion'>): string[] {
+  return [OCM_LAB_IMAGE, ...OCM_IMAGES.map((i) => ocmImage(i.name, config.ocmVersion))];
+}
+
+export interface LabImageOptions extends ImageBuildOptions {
+  /** The package root whose dist/, package.json and node_modules go into ocm-lab:dev (default: this package). */
+  packageRoot?: string;
+  /** The node binary put in the node base (default: the one running now; the base is Debian bookworm, so its glibc fits a bookworm-built node). */
+  nodeBinary?: string;
+}
+
+/**
+ * Makes each of labImages(config) present in the Docker engine: there already
+ * with the key of its inputs, loaded from the image cache, or built. Returns the
+ * references, in labImages' order.
+ */
+export async function ensureLabImages(config: Pick<LabConfig, 'ocmVersion'>, options: LabImageOptions = {}): Promise<string[]> {
+  await ensureLabImagesDetail(config, options);
+  return labImages(config);
+}
+
+/** ensureLabImages, saying for each image whether it was present, loaded from the cache or built. */
+export async function ensureLabImagesDetail(config: Pick<LabConfig, 'ocmVersion'>, options: LabImageOptions = {}): Promise<BuiltImage[]> {
+  const opts = resolveImageOptions(options);
+  const packageRoot = options.packageRoot ?? defaultPackageRoot();
+  const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
+  return [await ensureOcmLabImage(opts, packageRoot, nodeBinary), ...(await ensureOcmImages(config.ocmVersion, opts))];
+}
+
+function defaultPackageRoot(): string {
+  // dist/runtime/kind/lab-images.js → the package root
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+}
+
+/** The base image every lab image is built FROM (helper A's debootstrap'd Debian). One place to switch it. */
+async function labBaseImage(opts: ResolvedImageOptions): Promise<string> {
+  return (await ensureBaseImage({ cacheDir: opts.cache, onProgress: opts.progress, signal: opts.signal, debianMirror: opts.debianMirror })).ref;
+}
+
+/**
+ * ensureImage for an image built FROM another one: when it has to be built,
+ * the parent is made present first, outside ensureImage's cache lock (the
+ * parent takes the same lock). A present image or a cached tarball needs no parent.
+ */
+async function ensureImageFrom(
+  ref: string,
+  key: string,
+  parent: () => Promise<string>,
+  build: (parentRef: string) => Promise<void>,
+  opts: ResolvedImageOptions,
+): Promise<BuiltImage> {
+  const present = (await localImageKey(ref)) === key;
+  const cached = present || (await fs.stat(imageTarFile(opts.cache, ref, key)).catch(() => null)) !== null;
+  if (cached) {
+    const needsParent = new Error('parent needed');
+    try {
+      return await ensureImage(ref, key, () => Promise.reject(needsParent), opts);
+    } catch (err) {
+      if (err !== needsParent) throw err; // else the tarball did not hold the image: build it as below
+    }
+  }
+  const parentRef = await parent();
+  return ensureImage(ref, key, () => build(parentRef), opts);
+}
+
+/** A cheap identity of a file for cache keys: content changes always change size or mtime in practice. */
+async function fileStamp(file: string): Promise<{ file: string; size: number; mtimeMs: number }> {
+  const st = await fs.stat(file);
+  return { file: path.basename(file), size: st.size, mtimeMs: Math.trunc(st.mtimeMs) };
+}
+
+async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): Promise<BuiltImage[]> {
+  const binaries = await ensureBinaries(
+    OCM_IMAGES.map((i) => i.binary),
+    { cacheDir: opts.cache, binDir: opts.binDir, ocmVersion, signal: opts.signal, onProgress: opts.progress },
+  );
+  const built: BuiltImage[] = [];
+  for (const image of OCM_IMAGES) {
+    const ref = ocmImage(image.name, ocmVersion);
+    const binary = binaries[image.binary];
+    const key = imageKey({ ref, base: baseImageKey(), binary: await fileStamp(binary), path: image.pathInImage, user: OCM_IMAGE_USER });
+    built.push(
+      await ensureImageFrom(
+        ref,
+        key,
+        () => labBaseImage(opts),
+        async (base) => {
+          const name = path.posix.basename(image.pathInImage);
+          const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
+          await buildImage(ref, dockerfile, { [name]: { from: binary, mode: 0o755 } }, opts);
+        },
+        opts,
+      ),
+    );
+  }
+  return built;
+}
+
+async function nodeBaseKey(nodeBinary: string): Promise<string> {
+  return imageKey({ ref: nodeBaseImage(), base: baseImageKey(), node: await fileStamp(nodeBinary), version: process.version });
+}
+
+async function ensureNodeBase(opts: ResolvedImageOptions, nodeBinary: string): Promise<{ ref: string; key: string }> {
+  const ref = nodeBaseImage();
+  const key = await nodeBaseKey(nodeBinary);
+  await ensureImageFrom(
+    ref,
+    key,
+    () => labBaseImage(opts),
+    async (base) => {
+      const dockerfile = [`FROM ${base}`, 'COPY node /usr/local/bin/node', `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
+      await buildImage(ref, dockerfile, { node: { from: nodeBinary, mode: 0o755 } }, opts);
+    },
+    opts,
+  );
+  return { ref, key };
+}
+
+/** Files of `dir`, recursively, relative and sorted (symlinks as links). */
+async function walk(dir: string, rel = ''): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await fs.readdir(path.join(dir, rel), { withFileTypes: true });
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = path.posix.join(rel, e.name);
+    if (e.isDirectory()) out.push(...(await walk(dir, p)));
+    else out.push(p);
+  }
+  return out;
+}
+
+async function hashFile(hash: crypto.Hash, file: string): Promise<void> {
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+}
+
+/**
+ * What ocm-lab:dev is made of, hashed: dist/ (every file's path and content),
+ * manifests/, package.json, the lockfile (it fixes node_modules) and the Dockerfile.
+ */
+export async function ocmLabContentHash(packageRoot: string): Promise<string> {
+  const hash = crypto.createHash('sha256');
+  for (const dir of ['dist', 'manifests']) {
+    for (const rel of await walk(path.join(packageRoot, dir))) {
+      hash.update(`${dir}/${rel}\0`);
+      await hashFile(hash, path.join(packageRoot, dir, rel));
+    }
+  }
+  for (const file of ['package.json', 'package-lock.json', 'Dockerfile']) {
+    hash.update(`${file}\0`);
+    await hashFile(hash, path.join(packageRoot, file));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+interface LockPackage {
+  dev?: boolean;
+  link?: boolean;
+  optional?: boolean;
+}
+
+/**
+ * The top-level node_modules entries the package needs at run time, from the
+ * lockfile (packages marked `dev` are left out; optional ones not installed
+ * here are skipped). Nested node_modules go along with their parent.
+ */
+export function productionModules(lock: { packages?: Record<string, LockPackage> }): string[] {
+  const out = new Set<string>();
+  for (const [key, pkg] of Object.entries(lock.packages ?? {})) {
+    const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
+    if (m && !pkg.dev) out.add(m[1] as string);
+  }
+  return [...out].sort();
+}
+
+async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string, nodeBinary: string): Promise<BuiltImage> {
+  for (const needed of ['dist/cli/main.js', 'package.json', 'package-lock.json', 'Dockerfile', 'node_modules']) {
+    if (!(await fs.stat(path.join(packageRoot, needed)).catch(() => null))) {
+      throw new Error(`building ${OCM_LAB_IMAGE}: ${path.join(packageRoot, needed)} is missing (run \`npm ci && npm run build\` in ${packageRoot})`);
+    }
+  }
+  const nodeBase = { ref: nodeBaseImage(), key: await nodeBaseKey(nodeBinary) };
+  const key = imageKey({ ref: OCM_LAB_IMAGE, nodeBase: nodeBase.key, content: await ocmLabContentHash(packageRoot) });
+  return ensureImageFrom(
+    OCM_LAB_IMAGE,
+    key,
+    async () => (await ensureNodeBase(opts, nodeBinary)).ref,
+    async () => {
+      await fs.mkdir(kindCacheDir(opts.cache, 'build'), { recursive: true });
+      const ctx = await fs.mkdtemp(path.join(kindCacheDir(opts.cache, 'build'), 'ocm-lab-ctx-'));
+      try {
+        opts.progress(`${OCM_LAB_IMAGE}: preparing the build context (dist/, production node_modules)`);
+        const lock = JSON.parse(await fs.readFile(path.join(packageRoot, 'package-lock.json'), 'utf8')) as { packages?: Record<string, LockPackage> };
+        for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(packageRoot, f), path.join(ctx, f));
+        for (const d of ['dist', 'manifests']) await fs.cp(path.join(packageRoot, d), path.join(ctx, d), { recursive: true, verbatimSymlinks: true });
+        await fs.mkdir(path.join(ctx, 'node_modules'));
+        for (const name of productionModules(lock)) {
+          const from = path.join(packageRoot, 'node_modules', name);
+          if (!(await fs.stat(from).catch(() => null))) continue; // an optional dependency not installed on this platform
+          await fs.cp(from, path.join(ctx, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
+        }
+        opts.progress(`docker build -t ${OCM_LAB_IMAGE} (FROM ${nodeBase.ref})`);
+        await docker(['build', '-q', '-t', OCM_LAB_IMAGE, '--build-arg', `BASE_IMAGE=${nodeBase.ref}`, '--label', `${LABEL_IMAGE_KEY}=${key}`, ctx], { signal: opts.signal });
+      } finally {
+        await fs.rm(ctx, { recursive: true, force: true });
+      }
+    },
+    opts,
+  );
+}

@@ -1,0 +1,89 @@
+import fs from 'node:fs/promises';
+import type { LabConfig } from '../../config/index.js';
+import { endpointFromKubeconfig, KubeClient } from '../../kube/client.js';
+import { clusterKubeconfigFile, labKubeconfigFile } from '../../paths.js';
+import type { ClusterStatus, LabStatus, VpcStatus } from '../types.js';
+import { inspectContainer } from './hub-endpoint.js';
+import { hubEndpointName, nodeContainerName, vpcNetworkName } from './names.js';
+import { inspectNetworks } from './networks.js';
+import { HUB_PUBLISHED_PORTS } from './plan.js';
+
+/** A VPC as kind runs it: its Docker network and who is on it (beyond the common VpcStatus fields). */
+export interface KindVpcStatus extends VpcStatus {
+  network: string;
+  containers: string[];
+}
+
+export function isolationReason(lab: string): string {
+  return `Docker network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
+}
+
+/** GET /readyz with the cluster's admin kubeconfig: true when it says ok within `timeoutMs`. */
+export async function apiReady(kubeconfigFile: string, timeoutMs = 5_000): Promise<boolean> {
+  let client: KubeClient | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    client = new KubeClient(await endpointFromKubeconfig(kubeconfigFile));
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+    });
+    return (await Promise.race([client.getText('/readyz'), timeout])).trim() === 'ok';
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    client?.close();
+  }
+}
+
+async function hostServer(kubeconfigFile: string): Promise<string> {
+  try {
+    return (await endpointFromKubeconfig(kubeconfigFile)).server;
+  } catch {
+    return '';
+  }
+}
+
+/** The lab's clusters, networks and isolation as Docker and the API servers report them now. */
+export async function kindLabStatus(config: LabConfig): Promise<LabStatus> {
+  const lab = config.name;
+  const endpoint = await inspectContainer(hubEndpointName(lab));
+  const clusters: ClusterStatus[] = await Promise.all(
+    config.clusters.map(async (c) => {
+      const node = await inspectContainer(nodeContainerName(lab, c.name));
+      const kubeconfig = clusterKubeconfigFile(lab, c.name);
+      const running = !!node?.State.Running;
+      const components = [{ name: 'node', running, pid: null }];
+      if (c.hub) components.push({ name: 'hub-endpoint', running: !!endpoint?.State.Running, pid: null });
+      return { name: c.name, vpc: c.vpc, hub: c.hub, apiServer: await hostServer(kubeconfig), ready: running && (await apiReady(kubeconfig)), components };
+    }),
+  );
+  const networks = await inspectNetworks(config.vpcs.map((v) => vpcNetworkName(lab, v.name)));
+  const vpcs: KindVpcStatus[] = config.vpcs.map((v) => {
+    const facts = networks.find((n) => n.name === vpcNetworkName(lab, v.name));
+    return { name: v.name, netns: null, subnet: facts?.subnet ?? null, network: vpcNetworkName(lab, v.name), containers: Object.keys(facts?.containers ?? {}).sort() };
+  });
+  const missingNetworks = vpcs.filter((v) => !networks.some((n) => n.name === v.network)).map((v) => v.network);
+  const endpointNetworks = Object.keys(endpoint?.NetworkSettings.Networks ?? {});
+  const detached = vpcs.filter((v) => !endpointNetworks.includes(v.network)).map((v) => v.network);
+  const isolation = missingNetworks.length
+    ? { enforced: false, reason: `Docker networks missing: ${missingNetworks.join(', ')}` }
+    : !endpoint?.State.Running
+      ? { enforced: false, reason: `${hubEndpointName(lab)} is not running, so spokes cannot reach the hub` }
+      : detached.length
+        ? { enforced: false, reason: `${hubEndpointName(lab)} is not on ${detached.join(', ')}` }
+        : { enforced: true, reason: isolationReason(lab) };
+  const allReady = clusters.length > 0 && clusters.every((c) => c.ready);
+  const exists = (await fs.stat(labKubeconfigFile(lab)).catch(() => null)) !== null;
+  return {
+    lab,
+    runtime: 'kind',
+    exists,
+    kubeconfig: exists ? labKubeconfigFile(lab) : null,
+    clusters,
+    vpcs,
+    isolation,
+    // 'pods': the clusters' nodes run pods (here, kind's kubelets).
+    capabilities: [...(allReady ? ['control-plane', 'pods'] : []), ...(isolation.enforced ? ['vpc-isolation'] : [])],
+  };
+}
