@@ -21,6 +21,16 @@ export default defineConfig({
           hookTimeout: 900_000,
         },
       },
+      {
+        // The kind runtime end to end (a Docker engine of its own, offline images): `npm run test:kind`.
+        test: {
+          name: 'kind',
+          include: ['test/kind/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 2_400_000,
+          hookTimeout: 900_000,
+        },
+      },
     ],
   },
 });

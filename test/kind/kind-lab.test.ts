@@ -1,0 +1,147 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
+import { isolatedLabHome, kubectlPath } from '../support/lab.js';
+
+/**
+ * The whole kind path on this machine: Debian's Docker engine started by the
+ * test, the offline images prepared, the default lab up on kind, the VPC rule
+ * checked both ways, every document of the conformance suite, and a `down`
+ * that leaves no container, network or image of the lab. Runs in `npm run
+ * test:kind` (scripts/test-kind.sh), outside CI's default cell.
+ */
+const LAB = 'kindlab';
+// kind needs more inotify instances and watches than Debian's defaults; raised for the test and put back.
+const SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
+
+describe('the default lab on kind', () => {
+  let engine: DockerEngine;
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let labFile: string;
+  const sysctlsBefore = new Map<string, string>();
+
+  const ocmLab = async (args: string[], timeout = 1_800_000) => {
+    const r = await execa(process.execPath, [path.resolve('dist/cli/main.js'), ...args, '--config', labFile], {
+      reject: false,
+      env: { ...engine.env, CI: 'true', OCM_LAB_HOME: home.home },
+      timeout,
+    });
+    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), all: `${String(r.stdout)}\n${String(r.stderr)}` };
+  };
+  const docker = async (args: string[]) => {
+    const r = await execa('docker', args, { reject: false, env: engine.env, timeout: 120_000 });
+    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout).trim(), stderr: String(r.stderr) };
+  };
+  const kubectl = async (args: string[]) => {
+    const r = await execa(await kubectlPath(), ['--kubeconfig', path.join(home.home, LAB, 'kubeconfig'), ...args], { reject: false, timeout: 60_000 });
+    return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+  };
+  /** The lab's Docker objects, by the label every one of them carries, and its kind clusters. */
+  const leftovers = async () => ({
+    containers: (await docker(['ps', '-a', '--filter', `label=dev.ocm-lab.lab=${LAB}`, '--format', '{{.Names}}'])).stdout.split('\n').filter(Boolean),
+    kindNodes: (await docker(['ps', '-a', '--filter', `label=io.x-k8s.kind.cluster`, '--format', '{{.Names}}'])).stdout.split('\n').filter(Boolean),
+    networks: (await docker(['network', 'ls', '--filter', `label=dev.ocm-lab.lab=${LAB}`, '--format', '{{.Name}}'])).stdout.split('\n').filter(Boolean),
+    volumes: (await docker(['volume', 'ls', '-q'])).stdout.split('\n').filter(Boolean),
+  });
+
+  beforeAll(async () => {
+    for (const [key, want] of Object.entries(SYSCTLS)) {
+      const now = (await execa('sysctl', ['-n', key])).stdout.trim();
+      sysctlsBefore.set(key, now);
+      if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
+    }
+    engine = await startDockerEngine();
+    home = await isolatedLabHome('kind');
+    labFile = path.join(home.home, 'lab.yaml');
+    await fs.writeFile(
+      labFile,
+      [
+        'apiVersion: ocm-lab/v1alpha1',
+        'kind: Lab',
+        `name: ${LAB}`,
+        'vpcs: [{name: vpc-1}, {name: vpc-2}]',
+        'clusters:',
+        '  - {name: hub, vpc: vpc-1, hub: true}',
+        '  - {name: cluster1, vpc: vpc-2}',
+        '  - {name: cluster2, vpc: vpc-2}',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  afterAll(async () => {
+    if (engine) {
+      await ocmLab(['down'], 600_000).catch(() => undefined);
+      await engine.stop().catch((err: unknown) => console.error(`stopping the test's Docker engine: ${String(err)}`));
+    }
+    for (const [key, value] of sysctlsBefore) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
+    await home?.cleanup();
+  });
+
+  it('prepares every image offline (ocm-lab setup --runtime kind)', async () => {
+    const r = await ocmLab(['setup', '--runtime', 'kind']);
+    expect(r.exitCode, r.all).toBe(0);
+    const images = (await docker(['image', 'ls', '--format', '{{.Repository}}:{{.Tag}}'])).stdout.split('\n');
+    expect(images).toContain('ocm-lab:dev');
+    expect(images.some((i) => i.startsWith('quay.io/open-cluster-management/registration-operator:'))).toBe(true);
+  });
+
+  it('brings the lab up: one Docker network per VPC, one kind cluster per lab cluster, contexts named after the clusters', async () => {
+    const r = await ocmLab(['up', '--runtime', 'kind']);
+    expect(r.exitCode, r.all).toBe(0);
+    const networks = (await docker(['network', 'ls', '--filter', `label=dev.ocm-lab.lab=${LAB}`, '--format', '{{.Name}}'])).stdout.split('\n').sort();
+    expect(networks).toEqual([`ocm-lab-${LAB}-vpc-1`, `ocm-lab-${LAB}-vpc-2`]);
+    for (const context of ['hub', 'cluster1', 'cluster2']) {
+      const nodes = await kubectl(['--context', context, 'get', 'nodes', '--no-headers']);
+      expect(nodes.stdout, `${context}: ${nodes.stderr}`).toMatch(/\sReady\s/);
+    }
+    const status = JSON.parse((await ocmLab(['status', '--output', 'json'])).stdout) as { runtime: string; isolation: { enforced: boolean }; capabilities: string[] };
+    expect(status.runtime).toBe('kind');
+    expect(status.isolation.enforced).toBe(true);
+    expect(status.capabilities).toEqual(expect.arrayContaining(['control-plane', 'vpc-isolation', 'pods', 'ocm']));
+  });
+
+  it('holds the VPC rule both ways', async () => {
+    const probe = async (from: string, target: string) => (await ocmLab(['probe', from, target])).exitCode;
+    expect(await probe('cluster1', 'hub')).toBe(0);
+    expect(await probe('cluster2', 'cluster1')).toBe(0);
+    expect(await probe('hub', 'hub')).toBe(0);
+    expect(await probe('hub', 'cluster1')).toBe(1);
+    expect(await probe('hub', 'cluster2')).toBe(1);
+    // Past the hub's published endpoint a spoke reaches nothing of the hub: not its node's other ports, not its node directly.
+    const hubNode = `${LAB}-hub-control-plane`;
+    const hubIp = (await docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', hubNode])).stdout;
+    expect(hubIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(await probe('cluster1', `${hubIp}:6443`)).toBe(1);
+    expect(await probe('cluster1', `${hubIp}:10250`)).toBe(1);
+    const endpoint = `ocm-lab-${LAB}-hub-endpoint`;
+    expect(await probe('cluster1', `${endpoint}:10250`)).toBe(1);
+  });
+
+  it('changes nothing on a second up', async () => {
+    const started = Date.now();
+    const r = await ocmLab(['up', '--runtime', 'kind', '--output', 'json']);
+    expect(r.exitCode, r.all).toBe(0);
+    console.log(`second up on kind: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+
+  it('passes every document of the conformance suite, the same documents as on the local runtime', async () => {
+    const r = await ocmLab(['conformance', '--output', 'json'], 1_800_000);
+    expect(r.exitCode, r.all).toBe(0);
+    const report = JSON.parse(r.stdout) as { passed: number; failed: number; skipped: number };
+    expect({ passed: report.passed, failed: report.failed, skipped: report.skipped }).toEqual({ passed: 6, failed: 0, skipped: 0 });
+  });
+
+  it('goes down leaving no container, network or volume of the lab', async () => {
+    const before = await leftovers();
+    expect(before.kindNodes.length).toBe(3);
+    const r = await ocmLab(['down'], 600_000);
+    expect(r.exitCode, r.all).toBe(0);
+    const after = await leftovers();
+    expect(after).toEqual({ containers: [], kindNodes: [], networks: [], volumes: [] });
+    const images = (await docker(['image', 'ls', '--filter', `label=dev.ocm-lab.lab=${LAB}`, '-q'])).stdout;
+    expect(images).toBe('');
+  });
+});
