@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { execa } from 'execa';
 import path from 'node:path';
 import { DEFAULT_ADDONS, defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
@@ -89,10 +90,65 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
   }
 }
 
+/** Memory (kB) the lab's containers use on a kind lab, as `docker stats` reports it: its nodes and its hub endpoint. */
+async function kindLabMemoryKb(lab: string): Promise<number> {
+  const r = await execa('docker', ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'], { reject: false });
+  const units: Record<string, number> = { B: 1 / 1024, KiB: 1, kB: 1, MiB: 1024, MB: 1000, GiB: 1024 * 1024, GB: 1000 * 1000 };
+  let total = 0;
+  for (const line of String(r.stdout).split('\n')) {
+    const [name, usage] = line.split('\t');
+    if (!name || !usage || !(name.startsWith(`${lab}-`) || name === `ocm-lab-${lab}-hub-endpoint`)) continue;
+    const m = /^([\d.]+)\s*([A-Za-z]+)/.exec(usage.trim());
+    if (m) total += Number(m[1]) * (units[m[2] as string] ?? 0);
+  }
+  return total;
+}
+
+/** The default lab on one runtime: new-lab `up` (binaries and images cached), a second `up`, memory after 15 s. */
+async function measureOn(runtime: 'local' | 'kind', config: LabConfig): Promise<{ coldMs: number; noopMs: number; memoryKb: number; steps: string[][] }> {
+  try {
+    const cold = await upLab(config, { renderer: 'silent', runtime });
+    const t0 = Date.now();
+    await upLab(config, { renderer: 'silent', runtime });
+    const noopMs = Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 15_000));
+    const memoryKb = runtime === 'kind' ? await kindLabMemoryKb(config.name) : await labRssKb(labDir(config.name));
+    return { coldMs: cold.durationMs, noopMs, memoryKb, steps: cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s`]) };
+  } finally {
+    await downLab(config, { runtime }).catch(() => undefined);
+  }
+}
+
+/** `lab --runtime kind`: the default lab on the local runtime and on kind, one after the other in one run. */
+async function compareWithKind(): Promise<void> {
+  const local = await measureOn('local', { ...defaultLabConfig(), name: 'bench' });
+  const kind = await measureOn('kind', { ...defaultLabConfig(), name: 'benchkind' });
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
+  const rows = [
+    ['', 'local', 'kind', 'kind / local'],
+    ['up, new lab (binaries and images cached)', s(local.coldMs), s(kind.coldMs), `×${(kind.coldMs / local.coldMs).toFixed(2)}`],
+    ['second up (no-op)', s(local.noopMs), s(kind.noopMs), `×${(kind.noopMs / local.noopMs).toFixed(2)}`],
+    ['memory 15 s after up (local: RSS of its processes; kind: docker stats of its containers)', mib(local.memoryKb), mib(kind.memoryKb), `×${(kind.memoryKb / local.memoryKb).toFixed(2)}`],
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
+  for (const [label, m] of [['local', local], ['kind', kind]] as const) {
+    process.stdout.write(`\n-- steps of the new-lab up on ${label}\n`);
+    const width = Math.max(...m.steps.map((r) => r[0]!.length));
+    for (const [k, v] of m.steps) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
+  }
+}
+
 export const labBenchmark: Benchmark = {
   name: 'lab',
-  describe: 'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes',
-  async run() {
+  describe: 'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; `--runtime kind`: the default lab on local and on kind side by side',
+  async run(args) {
+    const runtime = args[args.indexOf('--runtime') + 1];
+    if (args.includes('--runtime') && runtime === 'kind') {
+      await withBenchLabHome(compareWithKind);
+      return;
+    }
     await withBenchLabHome(async () => {
       for (const [label, addons] of [
         ['control planes + OCM, no addons', []],

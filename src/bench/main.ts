@@ -2,7 +2,8 @@ import { benchmarks } from './registry.js';
 
 /** `npm run bench [-- <name>…]`: runs the named benchmarks, or all of them. */
 async function main(args: string[]): Promise<void> {
-  const wanted = args.filter((a) => !a.startsWith('-'));
+  // `--name value` options belong to the benchmarks (e.g. `lab --runtime kind`); only bare words name benchmarks.
+  const wanted = args.filter((a, i) => !a.startsWith('-') && !(args[i - 1]?.startsWith('--') && !args[i - 1]?.includes('=')));
   const unknown = wanted.filter((w) => !benchmarks.some((b) => b.name === w));
   if (unknown.length) {
     process.stderr.write(`error: unknown benchmark ${unknown.join(', ')}; known: ${benchmarks.map((b) => b.name).join(', ') || '(none)'}\n`);

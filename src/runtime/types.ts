@@ -20,8 +20,12 @@ export interface ClusterStatus {
 
 export interface VpcStatus {
   name: string;
+  /** local: the VPC's network namespace. */
   netns: string | null;
   subnet: string | null;
+  /** kind: the VPC's Docker network and the containers attached to it. */
+  network?: string;
+  containers?: string[];
 }
 
 export interface LabStatus {
@@ -47,6 +51,8 @@ export interface Step<Ctx> {
 
 export interface UpOptions {
   binDir?: string;
+  /** kind: the node image to create clusters from (default: the one `setup --runtime kind` builds offline). Other runtimes ignore it. */
+  nodeImage?: string;
   allowDownload?: boolean;
   /** Keep a half-created lab when `up` fails, for inspection (default: a lab created by this run is removed again). */
   retain?: boolean;

@@ -63,7 +63,7 @@ describe('kind plan (--dry-run)', () => {
     expect(hub).toMatchObject({ kindName: 'default-hub', nodeContainer: 'default-hub-control-plane', network: 'ocm-lab-default-vpc-1' });
     expect(hub.internalServer).toBe('https://ocm-lab-default-hub-endpoint:6443');
     expect(hub.internalAddress).toBe('ocm-lab-default-hub-endpoint');
-    expect(spoke.internalServer).toBe('https://default-cluster1-control-plane:6443');
+    expect(spoke.internalServer).toBe("https://<default-cluster1-control-plane's address on ocm-lab-default-vpc-2>:6443");
     expect(p.hubEndpoint.networks).toEqual(['ocm-lab-default-vpc-1', 'ocm-lab-default-vpc-2']);
     expect(p.hubEndpoint.command).toEqual([
       'ocm-lab', 'internal', 'vpc-gateway', '--forward', '6443=default-hub-control-plane:6443', '--forward', '8091=default-hub-control-plane:8091',

@@ -71,7 +71,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     const { input, config } = existingClusters(argv, await loadLabConfig(argv.config));
     const resolved = await resolveRuntime(argv.runtime, config.name);
     if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
-    const options: UpOptions & LifecycleOptions & { nodeImage?: string } = {
+    const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
       ...(input ? { existing: input } : {}),
       binDir: argv['bin-dir'],
@@ -130,7 +130,7 @@ export function renderStatus(status: LabStatus): string {
     ]),
   );
   const isolation = status.isolation.enforced
-    ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.netns ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
+    ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.netns ?? v.network ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
     : `isolation: NOT enforced — ${status.isolation.reason ?? 'unknown'}`;
   return `${table}\n\n${isolation}`;
 }

@@ -142,13 +142,14 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
     const dir = path.join(input.labDir, 'clusters', c.name, 'kind');
     const node = nodeContainerName(config.name, c.name);
     const cniConflistFile = path.join(dir, 'cni.conflist');
+    const network = vpcNetworkName(config.name, c.vpc);
     return {
       name: c.name,
       vpc: c.vpc,
       hub: c.hub,
       kindName: kindClusterName(config.name, c.name),
       nodeContainer: node,
-      network: vpcNetworkName(config.name, c.vpc),
+      network,
       podSubnet: POD_SUBNET,
       serviceSubnet: SERVICE_SUBNET,
       kindConfigFile: path.join(dir, 'kind-config.yaml'),
@@ -162,8 +163,9 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
       }),
       blackholes: [POD_SUBNET],
       rejected: [SERVICE_SUBNET],
-      internalServer: c.hub ? `https://${endpoint}:6443` : `https://${node}:6443`,
-      internalAddress: c.hub ? endpoint : node,
+      // A spoke is known by its node's address on its VPC network, which Docker assigns when the node starts.
+      internalServer: c.hub ? `https://${endpoint}:6443` : `https://<${node}'s address on ${network}>:6443`,
+      internalAddress: c.hub ? endpoint : `<${node}'s address on ${network}>`,
     };
   });
   return {

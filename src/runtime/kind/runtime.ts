@@ -19,10 +19,8 @@ import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, writeKindState, type KindLabState } from './state.js';
 import { kindLabStatus } from './status.js';
 
-/** Options only the kind runtime reads (the CLI passes them with the common UpOptions). */
+/** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
 export interface KindUpOptions extends UpOptions {
-  /** A kind node image to use instead of the one ocm-lab builds (e.g. kindest/node:v1.34.x on a connected machine). */
-  nodeImage?: string;
   /** Images to `kind load` besides the lab's own (labImages). */
   extraImages?: string[];
 }

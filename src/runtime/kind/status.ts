@@ -9,10 +9,7 @@ import { inspectNetworks } from './networks.js';
 import { HUB_PUBLISHED_PORTS } from './plan.js';
 
 /** A VPC as kind runs it: its Docker network and who is on it (beyond the common VpcStatus fields). */
-export interface KindVpcStatus extends VpcStatus {
-  network: string;
-  containers: string[];
-}
+export type KindVpcStatus = Required<VpcStatus>;
 
 export function isolationReason(lab: string): string {
   return `Docker network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
