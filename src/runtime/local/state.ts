@@ -42,22 +42,4 @@ export async function writeState(labDirectory: string, state: LabState): Promise
 }
 
 /** The parts of a lab's config that fix its shape; changing any of them needs `down` first. */
-/**
- * Why a running lab cannot take `next` (null when it can). Spokes may come and
- * go; the hub, the VPCs, the Kubernetes version and the network range stay, and
- * no cluster moves to another VPC.
- */
-export function reshapeRefusal(current: LabConfig, next: LabConfig): string | null {
-  const hubOf = (c: LabConfig) => c.clusters.find((x) => x.hub);
-  const [was, now] = [hubOf(current), hubOf(next)];
-  if (was?.name !== now?.name || was?.vpc !== now?.vpc) return `its hub is ${was?.name ?? '?'} in ${was?.vpc ?? '?'}, and the hub of a lab cannot change (asked: ${now?.name ?? '?'} in ${now?.vpc ?? '?'})`;
-  const vpcs = (c: LabConfig) => c.vpcs.map((v) => v.name).join(', ');
-  if (vpcs(current) !== vpcs(next)) return `its VPCs are ${vpcs(current)}, and VPCs cannot be added or removed from a running lab (asked: ${vpcs(next)})`;
-  if (current.kubernetesVersion !== next.kubernetesVersion) return `it runs Kubernetes ${current.kubernetesVersion} (asked: ${next.kubernetesVersion})`;
-  if ((current.network.cidr ?? null) !== (next.network.cidr ?? null)) return `its network.cidr is ${current.network.cidr ?? 'chosen by ocm-lab'} (asked: ${next.network.cidr ?? 'chosen by ocm-lab'})`;
-  for (const cluster of next.clusters) {
-    const before = current.clusters.find((c) => c.name === cluster.name);
-    if (before && before.vpc !== cluster.vpc) return `its cluster ${cluster.name} is in ${before.vpc}, and a cluster cannot move to ${cluster.vpc}`;
-  }
-  return null;
-}
+export { reshapeRefusal } from '../reshape.js';

@@ -1,0 +1,22 @@
+import type { LabConfig } from '../config/index.js';
+
+/**
+ * Why a running lab cannot take `next` (null when it can), on any runtime that
+ * creates its clusters: spokes may come and go; the hub, the VPCs, the
+ * Kubernetes version and the network range stay, and no cluster moves to
+ * another VPC. `unsetCidr` says who picks the range when the lab file does not.
+ */
+export function reshapeRefusal(current: LabConfig, next: LabConfig, unsetCidr = 'chosen by ocm-lab'): string | null {
+  const hubOf = (c: LabConfig) => c.clusters.find((x) => x.hub);
+  const [was, now] = [hubOf(current), hubOf(next)];
+  if (was?.name !== now?.name || was?.vpc !== now?.vpc) return `its hub is ${was?.name ?? '?'} in ${was?.vpc ?? '?'}, and the hub of a lab cannot change (asked: ${now?.name ?? '?'} in ${now?.vpc ?? '?'})`;
+  const vpcs = (c: LabConfig) => c.vpcs.map((v) => v.name).join(', ');
+  if (vpcs(current) !== vpcs(next)) return `its VPCs are ${vpcs(current)}, and VPCs cannot be added or removed from a running lab (asked: ${vpcs(next)})`;
+  if (current.kubernetesVersion !== next.kubernetesVersion) return `it runs Kubernetes ${current.kubernetesVersion} (asked: ${next.kubernetesVersion})`;
+  if ((current.network.cidr ?? null) !== (next.network.cidr ?? null)) return `its network.cidr is ${current.network.cidr ?? unsetCidr} (asked: ${next.network.cidr ?? unsetCidr})`;
+  for (const cluster of next.clusters) {
+    const before = current.clusters.find((c) => c.name === cluster.name);
+    if (before && before.vpc !== cluster.vpc) return `its cluster ${cluster.name} is in ${before.vpc}, and a cluster cannot move to ${cluster.vpc}`;
+  }
+  return null;
+}
