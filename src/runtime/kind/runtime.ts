@@ -18,6 +18,7 @@ import { CLUSTER_CREATE_CONCURRENCY, planKindLab, type KindClusterPlan, type Kin
 import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, writeKindState, type KindLabState } from './state.js';
 import { kindLabStatus } from './status.js';
+import { tcpProbeArgv } from '../tcp-probe.js';
 
 /** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
 export interface KindUpOptions extends UpOptions {
@@ -299,8 +300,7 @@ export class KindRuntime implements Runtime<KindContext> {
   /** A TCP connect from inside the cluster's node container (its pods share the node's routes and networks). */
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
     if (!config.clusters.some((c) => c.name === from)) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`);
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-    const r = await docker(['exec', nodeContainerName(config.name, from), 'timeout', String(seconds), 'bash', '-c', 'exec 3<>"/dev/tcp/$0/$1"', target.host, String(target.port)], { allowFailure: true });
+    const r = await docker(['exec', nodeContainerName(config.name, from), ...tcpProbeArgv(target, timeoutMs)], { allowFailure: true });
     return r.exitCode === 0;
   }
 
