@@ -61,7 +61,7 @@ describe('conformance suite on a real lab', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ passed: 1, failed: 0 });
     expect(await fs.readFile(junit, 'utf8')).toContain('<testsuite name="vpc-isolation"');
-    expect(await fs.readFile(path.join(transcripts, 'vpc-isolation.md'), 'utf8')).toContain('from vpc-1: cannot connect to');
+    expect(await fs.readFile(path.join(transcripts, 'vpc-isolation.md'), 'utf8')).toContain('from vpc-1 (hub): cannot connect to');
     expect(r.stderr).toContain('✔ vpc-isolation: passed');
   });
 });
