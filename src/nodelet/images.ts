@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { OCM_IMAGE_REPOSITORY, OCM_LAB_IMAGE } from '../image.js';
+import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES } from '../image.js';
 import type { BinaryName } from '../provision/recipes.js';
 
 /**
@@ -14,22 +14,7 @@ export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
 
 export { OCM_IMAGE_REPOSITORY };
 
-/**
- * OCM's upstream images. Each is built FROM ubi-minimal with one Go binary
- * copied to `/` and `USER 10001`; none sets ENTRYPOINT, WORKDIR or CMD of its
- * own, so the Deployments OCM generates always give `command`
- * (build/Dockerfile.<name> in open-cluster-management-io/ocm).
- */
-export const OCM_UPSTREAM_IMAGES: readonly { image: string; binary: BinaryName; pathInImage: string }[] = [
-  { image: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
-  { image: 'registration', binary: 'registration', pathInImage: '/registration' },
-  { image: 'work', binary: 'work', pathInImage: '/work' },
-  { image: 'placement', binary: 'placement', pathInImage: '/placement' },
-  { image: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
-];
-
-/** The non-root user of OCM's images (`USER 10001`; group 0 as the image does not name one). */
-export const OCM_IMAGE_USER = { uid: 10001, gid: 0 };
+export { OCM_UPSTREAM_IMAGES, OCM_IMAGE_USER };
 
 /** A host file or directory that appears read-only at `destination` inside the container. */
 export interface ImageFile {

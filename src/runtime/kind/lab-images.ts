@@ -4,8 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LabConfig } from '../../config/index.js';
-import { OCM_LAB_IMAGE, ocmImage } from '../../image.js';
-import { ensureBinaries, type BinaryName } from '../../provision/index.js';
+import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage } from '../../image.js';
+import { ensureBinaries } from '../../provision/index.js';
 import { docker } from './docker.js';
 import { baseImageKey, ensureBaseImage } from './images/base-image.js';
 import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './images/docker-build.js';
@@ -19,20 +19,8 @@ import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type Resolve
  * node_modules, on a base that holds this machine's node.
  */
 
-/**
- * OCM's images and the binary each holds. Upstream builds each FROM ubi-minimal
- * with one Go binary at `/<name>` and `USER 10001`, no ENTRYPOINT (OCM's
- * Deployments always give `command`): build/Dockerfile.<name> in
- * open-cluster-management-io/ocm. The same facts as the nodelet's image map.
- */
-export const OCM_IMAGES: readonly { name: Parameters<typeof ocmImage>[0]; binary: BinaryName; pathInImage: string }[] = [
-  { name: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
-  { name: 'registration', binary: 'registration', pathInImage: '/registration' },
-  { name: 'work', binary: 'work', pathInImage: '/work' },
-  { name: 'placement', binary: 'placement', pathInImage: '/placement' },
-  { name: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
-];
-const OCM_IMAGE_USER = '10001';
+/** OCM's images as the lab builds them: the table every runtime shares (src/image.ts). */
+export const OCM_IMAGES = OCM_UPSTREAM_IMAGES.map((u) => ({ name: u.image, binary: u.binary, pathInImage: u.pathInImage }));
 
 /** `ocm-lab/node-base:<node version>`: the lab's base with this machine's node at /usr/local/bin/node. */
 export function nodeBaseImage(nodeVersion: string = process.version): string {
@@ -120,7 +108,7 @@ async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): 
   for (const image of OCM_IMAGES) {
     const ref = ocmImage(image.name, ocmVersion);
     const binary = binaries[image.binary];
-    const key = imageKey({ ref, base: baseImageKey(), binary: await fileStamp(binary), path: image.pathInImage, user: OCM_IMAGE_USER });
+    const key = imageKey({ ref, base: baseImageKey(), binary: await fileStamp(binary), path: image.pathInImage, user: String(OCM_IMAGE_USER.uid) });
     built.push(
       await ensureImageFrom(
         ref,
@@ -128,7 +116,7 @@ async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): 
         () => labBaseImage(opts),
         async (base) => {
           const name = path.posix.basename(image.pathInImage);
-          const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
+          const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER.uid}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
           await buildImage(ref, dockerfile, { [name]: { from: binary, mode: 0o755 } }, opts);
         },
         opts,
