@@ -15,6 +15,7 @@ export function defaultLabConfig(): LabConfig {
       { name: 'cluster2', vpc: 'vpc-2', hub: false },
     ],
     addons: [...DEFAULT_ADDONS],
+    addonImplementations: {},
     source: null,
   };
 }

@@ -2,6 +2,7 @@ export * from './types.js';
 export { defaultLabConfig, hubCluster, spokeClusters } from './defaults.js';
 export { parseLabConfig } from './parse.js';
 export { loadLabConfig, recordedLabConfig, validateLabFile } from './load.js';
+export { withKubernetesVersion } from './kubernetes-version.js';
 export { renderLabConfig } from './render.js';
 export { checkPrivateCidr } from './cidr.js';
 export { labFileSchema, type LabFile } from './schema.js';

@@ -6,7 +6,7 @@ import { SourcePositions } from './positions.js';
 import { describeProblem, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
 import { crossFieldProblems } from './rules.js';
 import { labFileSchema, type LabFile } from './schema.js';
-import { DEFAULT_ADDONS, KIND, API_VERSION, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type LabConfig } from './types.js';
+import { DEFAULT_ADDONS, KIND, API_VERSION, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type AddonName, type LabConfig } from './types.js';
 
 const HINT = 'fix the lines above (every field is described in docs/lab-file.md; examples/default-lab.yaml is the default lab); nothing was created';
 
@@ -61,6 +61,13 @@ function hasValueAt(root: unknown, at: FieldPath): boolean {
 /** One schema issue as the problems a person can act on. */
 function problemsOfIssue(issue: core.$ZodIssue, raw: unknown): Problem[] {
   const at = issue.path as FieldPath;
+  if (issue.code === 'invalid_union') {
+    // A field of several shapes (an addon: a name or {name, implementation}): report the shape the value has.
+    const branch =
+      issue.errors.find((issues) => issues.every((i) => i.path.length > 0)) ??
+      issue.errors.find((issues) => !issues.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+    if (branch) return branch.flatMap((inner) => problemsOfIssue({ ...inner, path: [...at, ...inner.path] } as core.$ZodIssue, raw));
+  }
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({ path: [...at, key], message: unknownFieldMessage(at, key) }));
   }
@@ -78,6 +85,10 @@ function fail(sourceName: string, lines: string[]): never {
   throw new InvalidInputError(`invalid lab file ${sourceName} (${count}):\n${lines.map((l) => `  ${l}`).join('\n')}`, { hint: HINT });
 }
 
+function addonNameOf(entry: NonNullable<LabFile['addons']>[number]): AddonName {
+  return typeof entry === 'string' ? entry : entry.name;
+}
+
 /** The normalised lab: defaults filled in, nothing but the public fields. */
 function normalise(file: LabFile, source: string | null): LabConfig {
   return {
@@ -87,7 +98,10 @@ function normalise(file: LabFile, source: string | null): LabConfig {
     network: file.network?.cidr === undefined ? {} : { cidr: file.network.cidr },
     vpcs: file.vpcs.map((v) => ({ name: v.name })),
     clusters: file.clusters.map((c) => ({ name: c.name, vpc: c.vpc, hub: c.hub ?? false })),
-    addons: file.addons ? [...file.addons] : [...DEFAULT_ADDONS],
+    addons: file.addons ? file.addons.map(addonNameOf) : [...DEFAULT_ADDONS],
+    addonImplementations: Object.fromEntries(
+      (file.addons ?? []).flatMap((a) => (typeof a === 'object' && a.implementation === 'upstream' ? [[a.name, a.implementation]] : [])),
+    ),
     source,
   };
 }

@@ -12,6 +12,6 @@ export function renderLabConfig(config: LabConfig): string {
     ...(config.network.cidr === undefined ? {} : { network: { cidr: config.network.cidr } }),
     vpcs: config.vpcs.map((v) => ({ name: v.name })),
     clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
-    addons: [...config.addons],
+    addons: config.addons.map((name) => (config.addonImplementations[name] === 'upstream' ? { name, implementation: 'upstream' } : name)),
   });
 }

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Problem } from './problems.js';
-import { ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, type AddonName } from './types.js';
+import { ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, UPSTREAM_ADDONS, type AddonName } from './types.js';
 
 type Entry = Record<string, unknown>;
 
@@ -100,15 +100,28 @@ export function crossFieldProblems(root: Entry): Problem[] {
   }
 
   if (Array.isArray(root.addons)) {
-    const seen = new Map<unknown, number>();
-    root.addons.forEach((addon: unknown, index) => {
+    // An entry is a name or {name, implementation}; the schema reports other shapes.
+    const nameOf = (entry: unknown): string | undefined => (typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? str((entry as Entry).name) : undefined);
+    const names = root.addons.map(nameOf);
+    const seen = new Map<string, number>();
+    root.addons.forEach((entry: unknown, index) => {
+      const addon = names[index];
+      if (addon === undefined) return;
+      const at = typeof entry === 'string' ? ['addons', index] : ['addons', index, 'name'];
       const first = seen.get(addon);
       if (first === undefined) seen.set(addon, index);
-      else if (typeof addon === 'string') problems.push({ path: ['addons', index], value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
-      const needs = typeof addon === 'string' ? ADDON_REQUIRES[addon as AddonName] : undefined;
-      const missing = (needs ?? []).filter((n) => !(root.addons as unknown[]).includes(n));
+      else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
+      const missing = (ADDON_REQUIRES[addon as AddonName] ?? []).filter((n) => !names.includes(n));
       if (first === undefined && missing.length) {
-        problems.push({ path: ['addons', index], value: addon, message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}` });
+        problems.push({ path: at, value: addon, message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}` });
+      }
+      const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
+      if (implementation === 'upstream' && !UPSTREAM_ADDONS.includes(addon as AddonName)) {
+        problems.push({
+          path: ['addons', index, 'implementation'],
+          value: implementation,
+          message: `${addon} runs only ocm-lab's implementation; upstream's can stand in for ${UPSTREAM_ADDONS.join(' and ')} only`,
+        });
       }
     });
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { checkPrivateCidr } from './cidr.js';
 import {
+  ADDON_IMPLEMENTATIONS,
   ADDON_NAMES,
   API_VERSION,
   KIND,
@@ -22,6 +23,17 @@ function dnsLabel(max: number) {
 }
 
 const oneOf = (what: string, values: readonly string[]) => `${what}; use one of: ${values.join(', ')}`;
+
+const addonNameSchema = z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) });
+
+/** An addon as a name, or a name with the implementation to run (`{name: cluster-proxy, implementation: upstream}`). */
+const addonSchema = z.union([
+  addonNameSchema,
+  z.strictObject({
+    name: addonNameSchema,
+    implementation: z.enum(ADDON_IMPLEMENTATIONS, { error: oneOf('is not an addon implementation', ADDON_IMPLEMENTATIONS) }).optional(),
+  }),
+]);
 
 const clusterSchema = z.strictObject({
   name: dnsLabel(MAX_NAME),
@@ -53,7 +65,7 @@ export const labFileSchema = z.strictObject({
     .optional(),
   vpcs: z.array(z.strictObject({ name: dnsLabel(MAX_NAME) })).min(1, { error: 'must list at least one VPC' }),
   clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
-  addons: z.array(z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) })).optional(),
+  addons: z.array(addonSchema).optional(),
 });
 
 export type LabFile = z.infer<typeof labFileSchema>;
@@ -64,4 +76,5 @@ export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
   network: ['cidr'],
   vpcs: Object.keys(labFileSchema.shape.vpcs.element.shape),
   clusters: Object.keys(clusterSchema.shape),
+  addons: ['name', 'implementation'],
 };

@@ -1,5 +1,13 @@
+import { KUBERNETES_RELEASES } from '../provision/versions.js';
+
 export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway';
 export const ADDON_NAMES = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] as const satisfies readonly AddonName[];
+
+/** Whose build of an addon a lab runs: ours (TypeScript) or upstream's Go one, for the conformance matrix. */
+export type AddonImplementation = 'ocm-lab' | 'upstream';
+export const ADDON_IMPLEMENTATIONS = ['ocm-lab', 'upstream'] as const satisfies readonly AddonImplementation[];
+/** The addons upstream's own build can stand in for (cluster-gateway's upstream build is not part of the matrix). */
+export const UPSTREAM_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount'];
 
 export interface ClusterConfig {
   name: string;
@@ -19,13 +27,16 @@ export interface LabConfig {
   vpcs: VpcConfig[];
   clusters: ClusterConfig[];
   addons: AddonName[];
+  /** Addons run from upstream's build; an addon not named here runs ours. */
+  addonImplementations: Partial<Record<AddonName, AddonImplementation>>;
   /** Absolute path of the lab file, or null for the built-in default lab. */
   source: string | null;
 }
 
 export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
-export const SUPPORTED_KUBERNETES_VERSIONS = ['v1.34.4'] as const;
+/** Newest first; the first is the default. From provision/versions.ts, where each release names its etcd and images. */
+export const SUPPORTED_KUBERNETES_VERSIONS = KUBERNETES_RELEASES.map((r) => r.kubernetes) as [string, ...string[]];
 export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
 /** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
 export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
@@ -45,3 +56,8 @@ export const MAX_NAME = 63;
  */
 export const RESERVED_CLUSTER_NAMES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
 export const RESERVED_CLUSTER_PREFIX = 'open-cluster-management';
+
+/** The implementation a lab runs of `addon` (ours unless the lab file says upstream). */
+export function addonImplementation(config: Pick<LabConfig, 'addonImplementations'>, addon: AddonName): AddonImplementation {
+  return config.addonImplementations[addon] ?? 'ocm-lab';
+}

@@ -1,13 +1,13 @@
 export {
-  COREDNS_VERSION,
-  CRICTL_VERSION,
-  ETCD_VERSION,
+  DEFAULT_KUBERNETES_RELEASE,
   KIND_VERSION,
-  KUBEADM_ETCD_VERSION,
+  KUBERNETES_RELEASES,
   KUBERNETES_VERSION,
   MIN_GO,
   OCM_VERSION,
-  PAUSE_VERSION,
+  kubernetesRelease,
+  requireKubernetesRelease,
+  type KubernetesRelease,
 } from './versions.js';
 export {
   ALL_BINARIES,

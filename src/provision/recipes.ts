@@ -1,6 +1,12 @@
-import { COREDNS_VERSION, CRICTL_VERSION, ETCD_VERSION, KIND_VERSION, KUBEADM_ETCD_VERSION, KUBERNETES_VERSION, OCM_VERSION } from './versions.js';
+import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from './versions.js';
 
 export type BinaryName =
+  // Upstream's Go addons, for labs that choose `implementation: upstream` (never part of a plain `setup`):
+  | 'cluster-proxy-manager'
+  | 'cluster-proxy-agent'
+  | 'proxy-server'
+  | 'proxy-agent'
+  | 'managed-serviceaccount'
   | 'kube-apiserver'
   | 'kube-controller-manager'
   | 'kubectl'
@@ -15,11 +21,11 @@ export type BinaryName =
   | 'kubelet'
   | 'kube-scheduler'
   | 'kube-proxy'
-  /** etcd at the version kubeadm names for the node's static pod (the lab's own etcd is `etcd`). */
-  | 'kubeadm-etcd'
   | 'crictl'
   | 'coredns'
-  | 'kind';
+  | 'kind'
+  /** The GitHub Actions workflow linter the test suite runs over .github/workflows (never part of `setup`). */
+  | 'actionlint';
 
 export const KUBERNETES_BINARIES: BinaryName[] = ['kube-apiserver', 'kube-controller-manager', 'kubectl', 'etcd'];
 export const OCM_BINARIES: BinaryName[] = ['registration-operator', 'registration', 'work', 'placement', 'addon'];
@@ -33,7 +39,7 @@ export const KIND_NODE_BINARIES: BinaryName[] = [
   'kube-controller-manager',
   'kube-scheduler',
   'kube-proxy',
-  'kubeadm-etcd',
+  'etcd',
   'crictl',
   'coredns',
   'kind',
@@ -50,7 +56,7 @@ export type ReleaseSource =
 export interface Recipe {
   /** Also the cache directory name: `<cache>/bin/<id>/`. */
   id: string;
-  family: 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind';
+  family: 'cluster-proxy' | 'apiserver-network-proxy' | 'managed-serviceaccount' | 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind' | 'actionlint';
   /** Names the group in progress output and errors. */
   title: string;
   module: string;
@@ -66,6 +72,11 @@ export interface Recipe {
   versionArgs: (name: BinaryName) => string[];
   /** The version as the binary prints it (`--version` output must contain it as a whole word). */
   versionText: string;
+  /**
+   * The binaries print no version of their own: the check reads the Go build
+   * information instead, which must name `module` at `version` (src/provision/buildinfo.ts).
+   */
+  versionFromBuildInfo?: boolean;
   release?: ReleaseSource;
 }
 
@@ -129,7 +140,7 @@ export function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
   };
 }
 
-export function etcdRecipe(version: string = ETCD_VERSION): Recipe {
+export function etcdRecipe(version: string = requireKubernetesRelease().etcd): Recipe {
   const archive = `etcd-${version}-linux-${goArch()}`;
   return {
     id: `etcd-${version}`,
@@ -175,12 +186,7 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
   };
 }
 
-/** etcd at the version kubeadm names, under its own binary name so it never stands in for the lab's etcd. */
-export function kubeadmEtcdRecipe(version: string = KUBEADM_ETCD_VERSION): Recipe {
-  return { ...etcdRecipe(version), packages: { 'kubeadm-etcd': 'go.etcd.io/etcd/server/v3' } };
-}
-
-export function crictlRecipe(version: string = CRICTL_VERSION): Recipe {
+export function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {
   return {
     id: `cri-tools-${version}`,
     family: 'cri-tools',
@@ -196,7 +202,7 @@ export function crictlRecipe(version: string = CRICTL_VERSION): Recipe {
   };
 }
 
-export function corednsRecipe(version: string = COREDNS_VERSION): Recipe {
+export function corednsRecipe(version: string = requireKubernetesRelease().coredns): Recipe {
   return {
     id: `coredns-${version}`,
     family: 'coredns',
@@ -227,9 +233,96 @@ export function kindRecipe(version: string = KIND_VERSION): Recipe {
   };
 }
 
+export function actionlintRecipe(version = 'v1.7.12'): Recipe {
+  return {
+    id: `actionlint-${version}`,
+    family: 'actionlint',
+    title: `actionlint ${version}`,
+    module: 'github.com/rhysd/actionlint',
+    version,
+    packages: { actionlint: 'github.com/rhysd/actionlint/cmd/actionlint' },
+    noSumDb: [],
+    // Built inside a wrapper module, actionlint would report the wrapper's version ("(devel)"); stamp it as its releases do (no "v").
+    ldflags: [`-X github.com/rhysd/actionlint.version=${version.replace(/^v/, '')}`],
+    versionArgs: () => ['-version'],
+    versionText: version.replace(/^v/, ''),
+  };
+}
+
+/** Pinned versions of upstream's Go addons (the Go module proxy serves these; docs say which upstream each comparison used). */
+export const CLUSTER_PROXY_VERSION = 'v0.10.0';
+/** The apiserver-network-proxy cluster-proxy v0.10.0 requires in its go.mod (its image's proxy-server and proxy-agent). */
+export const APISERVER_NETWORK_PROXY_VERSION = 'v0.33.0';
+export const MANAGED_SERVICEACCOUNT_VERSION = 'v0.10.0';
+
+/** The binaries each upstream addon's image holds, by addon name. */
+export const UPSTREAM_ADDON_BINARIES = {
+  'cluster-proxy': ['cluster-proxy-manager', 'cluster-proxy-agent', 'proxy-server', 'proxy-agent'],
+  'managed-serviceaccount': ['managed-serviceaccount'],
+} as const satisfies Record<string, readonly BinaryName[]>;
+
+/** The image the cluster-proxy manager names for its agents unless told otherwise (upstream stamps it the same way). */
+export function clusterProxyImage(version: string = CLUSTER_PROXY_VERSION): string {
+  return `quay.io/open-cluster-management/cluster-proxy:${version}`;
+}
+
+/** cluster-proxy's manager and addon agent (its image's `/manager` and `/agent`). */
+export function clusterProxyRecipe(version: string = CLUSTER_PROXY_VERSION): Recipe {
+  const cmd = (name: string) => `open-cluster-management.io/cluster-proxy/cmd/${name}`;
+  return {
+    id: `cluster-proxy-${version}`,
+    family: 'cluster-proxy',
+    title: `cluster-proxy ${version}`,
+    module: 'open-cluster-management.io/cluster-proxy',
+    version,
+    packages: { 'cluster-proxy-manager': cmd('addon-manager'), 'cluster-proxy-agent': cmd('addon-agent') },
+    noSumDb: ['open-cluster-management.io', 'sigs.k8s.io/about-api', 'sigs.k8s.io/apiserver-network-proxy'],
+    ldflags: [`-X open-cluster-management.io/cluster-proxy/pkg/config.AgentImageName=${clusterProxyImage(version)}`],
+    versionArgs: () => [],
+    versionText: version,
+    versionFromBuildInfo: true,
+  };
+}
+
+/** apiserver-network-proxy's server and agent (cluster-proxy's image's `/proxy-server` and `/proxy-agent`). */
+export function apiserverNetworkProxyRecipe(version: string = APISERVER_NETWORK_PROXY_VERSION): Recipe {
+  return {
+    id: `apiserver-network-proxy-${version}`,
+    family: 'apiserver-network-proxy',
+    title: `apiserver-network-proxy ${version}`,
+    module: 'sigs.k8s.io/apiserver-network-proxy',
+    version,
+    packages: { 'proxy-server': 'sigs.k8s.io/apiserver-network-proxy/cmd/server', 'proxy-agent': 'sigs.k8s.io/apiserver-network-proxy/cmd/agent' },
+    // sum.golang.org (through the proxy) answers 404 for it.
+    noSumDb: ['sigs.k8s.io/apiserver-network-proxy'],
+    ldflags: [],
+    versionArgs: () => [],
+    versionText: version,
+    versionFromBuildInfo: true,
+  };
+}
+
+/** managed-serviceaccount's one binary (`/msa manager`, `/msa agent`). */
+export function managedServiceAccountRecipe(version: string = MANAGED_SERVICEACCOUNT_VERSION): Recipe {
+  return {
+    id: `managed-serviceaccount-${version}`,
+    family: 'managed-serviceaccount',
+    title: `managed-serviceaccount ${version}`,
+    module: 'open-cluster-management.io/managed-serviceaccount',
+    version,
+    packages: { 'managed-serviceaccount': 'open-cluster-management.io/managed-serviceaccount/cmd' },
+    noSumDb: ['open-cluster-management.io', 'sigs.k8s.io/about-api'],
+    ldflags: [],
+    versionArgs: () => [],
+    versionText: version,
+    versionFromBuildInfo: true,
+  };
+}
+
 export function recipesFor(versions: { kubernetes?: string; ocm?: string } = {}): Recipe[] {
-  // The first recipe that builds a name wins (recipeOf): the lab's etcd stays etcdRecipe().
-  return [kubernetesRecipe(versions.kubernetes), etcdRecipe(), ocmRecipe(versions.ocm), kubeadmEtcdRecipe(), crictlRecipe(), corednsRecipe(), kindRecipe()];
+  // Everything that belongs with a Kubernetes release moves with it (versions.ts).
+  const release = requireKubernetesRelease(versions.kubernetes ?? KUBERNETES_VERSION);
+  return [kubernetesRecipe(release.kubernetes), etcdRecipe(release.etcd), ocmRecipe(versions.ocm), crictlRecipe(release.crictl), corednsRecipe(release.coredns), kindRecipe(), actionlintRecipe(), clusterProxyRecipe(), apiserverNetworkProxyRecipe(), managedServiceAccountRecipe()];
 }
 
 export function recipeOf(name: BinaryName, recipes: Recipe[]): Recipe {

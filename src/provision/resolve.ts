@@ -8,6 +8,7 @@ import { cachedBinary, recipeDir, recordBinaries, type Verification } from './ca
 import { DownloadUnavailable, downloadRelease } from './download.js';
 import { goBuild, requireGo, type Builder } from './gobuild.js';
 import { withCacheLock } from './lock.js';
+import { buildInfoReportsVersion } from './buildinfo.js';
 import { ALL_BINARIES, printsVersion, recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
 
 export interface ProvisionOptions {
@@ -56,6 +57,7 @@ async function executable(file: string): Promise<boolean> {
 
 /** Runs the binary's version command; `ok` when it prints the recipe's version as a whole word. */
 export async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
+  if (recipe.versionFromBuildInfo) return buildInfoReportsVersion(file, recipe.module, recipe.version);
   const r = await execa(file, recipe.versionArgs(name), { reject: false, timeout: 15_000, all: true });
   const all = String(r.all ?? '');
   const printed = all.trim().split('\n')[0] ?? '';

@@ -1,18 +1,47 @@
-/** Versions the lab is pinned to; every recipe, download and version check derives from these. */
-export const KUBERNETES_VERSION = 'v1.34.4';
-export const ETCD_VERSION = 'v3.6.4';
-/** The Go module proxy here serves OCM v1.2.1 but answers 403 for v1.3.x (see docs/notes.md). */
+/**
+ * The Kubernetes releases a lab can run, newest first; the first is the default.
+ * Each names what belongs with it, as kubeadm of that release names it
+ * (cmd/kubeadm/app/constants: DefaultEtcdVersion, CoreDNSVersion, PauseVersion):
+ * the lab's etcd is that etcd, and the kind node image preloads those images.
+ * The Go module proxy here serves exactly these patches (v1.35.4, v1.36.3, v1.37.2);
+ * v1.34 is kept for labs that pinned it.
+ */
+export interface KubernetesRelease {
+  kubernetes: string;
+  etcd: string;
+  coredns: string;
+  pause: string;
+  /** crictl of the same minor where the module proxy serves it (none for 1.35: it takes 1.34's). */
+  crictl: string;
+}
+
+export const KUBERNETES_RELEASES: readonly KubernetesRelease[] = [
+  { kubernetes: 'v1.37.2', etcd: 'v3.7.0', coredns: 'v1.14.6', pause: '3.10.2', crictl: 'v1.37.0' },
+  { kubernetes: 'v1.36.3', etcd: 'v3.6.8', coredns: 'v1.14.2', pause: '3.10.2', crictl: 'v1.36.0' },
+  { kubernetes: 'v1.35.4', etcd: 'v3.6.6', coredns: 'v1.13.1', pause: '3.10.1', crictl: 'v1.34.0' },
+  { kubernetes: 'v1.34.4', etcd: 'v3.6.5', coredns: 'v1.12.1', pause: '3.10.1', crictl: 'v1.34.0' },
+];
+
+export const DEFAULT_KUBERNETES_RELEASE: KubernetesRelease = KUBERNETES_RELEASES[0]!;
+/** The default lab's Kubernetes version. */
+export const KUBERNETES_VERSION = DEFAULT_KUBERNETES_RELEASE.kubernetes;
+
+/** The release of `version`, or undefined when the lab cannot run it. */
+export function kubernetesRelease(version: string): KubernetesRelease | undefined {
+  return KUBERNETES_RELEASES.find((r) => r.kubernetes === version);
+}
+
+/** The release of a version the config already validated; an unknown one is a bug. */
+export function requireKubernetesRelease(version: string = KUBERNETES_VERSION): KubernetesRelease {
+  const release = kubernetesRelease(version);
+  if (!release) throw new Error(`internal: Kubernetes ${version} is not one of ${KUBERNETES_RELEASES.map((r) => r.kubernetes).join(', ')}`);
+  return release;
+}
+
+/** The Go module proxy here serves OCM v1.2.1 (and v1.3.1 since 2026-11; see docs/notes.md). */
 export const OCM_VERSION = 'v1.2.1';
 
-/** Oldest Go toolchain that builds every recipe (OCM v1.2.1's go.mod says 1.25). */
-export const MIN_GO: readonly [number, number] = [1, 25];
+/** Oldest Go toolchain that builds every recipe (Kubernetes v1.36+ and etcd v3.7 say go 1.26 in go.mod). */
+export const MIN_GO: readonly [number, number] = [1, 26];
 
-/**
- * What the offline kind node image holds (`kubeadm config images list --kubernetes-version v1.34.4`
- * names etcd 3.6.5-0, coredns v1.12.1 and pause 3.10.1); pinned to KUBERNETES_VERSION.
- */
-export const KUBEADM_ETCD_VERSION = 'v3.6.5';
-export const COREDNS_VERSION = 'v1.12.1';
-export const CRICTL_VERSION = 'v1.34.0';
 export const KIND_VERSION = 'v0.33.0';
-export const PAUSE_VERSION = '3.10.1';

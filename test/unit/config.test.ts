@@ -76,7 +76,7 @@ describe('defaults', () => {
     const lab = defaultLabConfig();
     expect(lab).toEqual({
       name: 'default',
-      kubernetesVersion: 'v1.34.4',
+      kubernetesVersion: 'v1.37.2',
       ocmVersion: 'v1.2.1',
       network: {},
       vpcs: [{ name: 'vpc-1' }, { name: 'vpc-2' }],
@@ -86,9 +86,10 @@ describe('defaults', () => {
         { name: 'cluster2', vpc: 'vpc-2', hub: false },
       ],
       addons: [...DEFAULT_ADDONS],
+      addonImplementations: {},
       source: null,
     });
-    expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.34.4']);
+    expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.37.2', 'v1.36.3', 'v1.35.4', 'v1.34.4']);
     expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.2.1']);
     expect(DEFAULT_ADDONS).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
   });
@@ -109,8 +110,17 @@ describe('defaults', () => {
     expect(lab.clusters.map((c) => c.hub)).toEqual([true, false, false]);
   });
 
-  it('loadLabConfig() without a file is the default lab with source null', async () => {
-    expect(await loadLabConfig()).toEqual(defaultLabConfig());
+  it('loadLabConfig() without a file is the default lab with source null (no default lab up)', async () => {
+    // A default lab brought up on this machine would be read back instead: look in an empty home.
+    const saved = process.env.OCM_LAB_HOME;
+    process.env.OCM_LAB_HOME = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-config-home-'));
+    try {
+      expect(await loadLabConfig()).toEqual(defaultLabConfig());
+    } finally {
+      await fs.rm(process.env.OCM_LAB_HOME, { recursive: true, force: true });
+      if (saved === undefined) delete process.env.OCM_LAB_HOME;
+      else process.env.OCM_LAB_HOME = saved;
+    }
   });
 
   it('hubCluster and spokeClusters split the clusters', () => {
@@ -160,6 +170,7 @@ describe('round trip', () => {
       { name: 'spoke-b', vpc: 'private-b', hub: false },
     ],
     addons: ['managed-serviceaccount', 'cluster-proxy'],
+    addonImplementations: { 'cluster-proxy': 'upstream' },
     source: FILE,
   };
 
@@ -261,7 +272,7 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it('unsupported versions, listing the supported ones', () => {
-    expectProblem(`kubernetesVersion: v1.20.0\n${VALID}`, 1, 'kubernetesVersion', '"v1.20.0"', 'not a supported Kubernetes version', 'v1.34.4');
+    expectProblem(`kubernetesVersion: v1.20.0\n${VALID}`, 1, 'kubernetesVersion', '"v1.20.0"', 'not a supported Kubernetes version', 'v1.37.2, v1.36.3, v1.35.4, v1.34.4');
     expectProblem(`ocmVersion: v0.13.0\n${VALID}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
     expectProblem(`kubernetesVersion: 1.34\n${VALID}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
   });
@@ -289,6 +300,24 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     expectProblem(`addons: [cluster-proxy, cluster-gateway]\n${VALID}`, 1, 'addons[1]', '"cluster-gateway"', 'needs managed-serviceaccount in the same lab');
     expectProblem(`addons: [cluster-proxy, cluster-gatway]\n${VALID}`, 1, 'addons[1]', '"cluster-gatway"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
     expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
+  });
+
+  it('addons: a name or {name, implementation}; upstream only where upstream has one', () => {
+    const lab = parseLabConfig(`addons: [{name: cluster-proxy, implementation: upstream}, {name: managed-serviceaccount}, cluster-gateway]\n${VALID}`, FILE);
+    expect(lab.addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
+    expect(lab.addonImplementations).toEqual({ 'cluster-proxy': 'upstream' });
+    expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID}`, FILE).addonImplementations).toEqual({});
+    expectProblem(`addons: [{name: cluster-proxy, implementation: go}]\n${VALID}`, 1, 'addons[0].implementation', '"go"', 'ocm-lab, upstream');
+    expectProblem(`addons: [{name: cluster-proxi}]\n${VALID}`, 1, 'addons[0].name', '"cluster-proxi"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
+    expectProblem(`addons: [{name: cluster-proxy, version: x}]\n${VALID}`, 1, 'addons[0].version', null, 'unknown field');
+    expectProblem(`addons: [cluster-proxy, {name: cluster-proxy}]\n${VALID}`, 1, 'addons[1].name', '"cluster-proxy"', 'listed twice');
+    expectProblem(
+      `addons: [cluster-proxy, managed-serviceaccount, {name: cluster-gateway, implementation: upstream}]\n${VALID}`,
+      1,
+      'addons[2].implementation',
+      '"upstream"',
+      'runs only ocm-lab',
+    );
   });
 
   it('wrong or missing apiVersion and kind', () => {

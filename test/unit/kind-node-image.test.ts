@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { componentDockerfile, componentImageKey, componentImageSpecs, PAUSE_IMAGE, XTABLES_AUTO } from '../../src/runtime/kind/images/component-images.js';
+import { requireKubernetesRelease } from '../../src/provision/versions.js';
+import { componentDockerfile, componentImageKey, componentImageSpecs, pauseImage, XTABLES_AUTO } from '../../src/runtime/kind/images/component-images.js';
 import { cniConflist } from '../../src/runtime/kind/images/cni.js';
 import { imageKey, imageTarFile } from '../../src/runtime/kind/images/docker-build.js';
 import { kubeletCgroupV1DropIn, nodeContainerdConfig, nodeFinalDockerfile, nodeOwnFiles, nodeSetupScript } from '../../src/runtime/kind/images/node-files.js';
-import { kindFileMode, NODE_IMAGE, nodeImageKey } from '../../src/runtime/kind/images/node-image.js';
+import { kindFileMode, nodeImageKey, nodeImageRef } from '../../src/runtime/kind/images/node-image.js';
 import { BASE_ROOTFS, debootstrapArgs, NODE_ROOTFS, rootfsKey, rootfsTarFile } from '../../src/runtime/kind/images/rootfs.js';
 
 describe('debootstrap rootfs', () => {
@@ -36,8 +37,18 @@ describe('debootstrap rootfs', () => {
 });
 
 describe('component images', () => {
-  it('are named exactly as kubeadm v1.34.4 lists them', () => {
-    expect(componentImageSpecs().map((s) => s.ref)).toEqual([
+  const v134 = requireKubernetesRelease('v1.34.4');
+  it('are named exactly as kubeadm v1.34.4 and v1.37.2 list them', () => {
+    expect(componentImageSpecs(requireKubernetesRelease('v1.37.2')).map((s) => s.ref)).toEqual([
+      'registry.k8s.io/kube-apiserver:v1.37.2',
+      'registry.k8s.io/kube-controller-manager:v1.37.2',
+      'registry.k8s.io/kube-scheduler:v1.37.2',
+      'registry.k8s.io/kube-proxy:v1.37.2',
+      'registry.k8s.io/etcd:3.7.0-0',
+      'registry.k8s.io/coredns/coredns:v1.14.6',
+      'registry.k8s.io/pause:3.10.2',
+    ]);
+    expect(componentImageSpecs(v134).map((s) => s.ref)).toEqual([
       'registry.k8s.io/kube-apiserver:v1.34.4',
       'registry.k8s.io/kube-controller-manager:v1.34.4',
       'registry.k8s.io/kube-scheduler:v1.34.4',
@@ -46,7 +57,7 @@ describe('component images', () => {
       'registry.k8s.io/coredns/coredns:v1.12.1',
       'registry.k8s.io/pause:3.10.1',
     ]);
-    expect(PAUSE_IMAGE).toBe('registry.k8s.io/pause:3.10.1');
+    expect(pauseImage(v134)).toBe('registry.k8s.io/pause:3.10.1');
   });
 
   it('put each binary where the upstream image has it', () => {
@@ -79,7 +90,7 @@ describe('node image files', () => {
   it('containerd: F3 restrict_oom_score_adj, our pause as sandbox, overlayfs line for kind to edit, CNI in /opt/cni/bin', () => {
     const toml = nodeContainerdConfig();
     expect(toml).toContain('restrict_oom_score_adj = true');
-    expect(toml).toContain('sandbox_image = "registry.k8s.io/pause:3.10.1"');
+    expect(toml).toContain('sandbox_image = "registry.k8s.io/pause:3.10.2"');
     expect(toml).toContain('snapshotter = "overlayfs"');
     expect(toml).toContain('bin_dir = "/opt/cni/bin"');
     expect(toml).toContain('SystemdCgroup = true');
@@ -100,8 +111,9 @@ describe('node image files', () => {
     expect(script).toContain('cp -a /usr/lib/cni/. /opt/cni/bin/');
     expect(script).toContain('/kind/bin/mount-product-files.sh');
     expect(script).toContain('ln -sf /usr/bin/$b /usr/local/bin/$b');
-    const files = nodeOwnFiles();
+    const files = nodeOwnFiles(requireKubernetesRelease('v1.34.4'));
     expect(files['kind/version']!.content).toBe('v1.34.4\n');
+    expect(nodeOwnFiles()['kind/version']!.content).toBe('v1.37.2\n');
     expect(Object.keys(files)).toContain('etc/systemd/system/kubelet.service.d/20-ocm-lab-cgroup-v1.conf');
   });
 
@@ -118,8 +130,10 @@ describe('node image files', () => {
   });
 
   it('the node image key is stable and names the image', () => {
-    expect(NODE_IMAGE).toBe('ocm-lab/kind-node:v1.34.4');
+    expect(nodeImageRef()).toBe('ocm-lab/kind-node:v1.37.2');
+    expect(nodeImageRef('v1.35.4')).toBe('ocm-lab/kind-node:v1.35.4');
     expect(nodeImageKey()).toBe(nodeImageKey());
+    expect(nodeImageKey(requireKubernetesRelease('v1.36.3'))).not.toBe(nodeImageKey());
     expect(nodeImageKey()).toMatch(/^[0-9a-f]{16}$/);
   });
 });

@@ -34,7 +34,7 @@ replace k8s.io/api => ./staging/src/k8s.io/api
 `;
 
 describe('wrapper module', () => {
-  const [k8s, etcd, ocm] = recipesFor();
+  const [k8s, etcd, ocm] = recipesFor({ kubernetes: 'v1.34.4' });
 
   it('replaces exactly the k8s.io modules the upstream go.mod requires at v0.0.0 with the published v0.<minor>.<patch>', () => {
     expect(stagingModules(upstreamGoMod)).toEqual(['k8s.io/api', 'k8s.io/apimachinery', 'k8s.io/client-go', 'k8s.io/kube-aggregator']);
@@ -47,8 +47,8 @@ describe('wrapper module', () => {
   });
 
   it('derives the staging version from the Kubernetes version', () => {
-    const other = recipesFor({ kubernetes: 'v1.33.2' })[0]!;
-    expect(wrapperGoMod(other, upstreamGoMod, '1.24.0')).toContain('k8s.io/api => k8s.io/api v0.33.2');
+    const other = recipesFor({ kubernetes: 'v1.36.3' })[0]!;
+    expect(wrapperGoMod(other, upstreamGoMod, '1.24.0')).toContain('k8s.io/api => k8s.io/api v0.36.3');
   });
 
   it('adds no replace block for modules without staging modules', () => {
@@ -78,15 +78,15 @@ describe('wrapper module', () => {
 });
 
 describe('version check', () => {
-  const [k8s, etcd, ocm] = recipesFor();
+  const [k8s, etcd, ocm] = recipesFor({ kubernetes: 'v1.34.4' });
   it('accepts the pinned version only as a whole word', () => {
     expect(printsVersion('Kubernetes v1.34.4', k8s!)).toBe(true);
     expect(printsVersion('Client Version: v1.34.4\nKustomize Version: v5.7.1', k8s!)).toBe(true);
     expect(printsVersion('Client Version: v1.34.40', k8s!)).toBe(false);
     expect(printsVersion('Client Version: v1.34.4-dispatcher', k8s!)).toBe(false);
     expect(printsVersion('Kubernetes v0.0.0-master+$Format:%H$', k8s!)).toBe(false);
-    expect(printsVersion('etcd Version: 3.6.4\nGit SHA: Not provided', etcd!)).toBe(true);
-    expect(printsVersion('etcd Version: 3.6.40', etcd!)).toBe(false);
+    expect(printsVersion('etcd Version: 3.6.5\nGit SHA: Not provided', etcd!)).toBe(true);
+    expect(printsVersion('etcd Version: 3.6.50', etcd!)).toBe(false);
     expect(printsVersion('registration version v1.2.1', ocm!)).toBe(true);
     expect(printsVersion('registration version <unknown>', ocm!)).toBe(false);
   });
@@ -115,24 +115,32 @@ describe('go build progress', () => {
 });
 
 describe('kind node image recipes', () => {
-  const recipes = recipesFor();
+  const recipes = recipesFor({ kubernetes: 'v1.34.4' });
 
   it('keeps the kind-only binaries out of the default setup', () => {
     for (const name of KIND_NODE_BINARIES.filter((n) => !KUBERNETES_BINARIES.includes(n))) expect(ALL_BINARIES).not.toContain(name);
-    expect(KIND_NODE_BINARIES).toEqual(expect.arrayContaining(['kubeadm', 'kubelet', 'kube-scheduler', 'kube-proxy', 'kubeadm-etcd', 'crictl', 'coredns', 'kind']));
+    expect(KIND_NODE_BINARIES).toEqual(expect.arrayContaining(['kubeadm', 'kubelet', 'kube-scheduler', 'kube-proxy', 'etcd', 'crictl', 'coredns', 'kind']));
   });
 
-  it('builds kubeadm, kubelet, kube-scheduler and kube-proxy with the Kubernetes recipe, but the lab etcd stays v3.6.4', () => {
+  it('builds kubeadm, kubelet, kube-scheduler and kube-proxy with the Kubernetes recipe; one etcd, the one kubeadm names', () => {
     for (const name of ['kubeadm', 'kubelet', 'kube-scheduler', 'kube-proxy'] as const) {
       expect(recipeOf(name, recipes).id).toBe('kubernetes-v1.34.4');
       expect(recipeOf(name, recipes).packages[name]).toBe(`k8s.io/kubernetes/cmd/${name}`);
     }
     expect(recipeOf('kubeadm', recipes).versionArgs('kubeadm')).toEqual(['version', '-o', 'short']);
-    expect(recipeOf('etcd', recipes).id).toBe('etcd-v3.6.4');
-    const kubeadmEtcd = recipeOf('kubeadm-etcd', recipes);
-    expect(kubeadmEtcd.id).toBe('etcd-v3.6.5');
-    expect(kubeadmEtcd.packages).toEqual({ 'kubeadm-etcd': 'go.etcd.io/etcd/server/v3' });
-    expect(printsVersion('etcd Version: 3.6.5\nGit SHA: Not provided', kubeadmEtcd)).toBe(true);
+    expect(recipeOf('etcd', recipes).id).toBe('etcd-v3.6.5');
+  });
+
+  it('moves etcd, crictl and CoreDNS with the Kubernetes release; the default is the newest', () => {
+    const ids = (kubernetes?: string) =>
+      recipesFor(kubernetes ? { kubernetes } : {})
+        .map((r) => r.id)
+        .filter((id) => /^(kubernetes|etcd|ocm|cri-tools|coredns|kind)-v/.test(id));
+    expect(ids()).toEqual(ids('v1.37.2'));
+    expect(ids('v1.37.2')).toEqual(['kubernetes-v1.37.2', 'etcd-v3.7.0', 'ocm-v1.2.1', 'cri-tools-v1.37.0', 'coredns-v1.14.6', 'kind-v0.33.0']);
+    expect(ids('v1.36.3')).toEqual(['kubernetes-v1.36.3', 'etcd-v3.6.8', 'ocm-v1.2.1', 'cri-tools-v1.36.0', 'coredns-v1.14.2', 'kind-v0.33.0']);
+    expect(ids('v1.35.4').slice(0, 2)).toEqual(['kubernetes-v1.35.4', 'etcd-v3.6.6']);
+    expect(() => recipesFor({ kubernetes: 'v1.33.2' })).toThrow(/v1\.33\.2 is not one of v1\.37\.2, v1\.36\.3/);
   });
 
   it('pins crictl, CoreDNS and kind, each recognising its own version output', () => {

@@ -13,7 +13,7 @@ const VERSION_LINE: Record<string, string> = {
   'kube-apiserver': 'Kubernetes v1.34.4',
   'kube-controller-manager': 'Kubernetes v1.34.4',
   kubectl: 'Client Version: v1.34.4',
-  etcd: 'etcd Version: 3.6.4',
+  etcd: 'etcd Version: 3.6.5',
   registration: 'registration version v1.2.1',
 };
 
@@ -54,7 +54,7 @@ describe('provisioning: resolution order and the cache', () => {
     delete process.env.OCM_LAB_BIN_DIR;
     process.env.PATH = path.join(tmp, 'path'); // nothing there yet: no go, no kubectl
     calls = [];
-    opts = { cacheDir: cache, allowDownload: false, builder: fakeBuilder(calls) };
+    opts = { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false, builder: fakeBuilder(calls) };
   });
   afterEach(async () => {
     process.env.PATH = savedPath;
@@ -67,11 +67,11 @@ describe('provisioning: resolution order and the cache', () => {
     const first = await ensureBinaries(['kube-apiserver', 'kubectl', 'etcd', 'registration', 'work'], opts);
     expect(calls).toEqual([
       ['kubernetes-v1.34.4', 'kube-apiserver', 'kubectl'],
-      ['etcd-v3.6.4', 'etcd'],
+      ['etcd-v3.6.5', 'etcd'],
       ['ocm-v1.2.1', 'registration', 'work'],
     ]);
     expect(first.kubectl).toBe(path.join(cache, 'bin', 'kubernetes-v1.34.4', 'kubectl'));
-    expect(first.etcd).toBe(path.join(cache, 'bin', 'etcd-v3.6.4', 'etcd'));
+    expect(first.etcd).toBe(path.join(cache, 'bin', 'etcd-v3.6.5', 'etcd'));
     const manifest = JSON.parse(await fs.readFile(path.join(cache, 'bin', 'kubernetes-v1.34.4', 'manifest.json'), 'utf8'));
     expect(manifest.binaries.kubectl.version).toBe('Client Version: v1.34.4');
     expect(manifest.binaries.kubectl.sha256).toBe(crypto.createHash('sha256').update(script('Client Version: v1.34.4')).digest('hex'));
@@ -126,20 +126,20 @@ describe('provisioning: resolution order and the cache', () => {
     const { etcd } = await ensureBinaries(['etcd'], opts);
     const before = await fs.stat(etcd);
     const text = await fs.readFile(etcd, 'utf8');
-    await fs.writeFile(etcd, text.replace('3.6.4', '3.6.5')); // same size, still runs
+    await fs.writeFile(etcd, text.replace('3.6.5', '3.6.6')); // same size, still runs
     await fs.utimes(etcd, before.atime, before.mtime);
     expect((await binaryStatus({ ...opts, names: ['etcd'] }))[0]?.source).toBeNull();
     await ensureBinaries(['etcd'], opts);
     expect(calls).toEqual([
-      ['etcd-v3.6.4', 'etcd'],
-      ['etcd-v3.6.4', 'etcd'],
+      ['etcd-v3.6.5', 'etcd'],
+      ['etcd-v3.6.5', 'etcd'],
     ]);
-    expect(await fs.readFile(etcd, 'utf8')).toContain('3.6.4');
+    expect(await fs.readFile(etcd, 'utf8')).toContain('3.6.5');
   });
 
   it('rebuilds when the manifest records another sha256 than the file has', async () => {
     await ensureBinaries(['etcd'], opts);
-    const manifestFile = path.join(cache, 'bin', 'etcd-v3.6.4', 'manifest.json');
+    const manifestFile = path.join(cache, 'bin', 'etcd-v3.6.5', 'manifest.json');
     const manifest = JSON.parse(await fs.readFile(manifestFile, 'utf8'));
     manifest.binaries.etcd.sha256 = '0'.repeat(64);
     await fs.writeFile(manifestFile, JSON.stringify(manifest));
@@ -149,7 +149,7 @@ describe('provisioning: resolution order and the cache', () => {
 
   it('accepts a cache without verification stamps after hashing it once (e.g. restored by CI)', async () => {
     await ensureBinaries(['etcd'], opts);
-    const stamp = path.join(cache, 'bin', 'etcd-v3.6.4', '.etcd.verified');
+    const stamp = path.join(cache, 'bin', 'etcd-v3.6.5', '.etcd.verified');
     await fs.rm(stamp);
     await ensureBinaries(['etcd'], opts);
     expect(calls).toHaveLength(1);
@@ -163,7 +163,7 @@ describe('provisioning: resolution order and the cache', () => {
       ensureBinaries(['etcd'], { ...slow, onProgress: (l) => l.startsWith('waiting') && waits.push('a') }),
       ensureBinaries(['etcd'], { ...slow, onProgress: (l) => l.startsWith('waiting') && waits.push('b') }),
     ]);
-    expect(calls).toEqual([['etcd-v3.6.4', 'etcd']]);
+    expect(calls).toEqual([['etcd-v3.6.5', 'etcd']]);
     expect(waits).toHaveLength(1);
     expect(a.etcd).toBe(b.etcd);
   });
@@ -177,7 +177,7 @@ describe('provisioning: resolution order and the cache', () => {
     };
     await expect(ensureBinaries(['etcd'], { ...opts, builder: hanging, signal: controller.signal })).rejects.toThrow(/abort/i);
     const { etcd } = await ensureBinaries(['etcd'], opts);
-    expect(etcd).toBe(path.join(cache, 'bin', 'etcd-v3.6.4', 'etcd'));
+    expect(etcd).toBe(path.join(cache, 'bin', 'etcd-v3.6.5', 'etcd'));
   });
 
   it('fails a build whose result does not report the pinned version', async () => {
@@ -186,17 +186,17 @@ describe('provisioning: resolution order and the cache', () => {
     };
     const err = await ensureBinaries(['etcd'], { ...opts, builder: wrong }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
-    expect((err as Error).message).toContain('does not report etcd Version: 3.6.4');
+    expect((err as Error).message).toContain('does not report etcd Version: 3.6.5');
     expect((err as Error).message).toContain('3.5.0');
   });
 
   it('says what is missing and how to provide it when there is no Go toolchain (exit 3)', async () => {
-    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { cacheDir: cache, allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     expect((err as MissingPrerequisiteError).exitCode).toBe(3);
     expect((err as Error).message).toContain('no Go toolchain found');
-    expect((err as Error).message).toContain('kube-apiserver v1.34.4 and etcd v3.6.4');
-    expect((err as MissingPrerequisiteError).hint).toContain('install Go ≥ 1.25');
+    expect((err as Error).message).toContain('kube-apiserver v1.34.4 and etcd v3.6.5');
+    expect((err as MissingPrerequisiteError).hint).toContain('install Go ≥ 1.26');
     expect((err as MissingPrerequisiteError).hint).toContain('--bin-dir');
   });
 });
@@ -252,7 +252,7 @@ esac
   it('builds in a generated wrapper module with the version stamped, GONOSUMDB set and progress reported', async () => {
     const progress: string[] = [];
     const cache = path.join(tmp, 'cache');
-    const found = await ensureBinaries(['registration', 'placement'], { cacheDir: cache, allowDownload: false, onProgress: (l) => progress.push(l) });
+    const found = await ensureBinaries(['registration', 'placement'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false, onProgress: (l) => progress.push(l) });
     expect((await execa(found.registration, ['--version'])).stdout).toBe('registration version v1.2.1');
     const call = await fs.readFile(path.join(tmp, 'build-call'), 'utf8');
     expect(call).toContain('build -v -trimpath -ldflags -s -w -X open-cluster-management.io/ocm/pkg/version.versionFromGit=v1.2.1');
@@ -268,7 +268,7 @@ esac
 
   it('reports a failed build with the go command, its exit status and the end of its output (exit 3)', async () => {
     process.env.SHIM_BUILD_FAIL = '1';
-    const err = await ensureBinaries(['work'], { cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     const message = (err as Error).message;
     expect(message).toContain('building OCM v1.2.1 failed: go build -v -trimpath');
@@ -292,7 +292,7 @@ esac
 
   it('refuses a Go toolchain older than 1.25', async () => {
     process.env.SHIM_GO = 'go1.22.5';
-    const err = await ensureBinaries(['work'], { cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     expect((err as Error).message).toContain('Go 1.22 is too old');
   });
@@ -330,13 +330,13 @@ describe('provisioning: release downloads', () => {
 
   async function publishEtcd(): Promise<void> {
     const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
-    const dir = path.join(tmp, 'tar', `etcd-v3.6.4-linux-${arch}`);
+    const dir = path.join(tmp, 'tar', `etcd-v3.6.5-linux-${arch}`);
     await fakeBinary(dir, 'etcd');
-    const archive = path.join(tmp, `etcd-v3.6.4-linux-${arch}.tar.gz`);
-    await execa('tar', ['-czf', archive, '-C', path.join(tmp, 'tar'), `etcd-v3.6.4-linux-${arch}`]);
+    const archive = path.join(tmp, `etcd-v3.6.5-linux-${arch}.tar.gz`);
+    await execa('tar', ['-czf', archive, '-C', path.join(tmp, 'tar'), `etcd-v3.6.5-linux-${arch}`]);
     const bytes = await fs.readFile(archive);
-    files.set(`/etcd/v3.6.4/etcd-v3.6.4-linux-${arch}.tar.gz`, bytes);
-    files.set('/etcd/v3.6.4/SHA256SUMS', Buffer.from(`${'1'.repeat(64)}  other.zip\n${sha(bytes)}  etcd-v3.6.4-linux-${arch}.tar.gz\n`));
+    files.set(`/etcd/v3.6.5/etcd-v3.6.5-linux-${arch}.tar.gz`, bytes);
+    files.set('/etcd/v3.6.5/SHA256SUMS', Buffer.from(`${'1'.repeat(64)}  other.zip\n${sha(bytes)}  etcd-v3.6.5-linux-${arch}.tar.gz\n`));
   }
 
   function publishKubernetes(name: string, printed: string, published = sha(script(printed))): void {
@@ -350,17 +350,18 @@ describe('provisioning: release downloads', () => {
     await publishEtcd();
     const calls: string[][] = [];
     const found = await ensureBinaries(['kubectl', 'etcd'], {
+      kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
       allowDownload: true,
       downloadBase: { kubernetes: `${base}/k8s`, etcd: `${base}/etcd` },
       builder: fakeBuilder(calls),
     });
     expect(calls).toEqual([]);
-    expect((await execa(found.etcd, ['--version'])).stdout).toBe('etcd Version: 3.6.4');
+    expect((await execa(found.etcd, ['--version'])).stdout).toBe('etcd Version: 3.6.5');
     expect((await execa(found.kubectl, ['version', '--client'])).stdout).toBe('Client Version: v1.34.4');
-    const manifest = JSON.parse(await fs.readFile(path.join(tmp, 'cache', 'bin', 'etcd-v3.6.4', 'manifest.json'), 'utf8'));
+    const manifest = JSON.parse(await fs.readFile(path.join(tmp, 'cache', 'bin', 'etcd-v3.6.5', 'manifest.json'), 'utf8'));
     expect(manifest.source).toBe('download');
-    expect(await fs.readdir(path.join(tmp, 'cache', 'bin', 'etcd-v3.6.4'))).toEqual(['.etcd.verified', 'etcd', 'manifest.json']);
+    expect(await fs.readdir(path.join(tmp, 'cache', 'bin', 'etcd-v3.6.5'))).toEqual(['.etcd.verified', 'etcd', 'manifest.json']);
   });
 
   it('falls back to building when the published sha256 does not match, or the binary reports another version', async () => {
@@ -369,6 +370,7 @@ describe('provisioning: release downloads', () => {
     const calls: string[][] = [];
     const progress: string[] = [];
     await ensureBinaries(['kube-apiserver', 'kubectl'], {
+      kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
       allowDownload: true,
       downloadBase: { kubernetes: `${base}/k8s` },
@@ -388,6 +390,7 @@ describe('provisioning: release downloads', () => {
     const calls: string[][] = [];
     const progress: string[] = [];
     await ensureBinaries(['kube-apiserver', 'kubectl'], {
+      kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
       allowDownload: true,
       downloadBase: { kubernetes: `http://127.0.0.1:${port}/k8s` },
@@ -405,7 +408,7 @@ describe('provisioning: release downloads', () => {
     process.env.OCM_LAB_NO_DOWNLOAD = '1';
     try {
       const calls: string[][] = [];
-      await ensureBinaries(['kubectl'], { cacheDir: path.join(tmp, 'cache'), downloadBase: { kubernetes: `${base}/k8s` }, builder: fakeBuilder(calls) });
+      await ensureBinaries(['kubectl'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), downloadBase: { kubernetes: `${base}/k8s` }, builder: fakeBuilder(calls) });
       expect(calls).toHaveLength(1);
       expect(requests).toEqual([]);
     } finally {

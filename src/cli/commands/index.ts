@@ -26,6 +26,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['scenario', async () => (await import('./scenario.js')).scenarioCommand],
   ['conformance', async () => (await import('./conformance.js')).conformanceCommand],
   ['validate', async () => (await import('./validate.js')).validateCommand],
+  ['versions', async () => (await import('./versions.js')).versionsCommand],
 ];
 
 /** The command `name` names, or every command (for help, and to suggest one for a typo). */

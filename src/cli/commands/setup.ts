@@ -1,6 +1,7 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig, withKubernetesVersion } from '../../config/index.js';
+import { requireKubernetesRelease } from '../../provision/index.js';
 import { MissingPrerequisiteError } from '../../errors.js';
 import {
   binaryStatus,
@@ -23,15 +24,15 @@ import {
   ensureComponentImage,
   ensureKindNodeImageDetail,
   localImageKey,
-  NODE_IMAGE,
   nodeImageKey,
+  nodeImageRef,
   type BuiltImage,
   type ImageBuildOptions,
 } from '../../runtime/kind/images/index.js';
 import { ensureLabImagesDetail, labImages } from '../../runtime/kind/lab-images.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
-type SetupArgs = GlobalOptions & { 'bin-dir'?: string; check: boolean; ocm: boolean; download: boolean; runtime: 'local' | 'kind' };
+type SetupArgs = GlobalOptions & { 'bin-dir'?: string; check: boolean; ocm: boolean; download: boolean; runtime: 'local' | 'kind'; 'kubernetes-version'?: string };
 
 function renderStatus(rows: BinaryStatus[]): string {
   const table = renderTable(
@@ -54,11 +55,17 @@ interface KindImageJob {
  * others are built FROM it; the node image last: it preloads the components).
  * The lab's own images (ocm-lab:dev, OCM's) join this list here.
  */
-function kindImageJobs(): KindImageJob[] {
+function kindImageJobs(kubernetesVersion: string): KindImageJob[] {
+  const release = requireKubernetesRelease(kubernetesVersion);
+  const withVersion = (o: ImageBuildOptions): ImageBuildOptions => ({ ...o, kubernetesVersion });
   return [
     { ref: BASE_IMAGE, key: baseImageKey, ensure: ensureBaseImage },
-    ...componentImageSpecs().map((spec) => ({ ref: spec.ref, key: () => componentImageKey(spec), ensure: (o: ImageBuildOptions) => ensureComponentImage(spec, o) })),
-    { ref: NODE_IMAGE, key: nodeImageKey, ensure: ensureKindNodeImageDetail },
+    ...componentImageSpecs(release).map((spec) => ({
+      ref: spec.ref,
+      key: () => componentImageKey(spec, release),
+      ensure: (o: ImageBuildOptions) => ensureComponentImage(spec, withVersion(o)),
+    })),
+    { ref: nodeImageRef(kubernetesVersion), key: () => nodeImageKey(release), ensure: (o: ImageBuildOptions) => ensureKindNodeImageDetail(withVersion(o)) },
   ];
 }
 
@@ -83,6 +90,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     y
       .option('bin-dir', { type: 'string', describe: 'take binaries from this directory first (else $OCM_LAB_BIN_DIR)' })
       .option('check', { type: 'boolean', default: false, describe: 'only report where each binary comes from, verifying cached ones (exit 3 if any is missing)' })
+      .option('kubernetes-version', { type: 'string', describe: 'the Kubernetes version to provision (default: the lab\'s; see `ocm-lab versions`)' })
       .option('ocm', { type: 'boolean', default: true, describe: 'also provision the OCM binaries (--no-ocm to skip)' })
       .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building (--no-download, or $OCM_LAB_NO_DOWNLOAD=1, to skip)' })
       .option('runtime', {
@@ -91,7 +99,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         describe: 'kind: also provision kind and the node image binaries, and build (or load from the cache) every image the kind runtime needs offline',
       }),
   handler: async (argv) => {
-    const config = await loadLabConfig(argv.config);
+    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
     const kind = argv.runtime === 'kind';
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
     const names: BinaryName[] = [...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...(kind ? KIND_NODE_BINARIES : [])])];
@@ -118,7 +126,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         }));
       // One task per image: present (one inspect), loaded from the cache, or built.
       if (kind) {
-        for (const job of kindImageJobs()) {
+        for (const job of kindImageJobs(config.kubernetesVersion)) {
           tasks.push({
             title: `image ${job.ref}`,
             task: async (_ctx: unknown, task) => {
@@ -141,7 +149,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
       }
       await new Listr(tasks, { renderer, exitOnError: true }).run();
     } else if (kind) {
-      for (const job of kindImageJobs()) {
+      for (const job of kindImageJobs(config.kubernetesVersion)) {
         const key = job.key();
         images.push({ image: job.ref, key, source: (await localImageKey(job.ref)) === key ? 'present' : 'MISSING' });
       }

@@ -1,5 +1,5 @@
 import type { LabConfig } from '../../config/index.js';
-import { cniConflist, ensureKindNodeImage, NODE_IMAGE } from './images/index.js';
+import { cniConflist, ensureKindNodeImage, nodeImageRef } from './images/index.js';
 import { ensureLabImages, labImages } from './lab-images.js';
 
 /**
@@ -19,8 +19,8 @@ export interface Collaborators {
 export async function loadCollaborators(): Promise<Collaborators> {
   return {
     // One Kubernetes version is supported; the node image is built for it.
-    nodeImageName: () => NODE_IMAGE,
-    ensureNodeImage: (_version, onProgress) => ensureKindNodeImage({ onProgress }),
+    nodeImageName: (version) => nodeImageRef(version),
+    ensureNodeImage: (version, onProgress) => ensureKindNodeImage({ onProgress, kubernetesVersion: version }),
     cniConflist: (podSubnet, serviceSubnet, extraRoutes) => cniConflist(podSubnet, { serviceSubnet, extraRoutes }),
     labImages: (config) => labImages(config),
     ensureLabImages: (config, onProgress) => ensureLabImages(config, { onProgress }),

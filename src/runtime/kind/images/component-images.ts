@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { downloadModule } from '../../../provision/gobuild.js';
 import { ensureBinaries, type BinaryName } from '../../../provision/index.js';
-import { COREDNS_VERSION, KUBEADM_ETCD_VERSION, KUBERNETES_VERSION, PAUSE_VERSION } from '../../../provision/versions.js';
+import { DEFAULT_KUBERNETES_RELEASE, type KubernetesRelease } from '../../../provision/versions.js';
 import { run } from '../../../util/exec.js';
 import { BASE_IMAGE, baseImageKey, ensureBaseImage } from './base-image.js';
 import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage, type ContextFile } from './docker-build.js';
@@ -24,10 +24,10 @@ export interface ComponentImageSpec {
 
 const REGISTRY = 'registry.k8s.io';
 
-/** The images kubeadm v1.34.4 uses (`kubeadm config images list --kubernetes-version v1.34.4`). */
-export function componentImageSpecs(): ComponentImageSpec[] {
+/** The images kubeadm of `release` uses (`kubeadm config images list --kubernetes-version <version>`). */
+export function componentImageSpecs(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): ComponentImageSpec[] {
   const k8s = (name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kube-proxy', from: 'scratch' | 'base' = 'scratch'): ComponentImageSpec => ({
-    ref: `${REGISTRY}/${name}:${KUBERNETES_VERSION}`,
+    ref: `${REGISTRY}/${name}:${release.kubernetes}`,
     binary: name,
     dest: `/usr/local/bin/${name}`,
     from,
@@ -38,14 +38,16 @@ export function componentImageSpecs(): ComponentImageSpec[] {
     k8s('kube-scheduler'),
     k8s('kube-proxy', 'base'),
     // kubeadm's etcd tag is the etcd version plus an image revision.
-    { ref: `${REGISTRY}/etcd:${KUBEADM_ETCD_VERSION.replace(/^v/, '')}-0`, binary: 'kubeadm-etcd', dest: '/usr/local/bin/etcd', from: 'scratch' },
-    { ref: `${REGISTRY}/coredns/coredns:${COREDNS_VERSION}`, binary: 'coredns', dest: '/coredns', from: 'scratch', entrypoint: ['/coredns'] },
-    { ref: `${REGISTRY}/pause:${PAUSE_VERSION}`, binary: 'pause', dest: '/pause', from: 'scratch', entrypoint: ['/pause'], user: '65535:65535' },
+    { ref: `${REGISTRY}/etcd:${release.etcd.replace(/^v/, '')}-0`, binary: 'etcd', dest: '/usr/local/bin/etcd', from: 'scratch' },
+    { ref: `${REGISTRY}/coredns/coredns:${release.coredns}`, binary: 'coredns', dest: '/coredns', from: 'scratch', entrypoint: ['/coredns'] },
+    { ref: pauseImage(release), binary: 'pause', dest: '/pause', from: 'scratch', entrypoint: ['/pause'], user: '65535:65535' },
   ];
 }
 
 /** The sandbox image containerd runs every pod's network namespace with. */
-export const PAUSE_IMAGE = `${REGISTRY}/pause:${PAUSE_VERSION}`;
+export function pauseImage(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): string {
+  return `${REGISTRY}/pause:${release.pause}`;
+}
 
 /**
  * kube-proxy runs the iptables of its image against the node's tables, so it
@@ -83,26 +85,27 @@ export function componentDockerfile(spec: ComponentImageSpec, key: string): stri
 }
 
 /** Key of a component image: what it is, where it comes from, the base's key and the binary's pinned version. */
-export function componentImageKey(spec: ComponentImageSpec): string {
+export function componentImageKey(spec: ComponentImageSpec, release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): string {
   return imageKey({
     spec,
     dockerfile: componentDockerfile(spec, ''),
     base: spec.from === 'base' ? baseImageKey() : null,
     xtables: spec.binary === 'kube-proxy' ? XTABLES_AUTO : null,
-    versions: { kubernetes: KUBERNETES_VERSION, etcd: KUBEADM_ETCD_VERSION, coredns: COREDNS_VERSION, pause: PAUSE_VERSION },
+    versions: release,
   });
 }
 
 /** `gcc -static` of upstream's build/pause/linux/pause.c, read from the k8s.io/kubernetes module in the Go module cache. */
 export async function buildPause(opts: ResolvedImageOptions): Promise<string> {
-  const out = path.join(kindCacheDir(opts.cache, 'build'), `pause-${PAUSE_VERSION}`);
+  const { pause, kubernetes } = opts.release;
+  const out = path.join(kindCacheDir(opts.cache, 'build'), `pause-${pause}`);
   if (await fs.stat(out).catch(() => null)) return out;
-  const { dir } = await downloadModule('k8s.io/kubernetes', KUBERNETES_VERSION, { signal: opts.signal });
+  const { dir } = await downloadModule('k8s.io/kubernetes', kubernetes, { signal: opts.signal });
   const source = path.join(dir, 'build', 'pause', 'linux', 'pause.c');
   await fs.mkdir(path.dirname(out), { recursive: true });
   opts.progress(`gcc -static ${source}`);
   const partial = `${out}.partial`;
-  await run('gcc', ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=v${PAUSE_VERSION}`, '-o', partial, source], { cancelSignal: opts.signal });
+  await run('gcc', ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=v${pause}`, '-o', partial, source], { cancelSignal: opts.signal });
   await run('strip', [partial]);
   await fs.rename(partial, out);
   return out;
@@ -111,13 +114,13 @@ export async function buildPause(opts: ResolvedImageOptions): Promise<string> {
 async function binaryOf(spec: ComponentImageSpec, opts: ResolvedImageOptions): Promise<string> {
   if (spec.binary === 'pause') return buildPause(opts);
   const name = spec.binary;
-  return (await ensureBinaries([name], { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress }))[name];
+  return (await ensureBinaries([name], { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress, kubernetesVersion: opts.release.kubernetes }))[name];
 }
 
 /** One component image in the engine (present, loaded from the cache, or built FROM scratch / BASE_IMAGE). */
 export async function ensureComponentImage(spec: ComponentImageSpec, options: ImageBuildOptions | ResolvedImageOptions = {}): Promise<BuiltImage> {
   const opts = 'cache' in options ? options : resolveImageOptions(options);
-  const key = componentImageKey(spec);
+  const key = componentImageKey(spec, opts.release);
   return ensureImage(
     spec.ref,
     key,
@@ -133,9 +136,9 @@ export async function ensureComponentImage(spec: ComponentImageSpec, options: Im
 }
 
 /** Every image kubeadm needs, in kubeadm's order. */
-export async function ensureComponentImages(options: ImageBuildOptions = {}): Promise<BuiltImage[]> {
-  const opts = resolveImageOptions(options);
+export async function ensureComponentImages(options: ImageBuildOptions | ResolvedImageOptions = {}): Promise<BuiltImage[]> {
+  const opts = 'cache' in options ? options : resolveImageOptions(options);
   const built: BuiltImage[] = [];
-  for (const spec of componentImageSpecs()) built.push(await ensureComponentImage(spec, opts));
+  for (const spec of componentImageSpecs(opts.release)) built.push(await ensureComponentImage(spec, opts));
   return built;
 }

@@ -6,8 +6,8 @@
  */
 export { BASE_IMAGE, baseImageKey, ensureBaseImage } from './base-image.js';
 export { CNI_CONFLIST_FILE, cniConflist, type CniOptions } from './cni.js';
-export { componentImageKey, componentImageSpecs, ensureComponentImage, ensureComponentImages, PAUSE_IMAGE, type ComponentImageSpec } from './component-images.js';
+export { componentImageKey, componentImageSpecs, ensureComponentImage, ensureComponentImages, pauseImage, type ComponentImageSpec } from './component-images.js';
 export { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage, type ContextFile } from './docker-build.js';
-export { ensureKindNodeImage, ensureKindNodeImageDetail, NODE_IMAGE, nodeImageKey } from './node-image.js';
+export { ensureKindNodeImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './node-image.js';
 export type { ImageBuildOptions } from './options.js';
 export { BASE_ROOTFS, NODE_ROOTFS, ensureRootfsTar, rootfsKey, type RootfsSpec } from './rootfs.js';

@@ -1,5 +1,5 @@
-import { KUBERNETES_VERSION } from '../../../provision/versions.js';
-import { PAUSE_IMAGE } from './component-images.js';
+import { DEFAULT_KUBERNETES_RELEASE, type KubernetesRelease } from '../../../provision/versions.js';
+import { pauseImage } from './component-images.js';
 
 /**
  * The files of the kind node image that are ours (kind's own base-image files
@@ -12,12 +12,12 @@ import { PAUSE_IMAGE } from './component-images.js';
  * F3: a negative oom_score_adj needs CAP_SYS_RESOURCE, which some machines'
  * bounding set lacks; restricting it costs nothing in a lab.
  */
-export function nodeContainerdConfig(): string {
+export function nodeContainerdConfig(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): string {
   return `# ocm-lab kind node: containerd (Debian) for the CRI; snapshotter line kept as kind's entrypoint edits it.
 version = 2
 
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "${PAUSE_IMAGE}"
+  sandbox_image = "${pauseImage(release)}"
   tolerate_missing_hugepages_controller = true
   restrict_oom_score_adj = true
 
@@ -93,12 +93,12 @@ rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* /tmp/* /var/log/*.log
 }
 
 /** Our files in the node, path (relative to /) → content and mode. */
-export function nodeOwnFiles(): Record<string, { content: string; mode: number }> {
+export function nodeOwnFiles(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): Record<string, { content: string; mode: number }> {
   return {
-    'etc/containerd/config.toml': { content: nodeContainerdConfig(), mode: 0o644 },
+    'etc/containerd/config.toml': { content: nodeContainerdConfig(release), mode: 0o644 },
     'etc/systemd/system/kubelet.service.d/20-ocm-lab-cgroup-v1.conf': { content: kubeletCgroupV1DropIn(), mode: 0o644 },
     'etc/sysctl.d/20-ocm-lab-forwarding.conf': { content: nodeSysctls(), mode: 0o644 },
-    'kind/version': { content: `${KUBERNETES_VERSION}\n`, mode: 0o644 },
+    'kind/version': { content: `${release.kubernetes}\n`, mode: 0o644 },
     'kind/manifests/default-storage.yaml': { content: defaultStorageManifest(), mode: 0o644 },
     'kind/ocm-lab-setup.sh': { content: nodeSetupScript(), mode: 0o755 },
   };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LabError } from '../../../errors.js';
 import { downloadModule } from '../../../provision/gobuild.js';
 import { ensureBinaries } from '../../../provision/index.js';
-import { CRICTL_VERSION, KIND_VERSION, KUBERNETES_VERSION } from '../../../provision/versions.js';
+import { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, type KubernetesRelease } from '../../../provision/versions.js';
 import { tail } from '../../../util/exec.js';
 import { docker } from '../docker.js';
 import { componentImageKey, componentImageSpecs, ensureComponentImages } from './component-images.js';
@@ -23,8 +23,10 @@ import { NODE_BINARY_PATHS, nodeFilesDockerfile, nodeFinalDockerfile, nodeOwnFil
 import { resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './options.js';
 import { ensureRootfsTar, NODE_ROOTFS, rootfsKey } from './rootfs.js';
 
-/** The kind node image of the lab's Kubernetes version, built here. */
-export const NODE_IMAGE = `ocm-lab/kind-node:${KUBERNETES_VERSION}`;
+/** The kind node image of a Kubernetes version, built here. */
+export function nodeImageRef(kubernetesVersion: string = DEFAULT_KUBERNETES_RELEASE.kubernetes): string {
+  return `ocm-lab/kind-node:${kubernetesVersion}`;
+}
 
 /** kind's base-image files we do not take: containerd's config is ours (nodeContainerdConfig). */
 const KIND_FILES_REPLACED = new Set(['etc/containerd/config.toml']);
@@ -35,19 +37,18 @@ export function kindFileMode(rel: string): number {
 }
 
 /** Everything that decides the node image's content: a change to any of it gives another key. */
-export function nodeImageKey(): string {
+export function nodeImageKey(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): string {
   return imageKey({
-    image: NODE_IMAGE,
+    image: nodeImageRef(release.kubernetes),
     // Bumped when the way the image is assembled changes (2: no build-container label committed into the image).
     builder: 2,
     rootfs: rootfsKey(NODE_ROOTFS),
     kind: KIND_VERSION,
-    crictl: CRICTL_VERSION,
-    kubernetes: KUBERNETES_VERSION,
-    files: nodeOwnFiles(),
+    release,
+    files: nodeOwnFiles(release),
     binaries: NODE_BINARY_PATHS,
     dockerfiles: [nodeFilesDockerfile('rootfs'), nodeFinalDockerfile('committed', '', LABEL_IMAGE_KEY)],
-    images: componentImageSpecs().map((s) => [s.ref, componentImageKey(s)]),
+    images: componentImageSpecs(release).map((s) => [s.ref, componentImageKey(s, release)]),
   });
 }
 
@@ -69,9 +70,9 @@ async function nodeContextFiles(opts: ResolvedImageOptions): Promise<Record<stri
   for (const rel of await listFiles(kindFiles)) {
     if (!KIND_FILES_REPLACED.has(rel)) files[`root/${rel}`] = { from: path.join(kindFiles, rel), mode: kindFileMode(rel) };
   }
-  for (const [rel, file] of Object.entries(nodeOwnFiles())) files[`root/${rel}`] = file;
+  for (const [rel, file] of Object.entries(nodeOwnFiles(opts.release))) files[`root/${rel}`] = file;
   const names = Object.keys(NODE_BINARY_PATHS) as (keyof typeof NODE_BINARY_PATHS)[];
-  const bins = await ensureBinaries(names, { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress });
+  const bins = await ensureBinaries(names, { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress, kubernetesVersion: opts.release.kubernetes });
   for (const name of names) files[`root/${NODE_BINARY_PATHS[name]}`] = { from: bins[name], mode: 0o755 };
   return files;
 }
@@ -79,15 +80,15 @@ async function nodeContextFiles(opts: ResolvedImageOptions): Promise<Record<stri
 async function exec(container: string, args: string[], what: string, opts: ResolvedImageOptions, inputFile?: string): Promise<string> {
   const r = await docker(['exec', ...(inputFile ? ['-i'] : []), container, ...args], { allowFailure: true, signal: opts.signal, ...(inputFile ? { inputFile } : {}) });
   if (r.exitCode !== 0) {
-    throw new LabError('failure', `building ${NODE_IMAGE}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`);
+    throw new LabError('failure', `building ${nodeImageRef(opts.release.kubernetes)}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`);
   }
   return r.stdout;
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number, image: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new LabError('notReady', `building ${NODE_IMAGE}: ${what} within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline) throw new LabError('notReady', `building ${image}: ${what} within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 300));
   }
 }
@@ -109,7 +110,7 @@ async function preloadAndCommit(filesImage: string, committed: string, images: B
     await exec(container, ['rm', '/kind/ocm-lab-setup.sh'], 'removing the setup script', opts);
     await docker(['exec', '-d', container, 'containerd', '--log-level', 'warn'], { signal: opts.signal });
     const answers = async () => (await docker(['exec', container, 'ctr', 'version'], { allowFailure: true })).exitCode === 0;
-    await waitFor(answers, 'containerd did not answer', 60_000);
+    await waitFor(answers, 'containerd did not answer', 60_000, nodeImageRef(opts.release.kubernetes));
     for (const image of images) {
       opts.progress(`preloading ${image.ref}`);
       await exec(
@@ -124,10 +125,10 @@ async function preloadAndCommit(filesImage: string, committed: string, images: B
     }
     const listed = new Set((await exec(container, ['ctr', '--namespace=k8s.io', 'images', 'ls', '-q'], 'listing images', opts)).split('\n').map((l) => l.trim()));
     const missing = images.filter((i) => !listed.has(i.ref)).map((i) => i.ref);
-    if (missing.length) throw new LabError('failure', `building ${NODE_IMAGE}: containerd does not list ${missing.join(', ')} after the import`);
+    if (missing.length) throw new LabError('failure', `building ${nodeImageRef(opts.release.kubernetes)}: containerd does not list ${missing.join(', ')} after the import`);
     await exec(container, ['pkill', '-TERM', '-x', 'containerd'], 'stopping containerd', opts);
     const stopped = async () => (await docker(['exec', container, 'pgrep', '-x', 'containerd'], { allowFailure: true })).exitCode === 1;
-    await waitFor(stopped, 'containerd did not stop', 30_000);
+    await waitFor(stopped, 'containerd did not stop', 30_000, nodeImageRef(opts.release.kubernetes));
     opts.progress('docker commit');
     await docker(['commit', container, committed], { signal: opts.signal });
   } finally {
@@ -149,18 +150,19 @@ export async function ensureKindNodeImage(options: ImageBuildOptions = {}): Prom
 
 export async function ensureKindNodeImageDetail(options: ImageBuildOptions = {}): Promise<BuiltImage> {
   const opts = resolveImageOptions(options);
-  const key = nodeImageKey();
+  const key = nodeImageKey(opts.release);
+  const image = nodeImageRef(opts.release.kubernetes);
   return ensureImage(
-    NODE_IMAGE,
+    image,
     key,
     async () => {
-      const images = await ensureComponentImages({ cacheDir: opts.cache, binDir: opts.binDir, debianMirror: opts.debianMirror, onProgress: opts.progress, signal: opts.signal });
+      const images = await ensureComponentImages(opts);
       const stage = (name: string) => `ocm-lab/kind-node-build:${name}-${key}`;
       try {
         await importRootfs(await ensureRootfsTar(NODE_ROOTFS, opts), stage('rootfs'), [], opts);
         await buildImage(stage('files'), nodeFilesDockerfile(stage('rootfs')), await nodeContextFiles(opts), opts);
         await preloadAndCommit(stage('files'), stage('committed'), images, opts);
-        await buildImage(NODE_IMAGE, nodeFinalDockerfile(stage('committed'), key, LABEL_IMAGE_KEY), {}, opts);
+        await buildImage(image, nodeFinalDockerfile(stage('committed'), key, LABEL_IMAGE_KEY), {}, opts);
       } finally {
         // The final image keeps the layers it needs; the stage tags only name them.
         for (const s of ['committed', 'files', 'rootfs']) await removeImage(stage(s));

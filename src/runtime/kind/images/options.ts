@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { cacheDir as defaultCacheDir } from '../../../paths.js';
+import { requireKubernetesRelease, type KubernetesRelease } from '../../../provision/versions.js';
 
 /** What every image builder takes. */
 export interface ImageBuildOptions {
@@ -11,6 +12,8 @@ export interface ImageBuildOptions {
   debianMirror?: string;
   onProgress?: (line: string) => void;
   signal?: AbortSignal;
+  /** The Kubernetes version of the node image and the images it preloads (default: the lab default). */
+  kubernetesVersion?: string;
 }
 
 export interface ResolvedImageOptions {
@@ -19,6 +22,7 @@ export interface ResolvedImageOptions {
   debianMirror: string;
   progress: (line: string) => void;
   signal: AbortSignal | undefined;
+  release: KubernetesRelease;
 }
 
 export function resolveImageOptions(opts: ImageBuildOptions = {}): ResolvedImageOptions {
@@ -28,6 +32,7 @@ export function resolveImageOptions(opts: ImageBuildOptions = {}): ResolvedImage
     debianMirror: opts.debianMirror ?? (process.env.OCM_LAB_DEBIAN_MIRROR || 'http://deb.debian.org/debian'),
     progress: opts.onProgress ?? (() => undefined),
     signal: opts.signal,
+    release: requireKubernetesRelease(opts.kubernetesVersion),
   };
 }
 
