@@ -5,11 +5,9 @@ import { labDir } from '../paths.js';
 import { ExistingRuntime } from './existing/runtime.js';
 import type { ExistingClustersInput } from './existing/contexts.js';
 import type { LabConfig } from '../config/index.js';
-import type { KindLabPlan } from './kind/plan.js';
-import { kindPlanFor, KindRuntime } from './kind/runtime.js';
-export { renderKindPlan } from './kind/dry-run.js';
+import { KindRuntime } from './kind/runtime.js';
 import { LocalRuntime } from './local/runtime.js';
-import type { Runtime, RuntimeName } from './types.js';
+import type { PlanOptions, Runtime, RuntimeName, RuntimePlan } from './types.js';
 
 export type RuntimeChoice = RuntimeName | 'auto';
 export const RUNTIME_CHOICES: RuntimeChoice[] = ['auto', 'local', 'kind', 'existing'];
@@ -76,13 +74,15 @@ export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: R
 }
 
 /**
- * `--dry-run`: what the runtime would create for `config`, created nothing.
- * Only the kind runtime has a plan to show today.
+ * `--dry-run`: what `up` or `down` would do to `config`'s lab on the runtime
+ * `choice` resolves to (for `auto`, as up and down resolve it); changes nothing.
  */
-export async function runtimePlan(choice: RuntimeChoice, config: LabConfig, options: { nodeImage?: string } = {}): Promise<{ resolved: ResolvedRuntime; plan: KindLabPlan }> {
+export async function runtimePlan(
+  choice: RuntimeChoice,
+  config: LabConfig,
+  options: PlanOptions,
+  selection: RuntimeSelection = {},
+): Promise<{ resolved: ResolvedRuntime; plan: RuntimePlan }> {
   const resolved = await resolveRuntime(choice, config.name);
-  if (resolved.name !== 'kind') {
-    throw new InvalidInputError(`--dry-run shows the kind runtime's plan; this lab's runtime is ${resolved.name} (${resolved.reason})`, { hint: 'add --runtime kind' });
-  }
-  return { resolved, plan: await kindPlanFor(config, options) };
+  return { resolved, plan: await runtimeNamed(resolved.name, selection).plan(config, options) };
 }

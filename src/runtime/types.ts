@@ -94,6 +94,26 @@ export interface LabCluster {
   caPem: string;
 }
 
+/** What `--dry-run` asks a runtime for: the plan of `up` or of `down`. */
+export interface PlanOptions {
+  action: 'up' | 'down';
+  /** kind: the node image `up --node-image` would use. Other runtimes ignore it. */
+  nodeImage?: string;
+  /** `down --keep-data`. */
+  keepData?: boolean;
+}
+
+/** A runtime's answer to `--dry-run`: worked out without creating, writing or starting anything. */
+export interface RuntimePlan {
+  runtime: RuntimeName;
+  /** Titles of the runtime's `up` steps, in order (empty for `down`). */
+  steps: string[];
+  /** Plain data with its keys in a fixed order: `--output json` prints it as it is. */
+  plan: object;
+  /** The same plan for people. */
+  text: string;
+}
+
 /**
  * A way to run labs: it creates the clusters of a lab in their VPCs (with
  * nodes that can run the lab's images), says how to reach them
@@ -118,4 +138,6 @@ export interface Runtime<Ctx = unknown> {
    * `timeoutMs`. How documents check the VPC rule the same way on every runtime.
    */
   probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean>;
+  /** `--dry-run`: what `up` or `down` would do to `config`'s lab; reads the machine and the lab's state, changes nothing. */
+  plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan>;
 }

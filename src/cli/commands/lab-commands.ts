@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { hubCluster, loadLabConfig, type LabConfig } from '../../config/index.js';
+import { hubCluster, loadLabConfig, withKubernetesVersion, type LabConfig } from '../../config/index.js';
 import { clusterSpecs, type ExistingClustersInput } from '../../runtime/existing/contexts.js';
 import { existingLabConfig } from '../../runtime/existing/runtime.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
@@ -10,7 +10,8 @@ import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
 import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
-import { renderKindPlan, resolveRuntime, runtimePlan, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
+import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
+import { planLab } from '../dry-run/lab-plan.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
@@ -26,6 +27,7 @@ type UpFlags = {
   'spoke-context'?: string[];
   'dry-run': boolean;
   'node-image'?: string;
+  'kubernetes-version'?: string;
   install: boolean;
 };
 
@@ -52,23 +54,25 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     y
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
       .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
+      .option('kubernetes-version', { type: 'string', describe: 'the Kubernetes version of every cluster (default: the lab file\'s, else the newest supported; `ocm-lab versions` lists them)' })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
       .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
       .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
       .option('spoke-context', { type: 'string', array: true, describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print what up would create (networks, containers, kind configs, images) and create nothing (kind runtime)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (clusters, networks, processes or containers, images, OCM and addons) and create nothing; -o json for JSON' })
       .option('node-image', { type: 'string', describe: '--runtime kind: the kind node image to use (e.g. kindest/node:v1.34.x) instead of the one ocm-lab builds' })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
     if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
     if (argv['dry-run']) {
-      const { resolved, plan } = await runtimePlan(argv.runtime, await loadLabConfig(argv.config), { nodeImage: argv['node-image'] });
-      if (argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
-      emit(argv, plan, (p) => renderKindPlan(p, 'up'));
+      const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+      const { dryRun, text } = await planLab(argv.runtime, config, { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) }, input ? { existing: input } : {});
+      if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
+      emit(argv, dryRun, () => text);
       return;
     }
-    const { input, config } = existingClusters(argv, await loadLabConfig(argv.config));
+    const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
     const resolved = await resolveRuntime(argv.runtime, config.name);
     if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
     const options: UpOptions & LifecycleOptions = {
@@ -92,13 +96,14 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
   builder: (y) =>
     y
       .option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print what down would remove and remove nothing (kind runtime)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'print what down would stop and remove, and remove nothing; -o json for JSON' })
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, hidden: true, describe: 'the runtime of the lab (auto: the one it was brought up with)' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     if (argv['dry-run']) {
-      const { plan } = await runtimePlan(argv.runtime, config);
-      emit(argv, plan, (p) => renderKindPlan(p, 'down'));
+      const { dryRun, text } = await planLab(argv.runtime, config, { action: 'down', keepData: argv['keep-data'] });
+      if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
+      emit(argv, dryRun, () => text);
       return;
     }
     const started = Date.now();

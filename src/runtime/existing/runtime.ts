@@ -6,7 +6,8 @@ import { KubeClient } from '../../kube/client.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../paths.js';
-import type { ClusterStatus, DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import type { ClusterStatus, DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import { existingRuntimePlan } from './dry-run.js';
 import { clusterSpecs, resolveContext, type ExistingClusterSpec, type ExistingClustersInput, type ResolvedContext } from './contexts.js';
 import { readExistingState, writeExistingState, type ExistingLabState } from './state.js';
 
@@ -187,6 +188,10 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
     const existed = await fs.access(dir).then(() => true, () => false);
     if (existed && !options.keepData) await fs.rm(dir, { recursive: true, force: true });
     return { lab: labName, existed, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
+  }
+
+  async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
+    return existingRuntimePlan(config, options, this.input, this.upSteps(config, {}).steps.map((s) => s.title));
   }
 
   async probe(config: LabConfig, from: string): Promise<boolean> {

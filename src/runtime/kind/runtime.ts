@@ -4,7 +4,8 @@ import lockfile from 'proper-lockfile';
 import type { LabConfig } from '../../config/index.js';
 import { ConflictError, MissingPrerequisiteError, NotFoundError } from '../../errors.js';
 import { clusterKubeconfigFile, labDir } from '../../paths.js';
-import type { DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import { renderKindPlan } from './dry-run.js';
 import { loadCollaborators, type Collaborators } from './collaborators.js';
 import { docker, dockerEngine, dockerInspect, requireDockerEngine } from './docker.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
@@ -298,6 +299,11 @@ export class KindRuntime implements Runtime<KindContext> {
   }
 
   /** A TCP connect from inside the cluster's node container (its pods share the node's routes and networks). */
+  async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
+    const plan = await kindPlanFor(config, { nodeImage: options.nodeImage });
+    return { runtime: 'kind', steps: options.action === 'up' ? this.upSteps(config, {}).steps.map((s) => s.title) : [], plan, text: renderKindPlan(plan, options.action) };
+  }
+
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
     if (!config.clusters.some((c) => c.name === from)) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`);
     const r = await docker(['exec', nodeContainerName(config.name, from), ...tcpProbeArgv(target, timeoutMs)], { allowFailure: true });

@@ -35,7 +35,7 @@ export function planInput(config: LabConfig): NetworkPlanInput {
   };
 }
 
-function addressingOf(plan: NetworkPlan): (cluster: string) => ClusterAddressing {
+export function addressingOf(plan: NetworkPlan): (cluster: string) => ClusterAddressing {
   return (cluster) => {
     const vpc = plan.vpcs.find((v) => cluster in v.clusterAddresses);
     if (!vpc) throw new Error(`internal: cluster ${cluster} has no address in the network plan`);

@@ -9,7 +9,8 @@ import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../p
 import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
 import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
 import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
-import type { DownOptions, DownResult, LabCluster, LabStatus, Runtime, Step, UpOptions } from '../types.js';
+import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import { localRuntimePlan } from './dry-run.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
 import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
@@ -209,6 +210,10 @@ export class LocalRuntime implements Runtime<LocalContext> {
     const state = await readState(dir);
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up (no state in ${dir})`, { hint: "run 'ocm-lab up' first" });
     return clustersOfState(dir, state);
+  }
+
+  async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
+    return localRuntimePlan(config, options, this.upSteps(config, {}).steps.map((s) => s.title));
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {

@@ -1,0 +1,143 @@
+import type { AddonImplementation, AddonName, LabConfig } from '../../config/index.js';
+import { managerObjects, LAB_ADDONS, type LabAddon } from '../../addons/install.js';
+import { APISERVICE_NAME, CLUSTER_GATEWAY, GATEWAY_DEPLOYMENT, GATEWAY_NAMESPACE } from '../../addons/cluster-gateway/constants.js';
+import { addonSteps } from '../../addons/lab-steps.js';
+import { isUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../addons/upstream/index.js';
+import { ocmSteps } from '../../install/ocm-steps.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { clusterManagerObject } from '../../ocm/cluster-manager.js';
+import {
+  AGENT_DEPLOYMENTS,
+  AGENT_NAMESPACE,
+  BOOTSTRAP_SERVICE_ACCOUNT,
+  CLUSTER_MANAGER_NAME,
+  HUB_BOOTSTRAP_NAMESPACE,
+  HUB_CONTROLLER_NAMESPACE,
+  HUB_DEPLOYMENTS,
+  KLUSTERLET_NAME,
+  OPERATOR_NAMESPACE,
+} from '../../ocm/constants.js';
+import { klusterletObject } from '../../ocm/klusterlet.js';
+import { ocmImage, upstreamAddonImage } from '../../image.js';
+
+export interface AddonPlan {
+  name: AddonName;
+  implementation: AddonImplementation;
+  /** The manager Deployment on the hub and its image (ours: ocm-lab's image; upstream: upstream's image at its pinned version). */
+  manager: { namespace: string; name: string; image: string } | null;
+  /** What else the addon puts on the hub. */
+  hub: string[];
+  /** The spokes `up` waits for the addon to be Available on (a ManagedClusterAddOn each). */
+  spokes: string[];
+}
+
+export interface InstallsPlan {
+  ocm: {
+    version: string;
+    hub: {
+      cluster: string;
+      operator: { namespace: string; name: 'cluster-manager'; image: string };
+      clusterManager: { name: string; namespace: string; deployments: string[]; images: Record<string, string> };
+      bootstrap: { namespace: string; serviceAccount: string };
+    };
+    spokes: {
+      cluster: string;
+      operator: { namespace: string; name: 'klusterlet'; image: string };
+      klusterlet: { name: string; namespace: string; deployments: string[]; images: Record<string, string> };
+    }[];
+    /** Spokes the hub accepts once they ask to join. */
+    accepted: string[];
+  };
+  addons: AddonPlan[];
+  /** Titles of the install steps `up` runs after the runtime's, in order. */
+  steps: string[];
+}
+
+function imagesOf(spec: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(spec).filter((e): e is [string, string] => e[0].endsWith('ImagePullSpec') && typeof e[1] === 'string'));
+}
+
+function managerDeployment(addon: LabAddon, implementation: AddonImplementation): AddonPlan['manager'] {
+  if (implementation === 'upstream' && isUpstreamAddon(addon)) {
+    return { namespace: UPSTREAM_RELEASE_NAMESPACE, name: UPSTREAM_MANAGER_DEPLOYMENT[addon], image: upstreamAddonImage(addon) };
+  }
+  // The hub address only goes into the manager's flags, which the plan does not show.
+  const deployment = managerObjects(addon, '<hub>').find((o: KubeObject) => o.kind === 'Deployment');
+  const containers = (deployment?.spec as { template?: { spec?: { containers?: { image?: string }[] } } } | undefined)?.template?.spec?.containers ?? [];
+  if (!deployment) return null;
+  return { namespace: deployment.metadata.namespace ?? '', name: deployment.metadata.name, image: containers[0]?.image ?? '' };
+}
+
+/**
+ * What `up` installs on the clusters, whatever the runtime: OCM (operators,
+ * ClusterManager, Klusterlets, accept) and each addon with its implementation.
+ * From the config alone, with the objects the install steps apply.
+ */
+export function planInstalls(config: LabConfig): InstallsPlan {
+  const hub = config.clusters.find((c) => c.hub);
+  const spokes = config.clusters.filter((c) => !c.hub).map((c) => c.name);
+  const operatorImage = ocmImage('registration-operator', config.ocmVersion);
+  const clusterManager = clusterManagerObject(config.ocmVersion);
+  return {
+    ocm: {
+      version: config.ocmVersion,
+      hub: {
+        cluster: hub?.name ?? '',
+        operator: { namespace: OPERATOR_NAMESPACE, name: 'cluster-manager', image: operatorImage },
+        clusterManager: {
+          name: CLUSTER_MANAGER_NAME,
+          namespace: HUB_CONTROLLER_NAMESPACE,
+          deployments: [...HUB_DEPLOYMENTS],
+          images: imagesOf(clusterManager.spec as Record<string, unknown>),
+        },
+        bootstrap: { namespace: HUB_BOOTSTRAP_NAMESPACE, serviceAccount: BOOTSTRAP_SERVICE_ACCOUNT },
+      },
+      spokes: spokes.map((name) => {
+        const spec = klusterletObject(name, '', config.ocmVersion).spec as Record<string, unknown>;
+        return {
+          cluster: name,
+          operator: { namespace: OPERATOR_NAMESPACE, name: 'klusterlet', image: operatorImage },
+          klusterlet: { name: KLUSTERLET_NAME, namespace: AGENT_NAMESPACE, deployments: [...AGENT_DEPLOYMENTS], images: imagesOf(spec) },
+        };
+      }),
+      accepted: spokes,
+    },
+    addons: LAB_ADDONS.filter((a) => (config.addons as string[]).includes(a)).map((name) => {
+      const implementation: AddonImplementation = runsUpstream(config, name) ? 'upstream' : 'ocm-lab';
+      const ours = implementation === 'ocm-lab';
+      const hubObjects = ours && name === CLUSTER_GATEWAY ? [`Deployment ${GATEWAY_NAMESPACE}/${GATEWAY_DEPLOYMENT}`, `APIService ${APISERVICE_NAME}`] : [];
+      return { name, implementation, manager: managerDeployment(name, implementation), hub: hubObjects, spokes };
+    }),
+    steps: [...ocmSteps(), ...addonSteps()].map((s) => s.title),
+  };
+}
+
+/** The installs part of `up --dry-run` (and of `down --dry-run`, where it says what goes with them). */
+export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', clustersStay: boolean): string {
+  const out: string[] = [];
+  if (action === 'down') {
+    out.push(clustersStay
+      ? `Installs taken off the clusters first: the addons (${plan.addons.map((a) => a.name).join(', ') || 'none'}), then each spoke's registration and klusterlet (${plan.ocm.accepted.join(', ')}), then OCM ${plan.ocm.version} on the hub (${plan.ocm.hub.cluster})`
+      : `Installs (OCM ${plan.ocm.version}, addons ${plan.addons.map((a) => a.name).join(', ') || 'none'}) go with the clusters`);
+    return out.join('\n');
+  }
+  const o = plan.ocm;
+  out.push(`OCM ${o.version}:`);
+  out.push(`  ${o.hub.cluster} (hub): operator ${o.hub.operator.name} in ${o.hub.operator.namespace} (${o.hub.operator.image})`);
+  out.push(`    ClusterManager ${o.hub.clusterManager.name} -> ${o.hub.clusterManager.deployments.join(', ')} in ${o.hub.clusterManager.namespace}`);
+  out.push(`    images: ${Object.values(o.hub.clusterManager.images).join(', ')}`);
+  out.push(`    bootstrap identity: ServiceAccount ${o.hub.bootstrap.namespace}/${o.hub.bootstrap.serviceAccount}`);
+  for (const s of o.spokes) {
+    out.push(`  ${s.cluster}: operator ${s.operator.name} in ${s.operator.namespace}; Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`);
+  }
+  if (o.spokes.length) out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
+  out.push(`  accepted on the hub: ${o.accepted.join(', ') || '(no spokes)'}`);
+  out.push('');
+  out.push('Addons:');
+  if (!plan.addons.length) out.push('  (none)');
+  for (const a of plan.addons) {
+    const manager = a.manager ? `manager ${a.manager.namespace}/${a.manager.name} (${a.manager.image})` : 'no manager';
+    out.push(`  ${a.name}  implementation=${a.implementation}  ${manager}${a.hub.length ? `, ${a.hub.join(', ')}` : ''}; Available on ${a.spokes.join(', ') || '(no spokes)'}`);
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,42 @@
+import type { LabConfig } from '../../config/index.js';
+import { labRuntimeName, runtimePlan, type ResolvedRuntime, type RuntimeChoice, type RuntimeSelection } from '../../runtime/select.js';
+import type { PlanOptions, RuntimeName, RuntimePlan } from '../../runtime/types.js';
+import { planInstalls, renderInstalls, type InstallsPlan } from './installs.js';
+
+/** `up --dry-run` / `down --dry-run` as `--output json` prints it: keys in this order, always. */
+export interface LabDryRun {
+  lab: string;
+  action: PlanOptions['action'];
+  /** The lab is up on this runtime (its state says so): `up` repairs it, `down` removes it. */
+  exists: boolean;
+  runtime: { name: RuntimeName; reason: string; steps: string[] };
+  /** The runtime's own plan (clusters, networks, processes or containers, images). */
+  plan: object;
+  installs: InstallsPlan;
+}
+
+/** Runtimes whose clusters outlive the lab: `down` takes the installs off them instead of deleting them. */
+const CLUSTERS_STAY: readonly RuntimeName[] = ['existing'];
+
+/** Puts a runtime's plan and the installs together. Pure. */
+export function labDryRun(config: LabConfig, action: PlanOptions['action'], exists: boolean, resolved: ResolvedRuntime, runtime: RuntimePlan): { dryRun: LabDryRun; text: string } {
+  const installs = planInstalls(config);
+  const dryRun: LabDryRun = {
+    lab: config.name,
+    action,
+    exists,
+    runtime: { name: resolved.name, reason: resolved.reason, steps: runtime.steps },
+    plan: runtime.plan,
+    installs,
+  };
+  const parts = [runtime.text];
+  if (action === 'up') parts.push(`Steps of up: ${[...runtime.steps, ...installs.steps].join(' -> ')}`);
+  parts.push(action === 'down' && !exists ? 'Installs: nothing to take off (the lab is not up)' : renderInstalls(installs, action, CLUSTERS_STAY.includes(resolved.name)));
+  return { dryRun, text: `${parts.join('\n\n')}\n` };
+}
+
+/** `--dry-run`: resolves the runtime as up/down would, asks it for its plan, adds the installs. Creates nothing. */
+export async function planLab(choice: RuntimeChoice, config: LabConfig, options: PlanOptions, selection: RuntimeSelection = {}): Promise<{ dryRun: LabDryRun; text: string }> {
+  const { resolved, plan } = await runtimePlan(choice, config, options, { labName: config.name, ...selection });
+  return labDryRun(config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan);
+}
