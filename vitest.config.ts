@@ -22,6 +22,16 @@ export default defineConfig({
         },
       },
       {
+        // Matrix-only checks (upstream's Go addons; a Go build of each): `npx vitest run --project matrix`, docs/ci.md.
+        test: {
+          name: 'matrix',
+          include: ['test/matrix/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 600_000,
+          hookTimeout: 1_800_000,
+        },
+      },
+      {
         // The kind runtime end to end (a Docker engine of its own, offline images): `npm run test:kind`.
         test: {
           name: 'kind',

@@ -1,4 +1,4 @@
-import type { BinaryName } from './provision/recipes.js';
+import { CLUSTER_PROXY_VERSION, MANAGED_SERVICEACCOUNT_VERSION, clusterProxyImage, type BinaryName } from './provision/recipes.js';
 
 /**
  * Our own image: the `ocm-lab` CLI as a container's entry point. Addon
@@ -32,3 +32,48 @@ export const OCM_UPSTREAM_IMAGES: readonly { image: Parameters<typeof ocmImage>[
 
 /** The non-root user of OCM's images (`USER 10001`; group 0 as the image does not name one). */
 export const OCM_IMAGE_USER = { uid: 10001, gid: 0 };
+
+/** The addons that upstream also implements in Go (`implementation: upstream` in a lab file). */
+export type UpstreamAddon = 'cluster-proxy' | 'managed-serviceaccount';
+
+/**
+ * Upstream's addon images at the pinned versions and what each holds. The
+ * cluster-proxy image (cmd/Dockerfile of open-cluster-management-io/cluster-proxy)
+ * is alpine with `/manager`, `/agent`, `/cluster-proxy` and apiserver-network-proxy's
+ * `/proxy-server` and `/proxy-agent` at `/`, `USER 65532:65532`; the managed-
+ * serviceaccount image (its Dockerfile) is ubi-minimal with `/msa` at `/`, no
+ * USER (root). Neither sets ENTRYPOINT: every Deployment upstream generates
+ * gives `command`. `/cluster-proxy` (service-proxy and user-server, both off by
+ * default) is not mapped. The nodelet maps these to the provisioned binaries.
+ */
+export const UPSTREAM_ADDON_IMAGES: readonly {
+  addon: UpstreamAddon;
+  ref: string;
+  files: readonly { binary: BinaryName; pathInImage: string }[];
+  user: { uid: number; gid: number };
+}[] = [
+  {
+    addon: 'cluster-proxy',
+    ref: clusterProxyImage(CLUSTER_PROXY_VERSION),
+    files: [
+      { binary: 'cluster-proxy-manager', pathInImage: '/manager' },
+      { binary: 'cluster-proxy-agent', pathInImage: '/agent' },
+      { binary: 'proxy-server', pathInImage: '/proxy-server' },
+      { binary: 'proxy-agent', pathInImage: '/proxy-agent' },
+    ],
+    user: { uid: 65532, gid: 65532 },
+  },
+  {
+    addon: 'managed-serviceaccount',
+    ref: `${OCM_IMAGE_REPOSITORY}/managed-serviceaccount:${MANAGED_SERVICEACCOUNT_VERSION}`,
+    files: [{ binary: 'managed-serviceaccount', pathInImage: '/msa' }],
+    user: { uid: 0, gid: 0 },
+  },
+];
+
+/** The upstream image of an addon (`quay.io/open-cluster-management/cluster-proxy:v0.10.0`). */
+export function upstreamAddonImage(addon: UpstreamAddon): string {
+  const found = UPSTREAM_ADDON_IMAGES.find((i) => i.addon === addon);
+  if (!found) throw new Error(`internal: no upstream image for ${addon}`);
+  return found.ref;
+}

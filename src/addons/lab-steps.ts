@@ -8,6 +8,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { apiServiceAvailable, installGatewayServer } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
+import { installUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE, type UpstreamAddon } from './upstream/index.js';
 
 function labAddons(ctx: InstallContext): LabAddon[] {
   return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
@@ -29,6 +30,18 @@ async function waitForApiService(hub: Client, timeoutMs: number, progress: (line
   }
 }
 
+/** Upstream's Go addon in place of ours: its chart's hub objects, then the same wait for Available on every spoke. */
+async function upstreamAddon(c: InstallContext, client: Client, addon: UpstreamAddon, spokes: string[], progress: (line: string) => void): Promise<string> {
+  const changed = await installUpstreamAddon(client, addon, progress);
+  progress(changed.length ? changed.join(', ') : 'upstream manager in place');
+  await waitForAddonAvailable(client, addon, spokes, {
+    timeoutMs: timeoutOf(c),
+    progress,
+    diagnostics: () => deploymentSummary(client, UPSTREAM_RELEASE_NAMESPACE, [UPSTREAM_MANAGER_DEPLOYMENT[addon]]),
+  });
+  return `upstream ${addon}${changed.length ? ' deployed' : ''}; Available on ${spokes.join(', ')}`;
+}
+
 /**
  * The `up` steps for the lab's addons (after OCM accepted the clusters): each addon's
  * CRD and manager on the hub, then the wait until it is Available on every spoke.
@@ -45,11 +58,12 @@ export function addonSteps(): Step<InstallContext>[] {
             const hub = hubOf(c);
             const client = await KubeClient.fromKubeconfig(hub.kubeconfig);
             try {
+              const spokes = spokesOf(c).map((cl) => cl.name);
+              if (runsUpstream(c.config, addon)) return await upstreamAddon(c, client, addon, spokes, progress);
               const crd = await installAddonCrd(client, addon);
               const changed = await installAddonManager(client, addon, hub.internalAddress);
               if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client)));
               progress(changed.length ? changed.join(', ') : 'manager in place');
-              const spokes = spokesOf(c).map((cl) => cl.name);
               await waitForAddonAvailable(client, addon, spokes, {
                 timeoutMs: timeoutOf(c),
                 progress,

@@ -7,6 +7,7 @@ import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE } from './cluster-
 import { MSA_NAMESPACE } from './managed-serviceaccount/constants.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, WORK_API } from './framework/names.js';
 import { addonCrd, LAB_ADDONS, managerObjects } from './install.js';
+import { upstreamLeftovers } from './upstream/index.js';
 
 /**
  * Taking the lab's addons off a lab, the reverse of src/addons/install.ts and
@@ -80,6 +81,8 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
     ...gatewayRbacObjects(),
     ...managers.filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment'),
     ...gatewayServingObjects('').filter((o) => o.kind === 'Service'),
+    // Upstream's managers (when the lab ran `implementation: upstream`) share our names for the rest.
+    ...upstreamLeftovers(),
     ...crds,
     ...csrs,
     ...[ADDON_MANAGER_NAMESPACE, GATEWAY_NAMESPACE, CREDENTIALS_NAMESPACE, PROXY_NAMESPACE].map(namespace),

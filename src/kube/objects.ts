@@ -68,6 +68,9 @@ const RESOURCES: Record<string, { resource: string; namespaced: boolean }> = {
   ClusterManagementAddOn: { resource: 'clustermanagementaddons', namespaced: false },
   ManagedProxyConfiguration: { resource: 'managedproxyconfigurations', namespaced: false },
   ManagedServiceAccount: { resource: 'managedserviceaccounts', namespaced: true },
+  // Upstream addons' charts install by Placement over a bound cluster set.
+  ManagedClusterSetBinding: { resource: 'managedclustersetbindings', namespaced: true },
+  Placement: { resource: 'placements', namespaced: true },
   CertificateSigningRequest: { resource: 'certificatesigningrequests', namespaced: false },
   APIService: { resource: 'apiservices', namespaced: false },
   ClusterManager: { resource: 'clustermanagers', namespaced: false },

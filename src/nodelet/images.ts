@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES } from '../image.js';
-import type { BinaryName } from '../provision/recipes.js';
+import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, UPSTREAM_ADDON_IMAGES } from '../image.js';
+import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.js';
 
 /**
  * The images the nodelet runs, and what each one is on this machine. The
@@ -14,7 +14,7 @@ export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
 
 export { OCM_IMAGE_REPOSITORY };
 
-export { OCM_UPSTREAM_IMAGES, OCM_IMAGE_USER };
+export { OCM_UPSTREAM_IMAGES, OCM_IMAGE_USER, UPSTREAM_ADDON_IMAGES };
 
 /** A host file or directory that appears read-only at `destination` inside the container. */
 export interface ImageFile {
@@ -61,6 +61,16 @@ function isUnder(p: string, dir: string): boolean {
   return p === dir || p.startsWith(`${dir}/`);
 }
 
+/**
+ * What the `ocm-lab` image mounts so the CLI's imports resolve: the package
+ * root in a checkout; the `node_modules` folder holding it when npm installed
+ * it, as npm puts its dependencies beside it there, not inside.
+ */
+export function cliFilesRoot(packageRoot: string): string {
+  const parent = path.dirname(packageRoot);
+  return path.basename(parent) === 'node_modules' ? parent : packageRoot;
+}
+
 /** The image map of one nodelet: which references it runs and what they are. */
 export class ImageCatalog {
   private readonly images = new Map<string, RunnableImage>();
@@ -70,10 +80,11 @@ export class ImageCatalog {
     const node = [nodeBinary, cliMain];
     // The node binary is usually under /usr (shared anyway); otherwise it is mounted at its own path too.
     const nodeFiles = SHARED_HOST_DIRS.some((d) => isUnder(nodeBinary, d)) ? [] : [{ source: nodeBinary, destination: nodeBinary }];
+    const mounted = cliFilesRoot(packageRoot);
     for (const ref of OCM_LAB_SPELLINGS) {
       this.images.set(ref, {
         ref,
-        files: [{ source: packageRoot, destination: packageRoot }, ...nodeFiles],
+        files: [{ source: mounted, destination: mounted }, ...nodeFiles],
         entrypoint: node,
         cmd: [],
         aliases: { [OCM_LAB_ENTRYPOINT]: node },
@@ -97,6 +108,20 @@ export class ImageCatalog {
         imageID: `ocm-lab://${ref}`,
       });
     }
+    // Upstream's addon images, offered only when the nodelet was given every binary the image holds.
+    for (const u of UPSTREAM_ADDON_IMAGES) {
+      if (!u.files.every((f) => opts.binaries[f.binary])) continue;
+      this.images.set(u.ref, {
+        ref: u.ref,
+        files: u.files.map((f) => ({ source: opts.binaries[f.binary] as string, destination: f.pathInImage })),
+        entrypoint: [],
+        cmd: [],
+        aliases: {},
+        user: { ...u.user },
+        workingDir: '/',
+        imageID: `ocm-lab://${u.ref}`,
+      });
+    }
   }
 
   resolve(image: string | undefined): RunnableImage | undefined {
@@ -118,19 +143,29 @@ export class ImageCatalog {
     const upstream = OCM_UPSTREAM_IMAGES.find((u) => ref.startsWith(`${OCM_IMAGE_REPOSITORY}/${u.image}:`) || ref === `${OCM_IMAGE_REPOSITORY}/${u.image}`);
     if (upstream && !this.opts.binaries[upstream.binary]) return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
     if (upstream) return `image "${ref}" is not available on this node: it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`;
+    const addonImage = UPSTREAM_ADDON_IMAGES.find((u) => ref.split(':')[0] === u.ref.split(':')[0]);
+    if (addonImage) {
+      const missing = addonImage.files.filter((f) => !this.opts.binaries[f.binary]).map((f) => f.binary);
+      if (missing.length) return `image "${ref}" needs the provisioned binaries ${missing.join(', ')}, which this nodelet was not given (the lab runs ${addonImage.addon} with implementation ocm-lab)`;
+      return `image "${ref}" is not available on this node: it runs ${addonImage.ref} only (the pinned upstream version)`;
+    }
     return `image "${ref || '(none)'}" is not available on this node: the ocm-lab nodelet runs only ${this.describe()}`;
   }
 }
 
-/** Parses `--image-binary <name>=<path>` values; the names are those of the provisioning recipes. */
+/**
+ * Parses `--image-binary <name>=<path>` values; the names are those of the
+ * provisioning recipes: `known` and always the upstream addons' binaries.
+ */
 export function parseImageBinaries(values: readonly string[], known: readonly BinaryName[]): Partial<Record<BinaryName, string>> {
   const out: Partial<Record<BinaryName, string>> = {};
+  const names: readonly BinaryName[] = [...new Set([...known, ...Object.values(UPSTREAM_ADDON_BINARIES).flat()])];
   for (const v of values) {
     const eq = v.indexOf('=');
     const name = v.slice(0, eq) as BinaryName;
     const file = v.slice(eq + 1);
-    if (eq <= 0 || !known.includes(name) || !path.isAbsolute(file)) {
-      throw new Error(`--image-binary ${JSON.stringify(v)}: expected <name>=<absolute path> with name one of ${known.join(', ')}`);
+    if (eq <= 0 || !names.includes(name) || !path.isAbsolute(file)) {
+      throw new Error(`--image-binary ${JSON.stringify(v)}: expected <name>=<absolute path> with name one of ${names.join(', ')}`);
     }
     out[name] = file;
   }

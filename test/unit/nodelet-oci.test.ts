@@ -42,6 +42,13 @@ describe('image map', () => {
     expect(elsewhere.resolve('ocm-lab:dev')?.files).toContainEqual({ source: '/opt/node/bin/node', destination: '/opt/node/bin/node' });
   });
 
+  it('installed by npm, mounts the node_modules folder that holds the package and its hoisted dependencies', () => {
+    const cli = { nodeBinary: '/usr/bin/node', cliMain: '/app/node_modules/ocm-lab/dist/cli/main.js', packageRoot: '/app/node_modules/ocm-lab' };
+    const installed = new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli });
+    expect(installed.resolve('ocm-lab:dev')?.files).toEqual([{ source: '/app/node_modules', destination: '/app/node_modules' }]);
+    expect(installed.resolve('ocm-lab:dev')?.entrypoint).toEqual(['/usr/bin/node', '/app/node_modules/ocm-lab/dist/cli/main.js']);
+  });
+
   it('does not run other tags, other images, or images whose binary it was not given, and says why', () => {
     expect(catalog.runs('quay.io/open-cluster-management/work:latest')).toBe(false);
     expect(catalog.whyNot('quay.io/open-cluster-management/work:latest')).toContain("only at the lab's OCM version v1.2.1");

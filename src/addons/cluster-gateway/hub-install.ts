@@ -85,7 +85,8 @@ export function gatewayRbacObjects(): KubeObject[] {
       kind: 'Role',
       metadata: { name, namespace: PROXY_NAMESPACE },
       rules: [
-        { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRETS.proxyClient], verbs: ['get'] },
+        // proxy-server-ca too: upstream cluster-proxy keeps the CA only there.
+        { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRETS.proxyClient, SECRETS.ca], verbs: ['get'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       ],
     },

@@ -11,6 +11,16 @@ interface Pod {
 }
 
 
+const PROXY_COMPONENT_LABEL = 'proxy.open-cluster-management.io/component-name';
+
+/** The proxy-server CA from its own Secret: upstream's `proxy-client` Secret holds only tls.crt/tls.key. */
+async function proxyServerCa(hub: KubeClient): Promise<string> {
+  const ca = await asHubUser(`read Secret ${PROXY_NAMESPACE}/${SECRETS.ca}`, `get on secrets (resourceNames: ${SECRETS.ca}) in ${PROXY_NAMESPACE}`, () =>
+    hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.ca}`),
+  );
+  return fromBase64(ca.data?.['ca.crt']);
+}
+
 /**
  * A tunnel client for the hub's proxy-server, as a hub user reaches it: the
  * `proxy-client` certificate from the hub and the address of a ready
@@ -24,7 +34,8 @@ export async function hubTunnel(hub: KubeClient): Promise<{ client: TunnelClient
     if (isStatus(err, 404)) throw new NotReadyError(`cluster-proxy is not installed on the hub (no Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient})`, { hint: "run 'ocm-lab up' (it installs cluster-proxy by default)" });
     throw err;
   });
-  const selector = Object.entries(PROXY_SERVER_LABELS).map(([k, v]) => `${k}=${v}`).join(',');
+  // Upstream's proxy-server pods carry only the component label (ours carry the addon label too).
+  const selector = `${PROXY_COMPONENT_LABEL}=${PROXY_SERVER_LABELS[PROXY_COMPONENT_LABEL]}`;
   const pods = await asHubUser(`list pods in ${PROXY_NAMESPACE}`, `list on pods in ${PROXY_NAMESPACE}`, () =>
     hub.get<{ items: Pod[] }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/pods`, { labelSelector: selector }),
   );
@@ -36,7 +47,7 @@ export async function hubTunnel(hub: KubeClient): Promise<{ client: TunnelClient
     tls: {
       certPem: fromBase64(secret.data?.['tls.crt']),
       keyPem: fromBase64(secret.data?.['tls.key']),
-      caPem: fromBase64(secret.data?.['ca.crt']),
+      caPem: fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub)),
       // Dialled by pod IP, verified as the in-cluster Service name the certificate carries.
       servername: `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`,
     },

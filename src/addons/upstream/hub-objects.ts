@@ -1,0 +1,182 @@
+import { clusterProxyImage } from '../../provision/recipes.js';
+import { upstreamAddonImage } from '../../image.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { ADDON_API, LIFECYCLE_ANNOTATION } from '../framework/names.js';
+import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from '../cluster-proxy/constants.js';
+import { CLUSTER_PROXY_MANAGER_CLUSTER_RULES, CLUSTER_PROXY_MANAGER_NAMESPACE_RULES, CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES, MSA_MANAGER_CLUSTER_RULES, type Rule } from './rbac.js';
+import {
+  GLOBAL_CLUSTER_SET,
+  UPSTREAM_MANAGER_CLUSTER_ROLE,
+  UPSTREAM_MANAGER_DEPLOYMENT,
+  UPSTREAM_MANAGER_SERVICE_ACCOUNT,
+  UPSTREAM_PLACEMENT,
+  UPSTREAM_RELEASE_NAMESPACE,
+  type UpstreamAddon,
+} from './names.js';
+
+/**
+ * The hub objects upstream's Helm chart of each addon creates with its default
+ * values, written as our own objects from the chart's facts (names, args, RBAC).
+ * One difference, on purpose: cluster-proxy's proxy-server runs in
+ * open-cluster-management-cluster-proxy (the ManagedProxyConfiguration CRD's
+ * default) rather than the release namespace, so ocm-lab's hub-side tunnel
+ * clients (`ocm-lab proxy`, cluster-gateway) find it where they find ours.
+ */
+
+const RBAC = 'rbac.authorization.k8s.io/v1';
+const ns = UPSTREAM_RELEASE_NAMESPACE;
+
+function namespace(name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+}
+
+function clusterRbac(addon: UpstreamAddon, rules: Rule[]): KubeObject[] {
+  const name = UPSTREAM_MANAGER_CLUSTER_ROLE[addon];
+  return [
+    { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name }, rules },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }],
+    },
+  ];
+}
+
+function namespacedRbac(addon: UpstreamAddon, namespaceName: string, rules: Rule[]): KubeObject[] {
+  const name = UPSTREAM_MANAGER_CLUSTER_ROLE[addon];
+  return [
+    { apiVersion: RBAC, kind: 'Role', metadata: { name, namespace: namespaceName }, rules },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: namespaceName },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }],
+    },
+  ];
+}
+
+/** The `global` cluster set bound into the release namespace and a Placement over it: the addon goes to every accepted cluster. */
+function placementObjects(addon: UpstreamAddon): KubeObject[] {
+  const tolerations =
+    addon === 'managed-serviceaccount'
+      ? [
+          { key: 'cluster.open-cluster-management.io/unreachable', operator: 'Equal' },
+          { key: 'cluster.open-cluster-management.io/unavailable', operator: 'Equal' },
+        ]
+      : undefined;
+  return [
+    { apiVersion: 'cluster.open-cluster-management.io/v1beta2', kind: 'ManagedClusterSetBinding', metadata: { name: GLOBAL_CLUSTER_SET, namespace: ns }, spec: { clusterSet: GLOBAL_CLUSTER_SET } },
+    {
+      apiVersion: 'cluster.open-cluster-management.io/v1beta1',
+      kind: 'Placement',
+      metadata: { name: UPSTREAM_PLACEMENT[addon], namespace: ns },
+      spec: { clusterSets: [GLOBAL_CLUSTER_SET], ...(tolerations ? { tolerations } : {}) },
+    },
+  ];
+}
+
+function managerDeployment(addon: UpstreamAddon, labels: Record<string, string>, container: { command: string[]; args: string[] }): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: UPSTREAM_MANAGER_DEPLOYMENT[addon], namespace: ns, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon],
+          containers: [
+            {
+              name: 'manager',
+              image: upstreamAddonImage(addon),
+              imagePullPolicy: 'IfNotPresent',
+              ...container,
+              // cluster-proxy's chart locks its manager down; managed-serviceaccount's sets nothing (its image runs as root).
+              ...(addon === 'cluster-proxy'
+                ? { securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, privileged: false, runAsNonRoot: true, readOnlyRootFilesystem: true } }
+                : {}),
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+/** cluster-proxy v0.10.0's chart, default values (PortForward entrypoint: the agents reach the proxy-server through the hub API server). */
+export function clusterProxyHubObjects(): KubeObject[] {
+  const addon = 'cluster-proxy';
+  const labels = { 'open-cluster-management.io/addon': addon, component: 'cluster-proxy-manager' };
+  const image = clusterProxyImage();
+  return [
+    namespace(ns),
+    namespace(PROXY_NAMESPACE),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns } },
+    ...clusterRbac(addon, CLUSTER_PROXY_MANAGER_CLUSTER_RULES),
+    ...namespacedRbac(addon, ns, CLUSTER_PROXY_MANAGER_NAMESPACE_RULES),
+    ...namespacedRbac(addon, PROXY_NAMESPACE, CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES),
+    ...placementObjects(addon),
+    {
+      apiVersion: ADDON_API,
+      kind: 'ClusterManagementAddOn',
+      metadata: { name: addon, annotations: { [LIFECYCLE_ANNOTATION]: 'addon-manager' } },
+      spec: {
+        addOnMeta: { displayName: addon, description: addon },
+        supportedConfigs: [
+          { group: 'proxy.open-cluster-management.io', resource: 'managedproxyconfigurations', defaultConfig: { name: PROXY_CONFIGURATION_NAME } },
+          { group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' },
+        ],
+        installStrategy: { type: 'Placements', placements: [{ name: UPSTREAM_PLACEMENT[addon], namespace: ns }] },
+      },
+    },
+    {
+      apiVersion: PROXY_API,
+      kind: 'ManagedProxyConfiguration',
+      metadata: { name: PROXY_CONFIGURATION_NAME },
+      spec: {
+        authentication: { dump: { secrets: {} }, signer: { type: 'SelfSigned' } },
+        proxyServer: { image, replicas: 1, namespace: PROXY_NAMESPACE, entrypoint: { type: 'PortForward', port: PROXY_PORTS.agent } },
+        proxyAgent: { image, replicas: 1, additionalValues: { enableImpersonation: 'true' } },
+      },
+    },
+    managerDeployment(addon, labels, {
+      command: ['/manager'],
+      args: ['--leader-elect=true', `--signer-secret-namespace=${ns}`, '--enable-kube-api-proxy=true', '--enable-service-proxy=false', '--image-pull-policy=IfNotPresent', '--feature-gates=ClusterProfileAccessProvider=false'],
+    }),
+  ];
+}
+
+/** managed-serviceaccount v0.10.0's chart, default values (hubDeployMode Deployment, agents on every cluster). */
+export function managedServiceAccountHubObjects(): KubeObject[] {
+  const addon = 'managed-serviceaccount';
+  const labels = { 'open-cluster-management.io/addon': addon };
+  return [
+    namespace(ns),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns } },
+    ...clusterRbac(addon, MSA_MANAGER_CLUSTER_RULES),
+    ...placementObjects(addon),
+    {
+      apiVersion: ADDON_API,
+      kind: 'ClusterManagementAddOn',
+      metadata: { name: addon },
+      spec: {
+        addOnMeta: { displayName: addon, description: addon },
+        installStrategy: { type: 'Placements', placements: [{ name: UPSTREAM_PLACEMENT[addon], namespace: ns, rolloutStrategy: { type: 'All' } }] },
+        supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }],
+      },
+    },
+    managerDeployment(addon, labels, {
+      command: ['/msa', 'manager'],
+      args: ['--deploy-mode=Deployment', `--agent-image-name=${upstreamAddonImage(addon)}`, '--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=false'],
+    }),
+  ];
+}
+
+export function upstreamHubObjects(addon: UpstreamAddon): KubeObject[] {
+  return addon === 'cluster-proxy' ? clusterProxyHubObjects() : managedServiceAccountHubObjects();
+}

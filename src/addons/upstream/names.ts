@@ -1,0 +1,40 @@
+import type { UpstreamAddon } from '../../image.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
+
+export type { UpstreamAddon };
+
+/** Where upstream's charts are installed (`helm install -n open-cluster-management-addon`, their READMEs): the release namespace. */
+export const UPSTREAM_RELEASE_NAMESPACE = ADDON_MANAGER_NAMESPACE;
+
+/** The manager Deployment each upstream chart creates in the release namespace (same names as ours, so `addon list`/logs work alike). */
+export const UPSTREAM_MANAGER_DEPLOYMENT: Record<UpstreamAddon, string> = {
+  'cluster-proxy': 'cluster-proxy-addon-manager',
+  'managed-serviceaccount': 'managed-serviceaccount-addon-manager',
+};
+
+/** The ServiceAccount each chart's manager runs as. */
+export const UPSTREAM_MANAGER_SERVICE_ACCOUNT: Record<UpstreamAddon, string> = {
+  'cluster-proxy': 'cluster-proxy',
+  'managed-serviceaccount': 'managed-serviceaccount',
+};
+
+/** The cluster-scoped RBAC each chart's manager is bound to. */
+export const UPSTREAM_MANAGER_CLUSTER_ROLE: Record<UpstreamAddon, string> = {
+  'cluster-proxy': 'open-cluster-management:cluster-proxy:addon-manager',
+  'managed-serviceaccount': 'open-cluster-management:managed-serviceaccount:addon-manager',
+};
+
+/** The ManagedClusterSet every accepted cluster joins by default (OCM's registration hub creates it). */
+export const GLOBAL_CLUSTER_SET = 'global';
+
+/** The Placement whose decisions the ClusterManagementAddOn's install strategy follows. */
+export const UPSTREAM_PLACEMENT: Record<UpstreamAddon, string> = {
+  'cluster-proxy': 'cluster-proxy-placement',
+  'managed-serviceaccount': 'global',
+};
+
+export const UPSTREAM_ADDONS: readonly UpstreamAddon[] = ['cluster-proxy', 'managed-serviceaccount'];
+
+export function isUpstreamAddon(addon: string): addon is UpstreamAddon {
+  return (UPSTREAM_ADDONS as readonly string[]).includes(addon);
+}
