@@ -1,11 +1,18 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { exitCodeOf, LabError } from '../errors.js';
 
+/** Ours, read beside dist/: yargs would read the package.json above node_modules, the user's project once installed with npm. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 async function main(argv: string[]): Promise<void> {
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
+    .version(packageVersion())
     .usage('$0 <command> [options]')
     .option('config', { alias: 'c', type: 'string', default: process.env.OCM_LAB_CONFIG || undefined, describe: 'lab file (YAML; or $OCM_LAB_CONFIG); the default lab when omitted' })
     .option('output', { alias: 'o', choices: ['text', 'json'] as const, default: 'text' as const, describe: 'output format' })

@@ -10,6 +10,7 @@ import { docker } from './docker.js';
 import { baseImageKey, ensureBaseImage } from './images/base-image.js';
 import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './images/docker-build.js';
 import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './images/options.js';
+import { productionModules, type ProductionModule } from './production-modules.js';
 
 /**
  * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`) and OCM's
@@ -164,9 +165,10 @@ async function hashFile(hash: crypto.Hash, file: string): Promise<void> {
 
 /**
  * What ocm-lab:dev is made of, hashed: dist/ (every file's path and content),
- * manifests/, package.json, the lockfile (it fixes node_modules) and the Dockerfile.
+ * manifests/, package.json, the Dockerfile and the name and version of every
+ * production module (a checkout and an npm-installed package alike: npm packs no lockfile).
  */
-export async function ocmLabContentHash(packageRoot: string): Promise<string> {
+export async function ocmLabContentHash(packageRoot: string, modules?: ProductionModule[]): Promise<string> {
   const hash = crypto.createHash('sha256');
   for (const dir of ['dist', 'manifests']) {
     for (const rel of await walk(path.join(packageRoot, dir))) {
@@ -174,41 +176,25 @@ export async function ocmLabContentHash(packageRoot: string): Promise<string> {
       await hashFile(hash, path.join(packageRoot, dir, rel));
     }
   }
-  for (const file of ['package.json', 'package-lock.json', 'Dockerfile']) {
+  for (const file of ['package.json', 'Dockerfile']) {
     hash.update(`${file}\0`);
     await hashFile(hash, path.join(packageRoot, file));
   }
+  for (const m of modules ?? (await productionModules(packageRoot))) hash.update(`node_modules/${m.name}@${m.version}\0`);
   return hash.digest('hex').slice(0, 16);
 }
 
-interface LockPackage {
-  dev?: boolean;
-  link?: boolean;
-  optional?: boolean;
-}
-
-/**
- * The top-level node_modules entries the package needs at run time, from the
- * lockfile (packages marked `dev` are left out; optional ones not installed
- * here are skipped). Nested node_modules go along with their parent.
- */
-export function productionModules(lock: { packages?: Record<string, LockPackage> }): string[] {
-  const out = new Set<string>();
-  for (const [key, pkg] of Object.entries(lock.packages ?? {})) {
-    const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
-    if (m && !pkg.dev) out.add(m[1] as string);
-  }
-  return [...out].sort();
-}
-
 async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string, nodeBinary: string): Promise<BuiltImage> {
-  for (const needed of ['dist/cli/main.js', 'package.json', 'package-lock.json', 'Dockerfile', 'node_modules']) {
+  for (const needed of ['dist/cli/main.js', 'package.json', 'Dockerfile']) {
     if (!(await fs.stat(path.join(packageRoot, needed)).catch(() => null))) {
       throw new Error(`building ${OCM_LAB_IMAGE}: ${path.join(packageRoot, needed)} is missing (run \`npm ci && npm run build\` in ${packageRoot})`);
     }
   }
+  const modules = await productionModules(packageRoot).catch((err: Error) => {
+    throw new Error(`building ${OCM_LAB_IMAGE}: ${err.message}`);
+  });
   const nodeBase = { ref: nodeBaseImage(), key: await nodeBaseKey(nodeBinary) };
-  const key = imageKey({ ref: OCM_LAB_IMAGE, nodeBase: nodeBase.key, content: await ocmLabContentHash(packageRoot) });
+  const key = imageKey({ ref: OCM_LAB_IMAGE, nodeBase: nodeBase.key, content: await ocmLabContentHash(packageRoot, modules) });
   return ensureImageFrom(
     OCM_LAB_IMAGE,
     key,
@@ -218,15 +204,10 @@ async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string
       const ctx = await fs.mkdtemp(path.join(kindCacheDir(opts.cache, 'build'), 'ocm-lab-ctx-'));
       try {
         opts.progress(`${OCM_LAB_IMAGE}: preparing the build context (dist/, production node_modules)`);
-        const lock = JSON.parse(await fs.readFile(path.join(packageRoot, 'package-lock.json'), 'utf8')) as { packages?: Record<string, LockPackage> };
         for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(packageRoot, f), path.join(ctx, f));
         for (const d of ['dist', 'manifests']) await fs.cp(path.join(packageRoot, d), path.join(ctx, d), { recursive: true, verbatimSymlinks: true });
         await fs.mkdir(path.join(ctx, 'node_modules'));
-        for (const name of productionModules(lock)) {
-          const from = path.join(packageRoot, 'node_modules', name);
-          if (!(await fs.stat(from).catch(() => null))) continue; // an optional dependency not installed on this platform
-          await fs.cp(from, path.join(ctx, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
-        }
+        for (const m of modules) await fs.cp(m.dir, path.join(ctx, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
         opts.progress(`docker build -t ${OCM_LAB_IMAGE} (FROM ${nodeBase.ref})`);
         await docker(['build', '-q', '-t', OCM_LAB_IMAGE, '--build-arg', `BASE_IMAGE=${nodeBase.ref}`, '--label', `${LABEL_IMAGE_KEY}=${key}`, ctx], { signal: opts.signal });
       } finally {
