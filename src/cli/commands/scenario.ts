@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig, type LabConfig } from '../../config/index.js';
 import { LabError } from '../../errors.js';
 import {
   describeFailure,
@@ -60,8 +60,15 @@ export function resultJson(result: ConformanceResult) {
 
 type RunFlags = GlobalOptions & { dir?: string; transcript?: string };
 
-/** Runs documents with progress on stderr, Ctrl-C handling, failure details, then the summary on stdout. */
-export async function runDocumentsFromCli(argv: RunFlags, options: ConformanceOptions): Promise<void> {
+/**
+ * Runs documents with progress on stderr, Ctrl-C handling, failure details, then the summary on stdout.
+ * `afterRun` sees every completed run, failed ones included, before the command fails (`conformance --summary`).
+ */
+export async function runDocumentsFromCli(
+  argv: RunFlags,
+  options: ConformanceOptions,
+  afterRun?: (result: ConformanceResult, config: LabConfig) => Promise<void>,
+): Promise<void> {
   const config = await loadLabConfig(argv.config);
   const controller = new AbortController();
   let interrupts = 0;
@@ -96,6 +103,7 @@ export async function runDocumentsFromCli(argv: RunFlags, options: ConformanceOp
     for (const step of r.steps.filter((s) => s.status === 'failed')) process.stderr.write(`\n${describeFailure(scenario, step)}\n`);
   }
   emit(argv, resultJson(result), () => summarise(result));
+  if (afterRun) await afterRun(result, config);
   if (result.interrupted) throw new LabError('failure', 'interrupted; cleanup blocks of the running document were run');
   if (result.failed) {
     const names = result.results.filter((r) => r.result.status === 'failed').map((r) => r.scenario.name);
