@@ -80,8 +80,10 @@ describe('the default lab on kind', () => {
     await home?.cleanup();
   });
 
-  it('prepares every image offline (ocm-lab setup --runtime kind)', async () => {
-    const r = await ocmLab(['setup', '--runtime', 'kind']);
+  // From an empty cache on 2 shared cores this is every Go build and debootstrap: 65 min was seen on a loaded machine.
+  const SETUP_BUDGET_MS = 5_400_000;
+  it('prepares every image offline (ocm-lab setup --runtime kind)', { timeout: SETUP_BUDGET_MS + 60_000 }, async () => {
+    const r = await ocmLab(['setup', '--runtime', 'kind'], SETUP_BUDGET_MS);
     expect(r.exitCode, r.all).toBe(0);
     const images = (await docker(['image', 'ls', '--format', '{{.Repository}}:{{.Tag}}'])).stdout.split('\n');
     expect(images).toContain('ocm-lab:dev');
