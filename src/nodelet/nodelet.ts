@@ -139,7 +139,7 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
     runc,
     hostDirs: SHARED_HOST_DIRS.filter((d) => existsSync(d)),
     ...(podNetwork ? { network: podNetworkHooks(podNetwork) } : {}),
-    ...(serviceProxy ? { kubernetesService: { host: SERVICE_IP, port: '443' } } : {}),
+    ...(serviceProxy ? { kubernetesService: { host: SERVICE_IP, port: '443' }, serviceHosts: (namespace: string) => serviceProxy.hostAliases(namespace) } : {}),
     ...(vpcNetns ? { hostPortInUse: (port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => hostPortCheck(vpcNetns, o.address, port, protocol) } : {}),
     probeUserAgent: probeUserAgent(o.version),
     backoff: o.backoff ?? DEFAULT_BACKOFF,

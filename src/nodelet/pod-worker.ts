@@ -52,6 +52,8 @@ export interface NodeletContext {
    * without one get the API server's own address.
    */
   kubernetesService?: { host: string; port: string };
+  /** /etc/hosts entries standing in for cluster DNS: the Services as a pod of this namespace names them. */
+  serviceHosts?: (namespace: string) => HostAlias[];
   /** Why a hostNetwork pod cannot have `port` on the node (already taken), or null. */
   hostPortInUse?: (port: number, protocol: 'TCP' | 'UDP' | 'SCTP') => Promise<string | null>;
   /** Probes' User-Agent (`kube-probe/<major>.<minor>`). */
@@ -304,9 +306,13 @@ export class PodWorker {
     if (!this.network) {
       const attached = this.ctx.network ? await this.ctx.network.attach(this.pod) : {};
       this.network = attached;
-      const aliases = (this.pod.spec as Pod['spec'] & { hostAliases?: HostAlias[] }).hostAliases ?? [];
-      this.etcFiles = await writePodEtcFiles(path.join(this.dir, 'etc'), this.hostname(), attached.podIP ?? this.ctx.node.address, aliases);
     }
+    // Rewritten in place at every prepare (start and each resync): running containers see Services created after them.
+    const aliases = [
+      ...((this.pod.spec as Pod['spec'] & { hostAliases?: HostAlias[] }).hostAliases ?? []),
+      ...(this.pod.spec?.hostNetwork ? [] : (this.ctx.serviceHosts?.(this.pod.metadata.namespace ?? 'default') ?? [])),
+    ];
+    this.etcFiles = await writePodEtcFiles(path.join(this.dir, 'etc'), this.hostname(), this.network.podIP ?? this.ctx.node.address, aliases);
     const sources = { node: this.ctx.node, objects: this.ctx.objects, token: (aud: string | undefined, exp: number) => this.tokens.token(aud, exp) };
     await materialiseVolumes(this.dir, this.withPodIP(), sources, volumeOwner(this.pod, (image) => this.ctx.images.resolve(image)));
   }

@@ -5,3 +5,4 @@ export { PodNetwork, type PodNetworkOptions, type PodSandboxNetwork } from './po
 export { ServiceProxy, type ServiceProxyOptions, type ServiceRulesSink } from './service-proxy.js';
 export { renderServiceRules, SERVICES_CHAIN, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 export { podNetworkHooks } from './hooks.js';
+export { serviceHostAliases, type ServiceWithName } from './service-hosts.js';

@@ -1,4 +1,5 @@
 import type { KubeClient } from '../../kube/client.js';
+import { serviceHostAliases } from './service-hosts.js';
 import { Reflector } from '../reflector.js';
 import { renderServiceRules, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 
@@ -47,6 +48,11 @@ export class ServiceProxy {
     clearTimeout(this.timer);
     await Promise.all([this.services.stop(), this.slices.stop()]);
     await this.writing;
+  }
+
+  /** /etc/hosts entries for the cluster's Services as a pod of `namespace` names them (empty before the first list). */
+  hostAliases(namespace: string): { ip: string; hostnames: string[] }[] {
+    return this.services.synced ? serviceHostAliases(this.services.items(), namespace) : [];
   }
 
   /** The rules as of the last render (null before both collections were listed). */
