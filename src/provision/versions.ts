@@ -11,12 +11,12 @@ export interface KubernetesRelease {
   etcd: string;
   coredns: string;
   pause: string;
-  /** crictl of the same minor where the module proxy serves it (none for 1.35: it takes 1.34's). */
+  /** crictl of the same minor where the module proxy serves its source (not 1.35 or 1.37: the one below). */
   crictl: string;
 }
 
 export const KUBERNETES_RELEASES: readonly KubernetesRelease[] = [
-  { kubernetes: 'v1.37.2', etcd: 'v3.7.0', coredns: 'v1.14.6', pause: '3.10.2', crictl: 'v1.37.0' },
+  { kubernetes: 'v1.37.2', etcd: 'v3.7.0', coredns: 'v1.14.6', pause: '3.10.2', crictl: 'v1.36.0' },
   { kubernetes: 'v1.36.3', etcd: 'v3.6.8', coredns: 'v1.14.2', pause: '3.10.2', crictl: 'v1.36.0' },
   { kubernetes: 'v1.35.4', etcd: 'v3.6.6', coredns: 'v1.13.1', pause: '3.10.1', crictl: 'v1.34.0' },
   { kubernetes: 'v1.34.4', etcd: 'v3.6.5', coredns: 'v1.12.1', pause: '3.10.1', crictl: 'v1.34.0' },

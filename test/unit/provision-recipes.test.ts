@@ -137,7 +137,7 @@ describe('kind node image recipes', () => {
         .map((r) => r.id)
         .filter((id) => /^(kubernetes|etcd|ocm|cri-tools|coredns|kind)-v/.test(id));
     expect(ids()).toEqual(ids('v1.37.2'));
-    expect(ids('v1.37.2')).toEqual(['kubernetes-v1.37.2', 'etcd-v3.7.0', 'ocm-v1.2.1', 'cri-tools-v1.37.0', 'coredns-v1.14.6', 'kind-v0.33.0']);
+    expect(ids('v1.37.2')).toEqual(['kubernetes-v1.37.2', 'etcd-v3.7.0', 'ocm-v1.2.1', 'cri-tools-v1.36.0', 'coredns-v1.14.6', 'kind-v0.33.0']);
     expect(ids('v1.36.3')).toEqual(['kubernetes-v1.36.3', 'etcd-v3.6.8', 'ocm-v1.2.1', 'cri-tools-v1.36.0', 'coredns-v1.14.2', 'kind-v0.33.0']);
     expect(ids('v1.35.4').slice(0, 2)).toEqual(['kubernetes-v1.35.4', 'etcd-v3.6.6']);
     expect(() => recipesFor({ kubernetes: 'v1.33.2' })).toThrow(/v1\.33\.2 is not one of v1\.37\.2, v1\.36\.3/);
