@@ -8,7 +8,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { apiServiceAvailable, installGatewayServer } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
-import { installUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE, type UpstreamAddon } from './upstream/index.js';
+import { installUpstreamAddon, runsUpstream, waitForUpstreamAgents, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE, type UpstreamAddon } from './upstream/index.js';
 
 function labAddons(ctx: InstallContext): LabAddon[] {
   return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
@@ -32,13 +32,14 @@ async function waitForApiService(hub: Client, timeoutMs: number, progress: (line
 
 /** Upstream's Go addon in place of ours: its chart's hub objects, then the same wait for Available on every spoke. */
 async function upstreamAddon(c: InstallContext, client: Client, addon: UpstreamAddon, spokes: string[], progress: (line: string) => void): Promise<string> {
-  const changed = await installUpstreamAddon(client, addon, progress);
+  const changed = await installUpstreamAddon(client, addon, spokes, progress);
   progress(changed.length ? changed.join(', ') : 'upstream manager in place');
   await waitForAddonAvailable(client, addon, spokes, {
     timeoutMs: timeoutOf(c),
     progress,
     diagnostics: () => deploymentSummary(client, UPSTREAM_RELEASE_NAMESPACE, [UPSTREAM_MANAGER_DEPLOYMENT[addon]]),
   });
+  await waitForUpstreamAgents(addon, spokesOf(c), timeoutOf(c), progress);
   return `upstream ${addon}${changed.length ? ' deployed' : ''}; Available on ${spokes.join(', ')}`;
 }
 

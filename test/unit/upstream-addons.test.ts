@@ -104,13 +104,18 @@ describe("upstream charts' hub objects", () => {
     expect(find(objs, 'ClusterRoleBinding')?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'cluster-proxy', namespace: 'open-cluster-management-addon' }]);
   });
 
-  it('managed-serviceaccount: `/msa manager` in Deployment mode, agents on every cluster', () => {
-    const objs = managedServiceAccountHubObjects();
+  it('managed-serviceaccount: `/msa manager` in Deployment mode, one ManagedClusterAddOn per spoke in the chart\'s installNamespace', () => {
+    const objs = managedServiceAccountHubObjects(['cluster1', 'cluster2']);
     const container = find(objs, 'Deployment', 'managed-serviceaccount-addon-manager')?.spec.template.spec.containers[0];
     expect(container.command).toEqual(['/msa', 'manager']);
     expect(container.args).toContain('--deploy-mode=Deployment');
     expect(container.args).toContain(`--agent-image-name=${upstreamAddonImage('managed-serviceaccount')}`);
-    expect(find(objs, 'ClusterManagementAddOn')?.spec.installStrategy.placements[0]).toMatchObject({ name: 'global', rolloutStrategy: { type: 'All' } });
+    expect(find(objs, 'ClusterManagementAddOn')?.spec.installStrategy).toEqual({ type: 'Manual' });
+    const addons = objs.filter((o) => o.kind === 'ManagedClusterAddOn');
+    expect(addons.map((o) => [o.metadata.namespace, o.metadata.name, (o as { spec?: { installNamespace?: string } }).spec?.installNamespace])).toEqual([
+      ['cluster1', 'managed-serviceaccount', 'open-cluster-management-managed-serviceaccount'],
+      ['cluster2', 'managed-serviceaccount', 'open-cluster-management-managed-serviceaccount'],
+    ]);
   });
 
   it('every image the objects name is one the nodelet maps', () => {

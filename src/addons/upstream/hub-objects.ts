@@ -151,25 +151,42 @@ export function clusterProxyHubObjects(): KubeObject[] {
   ];
 }
 
-/** managed-serviceaccount v0.10.0's chart, default values (hubDeployMode Deployment, agents on every cluster). */
-export function managedServiceAccountHubObjects(): KubeObject[] {
+/**
+ * Where upstream's managed-serviceaccount agent and the ServiceAccounts it manages live on a spoke: the
+ * chart's installNamespace for a ManagedClusterAddOn it creates in Deployment mode, and the namespace of
+ * the seed articles' `system:serviceaccount:open-cluster-management-managed-serviceaccount:<name>`.
+ */
+export const UPSTREAM_MSA_INSTALL_NAMESPACE = 'open-cluster-management-managed-serviceaccount';
+
+/**
+ * managed-serviceaccount v0.10.0's chart in Deployment mode with one `targetCluster` per spoke
+ * (`agentInstallAll: false`): a Manual install strategy and a ManagedClusterAddOn per cluster
+ * with the chart's installNamespace. With `agentInstallAll` the addon-manager would create
+ * them without one, and upstream's agent would land in open-cluster-management-agent-addon.
+ */
+export function managedServiceAccountHubObjects(spokes: readonly string[] = []): KubeObject[] {
   const addon = 'managed-serviceaccount';
   const labels = { 'open-cluster-management.io/addon': addon };
   return [
     namespace(ns),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns } },
     ...clusterRbac(addon, MSA_MANAGER_CLUSTER_RULES),
-    ...placementObjects(addon),
     {
       apiVersion: ADDON_API,
       kind: 'ClusterManagementAddOn',
       metadata: { name: addon },
       spec: {
         addOnMeta: { displayName: addon, description: addon },
-        installStrategy: { type: 'Placements', placements: [{ name: UPSTREAM_PLACEMENT[addon], namespace: ns, rolloutStrategy: { type: 'All' } }] },
+        installStrategy: { type: 'Manual' },
         supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }],
       },
     },
+    ...spokes.map((cluster) => ({
+      apiVersion: ADDON_API,
+      kind: 'ManagedClusterAddOn',
+      metadata: { name: addon, namespace: cluster },
+      spec: { installNamespace: UPSTREAM_MSA_INSTALL_NAMESPACE },
+    })),
     managerDeployment(addon, labels, {
       command: ['/msa', 'manager'],
       args: ['--deploy-mode=Deployment', `--agent-image-name=${upstreamAddonImage(addon)}`, '--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=false'],
@@ -177,6 +194,6 @@ export function managedServiceAccountHubObjects(): KubeObject[] {
   ];
 }
 
-export function upstreamHubObjects(addon: UpstreamAddon): KubeObject[] {
-  return addon === 'cluster-proxy' ? clusterProxyHubObjects() : managedServiceAccountHubObjects();
+export function upstreamHubObjects(addon: UpstreamAddon, spokes: readonly string[] = []): KubeObject[] {
+  return addon === 'cluster-proxy' ? clusterProxyHubObjects() : managedServiceAccountHubObjects(spokes);
 }

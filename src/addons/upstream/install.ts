@@ -39,14 +39,14 @@ async function replaceIfSelectorDiffers(hub: KubeClient, desired: KubeObject): P
  * objects. The manager and OCM's addon-manager do the rest (ManagedClusterAddOns
  * from the Placement, agents through ManifestWorks). Returns what changed.
  */
-export async function installUpstreamAddon(hub: KubeClient, addon: UpstreamAddon, progress?: (line: string) => void): Promise<string[]> {
+export async function installUpstreamAddon(hub: KubeClient, addon: UpstreamAddon, spokes: readonly string[], progress?: (line: string) => void): Promise<string[]> {
   const changed: string[] = [];
   for (const crd of await upstreamAddonCrds(addon, progress)) {
     const result = await applyObject(hub, crd);
     if (result !== 'unchanged') changed.push(`CRD ${crd.metadata.name} ${result}`);
     await waitEstablished(hub, crd, 30_000);
   }
-  for (const obj of upstreamHubObjects(addon)) {
+  for (const obj of upstreamHubObjects(addon, spokes)) {
     if (await replaceIfSelectorDiffers(hub, obj)) changed.push(`${obj.kind}/${obj.metadata.name} of ocm-lab's implementation removed`);
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);

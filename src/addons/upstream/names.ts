@@ -12,6 +12,12 @@ export const UPSTREAM_MANAGER_DEPLOYMENT: Record<UpstreamAddon, string> = {
   'managed-serviceaccount': 'managed-serviceaccount-addon-manager',
 };
 
+/** The agent Deployment upstream's manager puts on every spoke (namespace, name). */
+export const UPSTREAM_AGENT_DEPLOYMENT: Record<UpstreamAddon, { namespace: string; name: string }> = {
+  'cluster-proxy': { namespace: 'open-cluster-management-cluster-proxy', name: 'cluster-proxy-proxy-agent' },
+  'managed-serviceaccount': { namespace: 'open-cluster-management-managed-serviceaccount', name: 'managed-serviceaccount-addon-agent' },
+};
+
 /** The ServiceAccount each chart's manager runs as. */
 export const UPSTREAM_MANAGER_SERVICE_ACCOUNT: Record<UpstreamAddon, string> = {
   'cluster-proxy': 'cluster-proxy',

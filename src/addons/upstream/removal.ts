@@ -13,7 +13,7 @@ const UPSTREAM_ONLY_CRDS = ['managedproxyserviceresolvers.proxy.open-cluster-man
  * upstream has. Safe to delete on a lab that never ran upstream (absent = done).
  */
 export function upstreamLeftovers(): KubeObject[] {
-  const cluster = UPSTREAM_ADDONS.flatMap(upstreamHubObjects).filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding');
+  const cluster = UPSTREAM_ADDONS.flatMap((a) => upstreamHubObjects(a)).filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding');
   const seen = new Set<string>();
   const unique = cluster.filter((o) => {
     const key = `${o.kind}/${o.metadata.name}`;
