@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binaryStatus, ensureBinaries, KUBERNETES_BINARIES, OCM_BINARIES } from '../../src/provision/index.js';
+import { binaryStatus, DEFAULT_KUBERNETES_RELEASE, ensureBinaries, KUBERNETES_BINARIES, OCM_BINARIES } from '../../src/provision/index.js';
 import { cli } from '../support/lab.js';
 
 /**
@@ -11,6 +11,10 @@ import { cli } from '../support/lab.js';
  * not). A `go` on PATH that records every call proves warm runs never invoke
  * the Go toolchain.
  */
+
+/** The default lab's release: what `ensureBinaries` and `setup` provision without a version. */
+const { kubernetes: K8S, etcd: ETCD } = DEFAULT_KUBERNETES_RELEASE;
+
 describe('provisioning (real binaries)', () => {
   let tmp: string;
   let marker: string;
@@ -47,10 +51,10 @@ describe('provisioning (real binaries)', () => {
     }
     await expect(fs.access(marker)).rejects.toThrow();
     for (const file of Object.values(found)) expect(path.isAbsolute(file)).toBe(true);
-    expect((await execa(found['kube-apiserver'], ['--version'])).stdout).toBe('Kubernetes v1.34.4');
-    expect((await execa(found['kube-controller-manager'], ['--version'])).stdout).toBe('Kubernetes v1.34.4');
-    expect((await execa(found.kubectl, ['version', '--client'])).stdout).toContain('Client Version: v1.34.4');
-    expect((await execa(found.etcd, ['--version'])).stdout).toMatch(/^etcd Version: 3\.6\.4$/m);
+    expect((await execa(found['kube-apiserver'], ['--version'])).stdout).toBe(`Kubernetes ${K8S}`);
+    expect((await execa(found['kube-controller-manager'], ['--version'])).stdout).toBe(`Kubernetes ${K8S}`);
+    expect((await execa(found.kubectl, ['version', '--client'])).stdout).toContain(`Client Version: ${K8S}`);
+    expect((await execa(found.etcd, ['--version'])).stdout).toMatch(new RegExp(`^etcd Version: ${ETCD.slice(1).replace(/\./g, '\\.')}$`, 'm'));
   });
 
   it('OCM binaries report v1.2.1, and a full check rehashes every cached binary', async () => {
@@ -65,7 +69,7 @@ describe('provisioning (real binaries)', () => {
     const warm = await cli(['setup'], { PATH: shimmedPath, OCM_LAB_NO_DOWNLOAD: '1' });
     expect(warm.stderr).toBe('');
     expect(warm.exitCode).toBe(0);
-    expect(warm.stdout).toMatch(/^kube-apiserver\s+v1\.34\.4\s+(cache|path|bin-dir)\s+\//m);
+    expect(warm.stdout).toMatch(new RegExp(`^kube-apiserver\\s+${K8S.replace(/\./g, '\\.')}\\s+(cache|path|bin-dir)\\s+/`, 'm'));
     await expect(fs.access(marker)).rejects.toThrow();
 
     const empty = await cli(['setup', '--check', '-o', 'json'], { PATH: shimmedPath, OCM_LAB_CACHE_DIR: path.join(tmp, 'empty-cache') });
@@ -73,7 +77,7 @@ describe('provisioning (real binaries)', () => {
     const rows = JSON.parse(empty.stdout) as { name: string; source: string | null }[];
     expect(rows.find((r) => r.name === 'etcd')).toMatchObject({ source: null });
     expect(empty.stderr).toContain('missing: ');
-    expect(empty.stderr).toContain('etcd v3.6.4');
+    expect(empty.stderr).toContain(`etcd ${ETCD}`);
     await expect(fs.access(marker)).rejects.toThrow();
   });
 });

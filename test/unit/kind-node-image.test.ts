@@ -75,9 +75,9 @@ describe('component images', () => {
   });
 
   it('have keys that are stable and differ per image', () => {
-    const keys = componentImageSpecs().map(componentImageKey);
+    const keys = componentImageSpecs().map((s) => componentImageKey(s));
     expect(new Set(keys).size).toBe(keys.length);
-    expect(componentImageSpecs().map(componentImageKey)).toEqual(keys);
+    expect(componentImageSpecs().map((s) => componentImageKey(s))).toEqual(keys);
   });
 
   it('pick the iptables backend that holds rules, nft on a tie', () => {
