@@ -7,23 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
 import type { RunSummary, Scenario, ScenarioResult, Step, StepResult } from '../../src/scenario/index.js';
 import { cellOf, conformanceSummaryMarkdown, implementationsLabel, labCell, type MatrixCell } from '../../src/scenario/summary.js';
+import { expectGolden } from '../support/golden.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const GOLDEN = path.join(ROOT, 'test/unit/golden');
 const MERGE = path.join(ROOT, 'scripts/matrix-summary.mjs');
 
-/** Compares with test/unit/golden/<name>; UPDATE_GOLDEN=1 rewrites it instead. */
-async function golden(name: string, actual: string): Promise<void> {
-  const file = path.join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    await fs.writeFile(file, actual);
-    return;
-  }
-  const expected = await fs.readFile(file, 'utf8').catch(() => {
-    throw new Error(`no golden file ${file}: run UPDATE_GOLDEN=1 npx vitest run --project unit test/unit/conformance-summary.test.ts, then review it`);
-  });
-  expect(actual).toBe(expected);
-}
+const golden = (name: string, actual: string): Promise<void> => expectGolden(name, actual, 'test/unit/conformance-summary.test.ts');
 
 function scenario(name: string, lines: number[]): Scenario {
   const steps: Step[] = lines.map((line) => ({ language: 'sh', code: 'true\n', line, endLine: line + 2, indent: '', timeoutSeconds: 60, cleanup: false, expectations: [] }));

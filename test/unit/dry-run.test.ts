@@ -26,26 +26,15 @@ import type { RuntimePlan } from '../../src/runtime/types.js';
 import { UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../src/addons/upstream/index.js';
 import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/image.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../src/provision/recipes.js';
+import { expectGolden } from '../support/golden.js';
 
-const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 /** Where labs live in the goldens: the default of a user named `user`. */
 const LABS = '/home/user/.local/state/ocm-lab/labs';
 const USER_KUBECONFIG = '/home/user/.kube/config';
 const CHOSEN: Omit<ResolvedRuntime, 'name'> = { reason: 'chosen with --runtime' };
 
-/** Compares with test/unit/golden/<name>; UPDATE_GOLDEN=1 rewrites it instead. */
-async function golden(name: string, actual: string): Promise<void> {
-  const file = path.join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    await fs.writeFile(file, actual);
-    return;
-  }
-  const expected = await fs.readFile(file, 'utf8').catch(() => {
-    throw new Error(`no golden file ${file}: run UPDATE_GOLDEN=1 npx vitest run --project unit test/unit/dry-run.test.ts, then review it`);
-  });
-  expect(actual).toBe(expected);
-}
+const golden = (name: string, actual: string): Promise<void> => expectGolden(name, actual, 'test/unit/dry-run.test.ts');
 
 /** The text and JSON of one dry run, each against its golden file. */
 async function goldenPair(base: string, result: { dryRun: object; text: string }): Promise<void> {

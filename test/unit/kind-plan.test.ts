@@ -9,22 +9,12 @@ import { readKindTemplates, renderKindConfig } from '../../src/runtime/kind/kind
 import { planKindLab, POD_SUBNET, SERVICE_SUBNET, type KindLabPlan } from '../../src/runtime/kind/plan.js';
 import { kindReshapeRefusal } from '../../src/runtime/kind/state.js';
 import { blackholeArgs } from '../../src/runtime/kind/node-routes.js';
+import { expectGolden } from '../support/golden.js';
 
 const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
 const LABS = '/home/user/.local/state/ocm-lab/labs';
 
-/** Compares with test/unit/golden/<name>; UPDATE_GOLDEN=1 rewrites it instead. */
-async function golden(name: string, actual: string): Promise<void> {
-  const file = path.join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') {
-    await fs.writeFile(file, actual);
-    return;
-  }
-  const expected = await fs.readFile(file, 'utf8').catch(() => {
-    throw new Error(`no golden file ${file}: run UPDATE_GOLDEN=1 npx vitest run --project unit test/unit/kind-plan.test.ts, then review it`);
-  });
-  expect(actual).toBe(expected);
-}
+const golden = (name: string, actual: string): Promise<void> => expectGolden(name, actual, 'test/unit/kind-plan.test.ts');
 
 async function plan(config: LabConfig): Promise<KindLabPlan> {
   return planKindLab(config, {

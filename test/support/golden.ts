@@ -1,0 +1,19 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+
+export const GOLDEN_DIR = fileURLToPath(new URL('../unit/golden/', import.meta.url));
+
+/** Compares `actual` with test/unit/golden/<name>; UPDATE_GOLDEN=1 rewrites the file instead. `testFile` names the test to rerun. */
+export async function expectGolden(name: string, actual: string, testFile: string): Promise<void> {
+  const file = path.join(GOLDEN_DIR, name);
+  if (process.env.UPDATE_GOLDEN === '1') {
+    await fs.writeFile(file, actual);
+    return;
+  }
+  const expected = await fs.readFile(file, 'utf8').catch(() => {
+    throw new Error(`no golden file ${file}: run UPDATE_GOLDEN=1 npx vitest run --project unit ${testFile}, then review it`);
+  });
+  expect(actual).toBe(expected);
+}
