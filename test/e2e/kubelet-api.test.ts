@@ -101,7 +101,7 @@ describe('kubelet API behind a real kube-apiserver', () => {
         '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`], { stdio: 'ignore' }),
     );
     const api = spawn(API_SERVER_BIN, [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`, `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`, `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none',
       `--tls-cert-file=${file('api.crt', apiServing.certPem)}`, `--tls-private-key-file=${file('api.key', apiServing.keyPem)}`, `--client-ca-file=${caFile}`,
       `--kubelet-client-certificate=${file('kc.crt', kubeletClient.certPem)}`, `--kubelet-client-key=${file('kc.key', kubeletClient.keyPem)}`,
       `--kubelet-certificate-authority=${caFile}`, '--kubelet-preferred-address-types=InternalIP',

@@ -90,6 +90,8 @@ export function apiServerSpec(cluster: ClusterPlan, binary: string, pki: Cluster
       '--enable-aggregator-routing=true',
       '--profiling=false',
       '--v=1',
+      // Kubernetes ≥ 1.37 refuses a loopback advertise address while it reconciles the `kubernetes` endpoints (docs/notes.md).
+      ...(cluster.address.startsWith('127.') ? ['--endpoint-reconciler-type=none'] : []),
     ],
   };
 }
