@@ -6,9 +6,8 @@ import { MissingPrerequisiteError, NotReadyError } from '../../errors.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import type { ClusterPlan } from './plan.js';
 import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../../pki/index.js';
-import { OCM_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
-import { UPSTREAM_ADDON_BINARIES } from '../../provision/recipes.js';
-import type { AddonName, LabConfig } from '../../config/index.js';
+import type { BinaryName } from '../../provision/index.js';
+import { imageBinaryNames } from './lab-binaries.js';
 import { adminKubeconfigPath } from './kubeconfigs.js';
 import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
 import type { LocalContext } from './runtime.js';
@@ -255,18 +254,6 @@ export async function waitForNodeReady(
   });
 }
 
-/**
- * The binaries of upstream's addon images the lab needs: those of every addon
- * the lab file runs with `implementation: upstream` (built from the Go module
- * proxy on first use, then cached; a lab of our own addons needs none).
- */
-export async function upstreamAddonImageBinaries(config: LabConfig, opts: { binDir?: string; onProgress?: (line: string) => void } = {}): Promise<Partial<Record<BinaryName, string>>> {
-  const names = Object.entries(UPSTREAM_ADDON_BINARIES)
-    .filter(([addon]) => (config.addons as readonly string[]).includes(addon) && config.addonImplementations?.[addon as AddonName] === 'upstream')
-    .flatMap(([, binaries]) => [...binaries]);
-  return names.length ? ensureBinaries(names, { binDir: opts.binDir, onProgress: opts.onProgress }) : {};
-}
-
 /** One concurrent step per cluster (the hub too): start the nodelet unless it runs, wait for its Node to be Ready. */
 export function nodeletSteps(): Step<LocalContext>[] {
   return [
@@ -292,10 +279,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
               clusterCaCert: pki.caCert,
               kubernetesVersion: c.config.kubernetesVersion,
               ocmVersion: c.config.ocmVersion,
-              imageBinaries: {
-                ...Object.fromEntries(OCM_BINARIES.map((b) => [b, c.binaries?.[b] ?? ''])),
-                ...(await upstreamAddonImageBinaries(c.config, { binDir: c.options.binDir, onProgress: progress })),
-              },
+              imageBinaries: Object.fromEntries(imageBinaryNames(c.config).map((b) => [b, c.binaries?.[b] ?? ''])),
             });
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;

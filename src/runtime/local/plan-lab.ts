@@ -1,8 +1,8 @@
-import { addonImplementation, type LabConfig } from '../../config/index.js';
+import type { LabConfig } from '../../config/index.js';
 import { clusterPkiPaths } from '../../pki/index.js';
-import { ALL_BINARIES, OCM_BINARIES, recipeOf, recipesFor, type BinaryName } from '../../provision/index.js';
-import { UPSTREAM_ADDON_BINARIES } from '../../provision/recipes.js';
+import { recipeOf, recipesFor, type BinaryName } from '../../provision/index.js';
 import { CONTROL_PLANE_COMPONENTS, controlPlaneSpecs, type ControlPlaneBinaries } from './controlplane.js';
+import { imageBinaryNames, labBinaryNames } from './lab-binaries.js';
 import { addressingOf } from './lab-network.js';
 import { chainName, hostChainNames, interfacePrefix, labChains, netnsPrefixOf, vpcRoutes, vpcSysctls, type NetworkPlan, type NetworkResource } from './network/index.js';
 import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
@@ -82,13 +82,6 @@ export interface LocalPlanInput {
   networkWhy: string;
 }
 
-/** The binaries of upstream's addon images, for the addons the lab runs from upstream's build (the nodelet maps those images to them). */
-function upstreamAddonBinaries(config: LabConfig): BinaryName[] {
-  return Object.entries(UPSTREAM_ADDON_BINARIES)
-    .filter(([addon]) => (config.addons as readonly string[]).includes(addon) && addonImplementation(config, addon as keyof typeof UPSTREAM_ADDON_BINARIES) === 'upstream')
-    .flatMap(([, binaries]) => [...binaries]);
-}
-
 /** Each binary by its name in place of its path: paths are known only once `up` has provisioned the binaries. */
 function byName<N extends BinaryName>(names: readonly N[]): Record<N, string> {
   return Object.fromEntries(names.map((b) => [b, b as string])) as Record<N, string>;
@@ -122,7 +115,7 @@ function clusterProcesses(config: LabConfig, cluster: ClusterPlan): LocalProcess
     clusterCaCert: pki.caCert,
     kubernetesVersion: config.kubernetesVersion,
     ocmVersion: config.ocmVersion,
-    imageBinaries: byName([...OCM_BINARIES, ...upstreamAddonBinaries(config)]),
+    imageBinaries: byName(imageBinaryNames(config)),
   });
   return [
     ...CONTROL_PLANE_COMPONENTS.map((c) => processPlan(specs[c], listens[c])),
@@ -184,7 +177,7 @@ export function planLocalLab(config: LabConfig, input: LocalPlanInput): LocalLab
       iptables: input.network.mode === 'netns' ? labChains(input.network).map((c) => ({ table: c.table, chain: c.chain, jumpFrom: c.jumpFrom, rules: c.rules })) : [],
     },
     clusters,
-    binaries: [...ALL_BINARIES, ...upstreamAddonBinaries(config)].map((name) => {
+    binaries: labBinaryNames(config).map((name) => {
       const recipe = recipeOf(name, recipes);
       return { name, version: recipe.version, module: recipe.module };
     }),

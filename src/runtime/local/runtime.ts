@@ -6,7 +6,8 @@ import type { LabConfig } from '../../config/index.js';
 import { ConflictError, NotFoundError, NotReadyError } from '../../errors.js';
 import { labDir } from '../../paths.js';
 import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
-import { ALL_BINARIES, ensureBinaries, type BinaryName } from '../../provision/index.js';
+import { ensureBinaries, type BinaryName } from '../../provision/index.js';
+import { labBinaryNames } from './lab-binaries.js';
 import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
 import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
 import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
@@ -29,7 +30,7 @@ export interface LocalContext {
   releaseLock?: () => Promise<void>;
   state?: LabState;
   network?: ResolvedNetwork;
-  /** Every binary of the lab: Kubernetes, etcd and OCM (the nodelet maps OCM's images to them). */
+  /** Every binary of the lab: Kubernetes, etcd, OCM and upstream's addons where chosen (the nodelet maps images to them). */
   binaries?: Record<BinaryName, string>;
   clusters: ClusterPlan[];
   pki: Map<string, ClusterPkiPaths>;
@@ -153,7 +154,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       {
         title: 'Binaries',
         run: async (c, progress) => {
-          c.binaries = await ensureBinaries([...ALL_BINARIES], {
+          c.binaries = await ensureBinaries(labBinaryNames(c.config), {
             binDir: c.options.binDir,
             allowDownload: c.options.allowDownload,
             kubernetesVersion: c.config.kubernetesVersion,
