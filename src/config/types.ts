@@ -57,7 +57,7 @@ export const MAX_NAME = 63;
 export const RESERVED_CLUSTER_NAMES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
 export const RESERVED_CLUSTER_PREFIX = 'open-cluster-management';
 
-/** The implementation a lab runs of `addon` (ours unless the lab file says upstream). */
-export function addonImplementation(config: Pick<LabConfig, 'addonImplementations'>, addon: AddonName): AddonImplementation {
-  return config.addonImplementations[addon] ?? 'ocm-lab';
+/** The implementation a lab runs of `addon` (ours unless the lab file says upstream; a lab recorded before the field existed runs ours). */
+export function addonImplementation(config: Partial<Pick<LabConfig, 'addonImplementations'>>, addon: AddonName): AddonImplementation {
+  return config.addonImplementations?.[addon] ?? 'ocm-lab';
 }

@@ -40,7 +40,7 @@ export function cellOf(config: LabConfig, runtime: string): MatrixCell {
     kubernetesVersion: config.kubernetesVersion,
     ocmVersion: config.ocmVersion,
     // A lab recorded before addon implementations existed has none: all ours.
-    addons: config.addons.map((name) => ({ name, implementation: addonImplementation({ addonImplementations: config.addonImplementations ?? {} }, name) })),
+    addons: config.addons.map((name) => ({ name, implementation: addonImplementation(config, name) })),
   };
 }
 
