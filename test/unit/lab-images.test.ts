@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OCM_UPSTREAM_IMAGES } from '../../src/nodelet/images.js';
-import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash } from '../../src/runtime/kind/lab-images.js';
+import { UPSTREAM_ADDON_IMAGES } from '../../src/image.js';
+import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash, upstreamAddonImages } from '../../src/runtime/kind/lab-images.js';
 import { productionModules } from '../../src/runtime/kind/production-modules.js';
 
 describe('labImages', () => {
@@ -17,6 +18,26 @@ describe('labImages', () => {
       'quay.io/open-cluster-management/addon-manager:v1.2.1',
     ]);
     expect(nodeBaseImage('v20.1.0')).toBe('ocm-lab/node-base:v20.1.0');
+  });
+
+  it("adds upstream's addon images only for the addons the lab runs from upstream's build", () => {
+    const ocm = labImages({ ocmVersion: 'v1.2.1' });
+    const addons = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] as const;
+    expect(labImages({ ocmVersion: 'v1.2.1', addons: [...addons] })).toEqual(ocm);
+    expect(labImages({ ocmVersion: 'v1.2.1', addons: [...addons], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } })).toEqual([
+      ...ocm,
+      'quay.io/open-cluster-management/cluster-proxy:v0.10.0',
+      'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0',
+    ]);
+    expect(labImages({ ocmVersion: 'v1.2.1', addons: ['managed-serviceaccount'], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } })).toEqual([
+      ...ocm,
+      'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0',
+    ]);
+  });
+
+  it("lays upstream's addon images out as the nodelet maps them (one set of facts on both runtimes)", () => {
+    const all = upstreamAddonImages({ ocmVersion: 'v1.2.1', addons: ['cluster-proxy', 'managed-serviceaccount'], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } });
+    expect(all).toEqual(UPSTREAM_ADDON_IMAGES);
   });
 
   it("puts each binary where the nodelet's image map has it (one set of facts on both runtimes)", () => {

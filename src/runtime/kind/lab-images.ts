@@ -3,8 +3,8 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { LabConfig } from '../../config/index.js';
-import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage } from '../../image.js';
+import { addonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
+import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../../image.js';
 import { ensureBinaries } from '../../provision/index.js';
 import { docker } from './docker.js';
 import { baseImageKey, ensureBaseImage } from './images/base-image.js';
@@ -13,11 +13,12 @@ import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type Resolve
 import { productionModules, type ProductionModule } from './production-modules.js';
 
 /**
- * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`) and OCM's
- * five upstream images at the lab's OCM version, all built here FROM the lab's
- * Debian base so nothing is pulled: OCM's from the provisioned binaries, ours
- * with the repository's Dockerfile over this package's dist/ and production
- * node_modules, on a base that holds this machine's node.
+ * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`), OCM's five
+ * upstream images at the lab's OCM version and, for addons the lab runs from
+ * upstream's build, upstream's addon images; all built here FROM the lab's
+ * Debian base so nothing is pulled: OCM's and the addons' from the provisioned
+ * binaries, ours with the repository's Dockerfile over this package's dist/ and
+ * production node_modules, on a base that holds this machine's node.
  */
 
 /** OCM's images as the lab builds them: the table every runtime shares (src/image.ts). */
@@ -28,9 +29,17 @@ export function nodeBaseImage(nodeVersion: string = process.version): string {
   return `ocm-lab/node-base:${nodeVersion}`;
 }
 
-/** Every image the lab's nodes run, as pod specs name them: ocm-lab:dev first, then OCM's. */
-export function labImages(config: Pick<LabConfig, 'ocmVersion'>): string[] {
-  return [OCM_LAB_IMAGE, ...OCM_IMAGES.map((i) => ocmImage(i.name, config.ocmVersion))];
+/** What labImages and ensureLabImages read of a lab's configuration. */
+export type LabImagesConfig = Pick<LabConfig, 'ocmVersion'> & Partial<Pick<LabConfig, 'addons' | 'addonImplementations'>>;
+
+/** Upstream's addon images the lab runs: those of the addons it runs from upstream's build (none for a lab of ours). */
+export function upstreamAddonImages(config: LabImagesConfig): (typeof UPSTREAM_ADDON_IMAGES)[number][] {
+  return UPSTREAM_ADDON_IMAGES.filter((i) => (config.addons ?? []).includes(i.addon as AddonName) && addonImplementation(config, i.addon as AddonName) === 'upstream');
+}
+
+/** Every image the lab's nodes run, as pod specs name them: ocm-lab:dev first, then OCM's, then upstream's addons'. */
+export function labImages(config: LabImagesConfig): string[] {
+  return [OCM_LAB_IMAGE, ...OCM_IMAGES.map((i) => ocmImage(i.name, config.ocmVersion)), ...upstreamAddonImages(config).map((i) => i.ref)];
 }
 
 export interface LabImageOptions extends ImageBuildOptions {
@@ -45,17 +54,21 @@ export interface LabImageOptions extends ImageBuildOptions {
  * with the key of its inputs, loaded from the image cache, or built. Returns the
  * references, in labImages' order.
  */
-export async function ensureLabImages(config: Pick<LabConfig, 'ocmVersion'>, options: LabImageOptions = {}): Promise<string[]> {
+export async function ensureLabImages(config: LabImagesConfig, options: LabImageOptions = {}): Promise<string[]> {
   await ensureLabImagesDetail(config, options);
   return labImages(config);
 }
 
 /** ensureLabImages, saying for each image whether it was present, loaded from the cache or built. */
-export async function ensureLabImagesDetail(config: Pick<LabConfig, 'ocmVersion'>, options: LabImageOptions = {}): Promise<BuiltImage[]> {
+export async function ensureLabImagesDetail(config: LabImagesConfig, options: LabImageOptions = {}): Promise<BuiltImage[]> {
   const opts = resolveImageOptions(options);
   const packageRoot = options.packageRoot ?? defaultPackageRoot();
   const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
-  return [await ensureOcmLabImage(opts, packageRoot, nodeBinary), ...(await ensureOcmImages(config.ocmVersion, opts))];
+  return [
+    await ensureOcmLabImage(opts, packageRoot, nodeBinary),
+    ...(await ensureOcmImages(config.ocmVersion, opts)),
+    ...(await ensureUpstreamAddonImages(upstreamAddonImages(config), opts)),
+  ];
 }
 
 function defaultPackageRoot(): string {
@@ -119,6 +132,39 @@ async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): 
           const name = path.posix.basename(image.pathInImage);
           const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER.uid}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
           await buildImage(ref, dockerfile, { [name]: { from: binary, mode: 0o755 } }, opts);
+        },
+        opts,
+      ),
+    );
+  }
+  return built;
+}
+
+/**
+ * Upstream's addon images as their Dockerfiles lay them out (src/image.ts): each
+ * binary at its path in `/`, the image's user; built FROM the lab's base in
+ * place of upstream's alpine or ubi-minimal, which cannot be pulled here.
+ */
+async function ensureUpstreamAddonImages(images: (typeof UPSTREAM_ADDON_IMAGES)[number][], opts: ResolvedImageOptions): Promise<BuiltImage[]> {
+  if (!images.length) return [];
+  const binaries = await ensureBinaries(
+    images.flatMap((i) => i.files.map((f) => f.binary)),
+    { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress },
+  );
+  const built: BuiltImage[] = [];
+  for (const image of images) {
+    const user = `${image.user.uid}:${image.user.gid}`;
+    const files = await Promise.all(image.files.map(async (f) => ({ ...f, stamp: await fileStamp(binaries[f.binary]) })));
+    const key = imageKey({ ref: image.ref, base: baseImageKey(), files: files.map((f) => ({ binary: f.stamp, path: f.pathInImage })), user });
+    built.push(
+      await ensureImageFrom(
+        image.ref,
+        key,
+        () => labBaseImage(opts),
+        async (base) => {
+          const copies = files.map((f) => `COPY ${f.binary} ${f.pathInImage}`);
+          const dockerfile = [`FROM ${base}`, ...copies, `USER ${user}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
+          await buildImage(image.ref, dockerfile, Object.fromEntries(files.map((f) => [f.binary, { from: binaries[f.binary], mode: 0o755 }])), opts);
         },
         opts,
       ),
