@@ -2,6 +2,9 @@ import { hubAdminKubeconfig } from '../ocm/status.js';
 import { NotFoundError, InvalidInputError } from '../errors.js';
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';
+import { kubectlPortForward } from '../kube/port-forward.js';
+import { ensureBinaries } from '../provision/index.js';
+import type { PodPortForwarder } from './cluster-proxy/hub-tunnel.js';
 import fs from 'node:fs/promises';
 
 /**
@@ -21,4 +24,13 @@ export async function hubClientFor(config: LabConfig, kubeconfig?: string): Prom
   } catch (err) {
     throw new InvalidInputError(`${file}: ${(err as Error).message}`, { hint: 'the kubeconfig must name a current context with a server and credentials' });
   }
+}
+
+/** Port-forwards to hub pods from the operator's machine, as the same hub user as hubClientFor(config, kubeconfig). */
+export function hubPortForwarder(config: LabConfig, kubeconfig?: string): PodPortForwarder {
+  const file = kubeconfig ?? hubAdminKubeconfig(config);
+  return async (namespace, pod, port) => {
+    const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
+    return kubectlPortForward({ kubectl, kubeconfig: file, namespace, target: `pod/${pod}`, port });
+  };
 }

@@ -8,7 +8,7 @@ import { NotFoundError } from '../errors.js';
 import { writeKubeconfig } from '../kube/kubeconfig.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
 import type { TunnelClient } from '../tunnel/index.js';
-import { hubTunnel } from './cluster-proxy/hub-tunnel.js';
+import { hubTunnel, type HubTunnelOptions } from './cluster-proxy/hub-tunnel.js';
 import { MSA_API } from './managed-serviceaccount/constants.js';
 import { asHubUser } from './hub-access.js';
 
@@ -78,9 +78,9 @@ export interface ProxySession {
  * proxy-server, a loopback listener into the cluster, and a temporary kubeconfig
  * (mode 0600, in a private directory) holding the token. `close` removes all of it.
  */
-export async function openProxySession(hub: KubeClient, cluster: string, msa: string): Promise<ProxySession> {
+export async function openProxySession(hub: KubeClient, cluster: string, msa: string, tunnel: HubTunnelOptions = {}): Promise<ProxySession> {
   const creds = await msaCredentials(hub, cluster, msa);
-  const { client } = await hubTunnel(hub);
+  const { client } = await hubTunnel(hub, tunnel);
   let listener: Awaited<ReturnType<typeof tunnelListener>> | undefined;
   let dir: string | undefined;
   try {

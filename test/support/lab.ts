@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { defaultLabConfig, type LabConfig } from '../../src/config/index.js';
+import { kubectlPortForward } from '../../src/kube/port-forward.js';
 import { ensureBinaries } from '../../src/provision/index.js';
 
 /** A lab home of its own for a test file, so tests never touch a user's labs. */
@@ -68,27 +69,7 @@ export async function machineSnapshot(labHome: string): Promise<{ netns: string[
 
 /** `kubectl port-forward <target> :<port>` on a free local port; resolves once kubectl says where it listens. */
 export async function portForward(kubeconfig: string, context: string, namespace: string, target: string, port: number): Promise<{ localPort: number; stop: () => Promise<void> }> {
-  const child = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', context, '-n', namespace, 'port-forward', target, `:${port}`], { reject: false });
-  const stop = async () => {
-    child.kill('SIGTERM');
-    await child;
-  };
-  try {
-    const localPort = await new Promise<number>((resolve, reject) => {
-      let seen = '';
-      child.stdout?.on('data', (d: Buffer) => {
-        seen += d.toString();
-        const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen);
-        if (m) resolve(Number(m[1]));
-      });
-      void child.then((r) => reject(new Error(`kubectl port-forward ended: ${String(r.stderr)}`)));
-      setTimeout(() => reject(new Error(`kubectl port-forward printed no forwarding line within 30 s: ${seen}`)), 30_000);
-    });
-    return { localPort, stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+  return kubectlPortForward({ kubectl: await kubectlPath(), kubeconfig, context, namespace, target, port });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { NotReadyError } from '../../errors.js';
+import { LabError, NotReadyError } from '../../errors.js';
 import { fromBase64 } from '../../kube/objects.js';
 import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
@@ -7,9 +7,23 @@ import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, 
 
 interface Pod {
   metadata: { name: string };
+  spec?: { hostNetwork?: boolean };
   status?: { podIP?: string; phase?: string; conditions?: { type: string; status: string }[] };
 }
 
+/** Opens a local forward to a pod's port through the hub API server (`kubectl port-forward`); see hubPortForwarder. */
+export type PodPortForwarder = (namespace: string, pod: string, port: number) => Promise<{ address: string; stop: () => Promise<void> }>;
+
+export interface HubTunnelOptions {
+  /**
+   * For callers outside the hub's pod network (the operator's machine): a
+   * proxy-server pod with an address of its own (upstream's; ours uses the
+   * node's network) is reached through this forward, as clusteradm does, not
+   * dialled by pod IP — on kind no route leads there and the packet would
+   * follow the default route off the machine.
+   */
+  portForward?: PodPortForwarder;
+}
 
 const PROXY_COMPONENT_LABEL = 'proxy.open-cluster-management.io/component-name';
 
@@ -21,13 +35,30 @@ async function proxyServerCa(hub: KubeClient): Promise<string> {
   return fromBase64(ca.data?.['ca.crt']);
 }
 
+/** A port-forward to the proxy-server pod's frontend port; a refusal says which permissions it takes. */
+async function forwardTo(portForward: PodPortForwarder, pod: string): Promise<{ address: string; stop: () => Promise<void> }> {
+  try {
+    return await portForward(PROXY_NAMESPACE, pod, PROXY_PORTS.frontend);
+  } catch (err) {
+    const message = (err as Error).message;
+    if (/Forbidden/.test(message)) {
+      throw new LabError('failure', `Forbidden: your hub identity may not port-forward to the proxy-server pod ${PROXY_NAMESPACE}/${pod}`, {
+        hint: `it needs get on pods and create on pods/portforward in ${PROXY_NAMESPACE}; see scenarios/deployment-only-role.md for the whole minimal role`,
+        cause: err,
+      });
+    }
+    throw new NotReadyError(`port-forward to the proxy-server pod ${PROXY_NAMESPACE}/${pod} failed: ${message}`, { cause: err });
+  }
+}
+
 /**
  * A tunnel client for the hub's proxy-server, as a hub user reaches it: the
  * `proxy-client` certificate from the hub and the address of a ready
- * proxy-server pod (on the local runtime the operator's machine reaches the hub
- * VPC directly, where upstream's clusteradm port-forwards to that pod).
+ * proxy-server pod — its own when it uses the node's network (ours: the hub
+ * node is reachable from the operator's machine on every runtime), else
+ * through `options.portForward` when given.
  */
-export async function hubTunnel(hub: KubeClient): Promise<{ client: TunnelClient; address: string }> {
+export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {}): Promise<{ client: TunnelClient; address: string }> {
   const secret = await asHubUser(`read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`, `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`, () =>
     hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
   ).catch((err: unknown) => {
@@ -41,17 +72,26 @@ export async function hubTunnel(hub: KubeClient): Promise<{ client: TunnelClient
   );
   const ready = pods.items.find((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
   if (!ready?.status?.podIP) throw new NotReadyError(`no proxy-server pod is ready in ${PROXY_NAMESPACE} on the hub`, { hint: "see 'kubectl --context hub -n open-cluster-management-cluster-proxy get pods'" });
-  const address = `${ready.status.podIP}:${PROXY_PORTS.frontend}`;
+  const caPem = fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub));
+  const forward = options.portForward && !ready.spec?.hostNetwork ? await forwardTo(options.portForward, ready.metadata.name) : null;
+  const address = forward?.address ?? `${ready.status.podIP}:${PROXY_PORTS.frontend}`;
   const client = createTunnelClient({
     address,
     tls: {
       certPem: fromBase64(secret.data?.['tls.crt']),
       keyPem: fromBase64(secret.data?.['tls.key']),
-      caPem: fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub)),
+      caPem,
       // Dialled by pod IP, verified as the in-cluster Service name the certificate carries.
       servername: `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`,
     },
     dialTimeoutMs: 10_000,
   });
+  if (forward) {
+    const close = client.close.bind(client);
+    client.close = () => {
+      close();
+      void forward.stop();
+    };
+  }
   return { client, address };
 }

@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import type { CommandModule } from 'yargs';
 import { hubTunnel } from '../../addons/cluster-proxy/hub-tunnel.js';
 import { proxyHealth } from '../../addons/cluster-proxy/health.js';
-import { hubClientFor } from '../../addons/hub-client.js';
+import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
 import { openProxySession, runKubectl, splitCommandLine } from '../../addons/proxy-kubectl.js';
 import { loadLabConfig, spokeClusters } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
@@ -23,7 +23,7 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
     const config = await loadLabConfig(argv.config);
     const clusters = argv.cluster?.length ? argv.cluster : spokeClusters(config).map((c) => c.name);
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
-    const { client } = await hubTunnel(hub);
+    const { client } = await hubTunnel(hub, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) });
     try {
       const rows = await proxyHealth(hub, client, clusters);
       emit(argv, rows, (r) =>
@@ -82,7 +82,7 @@ const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
     const config = await loadLabConfig(argv.config);
     const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
-    const session = await openProxySession(hub, argv.cluster, argv.sa).finally(() => hub.close());
+    const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() => hub.close());
     try {
       if (argv.interactive) await interactive(kubectl, session.kubeconfig);
       else {
