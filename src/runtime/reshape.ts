@@ -1,10 +1,11 @@
-import type { LabConfig } from '../config/index.js';
+import { addonImplementation, type LabConfig } from '../config/index.js';
 
 /**
  * Why a running lab cannot take `next` (null when it can), on any runtime that
  * creates its clusters: spokes may come and go; the hub, the VPCs, the
- * Kubernetes version and the network range stay, and no cluster moves to
- * another VPC. `unsetCidr` says who picks the range when the lab file does not.
+ * Kubernetes version, the network range and each kept addon's implementation
+ * stay (switching between ours and upstream's would leave the other's objects
+ * behind), and no cluster moves to another VPC. `unsetCidr` says who picks the range when the lab file does not.
  */
 export function reshapeRefusal(current: LabConfig, next: LabConfig, unsetCidr = 'chosen by ocm-lab'): string | null {
   const hubOf = (c: LabConfig) => c.clusters.find((x) => x.hub);
@@ -14,6 +15,10 @@ export function reshapeRefusal(current: LabConfig, next: LabConfig, unsetCidr = 
   if (vpcs(current) !== vpcs(next)) return `its VPCs are ${vpcs(current)}, and VPCs cannot be added or removed from a running lab (asked: ${vpcs(next)})`;
   if (current.kubernetesVersion !== next.kubernetesVersion) return `it runs Kubernetes ${current.kubernetesVersion} (asked: ${next.kubernetesVersion})`;
   if ((current.network.cidr ?? null) !== (next.network.cidr ?? null)) return `its network.cidr is ${current.network.cidr ?? unsetCidr} (asked: ${next.network.cidr ?? unsetCidr})`;
+  for (const addon of next.addons.filter((a) => current.addons.includes(a))) {
+    const [was, asked] = [addonImplementation(current, addon), addonImplementation(next, addon)];
+    if (was !== asked) return `its ${addon} is ${was}'s build, and a running lab's addon cannot switch implementations (asked: ${asked})`;
+  }
   for (const cluster of next.clusters) {
     const before = current.clusters.find((c) => c.name === cluster.name);
     if (before && before.vpc !== cluster.vpc) return `its cluster ${cluster.name} is in ${before.vpc}, and a cluster cannot move to ${cluster.vpc}`;

@@ -402,4 +402,13 @@ describe('spokes added and removed on a running lab', () => {
     expect(reshapeRefusal(lab, { ...lab, kubernetesVersion: 'v1.33.0' })).toContain('Kubernetes');
     expect(reshapeRefusal(lab, { ...lab, network: { ...lab.network, cidr: '10.9.0.0/16' } })).toContain('network.cidr');
   });
+
+  it("refuses switching a kept addon between ours and upstream's, and lets addons come and go", () => {
+    const lab = defaultLabConfig();
+    const upstream = { ...lab, addonImplementations: { 'cluster-proxy': 'upstream' as const } };
+    expect(reshapeRefusal(lab, upstream)).toBe("its cluster-proxy is ocm-lab's build, and a running lab's addon cannot switch implementations (asked: upstream)");
+    expect(reshapeRefusal(upstream, lab)).toContain("its cluster-proxy is upstream's build");
+    expect(reshapeRefusal(upstream, upstream)).toBeNull();
+    expect(reshapeRefusal(lab, { ...upstream, addons: lab.addons.filter((a) => a !== 'cluster-proxy') })).toBeNull();
+  });
 });
