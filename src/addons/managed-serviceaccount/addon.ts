@@ -1,8 +1,8 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
-import type { KubeClient } from '../../kube/client.js';
+import { isStatus, type KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
-import { collectionPath, deleteIfPresent, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
-import { ttlExpired } from './ttl.js';
+import { collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
+import { TtlDeletions } from './ttl.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
@@ -75,22 +75,19 @@ export function msaAgentManifests(cluster: string): KubeObject[] {
 }
 
 /**
- * The manager's pass over every ManagedServiceAccount on the hub: one whose
- * `spec.ttlSecondsAfterCreation` has run out is deleted (its Secret follows by garbage
+ * The manager's pass over every ManagedServiceAccount on the hub: each is handed to the
+ * TTL timers (a TTL that ran out is deleted at once; its Secret follows by garbage
  * collection, its ServiceAccount by the agent); one outside any cluster namespace has no
  * agent to serve it, so its status says so instead of staying silent.
  */
-async function reconcileManagedServiceAccounts(hub: KubeClient, log: (line: string) => void): Promise<void> {
+async function reconcileManagedServiceAccounts(hub: KubeClient, ttl: TtlDeletions): Promise<void> {
   const clusters = new Set(
     (await hub.get<{ items: KubeObject[] }>('/apis/cluster.open-cluster-management.io/v1/managedclusters')).items.map((c) => c.metadata.name),
   );
   const msas = (await hub.get<{ items: ManagedServiceAccount[] }>(collectionPath(MSA_API, 'ManagedServiceAccount'))).items;
   for (const raw of msas) {
     const msa = { ...raw, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
-    if (ttlExpired(msa)) {
-      if (await deleteIfPresent(hub, objectPath(msa))) log(`deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`);
-      continue;
-    }
+    ttl.observe(msa);
     if (clusters.has(msa.metadata.namespace ?? '')) continue;
     const conditions: Condition[] = [...(msa.status?.conditions ?? [])];
     const message = `namespace ${msa.metadata.namespace} is not the namespace of a managed cluster, so no agent serves this ManagedServiceAccount; create it in a cluster's namespace (one of: ${[...clusters].sort().join(', ') || 'none yet'})`;
@@ -100,7 +97,67 @@ async function reconcileManagedServiceAccounts(hub: KubeClient, log: (line: stri
   }
 }
 
-export function managedServiceAccountAddon(log: (line: string) => void = () => undefined): AddonDefinition {
+/**
+ * Feeds the TTL timers from a watch of every ManagedServiceAccount, so one created
+ * between two passes is scheduled at once (a TTL shorter than the pass interval would
+ * otherwise be missed by up to that interval). Lists again after any end of the watch.
+ */
+async function watchTtls(hub: KubeClient, ttl: TtlDeletions, signal: AbortSignal, log: (line: string) => void): Promise<void> {
+  const path = collectionPath(MSA_API, 'ManagedServiceAccount');
+  while (!signal.aborted) {
+    try {
+      const list = await hub.get<{ metadata: { resourceVersion: string }; items: ManagedServiceAccount[] }>(path);
+      for (const m of list.items) ttl.observe({ ...m, apiVersion: MSA_API, kind: 'ManagedServiceAccount' });
+      await hub.watch<ManagedServiceAccount>(
+        path,
+        { resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 300 },
+        (e) => {
+          if (e.type === 'ERROR') throw new Error(`watch ended: ${e.object.message ?? e.object.reason ?? 'error event'}`);
+          if (e.type === 'BOOKMARK') return;
+          const msa = { ...e.object, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
+          if (e.type === 'DELETED') ttl.forget(msa);
+          else ttl.observe(msa);
+        },
+        signal,
+      );
+    } catch (err) {
+      if (!signal.aborted) log(`watch of ManagedServiceAccounts for their TTLs: ${(err as Error).message}; listing again`);
+    }
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 1000);
+      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    });
+  }
+}
+
+/** Deletes this very MSA (a uid precondition spares a namesake created since); false when it is gone. */
+async function deleteMsa(hub: KubeClient, msa: ManagedServiceAccount): Promise<boolean> {
+  const uid = msa.metadata.uid;
+  try {
+    await hub.delete(objectPath(msa), uid ? { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } } : undefined);
+    return true;
+  } catch (err) {
+    if (isStatus(err, 404) || isStatus(err, 409)) return false;
+    throw err;
+  }
+}
+
+/** A signal for the watch: the caller's, or one that the process's SIGTERM/SIGINT abort (so an open watch never holds a stopping manager). */
+function stopSignal(given: AbortSignal | undefined): AbortSignal {
+  if (given) return given;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return controller.signal;
+}
+
+export function managedServiceAccountAddon(log: (line: string) => void = () => undefined, options: { signal?: AbortSignal } = {}): AddonDefinition {
+  const ttl = new TtlDeletions(async (msa) => {
+    if (await deleteMsa(hubOf(), msa)) log(`deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`);
+  }, log);
+  let hub: KubeClient | undefined;
+  const hubOf = () => hub!;
   return {
     name: MANAGED_SERVICEACCOUNT,
     displayName: 'managed-serviceaccount',
@@ -113,7 +170,13 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     ],
-    reconcileHub: (hub) => reconcileManagedServiceAccounts(hub, log),
+    reconcileHub: async (client) => {
+      if (!hub) {
+        hub = client;
+        void watchTtls(client, ttl, stopSignal(options.signal), log);
+      }
+      await reconcileManagedServiceAccounts(client, ttl);
+    },
     async agentManifests(cluster) {
       return msaAgentManifests(cluster);
     },
