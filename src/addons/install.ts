@@ -61,6 +61,8 @@ const MANAGER_RULES = [
   { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
+  // OCM's ocm-tls-profile ConfigMap, which cluster-proxy's manager turns into the proxy-server's TLS flags.
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
   // cluster-gateway's manager probes clusters through the tunnel: it finds the proxy-server pods.
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },

@@ -18,6 +18,7 @@ import {
 import { parseAgentIdentifiers, type AgentIdentifiers } from './identifiers.js';
 import { chooseAgent, type Strategy } from './strategy.js';
 import { Metrics } from './metrics.js';
+import { DEFAULT_TLS_PROFILE, nodeTlsOptions, type NodeTlsOptions, type TlsProfile } from './tls-profile.js';
 
 export const NO_AGENT_AVAILABLE = 'No agent available';
 
@@ -50,6 +51,8 @@ export interface ProxyServerOptions {
   admin?: ListenAddress;
   /** How long a dial may wait for its agent's answer. */
   dialTimeoutMs?: number;
+  /** Minimum TLS version and cipher suites of every TLS listener (agent, gRPC and HTTP CONNECT frontends); default TLS 1.2. */
+  tlsProfile?: TlsProfile;
   log?: (line: string) => void;
 }
 
@@ -161,14 +164,15 @@ export class TunnelProxyServer implements ProxyServer {
     } as grpc.ServerOptions;
     this.agentServer = new grpc.Server(grpcOptions);
     this.agentServer.addService(agentServiceDefinition, { Connect: (call: TunnelServerStream) => this.onAgentConnect(call) });
-    this.ports.agent = await bindGrpc(this.agentServer, o.agent, o.agent.tls);
+    const tlsOptions = nodeTlsOptions(o.tlsProfile ?? DEFAULT_TLS_PROFILE);
+    this.ports.agent = await bindGrpc(this.agentServer, o.agent, o.agent.tls, tlsOptions);
 
     const mode = o.mode ?? 'grpc';
     if (mode === 'grpc' || mode === 'both') {
       if (!o.frontend) throw new Error('proxy server: mode grpc needs frontend listen address and TLS');
       this.frontendServer = new grpc.Server(grpcOptions);
       this.frontendServer.addService(proxyServiceDefinition, { Proxy: (call: TunnelServerStream) => this.onFrontendStream(call) });
-      this.ports.frontend = await bindGrpc(this.frontendServer, o.frontend, o.frontend.tls);
+      this.ports.frontend = await bindGrpc(this.frontendServer, o.frontend, o.frontend.tls, tlsOptions);
     }
     if (mode === 'http-connect' || mode === 'both') {
       const addr = o.httpConnect ?? (mode === 'http-connect' ? o.frontend : undefined);
@@ -179,6 +183,7 @@ export class TunnelProxyServer implements ProxyServer {
         ca: addr.tls.clientCaPem,
         requestCert: true,
         rejectUnauthorized: true,
+        ...tlsOptions,
       });
       server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.onHttpConnect(req, socket, head));
       server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -679,13 +684,24 @@ function widenConnectionWindows(server: grpc.Server): void {
   }
 }
 
-function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS): Promise<number> {
+/**
+ * mTLS server credentials with a TLS profile: grpc-js's createSsl takes no version or
+ * cipher options, but its credentials are only the options handed to
+ * http2.createSecureServer, which this subclass supplies itself.
+ */
+class ProfiledServerCredentials extends grpc.ServerCredentials {
+  constructor(t: ServerTLS, tlsOptions: NodeTlsOptions) {
+    super({ requestCert: true, rejectUnauthorized: true }, { ca: Buffer.from(t.clientCaPem), cert: Buffer.from(t.certPem), key: Buffer.from(t.keyPem), ...tlsOptions });
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
+}
+
+function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS, tlsOptions: NodeTlsOptions): Promise<number> {
   widenStreamWindows(server);
-  const creds = grpc.ServerCredentials.createSsl(
-    Buffer.from(t.clientCaPem),
-    [{ private_key: Buffer.from(t.keyPem), cert_chain: Buffer.from(t.certPem) }],
-    true,
-  );
+  const creds = new ProfiledServerCredentials(t, tlsOptions);
   const host = addr.host ?? '127.0.0.1';
   const target = host.includes(':') ? `[${host}]:${addr.port}` : `${host}:${addr.port}`;
   return new Promise((resolve, reject) => {

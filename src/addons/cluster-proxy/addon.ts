@@ -2,8 +2,12 @@ import type { KubeClient } from '../../kube/client.js';
 import { isStatus } from '../../kube/client.js';
 import { applyObject, collectionPath, setCondition, type Condition } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
+import crypto from 'node:crypto';
+import { canonicalIp, isDnsName } from '../../pki/names.js';
+import { readTlsProfile, tlsProfileArgs } from '../../tunnel/tls-profile.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
-import { agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, type ManagedProxyConfiguration } from './configuration.js';
+import { additionalSANs, agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, type ManagedProxyConfiguration } from './configuration.js';
 import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
 import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
 
@@ -25,6 +29,30 @@ async function ensureProxyConfiguration(hub: KubeClient, entrypointHost: string)
   return hub.post<ManagedProxyConfiguration>(collectionPath(PROXY_API, 'ManagedProxyConfiguration'), defaultProxyConfiguration(entrypointHost));
 }
 
+/** additionalSANs split into usable names and the ones that are neither a hostname nor an IP address. */
+function checkedAdditionalSANs(mpc: ManagedProxyConfiguration): { usable: string[]; rejected: string[] } {
+  const names = additionalSANs(mpc).map((s) => s.trim()).filter(Boolean);
+  const ok = (n: string) => !!canonicalIp(n) || isDnsName(n);
+  return { usable: names.filter(ok), rejected: names.filter((n) => !ok(n)) };
+}
+
+/**
+ * The proxy-server's TLS flags from `ocm-tls-profile` in the manager's namespace (where
+ * upstream's manager reads it). A malformed ConfigMap is reported and the last good
+ * flags stay; with none known yet (a manager just started) null: leave the Deployment
+ * as it is rather than roll it to a weaker default.
+ */
+async function proxyServerTlsArgs(hub: KubeClient, issues: string[], lastGood: { args: string[] | null }): Promise<string[] | null> {
+  try {
+    lastGood.args = tlsProfileArgs(await readTlsProfile(hub, ADDON_MANAGER_NAMESPACE));
+  } catch (err) {
+    issues.push(`ConfigMap ${ADDON_MANAGER_NAMESPACE}/ocm-tls-profile: ${(err as Error).message}`);
+  }
+  return lastGood.args;
+}
+
+const digest = (...pems: string[]) => crypto.createHash('sha256').update(pems.join('\n')).digest('hex').slice(0, 16);
+
 async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[]): Promise<void> {
   const conditions: Condition[] = [...(mpc.status?.conditions ?? [])];
   const ok = issues.length === 0;
@@ -42,6 +70,7 @@ async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfig
  * and per cluster an agent that opens the tunnel outwards to the Hostname entrypoint.
  */
 export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition {
+  const tls: { args: string[] | null } = { args: null };
   return {
     name: CLUSTER_PROXY,
     displayName: 'cluster-proxy',
@@ -53,12 +82,16 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       const mpc = await ensureProxyConfiguration(hub, options.entrypointHost);
       const ca = await ensureSignerCA(hub);
       await ensureCaSecret(hub, ca);
-      const names = proxyServerNames(agentEntrypoint(mpc).host);
-      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, { commonName: 'proxy-server', usages: ['server'], ...names });
-      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.agentServer, { commonName: 'agent-server', usages: ['server'], ...names });
-      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyClient, { commonName: 'proxy-client', usages: ['client'] });
       const issues: string[] = [];
-      for (const obj of [proxyServerDeployment(mpc), entrypointService()]) {
+      const sans = checkedAdditionalSANs(mpc);
+      if (sans.rejected.length) issues.push(`spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the certificates)`);
+      const names = proxyServerNames(agentEntrypoint(mpc).host, sans.usable);
+      const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, { commonName: 'proxy-server', usages: ['server'], ...names });
+      const agentServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.agentServer, { commonName: 'agent-server', usages: ['server'], ...names });
+      await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyClient, { commonName: 'proxy-client', usages: ['client'] });
+      const tlsArgs = await proxyServerTlsArgs(hub, issues, tls);
+      const rollout = { tlsArgs: tlsArgs ?? [], certificatesDigest: digest(proxyServer.certPem, agentServer.certPem) };
+      for (const obj of [...(tlsArgs ? [proxyServerDeployment(mpc, rollout)] : []), entrypointService()]) {
         await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
       }
       await reportProxyConfiguration(hub, mpc, issues);

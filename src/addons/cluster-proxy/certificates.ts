@@ -10,14 +10,32 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
-const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+/**
+ * Lifetimes as upstream cluster-proxy's: the self-signed CA lasts ten years; every
+ * certificate it signs (proxy-server, agent-server, proxy-client and each cluster's
+ * proxy-agent client certificate) 180 days, renewed once less than a fifth of its
+ * lifetime is left.
+ */
+export const CERTIFICATE_LIFETIMES = { signerCaDays: 3650, leafDays: 180, renewWhenLeft: 1 / 5 } as const;
 
-/** The names a proxy-server certificate must carry: the entrypoint host and the in-cluster Service names. */
-export function proxyServerNames(entrypointHost: string): { dnsNames: string[]; ipAddresses: string[] } {
+/** When a certificate valid from `notBefore` to `notAfter` is renewed. */
+export function renewalTime(notBefore: Date, notAfter: Date): Date {
+  return new Date(notAfter.getTime() - CERTIFICATE_LIFETIMES.renewWhenLeft * (notAfter.getTime() - notBefore.getTime()));
+}
+
+/**
+ * The names a proxy-server certificate must carry: the entrypoint host, the in-cluster
+ * Service names and `spec.authentication.signer.selfSigned.additionalSANs` (each a
+ * hostname or an IP address).
+ */
+export function proxyServerNames(entrypointHost: string, additionalSANs: string[] = []): { dnsNames: string[]; ipAddresses: string[] } {
   const dns = [ENTRYPOINT_SERVICE, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}`, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`, 'localhost'];
   const ips = ['127.0.0.1'];
-  if (canonicalIp(entrypointHost)) ips.push(entrypointHost);
-  else dns.push(entrypointHost);
+  for (const name of [entrypointHost, ...additionalSANs.map((s) => s.trim()).filter(Boolean)]) {
+    const ip = canonicalIp(name);
+    const [list, value] = ip ? [ips, ip] : [dns, name];
+    if (!list.includes(value)) list.push(value);
+  }
   return { dnsNames: dns, ipAddresses: ips };
 }
 
@@ -25,7 +43,7 @@ function stillGood(pair: KeyPairPem, ca: CertificateAuthority, names?: { dnsName
   try {
     const cert = new crypto.X509Certificate(pair.certPem);
     if (!isSignedBy(cert, ca.certPem)) return false;
-    if (new Date(cert.validTo).getTime() - Date.now() < RENEW_BEFORE_MS) return false;
+    if (Date.now() >= renewalTime(new Date(cert.validFrom), new Date(cert.validTo)).getTime()) return false;
     if (!names) return true;
     const san = cert.subjectAltName ?? '';
     return names.dnsNames.every((d) => san.includes(`DNS:${d}`)) && names.ipAddresses.every((ip) => san.includes(`IP Address:${ip}`));
@@ -55,7 +73,7 @@ async function readPair(hub: KubeClient, namespace: string, name: string): Promi
 export async function ensureSignerCA(hub: KubeClient): Promise<CertificateAuthority> {
   const { secret, pair } = await readPair(hub, ADDON_MANAGER_NAMESPACE, SECRETS.signer);
   if (pair.certPem && pair.keyPem) return pair;
-  const ca = await createCA('cluster-proxy-signer', { validityDays: 3650 });
+  const ca = await createCA('cluster-proxy-signer', { validityDays: CERTIFICATE_LIFETIMES.signerCaDays });
   await writeSecret(hub, ADDON_MANAGER_NAMESPACE, SECRETS.signer, { 'tls.crt': ca.certPem, 'tls.key': ca.keyPem }, secret);
   return ca;
 }
@@ -72,7 +90,7 @@ export async function ensureCertificateSecret(
   const { secret, pair } = await readPair(hub, namespace, name);
   const names = request.usages.includes('server') ? { dnsNames: request.dnsNames ?? [], ipAddresses: request.ipAddresses ?? [] } : undefined;
   if (pair.certPem && pair.keyPem && stillGood(pair, ca, names)) return { ...pair, issued: false };
-  const issued = await issueCertificate(ca, { ...request, validityDays: 365 });
+  const issued = await issueCertificate(ca, { ...request, validityDays: CERTIFICATE_LIFETIMES.leafDays });
   await writeSecret(hub, namespace, name, { 'tls.crt': issued.certPem, 'tls.key': issued.keyPem, 'ca.crt': ca.certPem }, secret, labels);
   return { ...issued, issued: true };
 }

@@ -5,7 +5,7 @@ import { ENTRYPOINT_SERVICE, PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPAC
 
 export interface ManagedProxyConfiguration extends KubeObject {
   spec: {
-    authentication?: { signer?: { type?: string } };
+    authentication?: { signer?: { type?: string; selfSigned?: { additionalSANs?: string[] } } };
     proxyServer: {
       image?: string;
       replicas?: number;
@@ -37,6 +37,11 @@ export function defaultProxyConfiguration(entrypointHost: string): ManagedProxyC
       proxyAgent: { image: OCM_LAB_IMAGE, replicas: 1 },
     },
   };
+}
+
+/** `spec.authentication.signer.selfSigned.additionalSANs`: extra names for the proxy-server's certificates. */
+export function additionalSANs(mpc: ManagedProxyConfiguration): string[] {
+  return mpc.spec.authentication?.signer?.selfSigned?.additionalSANs ?? [];
 }
 
 export const proxyConfigurationPath = () => objectPath({ apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } });

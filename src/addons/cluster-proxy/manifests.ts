@@ -10,8 +10,18 @@ function secretVolume(name: string, secretName: string, mountPath: string) {
   return { volume: { name, secret: { secretName } }, mount: { name, mountPath, readOnly: true } };
 }
 
+/** What the proxy-server Deployment carries besides the ManagedProxyConfiguration. */
+export interface ProxyServerRollout {
+  /** `--tls-min-version` / `--cipher-suites` from the `ocm-tls-profile` ConfigMap. */
+  tlsArgs?: string[];
+  /** A digest of the serving certificates: a reissued certificate (new SANs, renewal) rolls the pods, which read them at start. */
+  certificatesDigest?: string;
+}
+
+export const CERTIFICATES_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/serving-certificates';
+
 /** The proxy-server Deployment on the hub (hostNetwork: its ports are the hub's). */
-export function proxyServerDeployment(mpc: ManagedProxyConfiguration): KubeObject {
+export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: ProxyServerRollout = {}): KubeObject {
   const server = secretVolume('proxy-server', SECRETS.proxyServer, '/etc/server');
   const agent = secretVolume('agent-server', SECRETS.agentServer, '/etc/agent-server');
   const ca = secretVolume('proxy-server-ca', SECRETS.ca, '/etc/server-ca');
@@ -22,9 +32,11 @@ export function proxyServerDeployment(mpc: ManagedProxyConfiguration): KubeObjec
     metadata: { name: PROXY_SERVER_DEPLOYMENT, namespace: PROXY_NAMESPACE, labels: PROXY_SERVER_LABELS },
     spec: {
       replicas,
+      // hostNetwork: a surge pod could not bind the ports the old one holds.
+      strategy: { type: 'Recreate' },
       selector: { matchLabels: PROXY_SERVER_LABELS },
       template: {
-        metadata: { labels: PROXY_SERVER_LABELS },
+        metadata: { labels: PROXY_SERVER_LABELS, ...(rollout.certificatesDigest ? { annotations: { [CERTIFICATES_DIGEST_ANNOTATION]: rollout.certificatesDigest } } : {}) },
         spec: {
           hostNetwork: true,
           containers: [
@@ -45,6 +57,7 @@ export function proxyServerDeployment(mpc: ManagedProxyConfiguration): KubeObjec
                 '--cluster-ca-cert=/etc/server-ca/ca.crt',
                 '--proxy-strategies=destHost',
                 `--server-count=${replicas}`,
+                ...(rollout.tlsArgs ?? []),
                 ...(mpc.spec.proxyServer.additionalArgs ?? []),
               ],
               ports: [

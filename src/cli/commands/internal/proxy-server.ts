@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { startProxyServer, parseStrategies, type Strategy } from '../../../tunnel/index.js';
+import { startProxyServer, parseStrategies, tlsProfileFromFlags, type Strategy } from '../../../tunnel/index.js';
 import { parseDuration, parsePort, readPemFlag } from '../../../tunnel/flags.js';
 
 interface Args {
@@ -24,6 +24,8 @@ interface Args {
   'server-count': number;
   'proxy-strategies': string;
   'backend-dial-timeout': string;
+  'tls-min-version'?: string;
+  'cipher-suites'?: string;
 }
 
 /** `ocm-lab internal proxy-server`: flags named like apiserver-network-proxy's server. */
@@ -51,7 +53,9 @@ export const proxyServerCommand: CommandModule<object, Args> = {
       .option('server-id', { type: 'string', describe: 'unique ID of this server (default: random)' })
       .option('server-count', { type: 'number', default: 1, describe: 'number of proxy servers agents should connect to' })
       .option('proxy-strategies', { type: 'string', default: 'default', describe: 'comma-separated: destHost, defaultRoute, default' })
-      .option('backend-dial-timeout', { type: 'string', default: '30s' }) as never,
+      .option('backend-dial-timeout', { type: 'string', default: '30s' })
+      .option('tls-min-version', { type: 'string', describe: 'minimum TLS version of every TLS listener: VersionTLS10..VersionTLS13 (default VersionTLS12)' })
+      .option('cipher-suites', { type: 'string', describe: 'comma-separated IANA cipher suite names for TLS 1.2 and older (default: the runtime\'s)' }) as never,
   handler: async (a) => {
     const mode = a.mode;
     if (mode !== 'grpc' && mode !== 'http-connect' && mode !== 'both') {
@@ -65,6 +69,12 @@ export const proxyServerCommand: CommandModule<object, Args> = {
     }
     if (!Number.isInteger(a['server-count']) || a['server-count'] < 1) {
       throw new InvalidInputError(`--server-count ${a['server-count']} must be a whole number of at least 1`);
+    }
+    let tlsProfile;
+    try {
+      tlsProfile = tlsProfileFromFlags(a['tls-min-version'], a['cipher-suites']);
+    } catch (err) {
+      throw new InvalidInputError((err as Error).message);
     }
     const frontendTLS = {
       certPem: readPemFlag('server-cert', a['server-cert'], 'the frontend serves TLS'),
@@ -88,6 +98,7 @@ export const proxyServerCommand: CommandModule<object, Args> = {
       health: { host: a['health-bind-address'], port: parsePort('health-port', a['health-port']) },
       admin: { host: a['admin-bind-address'], port: parsePort('admin-port', a['admin-port']) },
       dialTimeoutMs: parseDuration('backend-dial-timeout', a['backend-dial-timeout']),
+      tlsProfile,
       log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
     });
     process.stdout.write(`${JSON.stringify({ serverID: server.serverID, ports: server.ports })}\n`);

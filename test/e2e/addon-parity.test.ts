@@ -1,0 +1,207 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import tls from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
+import { createTunnelClient } from '../../src/tunnel/index.js';
+import { isolatedLabHome, kubectl, portForward, testLabConfig } from '../support/lab.js';
+import { waitUntil } from '../support/wait.js';
+
+const PROXY_NS = 'open-cluster-management-cluster-proxy';
+const MANAGER_NS = 'open-cluster-management-addon';
+const MSA_API = 'authentication.open-cluster-management.io/v1beta1';
+
+/**
+ * Upstream parity of cluster-proxy and managed-serviceaccount (issue 14 item 4) on a lab
+ * of its own: a TTL'd ManagedServiceAccount goes at its time, the
+ * ManagedProxyConfiguration keeps selfSigned.additionalSANs and they are served, the
+ * certificates last as upstream's, and `ocm-tls-profile` sets the proxy-server's TLS floor.
+ */
+describe('addon parity: cluster-proxy and managed-serviceaccount as upstream behaves', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let config: LabConfig;
+  let kubeconfig: string;
+  let hub: KubeClient;
+  const ok = async (context: string, args: string[], input?: string) => {
+    const r = await kubectl(kubeconfig, ['--context', context, ...args], input);
+    if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: exit ${r.exitCode}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const secretPem = async (name: string, key: string) => Buffer.from(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', name, '-o', `jsonpath={.data.${key.replace(/\./g, '\\.')}}`]), 'base64').toString('utf8');
+
+  /** The certificate the proxy-server's gRPC frontend serves, and the TLS version agreed, through a port-forward. */
+  const served = async (opts: tls.ConnectionOptions = {}): Promise<{ cert: crypto.X509Certificate; protocol: string }> => {
+    const [cert, key, ca] = await Promise.all([secretPem('proxy-client', 'tls.crt'), secretPem('proxy-client', 'tls.key'), secretPem('proxy-server-ca', 'ca.crt')]);
+    const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'deploy/cluster-proxy', 8090);
+    try {
+      return await new Promise((resolve, reject) => {
+        const s = tls.connect({ host: '127.0.0.1', port: forward.localPort, servername: `proxy-entrypoint.${PROXY_NS}.svc`, cert, key, ca, ALPNProtocols: ['h2'], ...opts }, () => {
+          const peer = s.getPeerX509Certificate();
+          const protocol = s.getProtocol() ?? '';
+          s.destroy();
+          if (!peer) reject(new Error('no peer certificate'));
+          else resolve({ cert: peer, protocol });
+        });
+        s.once('error', reject);
+      });
+    } finally {
+      await forward.stop();
+    }
+  };
+
+  /** `/healthz` of cluster1 through the tunnel: the agent's tunnel (agent port) and a client's stream (frontend) both work. */
+  const tunnelHealthy = async (): Promise<boolean> => {
+    const [certPem, keyPem, caPem] = await Promise.all([secretPem('proxy-client', 'tls.crt'), secretPem('proxy-client', 'tls.key'), secretPem('proxy-server-ca', 'ca.crt')]);
+    const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'deploy/cluster-proxy', 8090);
+    const client = createTunnelClient({ address: `127.0.0.1:${forward.localPort}`, tls: { certPem, keyPem, caPem, servername: `proxy-entrypoint.${PROXY_NS}.svc` }, dialTimeoutMs: 5_000 });
+    try {
+      return (await probeCluster(client, 'cluster1', 5_000)).ok;
+    } finally {
+      client.close();
+      await forward.stop();
+    }
+  };
+
+  /** Waits for the proxy-server Deployment to carry `arg` (or lack args starting so) and finish rolling out. */
+  const proxyServerRolled = async (want: (args: string[]) => boolean, what: string) => {
+    await waitUntil(
+      async () => {
+        const args = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.spec.containers[0].args}'])) as string[];
+        return want(args) ? true : undefined;
+      },
+      what,
+      60_000,
+    );
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
+  };
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('parity');
+    const labFile = path.join(home.home, 'lab.yaml');
+    config = {
+      ...testLabConfig('e2e-parity', { addons: ['cluster-proxy', 'managed-serviceaccount'] }),
+      clusters: [
+        { name: 'hub', vpc: 'vpc-1', hub: true },
+        { name: 'cluster1', vpc: 'vpc-2', hub: false },
+      ],
+      source: labFile,
+    };
+    await fs.writeFile(labFile, renderLabConfig(config));
+    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    const hubOnly = path.join(home.home, 'hub.kubeconfig');
+    await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
+    hub = await KubeClient.fromKubeconfig(hubOnly);
+  });
+
+  afterAll(async () => {
+    hub?.close();
+    await downLab(config).catch(() => undefined);
+    await home?.cleanup();
+  });
+
+  it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted less than 1 s after creationTimestamp + TTL', async () => {
+    // Several, created at different moments: a periodic sweep (the old 2 s pass) is late by up
+    // to its interval, so passing every one by chance is unlikely; timers are late by milliseconds.
+    const names = ['ttl-a', 'ttl-b', 'ttl-c', 'ttl-d'];
+    const ttls = [3, 4, 3, 5];
+    const deletedAt = new Map<string, number>();
+    const controller = new AbortController();
+    const list = await hub.get<{ metadata: { resourceVersion: string } }>(`/apis/${MSA_API}/namespaces/cluster1/managedserviceaccounts`);
+    const watching = hub
+      .watch<{ metadata: { name: string } }>(
+        `/apis/${MSA_API}/namespaces/cluster1/managedserviceaccounts`,
+        { resourceVersion: list.metadata.resourceVersion },
+        (e) => {
+          if (e.type === 'DELETED') deletedAt.set(e.object.metadata.name, Date.now());
+        },
+        controller.signal,
+      )
+      .catch(() => undefined);
+    const created = new Map<string, string>();
+    try {
+      for (const [i, name] of names.entries()) {
+        const msa = await hub.post<{ metadata: { creationTimestamp: string } }>(`/apis/${MSA_API}/namespaces/cluster1/managedserviceaccounts`, {
+          apiVersion: MSA_API,
+          kind: 'ManagedServiceAccount',
+          metadata: { name, namespace: 'cluster1' },
+          spec: { rotation: { enabled: true }, ttlSecondsAfterCreation: ttls[i] },
+        });
+        created.set(name, msa.metadata.creationTimestamp);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      await waitUntil(async () => (deletedAt.size === names.length ? true : undefined), 'every TTL deletion', 30_000, 100);
+    } finally {
+      controller.abort();
+      await watching;
+      for (const name of names) await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'delete', 'managedserviceaccount', name, '--ignore-not-found']);
+    }
+    const lateness = names.map((name, i) => deletedAt.get(name)! - (Date.parse(created.get(name)!) + ttls[i]! * 1000));
+    console.log(`TTL deletion lateness (ms): ${lateness.join(', ')}`);
+    for (const l of lateness) {
+      expect(l).toBeGreaterThanOrEqual(-50);
+      expect(l).toBeLessThan(1000);
+    }
+  });
+
+  it('the ManagedProxyConfiguration keeps selfSigned.additionalSANs and the proxy-server serves them', async () => {
+    const before = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}'])) as Record<string, string>;
+    await ok('hub', ['patch', 'managedproxyconfiguration', 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { authentication: { signer: { selfSigned: { additionalSANs: ['proxy.parity.example', '192.0.2.44'] } } } } })]);
+    const kept = await ok('hub', ['get', 'managedproxyconfiguration', 'cluster-proxy', '-o', 'jsonpath={.spec.authentication.signer.selfSigned.additionalSANs}']);
+    expect(JSON.parse(kept)).toEqual(['proxy.parity.example', '192.0.2.44']);
+    await waitUntil(
+      async () => {
+        const a = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}']) || '{}') as Record<string, string>;
+        return JSON.stringify(a) !== JSON.stringify(before) ? true : undefined;
+      },
+      'the proxy-server Deployment to roll for the reissued certificates',
+      60_000,
+    );
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
+    const { cert } = await waitUntil(async () => {
+      const s = await served();
+      return s.cert.subjectAltName?.includes('proxy.parity.example') ? s : undefined;
+    }, 'the served certificate to name proxy.parity.example', 60_000, 2_000);
+    expect(cert.subjectAltName).toContain('DNS:proxy.parity.example');
+    expect(cert.subjectAltName).toContain('IP Address:192.0.2.44');
+  });
+
+  it('certificates last as upstream\'s: signer CA ten years, proxy-server/agent-server/proxy-client and agent certificates 180 days', async () => {
+    const days = (pem: string) => {
+      const c = new crypto.X509Certificate(pem);
+      return Math.floor((Date.parse(c.validTo) - Date.parse(c.validFrom)) / 86_400_000);
+    };
+    for (const name of ['proxy-server', 'agent-server', 'proxy-client', 'cluster-proxy-agent-cluster1']) {
+      expect(days(await secretPem(name, 'tls.crt')), name).toBe(180);
+    }
+    const agentCert = Buffer.from(
+      await ok('cluster1', ['-n', PROXY_NS, 'get', 'secret', 'cluster-proxy-open-cluster-management.io-proxy-agent-signer-client-cert', '-o', 'jsonpath={.data.tls\\.crt}']),
+      'base64',
+    ).toString('utf8');
+    expect(days(agentCert)).toBe(180);
+    expect(days(await secretPem('proxy-server-ca', 'ca.crt'))).toBe(3650);
+  });
+
+  it('ocm-tls-profile with a TLS 1.3 minimum: the proxy-server refuses a TLS 1.2 client; without it TLS 1.2 is served again', async () => {
+    expect((await served({ maxVersion: 'TLSv1.2' })).protocol).toBe('TLSv1.2');
+    await ok('hub', ['-n', MANAGER_NS, 'create', 'configmap', 'ocm-tls-profile', '--from-literal=minTLSVersion=VersionTLS13']);
+    try {
+      await proxyServerRolled((args) => args.includes('--tls-min-version=VersionTLS13'), 'the proxy-server to get --tls-min-version=VersionTLS13');
+      await waitUntil(async () => ((await served()).protocol === 'TLSv1.3' ? true : undefined), 'the proxy-server to serve TLS 1.3', 60_000, 2_000);
+      await expect(served({ maxVersion: 'TLSv1.2' })).rejects.toThrow(/protocol version/);
+      // The agent-facing port too: cluster1's agent reconnected (over TLS 1.3) and carries traffic.
+      await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'cluster1 /healthz through the tunnel under the TLS 1.3 profile', 90_000, 2_000);
+    } finally {
+      await ok('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
+    }
+    await proxyServerRolled((args) => args.includes('--tls-min-version=VersionTLS12'), 'the proxy-server to return to --tls-min-version=VersionTLS12');
+    const back = await waitUntil(async () => {
+      const s = await served({ maxVersion: 'TLSv1.2' }).catch(() => undefined);
+      return s?.protocol === 'TLSv1.2' ? s : undefined;
+    }, 'TLS 1.2 to be served again', 60_000, 2_000);
+    expect(back.protocol).toBe('TLSv1.2');
+  });
+});
