@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { PacketType } from './packet.js';
 import {
@@ -28,11 +29,34 @@ export interface ProxyAgentOptions {
   };
   /** Dial targets rewritten before dialing: `{'cluster1:443': '10.0.0.2:6443'}`. */
   hostMappings?: Record<string, string>;
-  /** Wait between connection attempts: starts at initialMs, doubles on failure up to capMs, ±20% jitter. */
+  /** Wait between connection attempts: starts at initialMs, doubles on failure up to capMs, ±20% jitter (DEFAULT_BACKOFF). */
   backoff?: { initialMs?: number; capMs?: number };
   dialTimeoutMs?: number;
   log?: (line: string) => void;
 }
+
+/**
+ * Reconnection: the first attempt after a lost server within 240 ms, and never
+ * more than 1.8 s apart while the server is away, so a tunnel is back within
+ * about 2 s of its server (upstream's agent defaults to 1 s doubling up to 10 s).
+ */
+export const DEFAULT_BACKOFF = { initialMs: 200, capMs: 1500 } as const;
+
+/** The wait before attempt `failures + 1`: initialMs doubled per failure, capped, ±20% jitter. */
+export function reconnectDelay(failures: number, backoff: { initialMs?: number; capMs?: number } = {}, random: () => number = Math.random): number {
+  const initial = backoff.initialMs ?? DEFAULT_BACKOFF.initialMs;
+  const cap = backoff.capMs ?? DEFAULT_BACKOFF.capMs;
+  const base = Math.min(cap, initial * 2 ** Math.min(failures, 20));
+  return Math.round(base * (0.8 + random() * 0.4));
+}
+
+/**
+ * A server name for TLS when the server is dialled by IP address: RFC 6066
+ * allows no address as SNI (Node warns, DEP0123; Go sends none), and grpc-js
+ * always sends one, so this reserved name stands in while the certificate is
+ * still checked against the address.
+ */
+const SNI_FOR_ADDRESS = 'proxy-server.invalid';
 
 export interface ProxyAgent {
   readonly agentID: string;
@@ -254,7 +278,13 @@ export class TunnelProxyAgent implements ProxyAgent {
     this.dialTimeoutMs = opts.dialTimeoutMs ?? 10_000;
     this.identifiers = typeof opts.agentIdentifiers === 'string' ? opts.agentIdentifiers : formatAgentIdentifiers(opts.agentIdentifiers ?? {});
     this.log = opts.log ?? (() => undefined);
-    this.creds = grpc.credentials.createSsl(Buffer.from(opts.tls.caPem), Buffer.from(opts.tls.keyPem), Buffer.from(opts.tls.certPem));
+    const address = opts.tls.servername ? null : net.isIP(opts.proxyServerHost) ? opts.proxyServerHost : null;
+    this.creds = grpc.credentials.createSsl(
+      Buffer.from(opts.tls.caPem),
+      Buffer.from(opts.tls.keyPem),
+      Buffer.from(opts.tls.certPem),
+      address ? { checkServerIdentity: (_name, cert) => tls.checkServerIdentity(address, cert) } : undefined,
+    );
   }
 
   mapAddress(address: string): string {
@@ -329,17 +359,18 @@ export class TunnelProxyAgent implements ProxyAgent {
   }
 
   private nextDelay(): number {
-    const initial = this.opts.backoff?.initialMs ?? 1000;
-    const cap = this.opts.backoff?.capMs ?? 10_000;
-    const base = Math.min(cap, initial * 2 ** Math.min(this.failures, 20));
-    return Math.round(base * (0.8 + Math.random() * 0.4));
+    return reconnectDelay(this.failures, this.opts.backoff);
+  }
+
+  private get capMs(): number {
+    return this.opts.backoff?.capMs ?? DEFAULT_BACKOFF.capMs;
   }
 
   /** Keeps `serverCount` distinct servers connected; one attempt at a time. */
   private sync(): void {
     if (this.closed || this.attempt) return;
     if (this.links.size >= this.serverCount) {
-      this.schedule(this.opts.backoff?.capMs ?? 10_000);
+      this.schedule(this.capMs);
       return;
     }
     this.attempt = this.connectOnce()
@@ -354,7 +385,7 @@ export class TunnelProxyAgent implements ProxyAgent {
       .finally(() => {
         this.attempt = undefined;
         const more = this.links.size < this.serverCount;
-        this.schedule(more ? (this.failures === 0 ? 0 : this.nextDelay()) : (this.opts.backoff?.capMs ?? 10_000));
+        this.schedule(more ? (this.failures === 0 ? 0 : this.nextDelay()) : this.capMs);
       });
   }
 
@@ -363,7 +394,7 @@ export class TunnelProxyAgent implements ProxyAgent {
     const client = new grpc.Client(this.target(), this.creds, {
       // A fresh TCP connection per attempt, so a load balancer may lead us to another server.
       'grpc.use_local_subchannel_pool': 1,
-      ...(servername ? { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername } : {}),
+      ...(servername ? { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername } : { 'grpc.ssl_target_name_override': SNI_FOR_ADDRESS }),
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       'grpc.keepalive_time_ms': 30_000,

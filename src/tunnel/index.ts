@@ -3,7 +3,7 @@ export { startProxyServer, NO_AGENT_AVAILABLE } from './server.js';
 export type { ProxyServer, ProxyServerOptions, ListenAddress, ServerTLS } from './server.js';
 export { DEFAULT_TLS_PROFILE, nodeTlsOptions, readTlsProfile, tlsProfileArgs, tlsProfileFromData, tlsProfileFromFlags, TLS_PROFILE_CONFIGMAP, TlsProfileError } from './tls-profile.js';
 export type { NodeTlsOptions, TlsProfile } from './tls-profile.js';
-export { startProxyAgent } from './agent.js';
+export { DEFAULT_BACKOFF, reconnectDelay, startProxyAgent } from './agent.js';
 export type { ProxyAgent, ProxyAgentOptions } from './agent.js';
 export { createTunnelClient, TunnelDialError, TunnelSocket } from './client.js';
 export type { TunnelClient, TunnelClientOptions, UndiciConnector } from './client.js';

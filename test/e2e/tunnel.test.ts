@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTunnelClient, startProxyAgent, startProxyServer, NO_AGENT_AVAILABLE, type ProxyAgent, type ProxyServer, type TunnelClient } from '../../src/tunnel/index.js';
 import { PacketType } from '../../src/tunnel/packet.js';
 import { CONNECT_METHOD, Header, deserialize, serialize, type TunnelClientStream, type WirePacket } from '../../src/tunnel/wire.js';
-import { echo, echoRoundTrip, makeTunnelPKI, openFileDescriptors, peerTLS, serverTLS, startTarget, until, type Target, type TunnelPKI } from '../support/tunnel/fixture.js';
+import { echo, echoRoundTrip, makeTunnelPKI, type Pair, openFileDescriptors, peerTLS, serverTLS, startTarget, until, type Target, type TunnelPKI } from '../support/tunnel/fixture.js';
 
 let pki: TunnelPKI;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -289,6 +289,33 @@ describe('tunnel on loopback', () => {
     const sock3 = await c.dial('cluster1:443');
     expect(await echoRoundTrip(sock3, 4096)).toBe(true);
     sock3.destroy();
+  });
+
+  it('sends no address as the TLS server name when it dials the server by IP, and checks the certificate against the address', async () => {
+    // A bare TLS server stands in for the proxy-server: it records the name the agent sends (SNI).
+    const listen = async (pair: Pair, onSecure: (s: tls.TLSSocket) => void): Promise<number> => {
+      const { certPem, keyPem, clientCaPem } = serverTLS(pki, pair);
+      const srv = tls.createServer({ cert: certPem, key: keyPem, ca: clientCaPem, requestCert: true }, (sock) => {
+        onSecure(sock);
+        sock.destroy();
+      });
+      srv.on('tlsClientError', () => undefined);
+      await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+      later(srv, (x) => new Promise<void>((resolve) => x.close(() => resolve())));
+      return (srv.address() as net.AddressInfo).port;
+    };
+    const names: (string | false)[] = [];
+    const logs: string[] = [];
+    const start = (port: number) =>
+      startProxyAgent({ proxyServerHost: '127.0.0.1', proxyServerPort: port, agentID: 'sni', tls: peerTLS(pki, pki.agent), backoff: { initialMs: 100, capMs: 200 }, log: (l) => logs.push(l) }).then((a) => later(a, (x) => x.close()));
+
+    await start(await listen(pki.server, (sock) => names.push(sock.servername)));
+    await until('the agent completed a TLS handshake', () => names.length > 0);
+    expect(names[0]).toBe('proxy-server.invalid');
+
+    // The certificate of `target` names only "cluster1": dialled at 127.0.0.1, the agent must refuse it.
+    await start(await listen(pki.target, () => undefined));
+    await until('the agent refused the certificate', () => logs.some((l) => l.includes("IP: 127.0.0.1 is not in the cert's list")));
   });
 
   it('refuses an agent and a client whose certificates come from a foreign CA', async () => {
