@@ -7,6 +7,8 @@ export type BinaryName =
   | 'proxy-server'
   | 'proxy-agent'
   | 'managed-serviceaccount'
+  /** Upstream's Go cluster-gateway apiserver, only for `npm run bench -- gateway`'s side-by-side comparison (never part of a lab). */
+  | 'cluster-gateway-upstream'
   | 'kube-apiserver'
   | 'kube-controller-manager'
   | 'kubectl'
@@ -56,7 +58,7 @@ export type ReleaseSource =
 export interface Recipe {
   /** Also the cache directory name: `<cache>/bin/<id>/`. */
   id: string;
-  family: 'cluster-proxy' | 'apiserver-network-proxy' | 'managed-serviceaccount' | 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind' | 'actionlint';
+  family: 'cluster-proxy' | 'apiserver-network-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind' | 'actionlint';
   /** Names the group in progress output and errors. */
   title: string;
   module: string;
@@ -67,6 +69,8 @@ export interface Recipe {
   noSumDb: string[];
   /** Replace every `k8s.io/*` module the upstream go.mod requires at v0.0.0 with this published version. */
   stagingVersion?: string;
+  /** Keep the upstream go.mod's `replace` directives that name a module version (a wrapper module otherwise drops them: only the main module's replaces count). */
+  keepUpstreamReplaces?: boolean;
   /** `-X` stamps; `-s -w` are added by the build. */
   ldflags: string[];
   versionArgs: (name: BinaryName) => string[];
@@ -319,10 +323,35 @@ export function managedServiceAccountRecipe(version: string = MANAGED_SERVICEACC
   };
 }
 
+/**
+ * Upstream's cluster-gateway (github.com/oam-dev/cluster-gateway): v1.9.1 is the newest the Go module proxy
+ * serves here (it refuses `@v/list` and `@latest` for this module; v1.9.2 and v1.10.0 are refused too).
+ */
+export const CLUSTER_GATEWAY_UPSTREAM_VERSION = 'v1.9.1';
+
+/** Upstream's cluster-gateway aggregated API server (its image's `/apiserver`), for the gateway bench only. */
+export function clusterGatewayUpstreamRecipe(version: string = CLUSTER_GATEWAY_UPSTREAM_VERSION): Recipe {
+  return {
+    id: `cluster-gateway-${version}`,
+    family: 'cluster-gateway',
+    title: `cluster-gateway ${version}`,
+    module: 'github.com/oam-dev/cluster-gateway',
+    version,
+    packages: { 'cluster-gateway-upstream': 'github.com/oam-dev/cluster-gateway/cmd/apiserver' },
+    // Its go.mod replaces apiserver-runtime with a fork and pins konnectivity-client and cloud.google.com/go.
+    keepUpstreamReplaces: true,
+    noSumDb: [],
+    ldflags: [],
+    versionArgs: () => [],
+    versionText: version,
+    versionFromBuildInfo: true,
+  };
+}
+
 export function recipesFor(versions: { kubernetes?: string; ocm?: string } = {}): Recipe[] {
   // Everything that belongs with a Kubernetes release moves with it (versions.ts).
   const release = requireKubernetesRelease(versions.kubernetes ?? KUBERNETES_VERSION);
-  return [kubernetesRecipe(release.kubernetes), etcdRecipe(release.etcd), ocmRecipe(versions.ocm), crictlRecipe(release.crictl), corednsRecipe(release.coredns), kindRecipe(), actionlintRecipe(), clusterProxyRecipe(), apiserverNetworkProxyRecipe(), managedServiceAccountRecipe()];
+  return [kubernetesRecipe(release.kubernetes), etcdRecipe(release.etcd), ocmRecipe(versions.ocm), crictlRecipe(release.crictl), corednsRecipe(release.coredns), kindRecipe(), actionlintRecipe(), clusterProxyRecipe(), apiserverNetworkProxyRecipe(), managedServiceAccountRecipe(), clusterGatewayUpstreamRecipe()];
 }
 
 export function recipeOf(name: BinaryName, recipes: Recipe[]): Recipe {
