@@ -1,4 +1,4 @@
-import { CLUSTER_PROXY_VERSION, MANAGED_SERVICEACCOUNT_VERSION, clusterProxyImage, type BinaryName } from './provision/recipes.js';
+import { CLUSTER_GATEWAY_UPSTREAM_VERSION, CLUSTER_PROXY_VERSION, MANAGED_SERVICEACCOUNT_VERSION, clusterProxyImage, type BinaryName } from './provision/recipes.js';
 
 /**
  * Our own image: the `ocm-lab` CLI as a container's entry point. Addon
@@ -77,3 +77,16 @@ export function upstreamAddonImage(addon: UpstreamAddon): string {
   if (!found) throw new Error(`internal: no upstream image for ${addon}`);
   return found.ref;
 }
+
+/**
+ * Upstream's cluster-gateway image (chart `charts/cluster-gateway` of oam-dev/cluster-gateway names
+ * `oamdev/cluster-gateway:v<chart version>`): alpine with `/apiserver` (and a `/patch` tool, not mapped),
+ * `ENTRYPOINT ["/apiserver"]`, no USER (root). Not part of any lab: `npm run bench -- gateway` runs it
+ * side by side with ours, the nodelet mapping it when given the binary (UpOptions.extraImageBinaries).
+ */
+export const UPSTREAM_CLUSTER_GATEWAY_IMAGE = {
+  ref: `oamdev/cluster-gateway:${CLUSTER_GATEWAY_UPSTREAM_VERSION}`,
+  files: [{ binary: 'cluster-gateway-upstream', pathInImage: '/apiserver' }],
+  entrypoint: ['/apiserver'],
+  user: { uid: 0, gid: 0 },
+} as const satisfies { ref: string; files: readonly { binary: BinaryName; pathInImage: string }[]; entrypoint: readonly string[]; user: { uid: number; gid: number } };

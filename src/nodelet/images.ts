@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, UPSTREAM_ADDON_IMAGES } from '../image.js';
+import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, UPSTREAM_ADDON_IMAGES, UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
 import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.js';
 
 /**
@@ -108,13 +108,13 @@ export class ImageCatalog {
         imageID: `ocm-lab://${ref}`,
       });
     }
-    // Upstream's addon images, offered only when the nodelet was given every binary the image holds.
-    for (const u of UPSTREAM_ADDON_IMAGES) {
+    // Upstream's addon images (and its cluster-gateway, for the gateway bench), offered only when the nodelet was given every binary the image holds.
+    for (const u of [...UPSTREAM_ADDON_IMAGES, UPSTREAM_CLUSTER_GATEWAY_IMAGE]) {
       if (!u.files.every((f) => opts.binaries[f.binary])) continue;
       this.images.set(u.ref, {
         ref: u.ref,
         files: u.files.map((f) => ({ source: opts.binaries[f.binary] as string, destination: f.pathInImage })),
-        entrypoint: [],
+        entrypoint: 'entrypoint' in u ? [...u.entrypoint] : [],
         cmd: [],
         aliases: {},
         user: { ...u.user },
@@ -159,7 +159,7 @@ export class ImageCatalog {
  */
 export function parseImageBinaries(values: readonly string[], known: readonly BinaryName[]): Partial<Record<BinaryName, string>> {
   const out: Partial<Record<BinaryName, string>> = {};
-  const names: readonly BinaryName[] = [...new Set([...known, ...Object.values(UPSTREAM_ADDON_BINARIES).flat()])];
+  const names: readonly BinaryName[] = [...new Set([...known, ...Object.values(UPSTREAM_ADDON_BINARIES).flat(), ...UPSTREAM_CLUSTER_GATEWAY_IMAGE.files.map((f) => f.binary)])];
   for (const v of values) {
     const eq = v.indexOf('=');
     const name = v.slice(0, eq) as BinaryName;

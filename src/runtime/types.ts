@@ -1,4 +1,5 @@
 import type { LabConfig } from '../config/index.js';
+import type { BinaryName } from '../provision/index.js';
 
 export type RuntimeName = 'local' | 'kind' | 'existing';
 
@@ -57,6 +58,12 @@ export interface UpOptions {
   /** Keep a half-created lab when `up` fails, for inspection (default: a lab created by this run is removed again). */
   retain?: boolean;
   readyTimeoutMs?: number;
+  /**
+   * local: binaries the nodelets may map images to besides the lab's own (the gateway bench's
+   * upstream cluster-gateway, `UPSTREAM_CLUSTER_GATEWAY_IMAGE`); provisioned in the Binaries step.
+   * Other runtimes ignore it.
+   */
+  extraImageBinaries?: BinaryName[];
   /**
    * Called before a runtime deletes clusters the new config no longer has, while
    * they still run (so OCM can let them go cleanly); `all` are the lab's clusters before.

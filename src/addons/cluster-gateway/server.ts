@@ -39,6 +39,8 @@ export interface GatewayServer {
 }
 
 const GR = { group: GATEWAY_GROUP, kind: GATEWAY_RESOURCE };
+/** Longer than Go's idle-connection timeout (net/http's 90 s, which the aggregator's transport keeps): the client closes first. */
+export const AGGREGATOR_KEEP_ALIVE_MS = 100_000;
 
 function sendJson(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
   const text = JSON.stringify(body);
@@ -105,6 +107,9 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
   });
 
   const server = https.createServer({ cert: o.tls.certPem, key: o.tls.keyPem, ca: frontProxy.caPem, requestCert: true, rejectUnauthorized: false });
+  // The hub's aggregator (a Go client) keeps an idle connection 90 s; Node would close it after 5 s, so
+  // a request after a pause paid a new TLS handshake, and one sent as the server closed failed.
+  server.keepAliveTimeout = AGGREGATOR_KEEP_ALIVE_MS;
   authConfigMaps.onEvent((e) => {
     if (e.type === 'DELETED') return;
     try {

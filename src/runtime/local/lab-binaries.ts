@@ -1,7 +1,6 @@
 import { addonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
 import { ALL_BINARIES, OCM_BINARIES, type BinaryName } from '../../provision/index.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../provision/recipes.js';
-
 /** The binaries of upstream's addon images, for the addons the lab runs from upstream's build (none for a lab of ours). */
 function upstreamAddonBinaries(config: LabConfig): BinaryName[] {
   return Object.entries(UPSTREAM_ADDON_BINARIES)
@@ -9,12 +8,15 @@ function upstreamAddonBinaries(config: LabConfig): BinaryName[] {
     .flatMap(([, binaries]) => [...binaries]);
 }
 
-/** Every binary a local lab runs, provisioned by its Binaries step: Kubernetes, etcd, OCM, and upstream's addons where chosen. */
-export function labBinaryNames(config: LabConfig): BinaryName[] {
-  return [...ALL_BINARIES, ...upstreamAddonBinaries(config)];
+/**
+ * Every binary a local lab runs, provisioned by its Binaries step: Kubernetes, etcd, OCM, upstream's
+ * addons where chosen, and `extra` (UpOptions.extraImageBinaries).
+ */
+export function labBinaryNames(config: LabConfig, extra: readonly BinaryName[] = []): BinaryName[] {
+  return [...new Set([...ALL_BINARIES, ...upstreamAddonBinaries(config), ...extra])];
 }
 
 /** The binaries the nodelet maps images to (`--image-binary`): OCM's, and upstream's addons' where chosen. */
-export function imageBinaryNames(config: LabConfig): BinaryName[] {
-  return [...OCM_BINARIES, ...upstreamAddonBinaries(config)];
+export function imageBinaryNames(config: LabConfig, extra: readonly BinaryName[] = []): BinaryName[] {
+  return [...new Set([...OCM_BINARIES, ...upstreamAddonBinaries(config), ...extra])];
 }

@@ -279,7 +279,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
               clusterCaCert: pki.caCert,
               kubernetesVersion: c.config.kubernetesVersion,
               ocmVersion: c.config.ocmVersion,
-              imageBinaries: Object.fromEntries(imageBinaryNames(c.config).map((b) => [b, c.binaries?.[b] ?? ''])),
+              imageBinaries: Object.fromEntries(imageBinaryNames(c.config, c.options.extraImageBinaries).map((b) => [b, c.binaries?.[b] ?? ''])),
             });
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;

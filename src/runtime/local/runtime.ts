@@ -154,7 +154,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       {
         title: 'Binaries',
         run: async (c, progress) => {
-          c.binaries = await ensureBinaries(labBinaryNames(c.config), {
+          c.binaries = await ensureBinaries(labBinaryNames(c.config, c.options.extraImageBinaries), {
             binDir: c.options.binDir,
             allowDownload: c.options.allowDownload,
             kubernetesVersion: c.config.kubernetesVersion,
