@@ -53,6 +53,8 @@ export function managerName(addon: LabAddon): string {
  */
 const MANAGER_RULES = [
   { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
+  // The AddOnDeploymentConfigs the framework's manager applies to the agents.
+  { apiGroups: ['addon.open-cluster-management.io'], resources: ['addondeploymentconfigs'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
   { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },

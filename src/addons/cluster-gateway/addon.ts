@@ -3,6 +3,7 @@ import { probeCluster } from '../cluster-proxy/health.js';
 import { CLUSTER_API } from '../framework/names.js';
 import { applyObject, collectionPath, deleteIfPresent, getOrNull, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
+import { AddonConfigError } from '../framework/deployment-config.js';
 import { MSA_API } from '../managed-serviceaccount/constants.js';
 import {
   CLUSTER_GATEWAY,
@@ -75,6 +76,8 @@ export function availableCondition(cluster: string, probe: ProbeResult | undefin
  */
 export function clusterGatewayAddon(log: (line: string) => void = () => undefined): AddonDefinition {
   const probes = new Map<string, ProbeResult>();
+  // Per cluster, from its AddOnDeploymentConfig variable `probeTimeout` (nothing of the gateway runs on the clusters).
+  const probeTimeouts = new Map<string, number>();
   let tunnel: TunnelSource | undefined;
   return {
     name: CLUSTER_GATEWAY,
@@ -82,7 +85,11 @@ export function clusterGatewayAddon(log: (line: string) => void = () => undefine
     description: 'an aggregated API (cluster.core.oam.dev) that proxies Kubernetes API requests into the managed clusters',
     installNamespace: GATEWAY_NAMESPACE,
     healthCheck: 'Customized',
-    async agentManifests() {
+    async agentManifests(cluster, _hub, values) {
+      const timeout = values?.variables.probeTimeout;
+      if (timeout !== undefined && !/^[0-9]+(ms|s)$/.test(timeout)) throw new AddonConfigError(`customizedVariables probeTimeout=${JSON.stringify(timeout)} is not a duration such as 800ms or 5s`);
+      if (timeout === undefined) probeTimeouts.delete(cluster);
+      else probeTimeouts.set(cluster, timeout.endsWith('ms') ? Number(timeout.slice(0, -2)) : Number(timeout.slice(0, -1)) * 1000);
       return [];
     },
     async clusterAvailability(cluster) {
@@ -116,7 +123,7 @@ export function clusterGatewayAddon(log: (line: string) => void = () => undefine
             current = await hub.put<Secret>(`/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets/${cluster}`, desired);
             log(`Secret ${CREDENTIALS_NAMESPACE}/${cluster} updated (token refreshed)`);
           }
-          const probe = await probeCluster(await tunnel.get(), cluster, 5_000).catch((err: Error) => ({ ok: false, error: err.message }));
+          const probe = await probeCluster(await tunnel.get(), cluster, probeTimeouts.get(cluster) ?? 5_000).catch((err: Error) => ({ ok: false, error: err.message }));
           const result = { healthy: probe.ok, reason: probe.ok ? '' : (probe.error ?? 'no answer') };
           probes.set(cluster, result);
           if (/proxy stream failed|closed the stream/.test(result.reason)) tunnel.invalidate();

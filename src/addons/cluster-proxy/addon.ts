@@ -2,6 +2,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { isStatus } from '../../kube/client.js';
 import { applyObject, collectionPath, setCondition, type Condition } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
+import { AddonConfigError } from '../framework/deployment-config.js';
 import crypto from 'node:crypto';
 import { canonicalIp, isDnsName } from '../../pki/names.js';
 import { readTlsProfile, tlsProfileArgs } from '../../tunnel/tls-profile.js';
@@ -96,12 +97,16 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       }
       await reportProxyConfiguration(hub, mpc, issues);
     },
-    async agentManifests(cluster, hub) {
+    async agentManifests(cluster, hub, values) {
       const mpc = await readProxyConfiguration(hub);
       if (!mpc) throw new Error('ManagedProxyConfiguration cluster-proxy does not exist yet');
+      // AddOnDeploymentConfig variable `replicas` (upstream's chart value of that name): the agent's replicas on this cluster.
+      const replicas = values?.variables.replicas;
+      if (replicas !== undefined && !/^[1-9][0-9]?$/.test(replicas)) throw new AddonConfigError(`customizedVariables replicas=${JSON.stringify(replicas)} is not a whole number from 1 to 99`);
+      const effective = replicas ? { ...mpc, spec: { ...mpc.spec, proxyAgent: { ...mpc.spec.proxyAgent, replicas: Number(replicas) } } } : mpc;
       const ca = await ensureSignerCA(hub);
       const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, { commonName: `cluster-proxy-agent:${cluster}`, usages: ['client'] });
-      return proxyAgentManifests(cluster, mpc, cert, ca.certPem);
+      return proxyAgentManifests(cluster, effective, cert, ca.certPem);
     },
   };
 }

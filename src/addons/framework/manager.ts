@@ -1,6 +1,25 @@
 import type { KubeClient } from '../../kube/client.js';
 import { decideAddonCsr, type CertificateSigningRequest } from './csr.js';
 import { agentDeployments, deploymentAvailability, deploymentFeedbackConfigs } from './deployment-health.js';
+import { agentValues, applyDeploymentConfig, containerIdProblem } from './agent-config.js';
+import {
+  AddonConfigError,
+  ADC_API,
+  ADC_GROUP,
+  ADC_RESOURCE,
+  configSpecHashes,
+  configStatus,
+  desiredDeploymentConfig,
+  specHash,
+  WORK_CONFIG_SPEC_HASH_ANNOTATION,
+  withDesiredConfig,
+  type AddOnConfig,
+  type AddOnDeploymentConfig,
+  type ConfigReference,
+  type ConfigReferent,
+  type ConfigState,
+  type EffectiveDeploymentConfig,
+} from './deployment-config.js';
 import {
   ADDON_API,
   ADDON_NAME_LABEL,
@@ -22,9 +41,11 @@ interface ManagedCluster extends KubeObject {
 }
 
 export interface ManagedClusterAddOn extends KubeObject {
-  spec?: { installNamespace?: string };
+  spec?: { installNamespace?: string; configs?: AddOnConfig[] };
   status?: {
     namespace?: string;
+    configReferences?: ConfigReference[];
+    supportedConfigs?: { group: string; resource: string }[];
     conditions?: Condition[];
     registrations?: { signerName: string; subject?: { user?: string; groups?: string[] } }[];
     healthCheck?: { mode?: string };
@@ -38,14 +59,48 @@ export interface ReconcileSummary {
   approvedCsrs: string[];
 }
 
-/** The ClusterManagementAddOn an addon's manager keeps. */
-export function clusterManagementAddOn(addon: AddonDefinition): KubeObject {
+interface SupportedConfig {
+  group: string;
+  resource: string;
+  defaultConfig?: ConfigReferent;
+}
+
+export interface ClusterManagementAddOn extends KubeObject {
+  spec?: { supportedConfigs?: SupportedConfig[]; [field: string]: unknown };
+}
+
+/**
+ * The ClusterManagementAddOn an addon's manager keeps. Every addon on the framework supports
+ * AddOnDeploymentConfig; its default is the addon's own, else the one already on the object
+ * (a user's `kubectl edit` is kept).
+ */
+export function clusterManagementAddOn(addon: AddonDefinition, existing?: ClusterManagementAddOn | null): ClusterManagementAddOn {
+  const userDefault = existing?.spec?.supportedConfigs?.find((c) => c.group === ADC_GROUP && c.resource === ADC_RESOURCE)?.defaultConfig;
+  const defaultConfig = addon.defaultDeploymentConfig ?? (userDefault?.name ? userDefault : undefined);
   return {
     apiVersion: ADDON_API,
     kind: 'ClusterManagementAddOn',
     metadata: { name: addon.name, annotations: { [LIFECYCLE_ANNOTATION]: LIFECYCLE_SELF } },
-    spec: { addOnMeta: { displayName: addon.displayName, description: addon.description }, installStrategy: { type: 'Manual' } },
+    spec: {
+      addOnMeta: { displayName: addon.displayName, description: addon.description },
+      supportedConfigs: [{ group: ADC_GROUP, resource: ADC_RESOURCE, ...(defaultConfig ? { defaultConfig: { ...defaultConfig } } : {}) }],
+      installStrategy: { type: 'Manual' },
+    },
   };
+}
+
+/**
+ * Reads the AddOnDeploymentConfig a cluster's addon names; a problem (missing, no namespace,
+ * a malformed containerID) instead when it cannot be used.
+ */
+export async function readDeploymentConfig(hub: KubeClient, referent: ConfigReferent): Promise<{ config?: EffectiveDeploymentConfig; problem?: string }> {
+  if (!referent.namespace) return { problem: `AddOnDeploymentConfig ${referent.name} has no namespace: name it as {namespace, name} in spec.configs or supportedConfigs[].defaultConfig` };
+  const id = `AddOnDeploymentConfig ${referent.namespace}/${referent.name}`;
+  const adc = await getOrNull<AddOnDeploymentConfig>(hub, `/apis/${ADC_API}/namespaces/${encodeURIComponent(referent.namespace)}/${ADC_RESOURCE}/${encodeURIComponent(referent.name)}`);
+  if (!adc) return { problem: `${id} does not exist: create it, or remove it from spec.configs / supportedConfigs[].defaultConfig` };
+  const problem = containerIdProblem(adc.spec?.resourceRequirements);
+  if (problem) return { problem: `${id}: ${problem}` };
+  return { config: { referent, specHash: specHash(adc as unknown as Record<string, unknown>), generation: (adc.metadata as { generation?: number }).generation, spec: adc.spec ?? {} } };
 }
 
 /** The hub Role and RoleBinding in the cluster's namespace that the agent's hub identity gets. */
@@ -69,8 +124,9 @@ export function hubPermissionObjects(addon: AddonDefinition, cluster: string): K
  * The ManifestWork that delivers the agent, owned by the ManagedClusterAddOn (deleted with it);
  * under DeploymentAvailability health it asks for the agent Deployments' status feedback.
  */
-export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, manifests: KubeObject[]): KubeObject {
+export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, manifests: KubeObject[], configReferences: ConfigReference[] = []): KubeObject {
   const manifestConfigs = healthCheckOf(addon) === 'DeploymentAvailability' ? deploymentFeedbackConfigs(manifests) : [];
+  const hashes = configSpecHashes(configReferences);
   return {
     apiVersion: WORK_API,
     kind: 'ManifestWork',
@@ -78,6 +134,8 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
       name: deployWorkName(addon.name),
       namespace: mca.metadata.namespace,
       labels: { [ADDON_NAME_LABEL]: addon.name },
+      // Which configs the work was rendered from: lastAppliedConfig follows once it is applied.
+      ...(Object.keys(hashes).length ? { annotations: { [WORK_CONFIG_SPEC_HASH_ANNOTATION]: JSON.stringify(hashes) } } : {}),
       ownerReferences: [{ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', name: mca.metadata.name, uid: mca.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
     spec: { workload: { manifests }, ...(manifestConfigs.length ? { manifestConfigs } : {}) },
@@ -113,7 +171,7 @@ export function desiredAddonStatus(
   addon: AddonDefinition,
   mca: ManagedClusterAddOn,
   work: KubeObject | null,
-  opts: { noManifests?: boolean; available?: Condition | null } = {},
+  opts: { noManifests?: boolean; available?: Condition | null; config?: ConfigState; installNamespace?: string } = {},
 ): ManagedClusterAddOn['status'] | null {
   const cluster = mca.metadata.namespace ?? '';
   const current = mca.status ?? {};
@@ -140,9 +198,19 @@ export function desiredAddonStatus(
   // Customized mode: the manager judges Available (upstream's registration agent then leaves it alone).
   if (opts.available) changed = setCondition(conditions, opts.available) || changed;
   const mode = 'Customized';
-  const next = { ...current, namespace: addon.installNamespace, healthCheck: { mode }, registrations, conditions };
+  // status.namespace is where the registration agent writes the agent's hub kubeconfig: the agent's namespace.
+  const next: NonNullable<ManagedClusterAddOn['status']> = { ...current, namespace: opts.installNamespace ?? addon.installNamespace, healthCheck: { mode }, registrations, conditions };
+  let sameConfigs = true;
+  if (opts.config) {
+    const configs = configStatus({ ...opts.config, noManifests: opts.config.noManifests ?? opts.noManifests }, work);
+    for (const c of configs.conditions) changed = setCondition(conditions, c) || changed;
+    next.configReferences = configs.references;
+    next.supportedConfigs = [{ group: ADC_GROUP, resource: ADC_RESOURCE }];
+    sameConfigs =
+      JSON.stringify(current.configReferences ?? []) === JSON.stringify(next.configReferences) && JSON.stringify(current.supportedConfigs ?? []) === JSON.stringify(next.supportedConfigs);
+  }
   const sameShape =
-    current.namespace === next.namespace && current.healthCheck?.mode === mode && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations);
+    current.namespace === next.namespace && current.healthCheck?.mode === mode && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations) && sameConfigs;
   return changed || !sameShape ? next : null;
 }
 
@@ -164,7 +232,9 @@ export class AddonManager {
     const note = (what: string, result: string) => {
       if (result !== 'unchanged') summary.changed.push(`${what} ${result}`);
     };
-    note(`ClusterManagementAddOn/${this.addon.name}`, await applyObject(this.hub, clusterManagementAddOn(this.addon)));
+    const existingCma = await getOrNull<ClusterManagementAddOn>(this.hub, objectPath({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: this.addon.name } }));
+    const cma = clusterManagementAddOn(this.addon, existingCma);
+    note(`ClusterManagementAddOn/${this.addon.name}`, await applyObject(this.hub, cma));
     if (this.addon.reconcileHub) await this.addon.reconcileHub(this.hub);
 
     const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient && !c.metadata.deletionTimestamp);
@@ -195,7 +265,7 @@ export class AddonManager {
       if (mca.metadata.deletionTimestamp || !clusterNames.has(cluster)) continue;
       summary.clusters.push(cluster);
       try {
-        await this.reconcileCluster(mca, clusterByName.get(cluster), note);
+        await this.reconcileCluster(mca, clusterByName.get(cluster), cma, note);
       } catch (err) {
         this.log(`${cluster}: ${(err as Error).message}`);
       }
@@ -204,11 +274,39 @@ export class AddonManager {
     return summary;
   }
 
-  private async reconcileCluster(mca: ManagedClusterAddOn, managedCluster: ManagedCluster | undefined, note: (what: string, result: string) => void): Promise<void> {
+  private async reconcileCluster(
+    mca: ManagedClusterAddOn,
+    managedCluster: ManagedCluster | undefined,
+    cma: ClusterManagementAddOn,
+    note: (what: string, result: string) => void,
+  ): Promise<void> {
     const cluster = mca.metadata.namespace ?? '';
     for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
-    const manifests = await this.addon.agentManifests(cluster, this.hub);
-    const work = deployWork(this.addon, mca, manifests);
+    const referent = desiredDeploymentConfig(cma.spec?.supportedConfigs, mca.spec?.configs);
+    const read: { config?: EffectiveDeploymentConfig; problem?: string } = referent ? await readDeploymentConfig(this.hub, referent) : {};
+    let rendered: KubeObject[] = [];
+    if (!read.problem) {
+      try {
+        rendered = await this.addon.agentManifests(cluster, this.hub, agentValues(read.config?.spec, this.addon.installNamespace));
+      } catch (err) {
+        if (!(err instanceof AddonConfigError)) throw err;
+        read.problem = referent ? `AddOnDeploymentConfig ${referent.namespace}/${referent.name}: ${err.message}` : err.message;
+      }
+    }
+    const references = withDesiredConfig(mca.status?.configReferences, read.config ?? (referent ? { referent, specHash: '' } : null));
+    const installNamespace = agentValues(read.config?.spec, this.addon.installNamespace).installNamespace;
+    if (read.problem) {
+      // As upstream: an unusable config leaves the agent as it was; the MCA's Configured condition says why.
+      const current = await getOrNull<KubeObject>(this.hub, objectPath(deployWork(this.addon, mca, [])));
+      const status = desiredAddonStatus(this.addon, mca, current, { config: { references, problem: read.problem }, installNamespace: mca.status?.namespace });
+      if (status) {
+        await this.hub.put(`${objectPath(mca)}/status`, { ...mca, status });
+        note(`ManagedClusterAddOn ${cluster}/${this.addon.name} status`, `updated (${read.problem})`);
+      }
+      return;
+    }
+    const manifests = applyDeploymentConfig(rendered, read.config ?? null, { addonName: this.addon.name, defaultNamespace: this.addon.installNamespace });
+    const work = deployWork(this.addon, mca, manifests, references);
     if (manifests.length) note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
     else if (await deleteIfPresent(this.hub, objectPath(work))) note(`ManifestWork ${cluster}/${work.metadata.name}`, 'deleted');
     const current = manifests.length ? await getOrNull<KubeObject>(this.hub, objectPath(work)) : null;
@@ -218,7 +316,7 @@ export class AddonManager {
           ? await this.addon.clusterAvailability(cluster, this.hub)
           : null
         : managerAvailability(this.addon, managedCluster, manifests, current);
-    const status = desiredAddonStatus(this.addon, mca, current, { noManifests: manifests.length === 0, available });
+    const status = desiredAddonStatus(this.addon, mca, current, { noManifests: manifests.length === 0, available, config: { references }, installNamespace });
     if (status) {
       // A PUT with the resourceVersion we read: a concurrent status change (the registration
       // agent's Available) makes it fail with 409 and the next pass tries again.

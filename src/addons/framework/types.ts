@@ -10,6 +10,17 @@ export interface PolicyRule {
 
 export type HealthCheck = 'DeploymentAvailability' | 'Customized';
 
+/** What the cluster's AddOnDeploymentConfig gives an addon to render its agent with. */
+export interface AgentValues {
+  /** spec.customizedVariables by name (empty without a config). */
+  variables: Record<string, string>;
+  /**
+   * Where the agent's namespaced objects end up (agentInstallNamespace, else the addon's
+   * installNamespace). The framework moves the objects itself; this is for values that name it.
+   */
+  installNamespace: string;
+}
+
 /** What an addon author writes; the framework's manager does the rest. */
 export interface AddonDefinition {
   name: string;
@@ -17,8 +28,18 @@ export interface AddonDefinition {
   description: string;
   /** Namespace on every managed cluster where the agent runs. */
   installNamespace: string;
-  /** The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`. */
-  agentManifests(cluster: string, hub: KubeClient): Promise<KubeObject[]>;
+  /**
+   * The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`.
+   * `values` come from the cluster's AddOnDeploymentConfig; the framework then applies the
+   * config's registries, node placement, proxy, resources and install namespace to the objects.
+   */
+  agentManifests(cluster: string, hub: KubeClient, values?: AgentValues): Promise<KubeObject[]>;
+  /**
+   * The AddOnDeploymentConfig every cluster uses unless its ManagedClusterAddOn's `spec.configs`
+   * names one (the ClusterManagementAddOn's `supportedConfigs[].defaultConfig`). Unset: a default
+   * a user put on the ClusterManagementAddOn is kept.
+   */
+  defaultDeploymentConfig?: { namespace: string; name: string };
   /**
    * When set, the agent gets a hub kubeconfig (Secret `<name>-hub-kubeconfig` in the install
    * namespace, written by the cluster's registration agent from a CSR the manager approves) with

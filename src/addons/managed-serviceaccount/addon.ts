@@ -4,6 +4,7 @@ import { hubKubeconfigSecretName } from '../framework/names.js';
 import { collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import { TtlDeletions } from './ttl.js';
 import type { AddonDefinition } from '../framework/types.js';
+import { AddonConfigError } from '../framework/deployment-config.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
 
@@ -177,8 +178,21 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
       }
       await reconcileManagedServiceAccounts(client, ttl);
     },
-    async agentManifests(cluster) {
-      return msaAgentManifests(cluster);
+    async agentManifests(cluster, _hub, values) {
+      // The agent keeps its ServiceAccounts in this namespace by name, so it cannot move yet.
+      if (values && values.installNamespace !== MSA_NAMESPACE) {
+        throw new AddonConfigError(`agentInstallNamespace ${values.installNamespace}: the managed-serviceaccount agent runs only in ${MSA_NAMESPACE}; set spec.agentInstallNamespace: "" (the API server fills in open-cluster-management-agent-addon when it is left out)`);
+      }
+      const manifests = msaAgentManifests(cluster);
+      // AddOnDeploymentConfig variable `resyncInterval`: how often the agent reconciles (its --resync-interval, default 2s).
+      const interval = values?.variables.resyncInterval;
+      if (interval === undefined) return manifests;
+      if (!/^[0-9]+(ms|s|m)$/.test(interval)) throw new AddonConfigError(`customizedVariables resyncInterval=${JSON.stringify(interval)} is not a duration such as 500ms, 5s or 1m`);
+      for (const obj of manifests) {
+        const containers = obj.kind === 'Deployment' ? (obj as unknown as { spec: { template: { spec: { containers: { args?: string[] }[] } } } }).spec.template.spec.containers : [];
+        for (const c of containers) c.args = [...(c.args ?? []), `--resync-interval=${interval}`];
+      }
+      return manifests;
     },
   };
 }

@@ -1,0 +1,191 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { waitUntil } from '../support/wait.js';
+
+const PROXY_NS = 'open-cluster-management-cluster-proxy';
+const MSA_NS = 'open-cluster-management-managed-serviceaccount';
+const CONFIG_NS = 'open-cluster-management';
+const HASH_ANNOTATION = 'addon.ocm-lab.io/deployment-config-hash';
+// The API server fills spec.agentInstallNamespace with this when a config leaves it out; as upstream, the agent moves there.
+const DEFAULT_AGENT_NS = 'open-cluster-management-agent-addon';
+// kubectl's default for these is v1beta1, where supportedConfigs is spelled defaultConfigs.
+const CMA = 'clustermanagementaddons.v1alpha1.addon.open-cluster-management.io';
+const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
+// `ocm-lab:dev` through this mirror is `docker.io/library/ocm-lab:dev`: another spelling the nodelet runs.
+const MIRROR = { source: 'ocm-lab', mirror: 'docker.io/library/ocm-lab' };
+const MIRRORED_IMAGE = 'docker.io/library/ocm-lab:dev';
+
+interface ConfigReference {
+  group: string;
+  resource: string;
+  name: string;
+  namespace?: string;
+  desiredConfig?: { name: string; namespace?: string; specHash: string };
+  lastAppliedConfig?: { name: string; namespace?: string; specHash: string };
+}
+interface Mca {
+  status?: { namespace?: string; configReferences?: ConfigReference[]; conditions?: { type: string; status: string; reason: string; message: string }[] };
+}
+interface Deployment {
+  metadata: { generation: number };
+  spec: { replicas: number; template: { metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string; args?: string[]; resources?: unknown }[] } } };
+  status?: { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
+}
+
+function adcYaml(namespace: string, name: string, variables: Record<string, string>, extra = ''): string {
+  return `
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  customizedVariables: [${Object.entries(variables).map(([k, v]) => `{name: ${k}, value: "${v}"}`).join(', ')}]
+  registries: [{source: ${MIRROR.source}, mirror: ${MIRROR.mirror}}]
+${extra}`;
+}
+
+/**
+ * AddOnDeploymentConfig on a real lab: for each of our addons a default or per-cluster config
+ * reaches the agent on the spoke (customized variable, image through the registries), the
+ * ManagedClusterAddOn's configReferences show it, and a changed config rolls the agent.
+ */
+describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cluster-gateway', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let config: LabConfig;
+  let kubeconfig: string;
+  const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
+  const ok = async (context: string, args: string[], input?: string) => {
+    const r = await k(context, args, input);
+    if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const json = async <T>(context: string, args: string[]) => JSON.parse(await ok(context, [...args, '-o', 'json'])) as T;
+  const mca = (cluster: string, addon: string) => json<Mca>('hub', ['-n', cluster, 'get', MCA, addon]);
+  const deployment = (cluster: string, ns: string, name: string) => json<Deployment>(cluster, ['-n', ns, 'get', 'deployment', name]);
+  const adcRef = (m: Mca) => m.status?.configReferences?.find((r) => r.resource === 'addondeploymentconfigs');
+  /** The config's desired hash once it is applied (lastAppliedConfig equals desiredConfig, for this config). */
+  const appliedHash = (cluster: string, addon: string, name: string, notHash?: string) =>
+    waitUntil(
+      async () => {
+        const ref = adcRef(await mca(cluster, addon));
+        const h = ref?.desiredConfig?.specHash;
+        return ref?.desiredConfig?.name === name && h && h !== notHash && ref.lastAppliedConfig?.specHash === h ? h : undefined;
+      },
+      `${cluster}/${addon}: lastAppliedConfig = desiredConfig of AddOnDeploymentConfig ${name}`,
+      120_000,
+    );
+  /** The spoke Deployment once it runs what `hash` rendered, every replica updated and ready. */
+  const rolledOut = (cluster: string, ns: string, name: string, hash: string) =>
+    waitUntil(
+      async () => {
+        const d = await deployment(cluster, ns, name);
+        const s = d.status ?? {};
+        const done = d.spec.template.metadata.annotations?.[HASH_ANNOTATION] === hash && s.observedGeneration === d.metadata.generation && s.updatedReplicas === d.spec.replicas && s.readyReplicas === d.spec.replicas;
+        return done ? d : undefined;
+      },
+      `${cluster}: Deployment ${ns}/${name} rolled out with config hash ${hash.slice(0, 12)}`,
+      180_000,
+      1_000,
+    );
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('adc');
+    const labFile = path.join(home.home, 'lab.yaml');
+    config = { ...testLabConfig('e2e-adc', { addons: [...DEFAULT_ADDONS] }), source: labFile };
+    await fs.writeFile(labFile, renderLabConfig(config));
+    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+  });
+
+  afterAll(async () => {
+    await downLab(config).catch(() => undefined);
+    await home.cleanup();
+  });
+
+  it('every ClusterManagementAddOn of ours declares AddOnDeploymentConfig in supportedConfigs', async () => {
+    for (const addon of ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']) {
+      const cma = await json<{ spec: { supportedConfigs?: { group: string; resource: string }[] } }>('hub', ['get', CMA, addon]);
+      expect(cma.spec.supportedConfigs, addon).toContainEqual(expect.objectContaining({ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }));
+    }
+  });
+
+  it('cluster-proxy: a per-cluster config sets the agent replicas, image, resources and namespace, on that cluster only; a change rolls the agent', async () => {
+    await ok('hub', ['apply', '-f', '-'], adcYaml('cluster1', 'proxy-agent', { replicas: '2' }, "  resourceRequirements: [{containerID: 'deployments:*:proxy-agent', resources: {requests: {cpu: 5m}}}]\n"));
+    await ok('hub', ['-n', 'cluster1', 'patch', MCA, 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'proxy-agent' }] } })]);
+    const hash = await appliedHash('cluster1', 'cluster-proxy', 'proxy-agent');
+    const d = await rolledOut('cluster1', DEFAULT_AGENT_NS, 'cluster-proxy-proxy-agent', hash);
+    expect(d.spec.replicas).toBe(2);
+    await waitUntil(async () => ((await k('cluster1', ['get', 'namespace', PROXY_NS])).exitCode !== 0 ? true : undefined), `namespace ${PROXY_NS} removed from cluster1`, 120_000);
+    expect((await mca('cluster1', 'cluster-proxy')).status?.namespace).toBe(DEFAULT_AGENT_NS);
+    expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
+    expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '5m' } });
+    const other = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
+    expect(other.spec.template.spec.containers[0]!.image).toBe('ocm-lab:dev');
+    expect(other.spec.template.metadata.annotations?.[HASH_ANNOTATION]).toBeUndefined();
+    expect((await mca('cluster1', 'cluster-proxy')).status?.conditions?.find((c) => c.type === 'Configured')?.status).toBe('True');
+
+    await ok('hub', ['apply', '-f', '-'], adcYaml('cluster1', 'proxy-agent', { replicas: '1' }));
+    const changed = await appliedHash('cluster1', 'cluster-proxy', 'proxy-agent', hash);
+    const rolled = await rolledOut('cluster1', DEFAULT_AGENT_NS, 'cluster-proxy-proxy-agent', changed);
+    expect(rolled.spec.replicas).toBe(1);
+    expect(rolled.metadata.generation).toBeGreaterThan(d.metadata.generation);
+    expect(rolled.spec.template.spec.containers[0]!.resources ?? {}).toEqual({});
+  });
+
+  it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster; a change rolls the agents', async () => {
+    const keepNs = '  agentInstallNamespace: ""\n';
+    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '1s' }, keepNs));
+    await ok('hub', ['patch', CMA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', defaultConfig: { namespace: CONFIG_NS, name: 'msa-default' } }] } })]);
+    const first: Record<string, Deployment> = {};
+    for (const cluster of ['cluster1', 'cluster2']) {
+      const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default');
+      const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
+      expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
+      expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=1s');
+      first[cluster] = d;
+    }
+    // The default survives the manager's next passes (it keeps a default a user set).
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(JSON.stringify((await json<{ spec: unknown }>('hub', ['get', CMA, 'managed-serviceaccount'])).spec)).toContain('msa-default');
+
+    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '3s' }, keepNs));
+    for (const cluster of ['cluster1', 'cluster2']) {
+      const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default', first[cluster]!.spec.template.metadata.annotations?.[HASH_ANNOTATION]);
+      const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
+      expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=3s');
+      expect(d.metadata.generation).toBeGreaterThan(first[cluster]!.metadata.generation);
+    }
+  });
+
+  it('cluster-gateway: nothing runs on the clusters, so a config is applied at once and its variable works on the hub', async () => {
+    await ok('hub', ['apply', '-f', '-'], adcYaml('cluster2', 'gateway', { probeTimeout: '3s' }));
+    await ok('hub', ['-n', 'cluster2', 'patch', MCA, 'cluster-gateway', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'gateway' }] } })]);
+    await appliedHash('cluster2', 'cluster-gateway', 'gateway');
+    await waitUntil(async () => ((await mca('cluster2', 'cluster-gateway')).status?.conditions?.find((c) => c.type === 'Available')?.status === 'True' ? true : undefined), 'cluster-gateway Available on cluster2', 60_000);
+  });
+
+  it('a config that does not exist or has a bad variable leaves the agent as it was and says why', async () => {
+    const before = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
+    await ok('hub', ['-n', 'cluster2', 'patch', MCA, 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'missing' }] } })]);
+    const configured = await waitUntil(
+      async () => {
+        const c = (await mca('cluster2', 'cluster-proxy')).status?.conditions?.find((x) => x.type === 'Configured');
+        return c?.status === 'False' ? c : undefined;
+      },
+      'Configured=False for a missing config',
+      60_000,
+    );
+    expect(configured.message).toMatch(/AddOnDeploymentConfig cluster2\/missing does not exist/);
+
+    await ok('hub', ['apply', '-f', '-'], adcYaml('cluster2', 'missing', { replicas: 'many' }));
+    await waitUntil(
+      async () => ((await mca('cluster2', 'cluster-proxy')).status?.conditions?.find((x) => x.type === 'Configured')?.message.includes('replicas="many"') ? true : undefined),
+      'Configured names the bad variable',
+      60_000,
+    );
+    const after = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
+    expect(after.metadata.generation).toBe(before.metadata.generation);
+  });
+});
