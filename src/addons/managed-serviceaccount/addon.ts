@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
@@ -124,10 +125,7 @@ async function watchTtls(hub: KubeClient, ttl: TtlDeletions, signal: AbortSignal
     } catch (err) {
       if (!signal.aborted) log(`watch of ManagedServiceAccounts for their TTLs: ${(err as Error).message}; listing again`);
     }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 1000);
-      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-    });
+    await delay(1000, undefined, { signal }).catch(() => undefined);
   }
 }
 

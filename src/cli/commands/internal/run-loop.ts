@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /** A log line with a timestamp, on stderr (the nodelet keeps it as the container log). */
 export function stamp(line: string): void {
   process.stderr.write(`${new Date().toISOString()} ${line}\n`);
@@ -20,9 +22,7 @@ export async function repeat(signal: AbortSignal, intervalMs: number, pass: () =
     } catch (err) {
       stamp(`pass failed: ${(err as Error).message}`);
     }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, intervalMs);
-      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-    });
+    // timers/promises drops its abort listener when the timer fires: one added per pass would pile up.
+    await delay(intervalMs, undefined, { signal }).catch(() => undefined);
   }
 }
