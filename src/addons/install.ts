@@ -9,15 +9,17 @@ import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
+import { HELLOWORLD } from './helloworld/constants.js';
 
-export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY;
-export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY];
+export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
+export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
 
 /** The CRD each addon brings (cluster-gateway has none: its API is aggregated, not stored). */
 const CRD_FILES: Record<LabAddon, string | null> = {
   [CLUSTER_PROXY]: 'managedproxyconfigurations.yaml',
   [MANAGED_SERVICEACCOUNT]: 'managedserviceaccounts.yaml',
   [CLUSTER_GATEWAY]: null,
+  [HELLOWORLD]: null,
 };
 
 /** `manifests/crds/` of the package (next to dist/ and src/). */

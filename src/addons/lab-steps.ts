@@ -8,6 +8,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { apiServiceAvailable, installGatewayServer } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
+import { enabledPerCluster, ensureManagedClusterAddOns } from './enablement.js';
 import { installUpstreamAddon, runsUpstream, waitForUpstreamAgents, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE, type UpstreamAddon } from './upstream/index.js';
 
 function labAddons(ctx: InstallContext): LabAddon[] {
@@ -64,6 +65,8 @@ export function addonSteps(): Step<InstallContext>[] {
               const crd = await installAddonCrd(client, addon);
               const changed = await installAddonManager(client, addon, hub.internalAddress);
               if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client)));
+              // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke.
+              if (enabledPerCluster(addon)) changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));
               progress(changed.length ? changed.join(', ') : 'manager in place');
               await waitForAddonAvailable(client, addon, spokes, {
                 timeoutMs: timeoutOf(c),

@@ -1,7 +1,8 @@
 import { KUBERNETES_RELEASES } from '../provision/versions.js';
 
-export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway';
-export const ADDON_NAMES = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] as const satisfies readonly AddonName[];
+/** helloworld: the addon-framework's example addon (seed 003), ocm-lab's build only, not in the default set. */
+export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'helloworld';
+export const ADDON_NAMES = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway', 'helloworld'] as const satisfies readonly AddonName[];
 
 /** Whose build of an addon a lab runs: ours (TypeScript) or upstream's Go one, for the conformance matrix. */
 export type AddonImplementation = 'ocm-lab' | 'upstream';

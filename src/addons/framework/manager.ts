@@ -245,7 +245,7 @@ export class AddonManager {
         (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
       );
     let mcas = await listed();
-    const missing = [...clusterNames].filter((c) => !mcas.some((m) => m.metadata.namespace === c));
+    const missing = this.addon.install === 'Manual' ? [] : [...clusterNames].filter((c) => !mcas.some((m) => m.metadata.namespace === c));
     for (const cluster of missing) {
       try {
         await this.hub.post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {

@@ -29,6 +29,12 @@ export interface AddonDefinition {
   /** Namespace on every managed cluster where the agent runs. */
   installNamespace: string;
   /**
+   * Which clusters get the addon: `AllClusters` (default) — the manager creates a
+   * ManagedClusterAddOn on every accepted cluster; `Manual` — only clusters someone gave one
+   * (`ocm-lab addon enable`, as `clusteradm addon enable` does) are served.
+   */
+  install?: 'AllClusters' | 'Manual';
+  /**
    * The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`.
    * `values` come from the cluster's AddOnDeploymentConfig; the framework then applies the
    * config's registries, node placement, proxy, resources and install namespace to the objects.

@@ -1,10 +1,13 @@
 import type { CommandModule } from 'yargs';
+import { disableAddon, enableAddon, knownAddon, listedAddons, spokeAdminClient } from '../../addons/enablement.js';
 import { hubClientFor } from '../../addons/hub-client.js';
-import { addonStates, LAB_ADDONS } from '../../addons/install.js';
+import { addonStates } from '../../addons/install.js';
 import { loadLabConfig, spokeClusters } from '../../config/index.js';
+import { InvalidInputError } from '../../errors.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
 type ListArgs = GlobalOptions & { addon?: string[] };
+type ToggleArgs = GlobalOptions & { name: string; cluster?: string[]; timeout: number };
 
 const listCommand: CommandModule<GlobalOptions, ListArgs> = {
   command: 'list',
@@ -12,10 +15,10 @@ const listCommand: CommandModule<GlobalOptions, ListArgs> = {
   builder: (y) => y.option('addon', { type: 'string', array: true, describe: 'only these addons' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    const addons = argv.addon?.length ? argv.addon : LAB_ADDONS.filter((a) => (config.addons as string[]).includes(a));
     const clusters = spokeClusters(config).map((c) => c.name);
     const hub = await hubClientFor(config);
     try {
+      const addons = argv.addon?.length ? argv.addon : await listedAddons(hub, config.addons);
       const rows = (await Promise.all(addons.map((a) => addonStates(hub, a, clusters)))).flat();
       emit(argv, rows, (r) =>
         renderTable(
@@ -29,10 +32,66 @@ const listCommand: CommandModule<GlobalOptions, ListArgs> = {
   },
 };
 
+const toggleOptions = <T>(y: import('yargs').Argv<T>) =>
+  y
+    .positional('name', { type: 'string', demandOption: true, describe: 'the addon, e.g. helloworld' })
+    .option('cluster', { type: 'string', array: true, describe: 'a managed cluster (repeatable); default: every managed cluster' })
+    .option('timeout', { type: 'number', default: 180, describe: 'seconds to wait' });
+
+function timeoutMs(seconds: number): number {
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidInputError(`--timeout ${seconds}: give a positive number of seconds`);
+  return seconds * 1000;
+}
+
+const progressLine = (line: string) => process.stderr.write(`${line}\n`);
+
+const enableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
+  command: 'enable <name>',
+  describe: 'install an addon on managed clusters and wait until it is Available (like clusteradm addon enable)',
+  builder: (y) => toggleOptions(y) as never,
+  handler: async (argv) => {
+    const addon = knownAddon(argv.name);
+    const wait = timeoutMs(argv.timeout);
+    const config = await loadLabConfig(argv.config);
+    const hub = await hubClientFor(config);
+    try {
+      const result = await enableAddon(hub, { addon, spokes: spokeClusters(config).map((c) => c.name), clusters: argv.cluster, timeoutMs: wait, progress: progressLine });
+      emit(argv, result, (r) => renderTable(['NAME', 'CLUSTER', 'AVAILABLE'], r.states.map((s) => [s.addon, s.cluster, s.available ? 'True' : 'False'])));
+    } finally {
+      hub.close();
+    }
+  },
+};
+
+const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
+  command: 'disable <name>',
+  describe: 'remove an addon from managed clusters; its manager goes when no cluster has it left',
+  builder: (y) => toggleOptions(y) as never,
+  handler: async (argv) => {
+    const addon = knownAddon(argv.name);
+    const wait = timeoutMs(argv.timeout);
+    const config = await loadLabConfig(argv.config);
+    const hub = await hubClientFor(config);
+    try {
+      const result = await disableAddon(hub, {
+        addon,
+        spokes: spokeClusters(config).map((c) => c.name),
+        clusters: argv.cluster,
+        spokeClient: (cluster) => spokeAdminClient(config, cluster),
+        timeoutMs: wait,
+        progress: progressLine,
+      });
+      emit(argv, result, (r) => `${r.addon} disabled on ${r.disabledOn.join(', ')}${r.managerRemoved ? `; no cluster has it left: manager and ClusterManagementAddOn removed` : ''}`);
+    } finally {
+      hub.close();
+    }
+  },
+};
+
 /** `ocm-lab addon …`. */
 export const addonCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'addon <command>',
-  describe: 'the lab addons (list)',
-  builder: (y) => y.command(listCommand).demandCommand(1, 'name an addon command: list'),
+  describe: 'the lab addons (list, enable, disable)',
+  builder: (y) => y.command(listCommand).command(enableCommand).command(disableCommand).demandCommand(1, 'name an addon command: list, enable, disable'),
   handler: () => undefined,
 };

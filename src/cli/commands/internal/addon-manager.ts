@@ -4,6 +4,7 @@ import { AddonManager } from '../../../addons/framework/manager.js';
 import { clusterProxyAddon } from '../../../addons/cluster-proxy/addon.js';
 import { managedServiceAccountAddon } from '../../../addons/managed-serviceaccount/addon.js';
 import { clusterGatewayAddon } from '../../../addons/cluster-gateway/addon.js';
+import { HELLOWORLD, helloworldAddon } from '../../../addons/helloworld/index.js';
 import { InvalidInputError } from '../../../errors.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 import { repeat, runUntilSignal, stamp } from './run-loop.js';
@@ -20,7 +21,7 @@ export const addonManagerCommand: CommandModule<object, Args> = {
   describe: 'run the hub manager of an ocm-lab addon',
   builder: (y) =>
     y
-      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy, managed-serviceaccount or cluster-gateway' })
+      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy, managed-serviceaccount, cluster-gateway or helloworld' })
       .option('proxy-entrypoint-host', { type: 'string', describe: 'cluster-proxy: hub address the agents dial (the default Hostname entrypoint)' })
       .option('resync-interval', { type: 'string', default: '2s', describe: 'time between reconcile passes' }) as never,
   handler: async (a) => {
@@ -32,8 +33,10 @@ export const addonManagerCommand: CommandModule<object, Args> = {
       addon = managedServiceAccountAddon(stamp);
     } else if (a.addon === 'cluster-gateway') {
       addon = clusterGatewayAddon(stamp);
+    } else if (a.addon === HELLOWORLD) {
+      addon = helloworldAddon();
     } else {
-      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount, cluster-gateway`);
+      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount, cluster-gateway, helloworld`);
     }
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const manager = new AddonManager(await inPodClient('addon-manager'), addon, stamp);

@@ -12,6 +12,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
   'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
   'managed-serviceaccount-agent': async () => (await import('./msa-agent.js')).msaAgentCommand,
+  'helloworld-agent': async () => (await import('./helloworld-agent.js')).helloworldAgentCommand,
   'cluster-gateway': async () => (await import('./cluster-gateway.js')).clusterGatewayCommand,
   'vpc-gateway': async () => (await import('./vpc-gateway.js')).vpcGatewayCommand,
 };

@@ -1,0 +1,82 @@
+import { OCM_LAB_IMAGE } from '../../image.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { ADDON_API } from '../framework/names.js';
+import { hubKubeconfigSecretName } from '../framework/names.js';
+import type { AddonDefinition, PolicyRule } from '../framework/types.js';
+import { HELLOWORLD, HELLOWORLD_AGENT_DEPLOYMENT, HELLOWORLD_AGENT_SERVICE_ACCOUNT, HELLOWORLD_NAMESPACE } from './constants.js';
+
+const HUB_KUBECONFIG_DIR = '/var/run/hub';
+
+/** On the hub, in the cluster's namespace: read its ConfigMaps, and its own ManagedClusterAddOn (to stop copying while it is being deleted). */
+export const HELLOWORLD_HUB_PERMISSIONS: PolicyRule[] = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [ADDON_API.split('/')[0]!], resources: ['managedclusteraddons'], verbs: ['get', 'list', 'watch'] },
+];
+
+/**
+ * The agent on one cluster: its ServiceAccount, a Role to write ConfigMaps in the install
+ * namespace only (upstream's example binds cluster-admin; the copies need no more than this),
+ * and the Deployment running `ocm-lab internal helloworld-agent` with the hub kubeconfig the
+ * cluster's registration agent writes.
+ */
+export function helloworldAgentManifests(cluster: string, namespace: string = HELLOWORLD_NAMESPACE): KubeObject[] {
+  const labels = { app: HELLOWORLD_AGENT_DEPLOYMENT };
+  const roleName = 'open-cluster-management:helloworld:agent';
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: roleName, namespace },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: roleName, namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+      subjects: [{ kind: 'ServiceAccount', name: HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace }],
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: HELLOWORLD_AGENT_DEPLOYMENT, namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: HELLOWORLD_AGENT_SERVICE_ACCOUNT,
+            containers: [
+              {
+                name: 'helloworld-agent',
+                image: OCM_LAB_IMAGE,
+                args: ['internal', 'helloworld-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`, `--addon-namespace=${namespace}`],
+                volumeMounts: [{ name: 'hub-config', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
+              },
+            ],
+            volumes: [{ name: 'hub-config', secret: { secretName: hubKubeconfigSecretName(HELLOWORLD) } }],
+          },
+        },
+      },
+    },
+  ];
+}
+
+/** helloworld on our framework: an agent per cluster with its own hub credentials; Available when the agent Deployment is. */
+export function helloworldAddon(): AddonDefinition {
+  return {
+    name: HELLOWORLD,
+    displayName: 'helloworld',
+    description: 'copies the ConfigMaps of a cluster’s namespace on the hub to the cluster (the addon-framework example)',
+    installNamespace: HELLOWORLD_NAMESPACE,
+    // Enabled per cluster (`ocm-lab addon enable`), not on every cluster.
+    install: 'Manual',
+    healthCheck: 'DeploymentAvailability',
+    hubPermissions: HELLOWORLD_HUB_PERMISSIONS,
+    async agentManifests(cluster) {
+      return helloworldAgentManifests(cluster);
+    },
+  };
+}
