@@ -1,8 +1,11 @@
 import type { CommandModule } from 'yargs';
 import { disableAddon, enableAddon, knownAddon, listedAddons, spokeAdminClient } from '../../addons/enablement.js';
+import { isDevAddon, removeDevAddon } from '../../addons/dev/remove.js';
+import { addonDevCommand } from './addon-dev.js';
+import { addonNewCommand } from './addon-new.js';
 import { hubClientFor } from '../../addons/hub-client.js';
 import { addonStates } from '../../addons/install.js';
-import { loadLabConfig, spokeClusters } from '../../config/index.js';
+import { ADDON_NAMES, loadLabConfig, spokeClusters } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
@@ -68,11 +71,17 @@ const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
   describe: 'remove an addon from managed clusters; its manager goes when no cluster has it left',
   builder: (y) => toggleOptions(y) as never,
   handler: async (argv) => {
-    const addon = knownAddon(argv.name);
     const wait = timeoutMs(argv.timeout);
     const config = await loadLabConfig(argv.config);
     const hub = await hubClientFor(config);
     try {
+      // An addon loaded by `addon dev` is not one ocm-lab knows by name: it goes as a whole.
+      if (!(ADDON_NAMES as readonly string[]).includes(argv.name) && (await isDevAddon(hub, argv.name))) {
+        const removed = await removeDevAddon(hub, argv.name, { timeoutMs: wait, progress: progressLine });
+        emit(argv, { addon: argv.name, removed }, (r) => `${r.addon} (loaded by addon dev) removed from the hub and every cluster`);
+        return;
+      }
+      const addon = knownAddon(argv.name);
       const result = await disableAddon(hub, {
         addon,
         spokes: spokeClusters(config).map((c) => c.name),
@@ -91,7 +100,14 @@ const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
 /** `ocm-lab addon …`. */
 export const addonCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'addon <command>',
-  describe: 'the lab addons (list, enable, disable)',
-  builder: (y) => y.command(listCommand).command(enableCommand).command(disableCommand).demandCommand(1, 'name an addon command: list, enable, disable'),
+  describe: 'the lab addons (list, enable, disable), and your own (new, dev)',
+  builder: (y) =>
+    y
+      .command(listCommand)
+      .command(enableCommand)
+      .command(disableCommand)
+      .command(addonNewCommand)
+      .command(addonDevCommand)
+      .demandCommand(1, 'name an addon command: list, enable, disable, new, dev'),
   handler: () => undefined,
 };

@@ -15,6 +15,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'helloworld-agent': async () => (await import('./helloworld-agent.js')).helloworldAgentCommand,
   'cluster-gateway': async () => (await import('./cluster-gateway.js')).clusterGatewayCommand,
   'vpc-gateway': async () => (await import('./vpc-gateway.js')).vpcGatewayCommand,
+  'run-addon': async () => (await import('./run-addon.js')).runAddonCommand,
 };
 
 /** The internal command named `name`, or all of them (for help and unknown names). */

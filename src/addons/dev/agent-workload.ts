@@ -1,0 +1,83 @@
+import { OCM_LAB_IMAGE } from '../../image.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { hubKubeconfigSecretName } from '../framework/names.js';
+import { AGENT_ENV, AGENT_FILE, agentCodeConfigMapName, agentDeploymentName, CODE_HASH_ANNOTATION, CODE_MOUNT, codeHash, DEV_ADDON_LABEL } from './names.js';
+
+export interface AgentBundle {
+  code: string;
+  hash: string;
+}
+
+/**
+ * The agent bundle the manager delivers on this pass. `internal run-addon` sets it from the hub
+ * before each pass; the manager module reaches it through `ocm-lab/addon-framework`, which the
+ * bundle imports from our image, so both see this one module.
+ */
+let current: AgentBundle | null = null;
+
+export function setAgentBundle(code: string): AgentBundle {
+  current = { code, hash: codeHash(code) };
+  return current;
+}
+
+export function agentBundle(): AgentBundle | null {
+  return current;
+}
+
+const HUB_KUBECONFIG_DIR = '/etc/hub';
+
+export interface AgentWorkloadOptions {
+  addon: string;
+  cluster: string;
+  installNamespace: string;
+  /** Mount the hub kubeconfig the registration agent writes (the addon declares hubPermissions). */
+  hubAccess: boolean;
+  /** Defaults to the bundle `internal run-addon` loaded from the hub. */
+  bundle?: AgentBundle;
+}
+
+/**
+ * The agent's objects on one cluster: its namespace, its code in a ConfigMap named after the
+ * bundle's hash, and a Deployment of our image that runs it. The hash is also a pod-template
+ * annotation, so every new bundle rolls the agent (Recreate: an old agent never outlives a new one).
+ */
+export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
+  const bundle = o.bundle ?? current ?? { code: '', hash: 'unbuilt' };
+  const labels = { app: agentDeploymentName(o.addon), [DEV_ADDON_LABEL]: o.addon };
+  const codeName = agentCodeConfigMapName(o.addon, bundle.hash);
+  const env = [
+    { name: AGENT_ENV.addonName, value: o.addon },
+    { name: AGENT_ENV.clusterName, value: o.cluster },
+    { name: AGENT_ENV.installNamespace, value: o.installNamespace },
+    { name: AGENT_ENV.codeHash, value: bundle.hash },
+    ...(o.hubAccess ? [{ name: AGENT_ENV.hubKubeconfig, value: `${HUB_KUBECONFIG_DIR}/kubeconfig` }] : []),
+  ];
+  const volumeMounts = [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }, ...(o.hubAccess ? [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }] : [])];
+  const volumes = [
+    { name: 'code', configMap: { name: codeName } },
+    // Written by the cluster's registration agent once the manager approved the agent's CSR.
+    ...(o.hubAccess ? [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(o.addon) } }] : []),
+  ];
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } }, data: { [AGENT_FILE]: bundle.code } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: agentDeploymentName(o.addon), namespace: o.installNamespace, labels },
+      spec: {
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: { app: agentDeploymentName(o.addon) } },
+        template: {
+          metadata: { labels, annotations: { [CODE_HASH_ANNOTATION]: bundle.hash } },
+          spec: {
+            terminationGracePeriodSeconds: 2,
+            containers: [{ name: 'agent', image: OCM_LAB_IMAGE, args: ['internal', 'run-addon', `--agent=${CODE_MOUNT}/${AGENT_FILE}`], env, volumeMounts }],
+            volumes,
+          },
+        },
+      },
+    },
+  ];
+}

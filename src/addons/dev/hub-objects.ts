@@ -1,0 +1,77 @@
+import { OCM_LAB_IMAGE } from '../../image.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
+import type { AddonBundles } from './build.js';
+import { AGENT_FILE, agentCodeHubConfigMapName, CODE_HASH_ANNOTATION, CODE_MOUNT, DEV_ADDON_LABEL, MANAGER_FILE, managerCodeConfigMapName, managerDeploymentName } from './names.js';
+
+/**
+ * What a dev addon's manager may do on the hub: what the framework's AddonManager does (addon API,
+ * ManifestWorks, CSR approval, hub RBAC for its agents), and read its agent's code.
+ */
+export const DEV_MANAGER_RULES = [
+  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
+  { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
+  { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
+  { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },
+  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+export const managerRoleName = (addon: string) => `open-cluster-management:${addon}-addon-manager`;
+
+/**
+ * The hub side of a dev addon: the manager's identity, its code (manager bundle mounted from a
+ * ConfigMap named after its hash; agent bundle in a ConfigMap the manager reads every pass) and its
+ * Deployment, whose pod-template annotation carries the manager bundle's hash. An agent-only change
+ * therefore leaves the manager running: it picks the new agent up on its next pass.
+ */
+export function devHubObjects(addon: string, bundles: Pick<AddonBundles, 'manager' | 'agent'>): KubeObject[] {
+  const name = managerDeploymentName(addon);
+  const ns = ADDON_MANAGER_NAMESPACE;
+  const labels = { [DEV_ADDON_LABEL]: addon };
+  const podLabels = { app: name, ...labels };
+  const codeName = managerCodeConfigMapName(addon, bundles.manager.hash);
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: managerRoleName(addon), labels }, rules: DEV_MANAGER_RULES },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: managerRoleName(addon), labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: managerRoleName(addon) },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: agentCodeHubConfigMapName(addon), namespace: ns, labels }, data: { [AGENT_FILE]: bundles.agent.code } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: codeName, namespace: ns, labels }, data: { [MANAGER_FILE]: bundles.manager.code } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ns, labels: podLabels },
+      spec: {
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: podLabels, annotations: { [CODE_HASH_ANNOTATION]: bundles.manager.hash } },
+          spec: {
+            serviceAccountName: name,
+            terminationGracePeriodSeconds: 2,
+            containers: [
+              {
+                name: 'manager',
+                image: OCM_LAB_IMAGE,
+                args: ['internal', 'run-addon', `--module=${CODE_MOUNT}/${MANAGER_FILE}`, `--agent-code=${ns}/${agentCodeHubConfigMapName(addon)}`],
+                volumeMounts: [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }],
+              },
+            ],
+            volumes: [{ name: 'code', configMap: { name: codeName } }],
+          },
+        },
+      },
+    },
+  ];
+}
