@@ -144,7 +144,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   const { addon } = options;
   if (!enabledPerCluster(addon)) {
     throw new InvalidInputError(`${addon} cannot be disabled: its manager installs it on every managed cluster of the lab`, {
-      hint: `remove it from 'addons:' in the lab file (ocm-lab down, then up), or disable one of: ${Object.keys(PER_CLUSTER_ADDONS).join(', ')}`,
+      hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${Object.keys(PER_CLUSTER_ADDONS).join(', ')}`,
     });
   }
   const clusters = chosenClusters(options.clusters, options.spokes);
