@@ -10,6 +10,7 @@ import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { HELLOWORLD } from './helloworld/constants.js';
+import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
 
 export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
 export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
@@ -48,21 +49,9 @@ export function managerName(addon: LabAddon): string {
   return `${addon}-addon-manager`;
 }
 
-/**
- * What an addon manager may do on the hub. It grants its agents hub permissions in
- * cluster namespaces, hence `bind`/`escalate` on Roles; it approves only
- * kube-apiserver-client CSRs.
- */
+/** What the managers of our addons may do on the hub: the framework's rules, and what each addon's own hub work needs. */
 const MANAGER_RULES = [
-  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
-  // The AddOnDeploymentConfigs the framework's manager applies to the agents.
-  { apiGroups: ['addon.open-cluster-management.io'], resources: ['addondeploymentconfigs'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
-  { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },
-  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
+  ...FRAMEWORK_MANAGER_RULES,
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
   // OCM's ocm-tls-profile ConfigMap, which cluster-proxy's manager turns into the proxy-server's TLS flags.

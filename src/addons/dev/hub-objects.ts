@@ -2,6 +2,7 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { AddonBundles } from './build.js';
+import { FRAMEWORK_MANAGER_RULES } from '../framework/manager-rules.js';
 import { AGENT_FILE, agentCodeHubConfigMapName, CODE_HASH_ANNOTATION, CODE_MOUNT, DEV_ADDON_LABEL, MANAGER_FILE, managerCodeConfigMapName, managerDeploymentName } from './names.js';
 
 /**
@@ -9,13 +10,7 @@ import { AGENT_FILE, agentCodeHubConfigMapName, CODE_HASH_ANNOTATION, CODE_MOUNT
  * ManifestWorks, CSR approval, hub RBAC for its agents), and read its agent's code.
  */
 export const DEV_MANAGER_RULES = [
-  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
-  { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
-  { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
-  { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },
-  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
+  ...FRAMEWORK_MANAGER_RULES,
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
