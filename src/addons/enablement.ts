@@ -9,7 +9,7 @@ import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, h
 import { hubPermissionObjects } from './framework/manager.js';
 import { helloworldAddon } from './helloworld/addon.js';
 import { copiesConfigMap } from './helloworld/copier.js';
-import { HELLOWORLD, HELLOWORLD_NAMESPACE, SYNCED_FROM_HUB_LABEL } from './helloworld/constants.js';
+import { HELLOWORLD_NAMESPACE, SYNCED_FROM_HUB_LABEL } from './helloworld/constants.js';
 import { installAddonManager, managerName, managerObjects, waitForAddonAvailable, type AddonClusterState } from './install.js';
 
 /**
@@ -20,11 +20,11 @@ import { installAddonManager, managerName, managerObjects, waitForAddonAvailable
  * them and waits, and disable is refused (they come and go with the lab file's `addons:`).
  */
 
-/** Addons enabled cluster by cluster (Manual install strategy), with where their agents run. */
-const PER_CLUSTER_ADDONS: Partial<Record<AddonName, { installNamespace: string }>> = { [HELLOWORLD]: { installNamespace: HELLOWORLD_NAMESPACE } };
+/** Addons enabled cluster by cluster: those whose definition says `install: 'Manual'`, by name. */
+const PER_CLUSTER_ADDONS = new Map([helloworldAddon()].filter((d) => d.install === 'Manual').map((d) => [d.name as AddonName, d]));
 
 export function enabledPerCluster(addon: AddonName): boolean {
-  return addon in PER_CLUSTER_ADDONS;
+  return PER_CLUSTER_ADDONS.has(addon);
 }
 
 /** The addon named on the command line, or exit 2 listing the addons ocm-lab knows. */
@@ -47,7 +47,7 @@ const mcaRef = (addon: string, cluster: string) => ({ apiVersion: ADDON_API, kin
 
 /** Creates the addon's ManagedClusterAddOn in each cluster's namespace that has none; returns the clusters where it was created. */
 export async function ensureManagedClusterAddOns(hub: KubeClient, addon: AddonName, clusters: readonly string[]): Promise<string[]> {
-  const installNamespace = PER_CLUSTER_ADDONS[addon]?.installNamespace;
+  const installNamespace = PER_CLUSTER_ADDONS.get(addon)?.installNamespace;
   const created: string[] = [];
   for (const cluster of clusters) {
     const ref = mcaRef(addon, cluster);
@@ -144,7 +144,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   const { addon } = options;
   if (!enabledPerCluster(addon)) {
     throw new InvalidInputError(`${addon} cannot be disabled: its manager installs it on every managed cluster of the lab`, {
-      hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${Object.keys(PER_CLUSTER_ADDONS).join(', ')}`,
+      hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${[...PER_CLUSTER_ADDONS.keys()].join(', ')}`,
     });
   }
   const clusters = chosenClusters(options.clusters, options.spokes);
@@ -152,7 +152,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   const deleted: string[] = [];
   deleted.push(...(await deleteAndWait(hub, clusters.map((c) => mcaRef(addon, c)), `removing ${addon} from ${clusters.join(', ')}`, removal)));
   await waitGone(hub, clusters.map((c) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: c } })), `the ${addon} agents leaving (their ManifestWorks)`, removal);
-  const definition = helloworldAddon();
+  const definition = PER_CLUSTER_ADDONS.get(addon)!;
   deleted.push(...(await deleteAndWait(hub, clusters.flatMap((c) => hubPermissionObjects(definition, c)), `the ${addon} agents' hub permissions`, removal)));
   for (const cluster of clusters) deleted.push(...(await removeAgentLeftovers(cluster, options, removal)));
 
@@ -207,7 +207,7 @@ export async function spokeAdminClient(config: LabConfig, cluster: string): Prom
 /** The addons `addon list` shows: those of the lab file, and any addon enabled per cluster that has its ClusterManagementAddOn on the hub. */
 export async function listedAddons(hub: KubeClient, labFileAddons: readonly AddonName[]): Promise<AddonName[]> {
   const enabled: AddonName[] = [];
-  for (const addon of Object.keys(PER_CLUSTER_ADDONS) as AddonName[]) {
+  for (const addon of PER_CLUSTER_ADDONS.keys()) {
     if (labFileAddons.includes(addon)) continue;
     if (await getOrNull(hub, objectPath({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }))) enabled.push(addon);
   }
