@@ -8,6 +8,8 @@ import type { CommandModule } from 'yargs';
 const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'proxy-server': async () => (await import('./proxy-server.js')).proxyServerCommand,
   'proxy-agent': async () => (await import('./proxy-agent.js')).proxyAgentCommand,
+  'user-server': async () => (await import('./user-server.js')).userServerCommand,
+  'service-proxy': async () => (await import('./service-proxy.js')).serviceProxyCommand,
   nodelet: async () => (await import('./nodelet.js')).nodeletCommand,
   'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
   'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
