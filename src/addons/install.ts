@@ -63,6 +63,25 @@ const MANAGER_RULES = [
   { apiGroups: ['authentication.open-cluster-management.io'], resources: ['managedserviceaccounts', 'managedserviceaccounts/status'], verbs: ['*'] },
 ];
 
+/**
+ * cluster-proxy's agents check hub users' tokens (the service proxy): TokenReview on the hub
+ * for the addon's agent group, as upstream's `cluster-proxy-addon-agent-tokenreview`.
+ */
+export const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
+function tokenReviewObjects(): KubeObject[] {
+  const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: USER_TOKEN_REVIEW_ROLE };
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: USER_TOKEN_REVIEW_ROLE }, rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: USER_TOKEN_REVIEW_ROLE },
+      roleRef,
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }],
+    },
+  ];
+}
+
 /** The manager's Deployment and identity on the hub; it runs as a pod of our image (the hub's nodelet). */
 export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[] {
   const name = managerName(addon);
@@ -80,6 +99,7 @@ export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ADDON_MANAGER_NAMESPACE }],
     },
+    ...(addon === CLUSTER_PROXY ? tokenReviewObjects() : []),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',

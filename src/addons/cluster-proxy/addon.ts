@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import { isStatus } from '../../kube/client.js';
-import { applyObject, collectionPath, setCondition, type Condition } from '../../kube/objects.js';
+import { applyObject, collectionPath, objectPath, setCondition, type Condition } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import crypto from 'node:crypto';
@@ -8,9 +8,11 @@ import { canonicalIp, isDnsName } from '../../pki/names.js';
 import { readTlsProfile, tlsProfileArgs } from '../../tunnel/tls-profile.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
-import { additionalSANs, agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, type ManagedProxyConfiguration } from './configuration.js';
+import { additionalSANs, agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, userServerAdditionalSANs, userServerEnabled, type ManagedProxyConfiguration } from './configuration.js';
 import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
 import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
+import { SERVICE_PROXY_NAMES, userServerDeployment, userServerNames, userServerService } from './user-server-manifests.js';
+import type { CertificateAuthority } from '../../pki/index.js';
 
 export interface ClusterProxyOptions {
   /** The hub address the spokes' agents dial; the default ManagedProxyConfiguration's Hostname entrypoint. */
@@ -31,8 +33,8 @@ async function ensureProxyConfiguration(hub: KubeClient, entrypointHost: string)
 }
 
 /** additionalSANs split into usable names and the ones that are neither a hostname nor an IP address. */
-function checkedAdditionalSANs(mpc: ManagedProxyConfiguration): { usable: string[]; rejected: string[] } {
-  const names = additionalSANs(mpc).map((s) => s.trim()).filter(Boolean);
+function checkedAdditionalSANs(sans: string[]): { usable: string[]; rejected: string[] } {
+  const names = sans.map((s) => s.trim()).filter(Boolean);
   const ok = (n: string) => !!canonicalIp(n) || isDnsName(n);
   return { usable: names.filter(ok), rejected: names.filter((n) => !ok(n)) };
 }
@@ -54,7 +56,31 @@ async function proxyServerTlsArgs(hub: KubeClient, issues: string[], lastGood: {
 
 const digest = (...pems: string[]) => crypto.createHash('sha256').update(pems.join('\n')).digest('hex').slice(0, 16);
 
-async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[]): Promise<void> {
+/**
+ * With `spec.userServer`: the user server's certificate (names as upstream's plus
+ * `spec.userServer.additionalSANs`), the service proxies' certificate, Service and Deployment
+ * `cluster-proxy-addon-user`. Without: the Deployment and Service go. Returns whether the
+ * user server's certificate is in place (for the UserServerSecretSigned condition).
+ */
+async function reconcileUserServer(hub: KubeClient, mpc: ManagedProxyConfiguration, ca: CertificateAuthority, tlsArgs: string[] | null, issues: string[]): Promise<boolean> {
+  const objects = [userServerService(), userServerDeployment(mpc, { tlsArgs: [], certificateDigest: '' })];
+  if (!userServerEnabled(mpc)) {
+    for (const obj of objects) await hub.delete(objectPath(obj)).catch((err: unknown) => {
+      if (!isStatus(err, 404)) issues.push(`removing ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`);
+    });
+    return false;
+  }
+  const sans = checkedAdditionalSANs(userServerAdditionalSANs(mpc));
+  if (sans.rejected.length) issues.push(`spec.userServer.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the user server's certificate)`);
+  const serving = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.userServing, { commonName: 'cluster-proxy-addon-user', usages: ['server'], ...userServerNames(sans.usable) });
+  await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, { commonName: 'cluster-proxy-service-proxy', usages: ['server'], ...SERVICE_PROXY_NAMES });
+  // The Service first: the pod's /etc/hosts names the Services that exist when it starts.
+  const apply = [userServerService(), ...(tlsArgs ? [userServerDeployment(mpc, { tlsArgs, certificateDigest: digest(serving.certPem) })] : [])];
+  for (const obj of apply) await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
+  return true;
+}
+
+async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[], userServer: boolean): Promise<void> {
   const conditions: Condition[] = [...(mpc.status?.conditions ?? [])];
   const ok = issues.length === 0;
   let changed = setCondition(conditions, ok
@@ -62,6 +88,7 @@ async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfig
     : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') });
   changed = setCondition(conditions, { type: 'ProxyServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.proxyServer} is signed by ${SECRETS.signer}` }) || changed;
   changed = setCondition(conditions, { type: 'AgentServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.agentServer} is signed by ${SECRETS.signer}` }) || changed;
+  if (userServer) changed = setCondition(conditions, { type: 'UserServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.userServing} is signed by ${SECRETS.signer}` }) || changed;
   if (changed) await hub.put(`${proxyConfigurationPath()}/status`, { ...mpc, status: { ...mpc.status, conditions } }).catch(() => undefined);
 }
 
@@ -78,13 +105,17 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
     installNamespace: PROXY_NAMESPACE,
     healthCheck: 'DeploymentAvailability',
+    // A hub identity (Secret cluster-proxy-hub-kubeconfig, as upstream's agent has): the service
+    // proxy checks hub users' tokens with it. TokenReview is cluster-scoped: its ClusterRole is
+    // bound to the addon's agent group at install (USER_TOKEN_REVIEW_ROLE), not here.
+    hubPermissions: [],
     async reconcileHub(hub) {
       await ensureNamespace(hub, PROXY_NAMESPACE);
       const mpc = await ensureProxyConfiguration(hub, options.entrypointHost);
       const ca = await ensureSignerCA(hub);
       await ensureCaSecret(hub, ca);
       const issues: string[] = [];
-      const sans = checkedAdditionalSANs(mpc);
+      const sans = checkedAdditionalSANs(additionalSANs(mpc));
       if (sans.rejected.length) issues.push(`spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the certificates)`);
       const names = proxyServerNames(agentEntrypoint(mpc).host, sans.usable);
       const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, { commonName: 'proxy-server', usages: ['server'], ...names });
@@ -95,7 +126,8 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       for (const obj of [...(tlsArgs ? [proxyServerDeployment(mpc, rollout)] : []), entrypointService()]) {
         await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
       }
-      await reportProxyConfiguration(hub, mpc, issues);
+      const userServer = await reconcileUserServer(hub, mpc, ca, tlsArgs, issues);
+      await reportProxyConfiguration(hub, mpc, issues, userServer);
     },
     async agentManifests(cluster, hub, values) {
       const mpc = await readProxyConfiguration(hub);
@@ -106,7 +138,12 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       const effective = replicas ? { ...mpc, spec: { ...mpc.spec, proxyAgent: { ...mpc.spec.proxyAgent, replicas: Number(replicas) } } } : mpc;
       const ca = await ensureSignerCA(hub);
       const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, { commonName: `cluster-proxy-agent:${cluster}`, usages: ['client'] });
-      return proxyAgentManifests(cluster, effective, cert, ca.certPem);
+      if (!userServerEnabled(mpc)) return proxyAgentManifests(cluster, effective, cert, ca.certPem);
+      const serviceProxyCert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, { commonName: 'cluster-proxy-service-proxy', usages: ['server'], ...SERVICE_PROXY_NAMES });
+      const issues: string[] = [];
+      const tlsArgs = await proxyServerTlsArgs(hub, issues, tls);
+      if (!tlsArgs) throw new Error(`the service proxy's TLS settings are unknown: ${issues.join('; ')}; fix or delete that ConfigMap`);
+      return proxyAgentManifests(cluster, effective, cert, ca.certPem, { cert: serviceProxyCert, tlsArgs, agentNamespace: values?.installNamespace ?? PROXY_NAMESPACE });
     },
   };
 }

@@ -15,6 +15,8 @@ export interface ManagedProxyConfiguration extends KubeObject {
       additionalArgs?: string[];
     };
     proxyAgent: { image?: string; replicas?: number; additionalArgs?: string[] };
+    /** Upstream's switch for the user server's certificate; here it turns on the user server and the agents' service proxies too. */
+    userServer?: { additionalSANs?: string[] };
   };
   status?: { conditions?: import('../../kube/objects.js').Condition[] };
 }
@@ -35,6 +37,8 @@ export function defaultProxyConfiguration(entrypointHost: string): ManagedProxyC
         entrypoint: { type: 'Hostname', hostname: { value: entrypointHost }, port: PROXY_PORTS.agent },
       },
       proxyAgent: { image: OCM_LAB_IMAGE, replicas: 1 },
+      // On in the lab (upstream's chart has it off): tutorials reach Services without setup.
+      userServer: {},
     },
   };
 }
@@ -59,4 +63,14 @@ export function agentEntrypoint(mpc: ManagedProxyConfiguration): { host: string;
   const host = ep?.hostname?.value;
   if (!host) throw new Error(`ManagedProxyConfiguration ${PROXY_CONFIGURATION_NAME}: spec.proxyServer.entrypoint.hostname.value is empty`);
   return { host, port: ep?.port ?? PROXY_PORTS.agent };
+}
+
+/** Whether the user server and the service proxies run: `spec.userServer` is present. */
+export function userServerEnabled(mpc: ManagedProxyConfiguration): boolean {
+  return !!mpc.spec.userServer;
+}
+
+/** `spec.userServer.additionalSANs`: extra names for the user server's certificate. */
+export function userServerAdditionalSANs(mpc: ManagedProxyConfiguration): string[] {
+  return mpc.spec.userServer?.additionalSANs ?? [];
 }

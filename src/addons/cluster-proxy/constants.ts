@@ -24,6 +24,12 @@ export const SECRETS = {
   agentClient: 'cluster-proxy-open-cluster-management.io-proxy-agent-signer-client-cert',
   /** On a spoke: ca.crt of the proxy-server. */
   agentCa: 'cluster-proxy-ca',
+  /** The user server's serving certificate, on the hub (upstream's fixed name). */
+  userServing: 'cluster-proxy-user-serving-cert',
+  /** The service proxies' serving certificate, issued on the hub… */
+  serviceProxyServer: 'cluster-proxy-service-proxy-server-cert',
+  /** …and delivered to each spoke under this name. */
+  serviceProxyAgent: 'cluster-proxy-service-proxy-server-certificates',
 } as const;
 
 /** Ports by apiserver-network-proxy's convention. */
@@ -33,3 +39,7 @@ export const PROXY_AGENT_HEALTH_PORT = 8093;
 
 /** The label selecting proxy-server pods (and the Service's selector). */
 export const PROXY_SERVER_LABELS = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-server' };
+
+/** The user server's hub Deployment and Service (upstream's `UserServerServiceName`). */
+export const USER_SERVER_NAME = 'cluster-proxy-addon-user';
+export const USER_SERVER_LABELS = { 'open-cluster-management.io/addon': CLUSTER_PROXY, component: USER_SERVER_NAME };

@@ -4,6 +4,8 @@ import { toBase64, type KubeObject } from '../../kube/objects.js';
 import type { KeyPairPem } from '../../pki/index.js';
 import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_AGENT_HEALTH_PORT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
+import { hubKubeconfigSecretName } from '../framework/names.js';
+import { serviceProxyHost, SERVICE_PROXY_PORT } from './service-routing.js';
 
 
 function secretVolume(name: string, secretName: string, mountPath: string) {
@@ -91,17 +93,74 @@ export function entrypointService(): KubeObject {
   };
 }
 
+/** What the agent pod needs to run the service proxy (present when `spec.userServer` is set). */
+export interface ServiceProxyPart {
+  /** Its serving certificate (`cluster-proxy-service-proxy-server-cert` on the hub). */
+  cert: KeyPairPem;
+  /** `--tls-min-version` / `--cipher-suites` from `ocm-tls-profile`. */
+  tlsArgs: string[];
+  /** Where the agent ends up (an AddOnDeploymentConfig may move it): the RoleBinding's subject. */
+  agentNamespace: string;
+}
+
+export const IMPERSONATOR_ROLE = 'cluster-proxy-addon-agent-impersonator';
+
+/** The service proxy's cluster RBAC on the spoke (upstream's role): check tokens, impersonate hub users. */
+function serviceProxyRbac(agentNamespace: string): KubeObject[] {
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: IMPERSONATOR_ROLE },
+      rules: [
+        { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: IMPERSONATOR_ROLE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: IMPERSONATOR_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: agentNamespace }],
+    },
+  ];
+}
+
+/**
+ * Container `service-proxy` of the agent pod (upstream's): HTTPS on 127.0.0.1:7443, reached
+ * by the agent through the tunnel as `<service-proxy host>:7443`. The hub kubeconfig Secret is
+ * optional so the tunnel does not wait for the addon's CSR; the service proxy reads it per review.
+ */
+function serviceProxyContainer(image: string, part: ServiceProxyPart) {
+  const serving = secretVolume('service-proxy-server-cert', SECRETS.serviceProxyAgent, '/server-cert');
+  const hub = { volume: { name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(CLUSTER_PROXY), optional: true } }, mount: { name: 'hub-kubeconfig', mountPath: '/etc/kubeconfig', readOnly: true } };
+  return {
+    container: {
+      name: 'service-proxy',
+      image,
+      args: ['internal', 'service-proxy', '--cert=/server-cert/tls.crt', '--key=/server-cert/tls.key', '--hub-kubeconfig=/etc/kubeconfig/kubeconfig', '--enable-impersonation=true', `--port=${SERVICE_PROXY_PORT}`, ...part.tlsArgs],
+      volumeMounts: [serving.mount, hub.mount],
+    },
+    volumes: [serving.volume, hub.volume],
+  };
+}
+
 /**
  * The agent side for one cluster: namespace, ServiceAccount (the agent needs no API access on
  * its cluster: the manager judges health from the Deployment's status), the agent's client certificate and the proxy-server CA, and Deployment
  * `cluster-proxy-proxy-agent`, which serves `host=<cluster>` and maps `<cluster>:443`
- * to the cluster's own kube-apiserver.
+ * to the cluster's own kube-apiserver; with `serviceProxy`, also the service proxy (its
+ * host as an identifier, mapped to its loopback port) and its certificate and RBAC.
  */
-export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfiguration, agentCert: KeyPairPem, caPem: string): KubeObject[] {
+export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfiguration, agentCert: KeyPairPem, caPem: string, serviceProxy?: ServiceProxyPart): KubeObject[] {
   const entry = agentEntrypoint(mpc);
   const labels = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-agent' };
   const cert = secretVolume('agent-client', SECRETS.agentClient, '/etc/agent');
   const ca = secretVolume('proxy-server-ca', SECRETS.agentCa, '/etc/ca');
+  const image = mpc.spec.proxyAgent.image ?? OCM_LAB_IMAGE;
+  const sp = serviceProxy ? serviceProxyContainer(image, serviceProxy) : null;
+  const spHost = serviceProxyHost(cluster);
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PROXY_NAMESPACE } },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE } },
@@ -113,6 +172,18 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
       data: { 'tls.crt': toBase64(agentCert.certPem), 'tls.key': toBase64(agentCert.keyPem) },
     },
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: SECRETS.agentCa, namespace: PROXY_NAMESPACE }, type: 'Opaque', data: { 'ca.crt': toBase64(caPem) } },
+    ...(serviceProxy
+      ? [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: SECRETS.serviceProxyAgent, namespace: PROXY_NAMESPACE },
+            type: 'kubernetes.io/tls',
+            data: { 'tls.crt': toBase64(serviceProxy.cert.certPem), 'tls.key': toBase64(serviceProxy.cert.keyPem) },
+          },
+          ...serviceProxyRbac(serviceProxy.agentNamespace),
+        ]
+      : []),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -127,7 +198,7 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
             containers: [
               {
                 name: 'proxy-agent',
-                image: mpc.spec.proxyAgent.image ?? OCM_LAB_IMAGE,
+                image,
                 env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
                 args: [
                   'internal',
@@ -135,11 +206,12 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
                   `--proxy-server-host=${entry.host}`,
                   `--proxy-server-port=${entry.port}`,
                   '--agent-id=$(POD_NAME)',
-                  `--agent-identifiers=host=${cluster}&host=${cluster}.${PROXY_NAMESPACE}`,
+                  `--agent-identifiers=host=${cluster}&host=${cluster}.${PROXY_NAMESPACE}${sp ? `&host=${spHost}` : ''}`,
                   '--ca-cert=/etc/ca/ca.crt',
                   '--agent-cert=/etc/agent/tls.crt',
                   '--agent-key=/etc/agent/tls.key',
                   `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
+                  ...(sp ? [`--host-mapping=${spHost}:${SERVICE_PROXY_PORT}=127.0.0.1:${SERVICE_PROXY_PORT}`] : []),
                   '--health-server-host=0.0.0.0',
                   `--health-server-port=${PROXY_AGENT_HEALTH_PORT}`,
                   ...(mpc.spec.proxyAgent.additionalArgs ?? []),
@@ -149,8 +221,9 @@ export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfigurat
                 livenessProbe: { httpGet: { path: '/healthz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
                 volumeMounts: [cert.mount, ca.mount],
               },
+              ...(sp ? [sp.container] : []),
             ],
-            volumes: [cert.volume, ca.volume],
+            volumes: [cert.volume, ca.volume, ...(sp?.volumes ?? [])],
           },
         },
       },
