@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
+import https from 'node:https';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,9 @@ const MSA_API = 'authentication.open-cluster-management.io/v1beta1';
  * Upstream parity of cluster-proxy and managed-serviceaccount (issue 14 item 4) on a lab
  * of its own: a TTL'd ManagedServiceAccount goes at its time, the
  * ManagedProxyConfiguration keeps selfSigned.additionalSANs and they are served, the
- * certificates last as upstream's, and `ocm-tls-profile` sets the proxy-server's TLS floor.
+ * certificates last as upstream's, and `ocm-tls-profile` sets the proxy-server's TLS floor;
+ * and the service proxy / user server (issue 14): a Service on cluster1 and cluster1's API
+ * server reached from the host through `cluster-proxy-addon-user` with the caller's identity.
  */
 describe('addon parity: cluster-proxy and managed-serviceaccount as upstream behaves', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
@@ -79,6 +82,25 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
   };
 
+  /** One request to the user server (through a port-forward to its Service, as a tutorial reader does). */
+  const viaUserServer = async (p: string, headers: Record<string, string | string[]> = {}, opts: tls.ConnectionOptions = {}): Promise<{ status: number; body: string }> => {
+    const ca = await secretPem('proxy-server-ca', 'ca.crt');
+    const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'svc/cluster-proxy-addon-user', 9092);
+    try {
+      return await new Promise((resolve, reject) => {
+        const req = https.get({ host: '127.0.0.1', port: forward.localPort, servername: 'localhost', path: p, ca, headers, agent: false, timeout: 20_000, ...opts }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        });
+        req.on('timeout', () => req.destroy(new Error(`GET ${p}: no answer in 20 s`)));
+        req.on('error', reject);
+      });
+    } finally {
+      await forward.stop();
+    }
+  };
+
   beforeAll(async () => {
     home = await isolatedLabHome('parity');
     const labFile = path.join(home.home, 'lab.yaml');
@@ -95,6 +117,10 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     const hubOnly = path.join(home.home, 'hub.kubeconfig');
     await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
     hub = await KubeClient.fromKubeconfig(hubOnly);
+    // The Service the user-server test reaches, made now: a pod sees Services created after it within a minute.
+    await ok('cluster1', ['create', 'namespace', 'svc-demo']);
+    await ok('cluster1', ['-n', 'svc-demo', 'create', 'deployment', 'web', '--image=ocm-lab:dev', '--port=8080', '--', 'ocm-lab', 'internal', 'test-workload', '--port=8080', '--host=0.0.0.0']);
+    await ok('cluster1', ['-n', 'svc-demo', 'expose', 'deployment', 'web', '--port=8080']);
   });
 
   afterAll(async () => {
@@ -203,5 +229,76 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       return s?.protocol === 'TLSv1.2' ? s : undefined;
     }, 'TLS 1.2 to be served again', 60_000, 2_000);
     expect(back.protocol).toBe('TLSv1.2');
+  });
+
+  it('service proxy / user server: a Service on cluster1 and its API server, reached from the host with the caller\'s identity', async () => {
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-addon-user', '--timeout=120s']);
+    await ok('cluster1', ['-n', 'svc-demo', 'rollout', 'status', 'deploy/web', '--timeout=120s']);
+    const web = await waitUntil(async () => {
+      const r = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
+      return r.status === 200 ? r : undefined;
+    }, 'GET …/services/http:web:8080/proxy-service/healthz to answer 200', 120_000, 2_000);
+    expect(web.body).toBe('ok');
+    expect((await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/web/proxy-service/healthz')).status).toBe(400);
+
+    // A hub ServiceAccount: the spoke sees it as cluster:hub:system:serviceaccount:default:viewer.
+    await ok('hub', ['-n', 'default', 'create', 'serviceaccount', 'viewer']);
+    const hubToken = (await ok('hub', ['-n', 'default', 'create', 'token', 'viewer'])).trim();
+    const pods = '/cluster1/api/v1/namespaces/svc-demo/pods';
+    const auth = { authorization: `Bearer ${hubToken}` };
+    const denied = await waitUntil(async () => {
+      const r = await viaUserServer(pods, auth);
+      return r.status === 503 ? undefined : r; // 503: the agent's hub kubeconfig is not there yet
+    }, 'a hub-user request that the service proxy can check', 90_000, 2_000);
+    expect(denied.status, denied.body).toBe(403);
+    expect(denied.body).toContain('cluster:hub:system:serviceaccount:default:viewer');
+    // The caller cannot choose the groups the agent impersonates.
+    const escalated = await viaUserServer(pods, { ...auth, 'impersonate-group': 'system:masters', 'impersonate-user': 'admin' });
+    expect(escalated.status, escalated.body).toBe(403);
+    await ok('cluster1', ['create', 'clusterrolebinding', 'hub-viewer', '--clusterrole=view', '--user=cluster:hub:system:serviceaccount:default:viewer']);
+    const allowed = await waitUntil(async () => {
+      const r = await viaUserServer(pods, auth);
+      return r.status === 200 ? r : undefined;
+    }, 'the hub viewer to be allowed to list pods on cluster1', 30_000, 1_000);
+    expect((JSON.parse(allowed.body) as { items: { metadata: { name: string } }[] }).items.some((p) => p.metadata.name.startsWith('web-'))).toBe(true);
+
+    // A token of cluster1 itself goes on unchanged (no cluster:hub: prefix); one neither knows gets 401.
+    await ok('cluster1', ['-n', 'svc-demo', 'create', 'serviceaccount', 'local']);
+    const localToken = (await ok('cluster1', ['-n', 'svc-demo', 'create', 'token', 'local'])).trim();
+    const local = await viaUserServer(pods, { authorization: `Bearer ${localToken}` });
+    expect(local.status).toBe(403);
+    expect(local.body).toContain('system:serviceaccount:svc-demo:local');
+    expect(local.body).not.toContain('cluster:hub:');
+    expect((await viaUserServer(pods, { authorization: 'Bearer not-a-token' })).status).toBe(401);
+    expect((await viaUserServer(pods)).status).toBe(401);
+
+    // The user server's certificate names what upstream's does; the Secret is upstream's.
+    const served = new crypto.X509Certificate(await secretPem('cluster-proxy-user-serving-cert', 'tls.crt'));
+    expect(served.subjectAltName).toContain('DNS:cluster-proxy-addon-user.open-cluster-management-cluster-proxy.svc');
+    expect(served.subjectAltName).toContain('IP Address:127.0.0.1');
+  });
+
+  it('ocm-tls-profile reaches the user server and the service proxy too', async () => {
+    await ok('hub', ['-n', MANAGER_NS, 'create', 'configmap', 'ocm-tls-profile', '--from-literal=minTLSVersion=VersionTLS13']);
+    try {
+      await waitUntil(async () => {
+        const args = await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-addon-user', '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
+        return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
+      }, 'the user server Deployment to get --tls-min-version=VersionTLS13', 60_000);
+      await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-addon-user', '--timeout=120s']);
+      await waitUntil(async () => {
+        const args = await ok('cluster1', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-proxy-agent', '-o', 'jsonpath={.spec.template.spec.containers[1].args}']);
+        return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
+      }, 'the service proxy on cluster1 to get --tls-min-version=VersionTLS13', 90_000);
+      await expect(viaUserServer('/cluster1/healthz', {}, { maxVersion: 'TLSv1.2' })).rejects.toThrow(/protocol version/);
+      // Through a TLS 1.3 service proxy too: the Service still answers.
+      const r = await waitUntil(async () => {
+        const x = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
+        return x.status === 200 ? x : undefined;
+      }, 'the Service through the TLS 1.3 user server and service proxy', 120_000, 2_000);
+      expect(r.body).toBe('ok');
+    } finally {
+      await ok('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
+    }
   });
 });
