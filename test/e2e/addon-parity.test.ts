@@ -291,7 +291,11 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
         return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
       }, 'the service proxy on cluster1 to get --tls-min-version=VersionTLS13', 90_000);
       await expect(viaUserServer('/cluster1/healthz', {}, { maxVersion: 'TLSv1.2' })).rejects.toThrow(/protocol version/);
-      // Through a TLS 1.3 service proxy too: the Service still answers.
+      await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
+      // The service proxy listens on the pod's loopback: asked from inside its container, it refuses TLS 1.2.
+      const probe = "require('tls').connect({host:'127.0.0.1',port:7443,rejectUnauthorized:false,maxVersion:'TLSv1.2'},function(){console.log('agreed '+this.getProtocol());this.destroy()}).on('error',e=>console.log('refused '+e.message))";
+      expect(await ok('cluster1', ['-n', PROXY_NS, 'exec', 'deploy/cluster-proxy-proxy-agent', '-c', 'service-proxy', '--', 'node', '-e', probe])).toMatch(/^refused .*protocol version/);
+      // And the rolled agent still carries a Service request end to end.
       const r = await waitUntil(async () => {
         const x = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
         return x.status === 200 ? x : undefined;
@@ -300,5 +304,15 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     } finally {
       await ok('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
     }
+  });
+
+  it('removing spec.userServer takes the user server and the service proxies away', async () => {
+    await ok('hub', ['patch', 'managedproxyconfiguration', 'cluster-proxy', '--type=json', '-p', '[{"op":"remove","path":"/spec/userServer"}]']);
+    await waitUntil(async () => ((await kubectl(kubeconfig, ['--context', 'hub', '-n', PROXY_NS, 'get', 'deploy,svc', 'cluster-proxy-addon-user', '--ignore-not-found', '-o', 'name'])).stdout.trim() === '' ? true : undefined), 'Deployment and Service cluster-proxy-addon-user to go', 60_000);
+    await waitUntil(async () => {
+      const names = await ok('cluster1', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-proxy-agent', '-o', 'jsonpath={.spec.template.spec.containers[*].name}']);
+      return names.trim() === 'proxy-agent' ? true : undefined;
+    }, 'the agent on cluster1 to lose its service-proxy container', 90_000);
+    expect(await ok('cluster1', ['get', 'clusterrole', 'cluster-proxy-addon-agent-impersonator', '--ignore-not-found', '-o', 'name'])).toBe('');
   });
 });
