@@ -1,7 +1,8 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
-import { PacketType } from './packet.js';
+import { DialTargetError, checkDialTarget } from './dial-target.js';
+import { PacketType, UNRECOGNIZED } from './packet.js';
 import {
   CONNECT_METHOD,
   Header,
@@ -92,6 +93,7 @@ class ServerLink {
   serverCount = 1;
   flowControl = false;
   private closed = false;
+  private warnedUnrecognized = false;
 
   constructor(
     private readonly agent: TunnelProxyAgent,
@@ -157,6 +159,12 @@ class ServerLink {
         else if (!ep.pausedByStream) ep.socket.resume();
         return;
       }
+      case UNRECOGNIZED:
+        if (!this.warnedUnrecognized) {
+          this.warnedUnrecognized = true;
+          this.agent.log(`agent ${this.agent.agentID}: proxy server ${this.serverID} sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per server connection)`);
+        }
+        return;
       default:
         return;
     }
@@ -187,16 +195,16 @@ class ServerLink {
 
   private dial(protocol: string, address: string, random: bigint): void {
     const target = this.agent.mapAddress(address);
-    if (protocol !== 'tcp') {
-      this.send({ type: PacketType.DIAL_RSP, random, connectID: 0n, error: `protocol ${JSON.stringify(protocol)} is not supported; only tcp` });
+    let dest: { host: string; port: number };
+    try {
+      dest = checkDialTarget(protocol, target);
+    } catch (err) {
+      if (!(err instanceof DialTargetError)) throw err;
+      this.agent.log(`agent ${this.agent.agentID}: refused a dial from proxy server ${this.serverID}: ${err.message}`);
+      this.send({ type: PacketType.DIAL_RSP, random, connectID: 0n, error: err.message });
       return;
     }
-    const m = /^\[([^\]]+)\]:(\d+)$/.exec(target) ?? /^([^:]*):(\d+)$/.exec(target);
-    if (!m) {
-      this.send({ type: PacketType.DIAL_RSP, random, connectID: 0n, error: `dial address ${JSON.stringify(address)} is not host:port` });
-      return;
-    }
-    const socket = net.connect({ host: m[1]!, port: Number(m[2]), noDelay: true });
+    const socket = net.connect({ host: dest.host, port: dest.port, noDelay: true });
     this.dialing.set(random, socket);
     const timer = setTimeout(() => socket.destroy(new Error(`dial tcp ${target}: timed out after ${this.agent.dialTimeoutMs} ms`)), this.agent.dialTimeoutMs);
     const onError = (err: Error): void => {
@@ -270,7 +278,7 @@ export class TunnelProxyAgent implements ProxyAgent {
   private attempt: Promise<void> | undefined;
   private failures = 0;
   private readonly waiters = new Set<() => void>();
-  private readonly log: (line: string) => void;
+  readonly log: (line: string) => void;
   private readonly creds: grpc.ChannelCredentials;
 
   constructor(private readonly opts: ProxyAgentOptions) {

@@ -43,6 +43,15 @@ export interface DataPacket { type: 4; connectID: bigint; error: string; data: B
 export interface CloseDialPacket { type: 5; random: bigint }
 export interface DrainPacket { type: 6 }
 export interface FlowPacket { type: 100; connectID: bigint; paused: boolean }
+/**
+ * A well-formed packet of a type this version does not know (no payload, or one
+ * in a field we do not know): receivers ignore it, as upstream does, so a newer
+ * peer's packet types never break a tunnel. Never encoded.
+ */
+export interface UnrecognizedPacket { type: -1; declaredType: number }
+
+/** `type` of an UnrecognizedPacket; not a value on the wire. */
+export const UNRECOGNIZED = -1;
 
 export type Packet =
   | DialRequestPacket
@@ -52,7 +61,8 @@ export type Packet =
   | DataPacket
   | CloseDialPacket
   | DrainPacket
-  | FlowPacket;
+  | FlowPacket
+  | UnrecognizedPacket;
 
 export class PacketDecodeError extends Error {
   constructor(message: string) {
@@ -173,6 +183,8 @@ function subFields(p: Packet): SubField[] {
         { n: 1, kind: 'i64', v: p.connectID },
         { n: 2, kind: 'bool', v: p.paused },
       ];
+    case UNRECOGNIZED:
+      throw new RangeError(`packet type ${p.declaredType} is not one we can encode`);
   }
 }
 
@@ -358,7 +370,10 @@ export function decodePacket(buf: Buffer): Packet {
       r.skip(wire);
     }
   }
-  if (member === 0) throw new PacketDecodeError(`packet of type ${type} carries no payload`);
+  if (member === 0) {
+    if (!KNOWN_TYPES.has(type)) return { type: UNRECOGNIZED, declaredType: type };
+    throw new PacketDecodeError(`packet of type ${type} carries no payload`);
+  }
   const expected = oneofField(memberType(member));
   if (expected !== member || memberType(member) !== type) {
     throw new PacketDecodeError(`packet type ${type} does not match its payload (field ${member})`);
@@ -390,6 +405,8 @@ export function decodePacket(buf: Buffer): Packet {
       return { type: 100, connectID: i64(1), paused: i64(2) !== 0n };
   }
 }
+
+const KNOWN_TYPES = new Set<number>(Object.values(PacketType));
 
 function memberType(member: number): number {
   switch (member) {

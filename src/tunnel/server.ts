@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { PacketType, randomDialID, type DataPacket, type CloseResponsePacket } from './packet.js';
+import { PacketType, UNRECOGNIZED, randomDialID, type DataPacket, type CloseResponsePacket } from './packet.js';
 import {
   Header,
   MAX_MESSAGE_BYTES,
@@ -11,6 +11,7 @@ import {
   agentServiceDefinition,
   proxyServiceDefinition,
   firstMetadataValue,
+  type MalformedPacket,
   type Outgoing,
   type TunnelServerStream,
   type WirePacket,
@@ -84,6 +85,7 @@ class Backend {
   readonly conns = new Map<bigint, Frontend>();
   readonly pending = new Set<bigint>();
   draining = false;
+  warnedUnrecognized = false;
   private readonly waitingForDrain = new Set<() => void>();
   /** Frontends whose slowness paused this whole stream (only with peers lacking FLOW). */
   blockedBy = 0;
@@ -242,6 +244,11 @@ export class TunnelProxyServer implements ProxyServer {
       return;
     }
     const agentID = String(ids[0]);
+    if (agentID.includes(',')) {
+      // Node's HTTP/2 joins a repeated header into one value, "a, b".
+      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `agentID ${JSON.stringify(agentID)} holds a comma: more than one agentID was sent, or one that cannot be told apart from several` });
+      return;
+    }
     let identifiers: AgentIdentifiers;
     try {
       identifiers = parseAgentIdentifiers(firstMetadataValue(md, Header.agentIdentifiers) ?? '');
@@ -286,7 +293,11 @@ export class TunnelProxyServer implements ProxyServer {
       backend.conns.clear();
       if (!call.writableEnded) call.end();
     };
-    call.on('data', (pkt: WirePacket) => this.onAgentPacket(backend, pkt));
+    call.on('data', (pkt: WirePacket | MalformedPacket) => {
+      if (pkt.type !== 'malformed') return this.onAgentPacket(backend, pkt);
+      this.log(`agent ${agentID} sent a malformed packet; closing its stream: ${pkt.reason}`);
+      closeWithStatus(call, grpc.status.INVALID_ARGUMENT, pkt.reason);
+    });
     call.on('end', () => onGone('stream ended'));
     call.on('error', (err: Error) => onGone(err.message));
     call.on('cancelled', () => onGone('cancelled'));
@@ -299,13 +310,22 @@ export class TunnelProxyServer implements ProxyServer {
         const pd = this.pendingDials.get(pkt.random);
         if (!pd || pd.backend !== backend) {
           this.metrics.add('dial_failure_count', 1, { reason: 'unrecognized_response' });
-          if (pkt.connectID !== 0n) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
+          this.log(`agent ${backend.agentID} answered dial ${pkt.random}, which it was never sent; ${pkt.connectID !== 0n ? `asked it to close connection ${pkt.connectID}` : 'ignored'}`);
+          if (pkt.connectID !== 0n && !backend.conns.has(pkt.connectID)) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
           return;
         }
         this.removePending(pkt.random);
         if (pkt.error) {
           this.metrics.add('dial_failure_count', 1, { reason: 'error_response' });
           pd.frontend.dialFailed(pkt.error, pkt.random);
+          return;
+        }
+        if (backend.conns.has(pkt.connectID)) {
+          // Taking it would hand the open connection's bytes to this client.
+          const why = `agent ${backend.agentID} answered with connection ID ${pkt.connectID}, which is already open`;
+          this.metrics.add('dial_failure_count', 1, { reason: 'duplicate_connection_id' });
+          this.log(`${why}; failed the dial to ${pd.address}`);
+          pd.frontend.dialFailed(why, pkt.random);
           return;
         }
         backend.conns.set(pkt.connectID, pd.frontend);
@@ -349,6 +369,12 @@ export class TunnelProxyServer implements ProxyServer {
         else f.resumeSource();
         return;
       }
+      case UNRECOGNIZED:
+        if (!backend.warnedUnrecognized) {
+          backend.warnedUnrecognized = true;
+          this.log(`agent ${backend.agentID} sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per agent stream)`);
+        }
+        return;
       default:
         return;
     }
@@ -468,8 +494,20 @@ export class TunnelProxyServer implements ProxyServer {
       resumeSource: () => call.resume(),
     };
 
-    call.on('data', (pkt: WirePacket) => {
+    let warnedUnrecognized = false;
+    call.on('data', (pkt: WirePacket | MalformedPacket) => {
+      if (state === 'closed') return;
       switch (pkt.type) {
+        case 'malformed':
+          this.log(`frontend stream sent a malformed packet; closing it: ${pkt.reason}`);
+          closeWithStatus(call, grpc.status.INVALID_ARGUMENT, pkt.reason);
+          return;
+        case UNRECOGNIZED:
+          if (!warnedUnrecognized) {
+            warnedUnrecognized = true;
+            this.log(`frontend stream sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per stream)`);
+          }
+          return;
         case PacketType.DIAL_REQ: {
           if (state !== 'idle') return;
           state = 'dialing';
@@ -522,8 +560,9 @@ export class TunnelProxyServer implements ProxyServer {
           return;
         }
         case PacketType.DIAL_CLS: {
-          if (state !== 'dialing') return;
-          this.abandon(backend, pkt.random, undefined);
+          // Only its own dial: another stream's pending dial is not this client's to cancel.
+          if (state !== 'dialing' || pkt.random !== random) return;
+          this.abandon(backend, random, undefined);
           finish();
           return;
         }
@@ -650,6 +689,12 @@ export class TunnelProxyServer implements ProxyServer {
     this.httpServers.push(server);
     return server;
   }
+}
+
+/** Ends a server stream with a gRPC status (grpc-js turns an emitted error into the status it sends). */
+function closeWithStatus(call: TunnelServerStream, code: grpc.status, details: string): void {
+  if (call.destroyed) return;
+  call.emit('error', Object.assign(new Error(details), { code, details }));
 }
 
 /** HTTP/2 flow-control window we grant peers, per stream and per connection. */

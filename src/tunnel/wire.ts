@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { decodePacket, encodePacket, type Packet } from './packet.js';
+import { decodePacket, encodePacket, PacketDecodeError, type Packet } from './packet.js';
 
 /** gRPC method paths; the upstream protos have no package name. */
 export const PROXY_METHOD = '/ProxyService/Proxy';
@@ -31,13 +31,31 @@ export function deserialize(buf: Buffer): WirePacket {
   return p;
 }
 
-function bidi(path: string): grpc.MethodDefinition<Outgoing, WirePacket> {
+/** A received message that is not a valid packet; `reason` says why. */
+export interface MalformedPacket { type: 'malformed'; reason: string; raw: Buffer }
+
+/**
+ * For the server's side: grpc-js answers a deserializer's exception with a bare
+ * INTERNAL "Error deserializing request" and logs nothing, so the server takes
+ * the failure as a value and closes the stream itself, saying why.
+ */
+export function deserializeOrMalformed(buf: Buffer): WirePacket | MalformedPacket {
+  try {
+    return deserialize(buf);
+  } catch (err) {
+    if (!(err instanceof PacketDecodeError)) throw err;
+    return { type: 'malformed', reason: err.message, raw: buf };
+  }
+}
+
+/** The server's view: requests are received packets (or malformed ones), responses are what it sends. */
+function bidi(path: string): grpc.MethodDefinition<WirePacket | MalformedPacket, Outgoing> {
   return {
     path,
     requestStream: true,
     responseStream: true,
-    requestSerialize: serialize,
-    requestDeserialize: deserialize,
+    requestSerialize: (p) => serialize(p as Outgoing),
+    requestDeserialize: deserializeOrMalformed,
     responseSerialize: serialize,
     responseDeserialize: deserialize,
   };
@@ -46,7 +64,7 @@ function bidi(path: string): grpc.MethodDefinition<Outgoing, WirePacket> {
 export const proxyServiceDefinition: grpc.ServiceDefinition = { Proxy: bidi(PROXY_METHOD) };
 export const agentServiceDefinition: grpc.ServiceDefinition = { Connect: bidi(CONNECT_METHOD) };
 
-export type TunnelServerStream = grpc.ServerDuplexStream<WirePacket, Outgoing>;
+export type TunnelServerStream = grpc.ServerDuplexStream<WirePacket | MalformedPacket, Outgoing>;
 export type TunnelClientStream = grpc.ClientDuplexStream<Outgoing, WirePacket>;
 
 /** Largest DATA payload we put in one packet (upstream peers accept up to 4 MiB messages). */

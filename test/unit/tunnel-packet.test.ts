@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import protobuf from 'protobufjs';
-import { decodePacket, encodePacket, PacketDecodeError, PacketType, randomDialID, type Packet } from '../../src/tunnel/packet.js';
+import { decodePacket, encodePacket, PacketDecodeError, PacketType, randomDialID, UNRECOGNIZED, type Packet } from '../../src/tunnel/packet.js';
 
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
@@ -124,6 +124,16 @@ describe('tunnel packet codec', () => {
     expect(() => decodePacket(Buffer.from([0x22, 0x10, 0x01]))).toThrow(PacketDecodeError);
     expect(() => decodePacket(Buffer.from([0x08, 0x02, 0x22, 0x00]))).toThrow(/does not match its payload/);
     expect(() => decodePacket(Buffer.from([0x08, 0xff]))).toThrow(/truncated varint/);
+  });
+
+  it('decodes a well-formed packet of an unknown type as unrecognized, to be ignored rather than break the stream', () => {
+    expect(decodePacket(Buffer.from([0x08, 0x07]))).toEqual({ type: UNRECOGNIZED, declaredType: 7 });
+    // An unknown payload field (9) under an unknown type.
+    expect(decodePacket(Buffer.from([0x08, 0xc8, 0x01, 0x4a, 0x01, 0x00]))).toEqual({ type: UNRECOGNIZED, declaredType: 200 });
+    // A known type without its payload, or an unknown type with a known payload, stays malformed.
+    expect(() => decodePacket(Buffer.from([0x08, 0x04]))).toThrow(/carries no payload/);
+    expect(() => decodePacket(Buffer.from([0x08, 0x07, 0x22, 0x00]))).toThrow(/does not match its payload/);
+    expect(() => encodePacket({ type: UNRECOGNIZED, declaredType: 7 })).toThrow(/not one we can encode/);
   });
 
   it('makes positive int63 dial IDs', () => {
