@@ -247,12 +247,13 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     ] as const) {
       for (const ns of namespaces) {
         const pods = JSON.parse(await ok(context, ['-n', ns, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
-        for (const p of pods.items) pids.push(Number(p.status.containerStatuses?.[0]?.containerID?.replace('ocm-lab://', '')));
+        for (const p of pods.items) for (const c of p.status.containerStatuses ?? []) pids.push(Number(c.containerID?.replace('ocm-lab://', '')));
       }
     }
-    // Hub: three addon managers, the proxy-server and the gateway; each spoke: proxy-agent and managed-serviceaccount agent.
-    expect(pids).toHaveLength(9);
-    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|cluster-gateway|proxy-agent|managed-serviceaccount-agent)/);
+    // Hub: three addon managers, the proxy-server, cluster-proxy's user server and the gateway; each spoke:
+    // proxy-agent and its service-proxy container, and the managed-serviceaccount agent.
+    expect(pids).toHaveLength(12);
+    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|user-server|cluster-gateway|proxy-agent|service-proxy|managed-serviceaccount-agent)/);
     await downLab(config);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect((await machineSnapshot(home.home)).processes).toEqual([]);
