@@ -262,6 +262,36 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     }, 'the hub viewer to be allowed to list pods on cluster1', 30_000, 1_000);
     expect((JSON.parse(allowed.body) as { items: { metadata: { name: string } }[] }).items.some((p) => p.metadata.name.startsWith('web-'))).toBe(true);
 
+    // kubectl against the user server as a tutorial reader would: a kubeconfig whose server ends in /cluster1.
+    // exec is an upgrade (WebSocket, or SPDY) that must pass both hops.
+    await ok('cluster1', ['create', 'rolebinding', 'hub-viewer-exec', '-n', 'svc-demo', '--clusterrole=admin', '--user=cluster:hub:system:serviceaccount:default:viewer']);
+    const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'svc/cluster-proxy-addon-user', 9092);
+    try {
+      const viaKubeconfig = path.join(home.home, 'user-server.kubeconfig');
+      const caFile = path.join(home.home, 'proxy-ca.crt');
+      await fs.writeFile(caFile, await secretPem('proxy-server-ca', 'ca.crt'));
+      await fs.writeFile(
+        viaKubeconfig,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [{ name: 'c1', cluster: { server: `https://localhost:${forward.localPort}/cluster1`, 'certificate-authority': caFile } }],
+          users: [{ name: 'viewer', user: { token: hubToken } }],
+          contexts: [{ name: 'c1', context: { cluster: 'c1', user: 'viewer' } }],
+          'current-context': 'c1',
+        }),
+        { mode: 0o600 },
+      );
+      const exec = await waitUntil(async () => {
+        const r = await kubectl(viaKubeconfig, ['-n', 'svc-demo', 'exec', 'deploy/web', '--', 'echo', 'through-the-user-server']);
+        if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${r.stderr}`);
+        return r;
+      }, 'kubectl exec through the user server', 30_000, 1_000);
+      expect(exec.stdout.trim()).toBe('through-the-user-server');
+    } finally {
+      await forward.stop();
+    }
+
     // A token of cluster1 itself goes on unchanged (no cluster:hub: prefix); one neither knows gets 401.
     await ok('cluster1', ['-n', 'svc-demo', 'create', 'serviceaccount', 'local']);
     const localToken = (await ok('cluster1', ['-n', 'svc-demo', 'create', 'token', 'local'])).trim();
