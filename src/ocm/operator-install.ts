@@ -30,7 +30,21 @@ interface Pod extends KubeObject {
 }
 
 /** One line per Deployment (available/desired), and for each of their pods its phase, restarts and the end of its log. */
-export async function deploymentSummary(client: KubeClient, namespace: string, names: readonly string[], logLines = 10): Promise<string> {
+export interface SummaryOptions {
+  logLines?: number;
+  /** Log tails of every pod, ready or not, and the previous container's after a restart: where a pod looks fine but its work is not done. */
+  allLogs?: boolean;
+}
+
+async function logTail(client: KubeClient, namespace: string, pod: string, lines: number, previous: boolean): Promise<string> {
+  const log = await client
+    .getText(`/api/v1/namespaces/${namespace}/pods/${pod}/log`, { tailLines: lines, ...(previous ? { previous: true } : {}) })
+    .catch((err: unknown) => `(no log: ${(err as Error).message})`);
+  return `    --- last lines of its ${previous ? 'previous container\'s ' : ''}log ---\n${String(log).trimEnd().replace(/^/gm, '    ')}`;
+}
+
+export async function deploymentSummary(client: KubeClient, namespace: string, names: readonly string[], options: SummaryOptions = {}): Promise<string> {
+  const logLines = options.logLines ?? 10;
   const lines: string[] = [];
   const pods = (await client.get<{ items: Pod[] }>(`/api/v1/namespaces/${namespace}/pods`).catch(() => ({ items: [] as Pod[] }))).items;
   for (const name of names) {
@@ -40,10 +54,8 @@ export async function deploymentSummary(client: KubeClient, namespace: string, n
       const containers = pod.status?.containerStatuses ?? [];
       const state = containers.map((c) => `${c.name} ${c.ready ? 'ready' : 'not ready'}, ${c.restartCount} restarts${Object.entries(c.state ?? {}).map(([k, v]) => ` (${k}${v.reason ? `: ${v.reason}` : ''})`).join('')}`).join('; ');
       lines.push(`    pod ${pod.metadata.name}: ${pod.status?.phase ?? 'unknown'}${state ? `; ${state}` : ''}`);
-      if (containers.some((c) => !c.ready)) {
-        const log = await client.getText(`/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}/log`, { tailLines: logLines }).catch((err: unknown) => `(no log: ${(err as Error).message})`);
-        lines.push(`    --- last lines of its log ---\n${String(log).trimEnd().replace(/^/gm, '    ')}`);
-      }
+      if (options.allLogs && containers.some((c) => c.restartCount > 0)) lines.push(await logTail(client, namespace, pod.metadata.name, logLines, true));
+      if (options.allLogs || containers.some((c) => !c.ready)) lines.push(await logTail(client, namespace, pod.metadata.name, logLines, false));
     }
   }
   return lines.join('\n');
