@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+# vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
+npx tsc -p tsconfig.test.json
 # The kind runtime has its own command (npm run test:kind): it needs a Docker engine and ~20 min more.
 # Labs of the e2e files run on the local runtime even where a Docker engine answers (auto would pick kind).
 export OCM_LAB_RUNTIME=local

@@ -309,7 +309,7 @@ describe('tunnel on loopback', () => {
     const start = (port: number) =>
       startProxyAgent({ proxyServerHost: '127.0.0.1', proxyServerPort: port, agentID: 'sni', tls: peerTLS(pki, pki.agent), backoff: { initialMs: 100, capMs: 200 }, log: (l) => logs.push(l) }).then((a) => later(a, (x) => x.close()));
 
-    await start(await listen(pki.server, (sock) => names.push(sock.servername)));
+    await start(await listen(pki.server, (sock) => names.push(sock.servername ?? false)));
     await until('the agent completed a TLS handshake', () => names.length > 0);
     expect(names[0]).toBe('proxy-server.invalid');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentValues, applyDeploymentConfig, CONFIG_HASH_ANNOTATION, containerIdProblem, containerResources, overrideImage, proxyEnv } from '../../src/addons/framework/agent-config.js';
-import type { AddOnDeploymentConfigSpec } from '../../src/addons/framework/deployment-config.js';
+import type { AddOnDeploymentConfigSpec, ContainerResourceRequirements } from '../../src/addons/framework/deployment-config.js';
 import { managedServiceAccountAddon } from '../../src/addons/managed-serviceaccount/addon.js';
 import { AddonConfigError } from '../../src/addons/framework/deployment-config.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -33,7 +33,7 @@ describe('registries: image overrides with upstream matching', () => {
 });
 
 describe('resourceRequirements: containerID patterns', () => {
-  const reqs = [
+  const reqs: ContainerResourceRequirements[] = [
     { containerID: '*:*:*', resources: { requests: { memory: '64Mi' } } },
     { containerID: 'deployments:agent:*', resources: { limits: { cpu: '1' } } },
     { containerID: 'deployments:*:sidecar', resources: { requests: { cpu: '5m' } } },
@@ -139,15 +139,15 @@ describe('applying a config to the agent manifests', () => {
     expect(pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION]).toBe('h1');
     expect(pod.spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(pod.spec.tolerations).toEqual([{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]);
-    expect(pod.spec.initContainers[0].image).toBe('mirror.lab/ocm/init:v1');
+    expect(pod.spec.initContainers?.[0]?.image).toBe('mirror.lab/ocm/init:v1');
     expect(pod.spec.containers.map((c) => c.image)).toEqual(['mirror.lab/ocm/agent:v1', 'docker.io/library/busybox:1']);
-    const main = pod.spec.containers[0];
+    const main = pod.spec.containers[0]!;
     expect(main.env?.filter((e) => e.name === 'HTTP_PROXY')).toEqual([{ name: 'HTTP_PROXY', value: 'http://proxy:3128' }]);
     expect(Object.fromEntries((main.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({ https_proxy: 'http://proxy:3128', NO_PROXY: '10.0.0.0/8', CA_BUNDLE_FILE_PATH: '/managed/proxy-ca/ca-bundle.crt' });
     expect(main.volumeMounts).toContainEqual({ name: 'proxy-ca-bundle', mountPath: '/managed/proxy-ca', readOnly: true });
     expect(pod.spec.volumes).toContainEqual({ name: 'proxy-ca-bundle', configMap: { name: 'demo-proxy-ca' } });
     expect(main.resources).toEqual({ requests: { cpu: '10m' } });
-    expect(pod.spec.containers[1].resources).toBeUndefined();
+    expect(pod.spec.containers[1]?.resources).toBeUndefined();
 
     const caMap = out.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'demo-proxy-ca') as KubeObject & { data: Record<string, string> };
     expect(caMap.metadata.namespace).toBe('moved-ns');

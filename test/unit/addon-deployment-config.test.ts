@@ -71,7 +71,7 @@ describe('configReferences', () => {
       { ...ADC, ...referent, desiredConfig: { ...referent, specHash: 'new' }, lastAppliedConfig: applied, lastObservedGeneration: 2 },
     ]);
     const switched = withDesiredConfig(current, { referent: { namespace: 'cluster1', name: 'another' }, specHash: 'z', spec: {} });
-    expect(switched[1].lastAppliedConfig).toBeUndefined();
+    expect(switched[1]?.lastAppliedConfig).toBeUndefined();
     expect(withDesiredConfig(current, null)).toEqual([current[0]]);
   });
 
@@ -106,7 +106,7 @@ describe('configReferences', () => {
       expect(s.conditions.find((c) => c.type === 'Progressing')?.status).toBe('True');
     }
     // Nothing delivered to the cluster (a hub-only addon): applied at once.
-    expect(configStatus({ references: refs, noManifests: true }, null).references[1].lastAppliedConfig?.specHash).toBe('new');
+    expect(configStatus({ references: refs, noManifests: true }, null).references[1]?.lastAppliedConfig?.specHash).toBe('new');
   });
 
   it('reports an unusable config in Configured and records nothing as applied', () => {
@@ -118,7 +118,7 @@ describe('configReferences', () => {
 
 describe('the manager objects with AddOnDeploymentConfig', () => {
   const addon: AddonDefinition = { name: 'demo', displayName: 'demo', description: 'd', installNamespace: 'demo-ns', agentManifests: async () => [] };
-  const supportedOf = (cma: KubeObject) => (cma as { spec: { supportedConfigs: unknown[] } }).spec.supportedConfigs;
+  const supportedOf = (cma: KubeObject) => (cma as unknown as { spec: { supportedConfigs: unknown[] } }).spec.supportedConfigs;
 
   it('the ClusterManagementAddOn declares the config, with the addon default or the one a user set', () => {
     expect(supportedOf(clusterManagementAddOn(addon))).toEqual([ADC]);
@@ -132,7 +132,7 @@ describe('the manager objects with AddOnDeploymentConfig', () => {
     const mca: ManagedClusterAddOn = { apiVersion: 'addon.open-cluster-management.io/v1alpha1', kind: 'ManagedClusterAddOn', metadata: { name: 'demo', namespace: 'cluster1', uid: 'u' } };
     const refs = withDesiredConfig([], { referent: { namespace: 'cluster1', name: 'c' }, specHash: 'h1', spec: {} });
     const w = deployWork(addon, mca, [], refs);
-    expect(JSON.parse(w.metadata.annotations![WORK_CONFIG_SPEC_HASH_ANNOTATION])).toEqual({ 'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/c': 'h1' });
+    expect(JSON.parse(w.metadata.annotations![WORK_CONFIG_SPEC_HASH_ANNOTATION]!)).toEqual({ 'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/c': 'h1' });
     expect(deployWork(addon, mca, []).metadata.annotations).toBeUndefined();
 
     const status = desiredAddonStatus(addon, mca, null, { config: { references: refs }, installNamespace: 'elsewhere' })!;
