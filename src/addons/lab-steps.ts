@@ -5,7 +5,7 @@ import { deploymentSummary } from '../ocm/operator-install.js';
 import { ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { installAddonCrd, installAddonManager, LAB_ADDONS, managerName, waitForAddonAvailable, type LabAddon } from './install.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
-import { apiServiceAvailable, installGatewayServer } from './cluster-gateway/hub-install.js';
+import { apiServiceAvailable, installGatewayServer, openApiPublished } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
 import { enabledPerCluster, ensureManagedClusterAddOns } from './enablement.js';
@@ -15,15 +15,23 @@ function labAddons(ctx: InstallContext): LabAddon[] {
   return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
 }
 
-/** Waits until the hub's aggregator reaches the gateway (APIService v1alpha1.cluster.core.oam.dev Available). */
+/**
+ * Waits until the hub's aggregator reaches the gateway (APIService v1alpha1.cluster.core.oam.dev
+ * Available) and has merged its OpenAPI (what `kubectl explain clustergateway` needs).
+ */
 async function waitForApiService(hub: Client, timeoutMs: number, progress: (line: string) => void): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await apiServiceAvailable(hub);
-    if (state.available) return;
-    progress(`waiting for APIService v1alpha1.cluster.core.oam.dev to be Available (${state.message})`);
+    const missing = !state.available
+      ? `APIService v1alpha1.cluster.core.oam.dev is not Available: ${state.message}`
+      : !(await openApiPublished(hub))
+        ? "the hub's /openapi/v3 does not list apis/cluster.core.oam.dev/v1alpha1 yet (kubectl explain clustergateway)"
+        : null;
+    if (!missing) return;
+    progress(`waiting: ${missing}`);
     if (Date.now() > deadline) {
-      throw new NotReadyError(`APIService v1alpha1.cluster.core.oam.dev is not Available within ${Math.round(timeoutMs / 1000)} s: ${state.message}`, {
+      throw new NotReadyError(`the gateway's API is not served within ${Math.round(timeoutMs / 1000)} s: ${missing}`, {
         hint: 'see the gateway log: ocm-lab logs hub open-cluster-management-cluster-gateway/<pod>',
       });
     }

@@ -6,6 +6,7 @@ import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
 import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../../kube/objects.js';
 import {
   APISERVICE_NAME,
+  GATEWAY_API,
   CREDENTIALS_NAMESPACE,
   GATEWAY_DEPLOYMENT,
   GATEWAY_GROUP,
@@ -177,4 +178,14 @@ export async function apiServiceAvailable(hub: KubeClient): Promise<{ available:
   const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(hub, `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
   const c = svc?.status?.conditions?.find((x) => x.type === 'Available');
   return { available: c?.status === 'True', message: c ? `${c.reason ?? ''}: ${c.message ?? ''}` : 'no status yet' };
+}
+
+/**
+ * Whether the hub's OpenAPI v3 lists the gateway's group version, which `kubectl explain
+ * clustergateway` reads. The aggregator merges an APIService's OpenAPI some time after it turns
+ * Available, so a lab is not usable for explain until this holds.
+ */
+export async function openApiPublished(hub: KubeClient): Promise<boolean> {
+  const root = await hub.get<{ paths?: Record<string, unknown> }>('/openapi/v3').catch(() => null);
+  return !!root?.paths && `apis/${GATEWAY_API}` in root.paths;
 }
