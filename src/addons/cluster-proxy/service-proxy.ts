@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { listen } from '../../util/listen.js';
 import { KubeClient, type KubeEndpoint } from '../../kube/client.js';
 import { nodeTlsOptions, type TlsProfile } from '../../tunnel/tls-profile.js';
 import { endToEndHeaders, forwardRequest, forwardUpgrade, socketError, type HopTarget } from './http-forward.js';
@@ -143,15 +143,9 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
     );
   });
   server.keepAliveTimeout = 100_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const port = await listen(server, opts.port, opts.host ?? '127.0.0.1');
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         managed.close();

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { listen } from '../../util/listen.js';
 import { nodeTlsOptions, type TlsProfile } from '../../tunnel/tls-profile.js';
 import type { TunnelClient } from '../../tunnel/index.js';
 import { endToEndHeaders, forwardRequest, forwardUpgrade, socketError, type HopTarget } from './http-forward.js';
@@ -82,15 +82,9 @@ export async function startUserServer(opts: UserServerOptions): Promise<UserServ
   });
   // Idle connections outlive a Go client's (90 s), as our cluster-gateway's do.
   server.keepAliveTimeout = 100_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const port = await listen(server, opts.port, opts.host ?? '0.0.0.0');
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         agent.destroy();
