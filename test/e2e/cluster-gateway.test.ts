@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import https from 'node:https';
+import tls from 'node:tls';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -323,6 +324,32 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
     expect((await kc(alice, ['-n', 'team-a', 'get', 'pods'])).stderr).toMatch(/No resources found in team-a namespace/);
     const elsewhere = await kc(alice, ['-n', 'default', 'get', 'pods']);
     expect(elsewhere.stderr).toContain('Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:alice" cannot list resource "pods" in API group "" in the namespace "default"');
+  });
+
+  it('ocm-tls-profile with a TLS 1.3 minimum: the gateway refuses a TLS 1.2 client, without a restart; deleted, TLS 1.2 is served again', async () => {
+    /** The TLS version the gateway's port agrees to with a client capped at `max`, or the handshake error. */
+    const handshake = async (max: tls.SecureVersion) => {
+      const host = await gatewayAddress();
+      return new Promise<string>((resolve) => {
+        const s = tls.connect({ host, port: GATEWAY_PORT, rejectUnauthorized: false, maxVersion: max }, () => {
+          resolve(s.getProtocol() ?? 'none');
+          s.end();
+        });
+        s.on('error', (err) => resolve(`refused: ${err.message}`));
+      });
+    };
+    const podBefore = await gatewayAddress();
+    expect(await handshake('TLSv1.2')).toBe('TLSv1.2');
+    await ok('hub', ['-n', 'open-cluster-management-addon', 'create', 'configmap', 'ocm-tls-profile', '--from-literal=minTLSVersion=VersionTLS13']);
+    try {
+      await waitUntil(async () => ((await handshake('TLSv1.2')).startsWith('refused') ? true : undefined), 'the gateway to refuse TLS 1.2', 30_000);
+      expect(await handshake('TLSv1.3')).toBe('TLSv1.3');
+      expect(await gatewayAddress()).toBe(podBefore);
+    } finally {
+      await ok('hub', ['-n', 'open-cluster-management-addon', 'delete', 'configmap', 'ocm-tls-profile']);
+    }
+    await waitUntil(async () => ((await handshake('TLSv1.2')) === 'TLSv1.2' ? true : undefined), 'the gateway to serve TLS 1.2 again', 30_000);
+    await waitUntil(async () => ((await k('hub', ['get', '--raw', `${GW}/cluster1/proxy/healthz`])).stdout === 'ok' ? true : undefined), 'the gateway to reach cluster1 again', 60_000);
   });
 
   it('a ClusterGateway follows its Secret: appears, changes and goes', async () => {

@@ -3,6 +3,7 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../../kube/objects.js';
 import {
   APISERVICE_NAME,
@@ -92,6 +93,9 @@ export function gatewayRbacObjects(): KubeObject[] {
       ],
     },
     { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: PROXY_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+    // ocm-tls-profile, which the gateway serves TLS by (list/watch cannot be limited by resourceNames).
+    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] },
+    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
   ];
 }
 

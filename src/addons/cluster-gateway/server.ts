@@ -3,6 +3,8 @@ import https from 'node:https';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TunnelDialError } from '../../tunnel/index.js';
+import { DEFAULT_TLS_PROFILE, nodeTlsOptions, TLS_PROFILE_CONFIGMAP, tlsProfileFromData, type TlsProfile } from '../../tunnel/tls-profile.js';
+import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { KubeClient } from '../../kube/client.js';
 import { apiGroup, apiGroupList, apiResourceList, openApiV2, openApiV3, openApiV3Index, wantsOnlyAggregatedDiscovery } from './api-documents.js';
 import { forbiddenMessage, SubjectAccessReviewer, type ResourceAttributes } from './authorizer.js';
@@ -93,10 +95,26 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
   });
   const secrets = new Informer<SecretLike & { metadata: { name: string } }>(o.hub, `/api/v1/namespaces/${credentialsNamespace}/secrets`, o.log);
   const clusters = o.ocmIntegration ? new Informer<ManagedClusterLike & { metadata: { name: string; resourceVersion?: string } }>(o.hub, '/apis/cluster.open-cluster-management.io/v1/managedclusters', o.log) : null;
+  // OCM's ocm-tls-profile, where our other addons' servers read it (the addon managers' namespace).
+  const tlsProfiles = new Informer<{ metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>(o.hub, `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`, o.log, {
+    fieldSelector: `metadata.name=${TLS_PROFILE_CONFIGMAP}`,
+  });
   const store = new GatewayStore(secrets, clusters, o.log);
-  for (const inf of [authConfigMaps, secrets, clusters]) void inf?.run(stop.signal);
-  await authConfigMaps.waitForSync();
+  for (const inf of [authConfigMaps, tlsProfiles, secrets, clusters]) void inf?.run(stop.signal);
+  await Promise.all([authConfigMaps.waitForSync(), tlsProfiles.waitForSync()]);
   let frontProxy: FrontProxyConfig = frontProxyConfigFrom(authConfigMaps.get('extension-apiserver-authentication')?.data);
+  const profileOf = (data: Record<string, string> | undefined): TlsProfile | null => {
+    try {
+      return tlsProfileFromData(data);
+    } catch (err) {
+      o.log(`ignoring an unusable ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}, keeping the last good profile: ${(err as Error).message}`);
+      return null;
+    }
+  };
+  const initial = tlsProfiles.get(TLS_PROFILE_CONFIGMAP);
+  // Serving weaker than the operator asked is worse than not serving: a malformed profile at start is fatal.
+  let tlsProfile: TlsProfile = initial ? tlsProfileFromData(initial.data) : DEFAULT_TLS_PROFILE;
+  const secureContext = () => ({ cert: o.tls.certPem, key: o.tls.keyPem, ca: frontProxy.caPem, ...nodeTlsOptions(tlsProfile) });
 
   const reviewer = new SubjectAccessReviewer(o.hub);
   const tunnel = new TunnelSource(o.hub, o.log);
@@ -106,7 +124,7 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     if (e.type === 'DELETED') agents.forget(e.object.metadata.name);
   });
 
-  const server = https.createServer({ cert: o.tls.certPem, key: o.tls.keyPem, ca: frontProxy.caPem, requestCert: true, rejectUnauthorized: false });
+  const server = https.createServer({ ...secureContext(), requestCert: true, rejectUnauthorized: false });
   // The hub's aggregator (a Go client) keeps an idle connection 90 s; Node would close it after 5 s, so
   // a request after a pause paid a new TLS handshake, and one sent as the server closed failed.
   server.keepAliveTimeout = AGGREGATOR_KEEP_ALIVE_MS;
@@ -114,12 +132,21 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     if (e.type === 'DELETED') return;
     try {
       const next = frontProxyConfigFrom(e.object.data);
-      if (next.caPem !== frontProxy.caPem) server.setSecureContext({ cert: o.tls.certPem, key: o.tls.keyPem, ca: next.caPem });
+      const changed = next.caPem !== frontProxy.caPem;
       frontProxy = next;
+      if (changed) server.setSecureContext(secureContext());
       o.log(`front-proxy configuration reloaded (${AUTH_CONFIGMAP_PATH})`);
     } catch (err) {
       o.log(`ignoring an unusable ${AUTH_CONFIGMAP_PATH}: ${(err as Error).message}`);
     }
+  });
+
+  tlsProfiles.onEvent((e) => {
+    const next = e.type === 'DELETED' ? DEFAULT_TLS_PROFILE : profileOf(e.object.data);
+    if (!next || JSON.stringify(next) === JSON.stringify(tlsProfile)) return;
+    tlsProfile = next;
+    server.setSecureContext(secureContext());
+    o.log(`TLS profile from ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}: minimum ${next.minVersion}${next.cipherSuites.length ? `, cipher suites ${next.cipherSuites.join(',')}` : ''}`);
   });
 
   const synced = () => secrets.hasSynced() && (clusters?.hasSynced() ?? true);
