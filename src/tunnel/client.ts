@@ -5,6 +5,7 @@ import type net from 'node:net';
 import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
+import { DEFAULT_BACKOFF } from './agent.js';
 import { PacketType, randomDialID } from './packet.js';
 import {
   MAX_DATA_CHUNK,
@@ -163,6 +164,10 @@ class GrpcTunnelClient implements TunnelClient {
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       'grpc.keepalive_time_ms': 30_000,
+      // grpc-js's default (1 s, ×1.6 up to 120 s) left a long-lived client reconnecting up to ~8 s after
+      // a restarted proxy-server was back (test/faults/tunnel.test.ts); the agent's schedule (DEFAULT_BACKOFF) keeps both ends within 2 s.
+      'grpc.initial_reconnect_backoff_ms': DEFAULT_BACKOFF.initialMs,
+      'grpc.max_reconnect_backoff_ms': DEFAULT_BACKOFF.capMs,
       'grpc-node.flow_control_window': 4 * 1024 * 1024,
     } as grpc.ChannelOptions;
     if (opts.tls.servername) {
