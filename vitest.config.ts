@@ -22,6 +22,18 @@ export default defineConfig({
         },
       },
       {
+        // Fault injection on a real lab (issue 16): docs/reliability.md, "Faults".
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // After unit and e2e, not beside an e2e lab: its recovery goal is timed, on 2 cores.
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
         // Matrix-only checks (upstream's Go addons; a Go build of each): `npx vitest run --project matrix`, docs/ci.md.
         test: {
           name: 'matrix',

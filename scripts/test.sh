@@ -9,4 +9,4 @@ npx tsc -p tsconfig.test.json
 # The kind runtime has its own command (npm run test:kind): it needs a Docker engine and ~20 min more.
 # Labs of the e2e files run on the local runtime even where a Docker engine answers (auto would pick kind).
 export OCM_LAB_RUNTIME=local
-exec npx vitest run --project unit --project e2e "$@"
+exec npx vitest run --project unit --project e2e --project faults "$@"

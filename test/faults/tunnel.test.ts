@@ -1,0 +1,250 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
+import { hubTunnel } from '../../src/addons/cluster-proxy/hub-tunnel.js';
+import { PROXY_NAMESPACE, PROXY_PORTS } from '../../src/addons/cluster-proxy/constants.js';
+import { hubClientFor } from '../../src/addons/hub-client.js';
+import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import type { TunnelClient } from '../../src/tunnel/index.js';
+import { isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { alive } from '../support/process.js';
+import { waitUntil } from '../support/wait.js';
+
+/**
+ * Issue 16, the tunnel path: steady `GET /healthz` traffic from the host through the hub's
+ * proxy-server and cluster1's proxy-agent to cluster1's API server, while each of the two
+ * processes is SIGKILLed in turn. Goals: the nodelet restarts it, no request fails outside
+ * the outage, every request after recovery is ok, and the tunnel carries requests again
+ * within 2 s of the proxy-server being back (its own downtime is the nodelet's 10 s
+ * restart back-off, not the tunnel's).
+ */
+
+const LAB = 'faults-tunnel';
+const INTERVAL_MS = 50;
+const REQUEST_TIMEOUT_MS = 2_000;
+const BACK_AFTER_SERVER_GOAL_MS = 2_000;
+const RECOVERY_BOUND_MS = 30_000;
+/** Traffic kept up after recovery, all of which must be ok. */
+const AFTER_RECOVERY_MS = 3_000;
+
+interface Sample { start: number; end: number; ok: boolean; error?: string }
+interface ContainerStatus { name: string; restartCount: number; ready: boolean; containerID?: string }
+interface PodJson { metadata: { name: string; uid: string }; status: { podIP?: string; containerStatuses?: ContainerStatus[] } }
+
+interface FaultResult {
+  fault: string;
+  restoredBy: string;
+  outageMs: number;
+  requests: number;
+  failed: number;
+  /** The reference point "back": the server listening again, or (agent) its new process started. */
+  backLabel: string;
+  backAfterMs: number;
+  lost: number;
+}
+
+/** Steady traffic: one probe every INTERVAL_MS, not waiting for the previous one, each bounded by its own timeout. */
+function steadyTraffic(client: TunnelClient): { samples: Sample[]; stop: () => Promise<void> } {
+  const samples: Sample[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const one = async (): Promise<void> => {
+    const start = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<{ ok: false; error: string }>((res) => (timer = setTimeout(() => res({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS)));
+    const r = await Promise.race([probeCluster(client, 'cluster1', REQUEST_TIMEOUT_MS), timeout]);
+    clearTimeout(timer);
+    samples.push({ start, end: Date.now(), ok: r.ok, ...(r.error ? { error: r.error } : {}) });
+  };
+  const ticker = setInterval(() => {
+    const p = one().finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }, INTERVAL_MS);
+  return {
+    samples,
+    stop: async () => {
+      clearInterval(ticker);
+      // Probes that lost the race still run to their own end (the client's dial timeout); wait for them.
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+/** When a process started, in ms since the epoch (/proc/<pid>/stat field 22, in clock ticks after boot). */
+async function processStartMs(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  const btime = Number(/^btime (\d+)$/m.exec(await fs.readFile('/proc/stat', 'utf8'))![1]);
+  return btime * 1000 + (ticks * 1000) / 100;
+}
+
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port, timeout: 500 });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+    s.once('timeout', () => (s.destroy(), resolve(false)));
+  });
+}
+
+/** The first moment after the ports stopped accepting that every one accepts again. */
+async function listeningAgain(host: string, ports: number[], deadline: number): Promise<number> {
+  const all = async () => (await Promise.all(ports.map((p) => accepts(host, p)))).every(Boolean);
+  while ((await all()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  while (Date.now() < deadline) {
+    if (await all()) return Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`proxy-server ports ${ports.join(', ')} on ${host} not listening again by the deadline`);
+}
+
+/**
+ * Outage: from the first request that failed after the kill to the end of the first ok one
+ * after it. Lost: failures outside that window (ended before the kill, or started after recovery).
+ */
+function analyse(samples: Sample[], killedAt: number): { first?: Sample; recovered?: Sample; failed: Sample[]; lost: Sample[] } {
+  const byStart = [...samples].sort((a, b) => a.start - b.start);
+  const failed = byStart.filter((s) => !s.ok);
+  const first = failed.find((s) => s.end >= killedAt);
+  const recovered = first ? [...byStart].filter((s) => s.ok && s.start >= first.start).sort((a, b) => a.end - b.end)[0] : undefined;
+  const lost = failed.filter((s) => s.end < killedAt || (recovered !== undefined && s.start > recovered.end));
+  return { first, recovered, failed, lost };
+}
+
+const ms = (n: number) => `${(n / 1000).toFixed(2)} s`;
+
+function table(results: FaultResult[]): string {
+  const rows = results.map((r) => `| ${r.fault} | ${r.restoredBy} | ${ms(r.outageMs)} | ${r.failed} of ${r.requests} | ${ms(r.backAfterMs)} (${r.backLabel}) | ${r.lost} |`);
+  return ['| fault | restored by | outage | requests failed | back after server back | lost |', '|---|---|---:|---:|---:|---:|', ...rows].join('\n');
+}
+
+describe('faults: the tunnel path under steady traffic (proxy-server and proxy-agent SIGKILLed)', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let config: LabConfig;
+  let kubeconfig: string;
+  let hub: KubeClient | undefined;
+  let client: TunnelClient | undefined;
+  let serverHost: string;
+  const results: FaultResult[] = [];
+
+  const pod = async (context: string, container: string): Promise<{ pod: PodJson; status: ContainerStatus; pid: number }> => {
+    const r = await kubectl(kubeconfig, ['--context', context, '-n', PROXY_NAMESPACE, 'get', 'pods', '-o', 'json']);
+    if (r.exitCode !== 0) throw new Error(`kubectl get pods: ${r.stderr}`);
+    const items = (JSON.parse(r.stdout) as { items: PodJson[] }).items;
+    for (const p of items) {
+      const status = p.status.containerStatuses?.find((c) => c.name === container);
+      if (status) return { pod: p, status, pid: Number(status.containerID?.replace('ocm-lab://', '')) };
+    }
+    throw new Error(`no pod with a container ${container} in ${context}/${PROXY_NAMESPACE}`);
+  };
+
+  beforeAll(async () => {
+    home = await isolatedLabHome(LAB);
+    const labFile = path.join(home.home, 'lab.yaml');
+    config = {
+      ...testLabConfig(LAB, {
+        addons: ['cluster-proxy'],
+        clusters: [
+          { name: 'hub', vpc: 'vpc-1', hub: true },
+          { name: 'cluster1', vpc: 'vpc-2', hub: false },
+        ],
+      }),
+      source: labFile,
+    };
+    await fs.writeFile(labFile, renderLabConfig(config));
+    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    hub = await hubClientFor(config);
+    // One long-lived client, as a hub component (cluster-gateway) keeps it: it must ride out the faults.
+    const tunnel = await hubTunnel(hub);
+    client = tunnel.client;
+    serverHost = tunnel.address.slice(0, tunnel.address.lastIndexOf(':'));
+    await waitUntil(async () => ((await probeCluster(client!, 'cluster1', REQUEST_TIMEOUT_MS)).ok ? true : undefined), 'a first probe of cluster1 through the tunnel', 60_000);
+  });
+
+  afterAll(async () => {
+    client?.close();
+    hub?.close();
+    if (results.length) console.log(`\nFaults: the tunnel path (${new Date().toISOString()})\n${table(results)}\n`);
+    if (config) await downLab(config).catch(() => undefined);
+    await home?.cleanup();
+  });
+
+  const inject = async (fault: string, context: string, container: string, isServer: boolean): Promise<FaultResult> => {
+    const before = await pod(context, container);
+    expect(alive(before.pid), `pid ${before.pid} of ${container}`).toBe(true);
+    const traffic = steadyTraffic(client!);
+    let killedAt = 0;
+    let back: Promise<number> | undefined;
+    try {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const deadline = Date.now() + RECOVERY_BOUND_MS;
+      if (isServer) back = listeningAgain(serverHost, [PROXY_PORTS.frontend, PROXY_PORTS.agent], deadline);
+      killedAt = Date.now();
+      process.kill(before.pid, 'SIGKILL');
+      await waitUntil(async () => {
+        const a = analyse(traffic.samples, killedAt);
+        return a.recovered && Date.now() > a.recovered.end + AFTER_RECOVERY_MS ? true : undefined;
+      }, `${fault}: a request through the tunnel to succeed again, then ${AFTER_RECOVERY_MS} ms more traffic`, RECOVERY_BOUND_MS + AFTER_RECOVERY_MS, 100);
+    } finally {
+      await traffic.stop();
+    }
+    // Restored by the nodelet: the same pod, its container restarted once, under a new process.
+    const after = await waitUntil(async () => {
+      const now = await pod(context, container);
+      return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
+    }, `${fault}: restartCount of ${container} to rise`, 30_000);
+    expect(after.pod.metadata.uid).toBe(before.pod.metadata.uid);
+    expect(after.status.restartCount).toBe(before.status.restartCount + 1);
+    expect(after.pid).not.toBe(before.pid);
+    const backAt = back ? await back : await processStartMs(after.pid);
+
+    const a = analyse(traffic.samples, killedAt);
+    const result: FaultResult = {
+      fault,
+      restoredBy: `nodelet restart (restartCount ${before.status.restartCount} → ${after.status.restartCount})`,
+      outageMs: a.recovered!.end - a.first!.start,
+      requests: traffic.samples.length,
+      failed: a.failed.length,
+      backLabel: isServer ? 'server listening' : 'agent process started',
+      backAfterMs: a.recovered!.end - backAt,
+      lost: a.lost.length,
+    };
+    results.push(result);
+    const reasons = (from: number, to: number) => {
+      const counts = new Map<string, number>();
+      for (const s of a.failed.filter((x) => x.start >= from && x.start < to)) {
+        const why = (s.error ?? '?').replace(/\d+(\.\d+)*(:\d+)?/g, 'N');
+        counts.set(why, (counts.get(why) ?? 0) + 1);
+      }
+      return [...counts].map(([why, n]) => `  ${n} × ${why}`).join('\n') || '  none';
+    };
+    console.log(`${fault}: failures before back:\n${reasons(0, backAt)}\nfailures after back:\n${reasons(backAt, Infinity)}`);
+    console.log(`${fault}: killed at ${new Date(killedAt).toISOString()}, first failure +${a.first!.start - killedAt} ms (${a.first!.error}), back +${backAt - killedAt} ms, first ok +${a.recovered!.end - killedAt} ms\n${table([result])}`);
+    // Structural goals, strictly.
+    expect(a.failed.length, 'the kill interrupted the traffic').toBeGreaterThan(0);
+    expect(a.lost.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`), 'failures outside the outage window').toEqual([]);
+    expect(traffic.samples.filter((s) => s.start > a.recovered!.end).length, 'requests after recovery').toBeGreaterThan(AFTER_RECOVERY_MS / INTERVAL_MS / 2);
+    return result;
+  };
+
+  it('SIGKILL of the hub proxy-server: restarted by the nodelet, tunnel back within 2 s of the server listening, nothing lost outside the outage', async () => {
+    const r = await inject('hub proxy-server SIGKILL', 'hub', 'proxy-server', true);
+    expect(r.backAfterMs, 'tunnel back after the proxy-server listens again').toBeLessThanOrEqual(BACK_AFTER_SERVER_GOAL_MS);
+  }, 120_000);
+
+  it('SIGKILL of cluster1 proxy-agent: restarted by the nodelet, tunnel back, nothing lost outside the outage', async () => {
+    await inject('cluster1 proxy-agent SIGKILL', 'cluster1', 'proxy-agent', false);
+  }, 120_000);
+
+  it('down leaves no process, namespace or link of the lab behind', async () => {
+    client?.close();
+    client = undefined;
+    await downLab(config);
+    const left = await machineSnapshot(home.home);
+    expect(left.processes).toEqual([]);
+    expect(left.netns.filter((n) => n.includes(LAB))).toEqual([]);
+  }, 300_000);
+});
