@@ -1,12 +1,16 @@
 import path from 'node:path';
-import YAML, { LineCounter } from 'yaml';
 import type { core } from 'zod';
 import { InvalidInputError } from '../errors.js';
+import { printable } from '../util/printable.js';
+import { readYaml, type YamlProblem } from '../util/yaml-read.js';
 import { SourcePositions } from './positions.js';
-import { describeProblem, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
+import { describeProblem, describeValue, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
 import { crossFieldProblems } from './rules.js';
 import { labFileSchema, type LabFile } from './schema.js';
 import { DEFAULT_ADDONS, KIND, API_VERSION, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type AddonName, type LabConfig } from './types.js';
+
+/** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
+export const MAX_LAB_FILE_CHARS = 32_768;
 
 const HINT = 'fix the lines above (every field is described in docs/lab-file.md; examples/default-lab.yaml is the default lab); nothing was created';
 
@@ -18,11 +22,13 @@ const TYPE_WORDS: Record<string, string> = {
   number: 'a number',
 };
 
-/** yaml's message without the position it repeats and the API advice meant for programmers. */
-function yamlErrorText(message: string): string {
-  const first = message.split('\n')[0] ?? message;
-  if (/multiple documents/i.test(first)) return "the file holds more than one YAML document ('---'); a lab file is a single document";
-  return first.replace(/ at line \d+, column \d+:?\s*$/, '');
+/** A problem of the YAML reader as a problem line: `<file>:<line>[:<col>]: …`. */
+function yamlProblemLine(sourceName: string, problem: YamlProblem): string {
+  const where = [sourceName, problem.line, problem.col].filter((part) => part !== null).join(':');
+  if (problem.kind === 'unreadable') return `${where}: cannot read the YAML: ${problem.message}`;
+  // yaml's advice for multiple documents is meant for programmers.
+  const text = /multiple documents/i.test(problem.message) ? "the file holds more than one YAML document ('---'); a lab file is a single document" : problem.message;
+  return `${where}: YAML syntax error: ${text}`;
 }
 
 /** What to write when a required field is missing. */
@@ -82,7 +88,7 @@ function problemsOfIssue(issue: core.$ZodIssue, raw: unknown): Problem[] {
 
 function fail(sourceName: string, lines: string[]): never {
   const count = lines.length === 1 ? '1 problem' : `${lines.length} problems`;
-  throw new InvalidInputError(`invalid lab file ${sourceName} (${count}):\n${lines.map((l) => `  ${l}`).join('\n')}`, { hint: HINT });
+  throw new InvalidInputError(`invalid lab file ${printable(sourceName)} (${count}):\n${lines.map((l) => `  ${printable(l)}`).join('\n')}`, { hint: HINT });
 }
 
 function addonNameOf(entry: NonNullable<LabFile['addons']>[number]): AddonName {
@@ -113,29 +119,17 @@ function normalise(file: LabFile, source: string | null): LabConfig {
  * `source` of the result is `sourceName` when it is an absolute path, else null.
  */
 export function parseLabConfig(text: string, sourceName: string): LabConfig {
-  const counter = new LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length) {
-    fail(
-      sourceName,
-      doc.errors.map((e) => {
-        const pos = e.linePos?.[0];
-        return `${sourceName}:${pos?.line ?? '?'}:${pos?.col ?? '?'}: YAML syntax error: ${yamlErrorText(e.message)}`;
-      }),
-    );
+  if (text.length > MAX_LAB_FILE_CHARS) {
+    fail(sourceName, [`${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have (the largest lab takes a few thousand); is it the right file?`]);
   }
-  let raw: unknown;
-  try {
-    raw = doc.toJS({ maxAliasCount: 100 });
-  } catch (err) {
-    // yaml refuses documents whose aliases expand without bound ("billion laughs").
-    fail(sourceName, [`${sourceName}: cannot read the YAML: ${(err as Error).message}; write the values out instead of nesting aliases`]);
-  }
+  const read = readYaml(text);
+  if (!read.ok) fail(sourceName, read.problems.map((problem) => yamlProblemLine(sourceName, problem)));
+  const { doc, counter, value: raw } = read;
   if (raw === null || raw === undefined) {
     fail(sourceName, [`${sourceName}: the file is empty; a lab file needs at least apiVersion, kind, vpcs and clusters (see examples/default-lab.yaml)`]);
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    fail(sourceName, [`${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${JSON.stringify(raw)}`}`]);
+    fail(sourceName, [`${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${describeValue(raw)}`}`]);
   }
 
   const parsed = labFileSchema.safeParse(raw);

@@ -14,9 +14,12 @@ export function formatPath(path: readonly (string | number)[]): string {
   return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
+/** JSON would write NaN and ±Infinity (`.nan`, `.inf` in YAML) as null. */
+const numbersAsWritten = (_key: string, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v);
+
 /** A value as the user wrote it, short enough for one line. */
 export function describeValue(value: unknown): string {
-  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  const text = value === undefined ? 'nothing' : typeof value === 'number' ? String(value) : JSON.stringify(value, numbersAsWritten);
   return text.length > 100 ? `${text.slice(0, 97)}...` : text;
 }
 

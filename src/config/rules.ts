@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Problem } from './problems.js';
-import { ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, UPSTREAM_ADDONS, type AddonName } from './types.js';
+import { ADDON_NAMES, ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, UPSTREAM_ADDONS, type AddonName } from './types.js';
 
 type Entry = Record<string, unknown>;
 
@@ -111,7 +111,9 @@ export function crossFieldProblems(root: Entry): Problem[] {
       const first = seen.get(addon);
       if (first === undefined) seen.set(addon, index);
       else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
-      const missing = (ADDON_REQUIRES[addon as AddonName] ?? []).filter((n) => !names.includes(n));
+      // Only known addons have requirements: a lookup by any name would find Object's own properties ('constructor').
+      const required = (ADDON_NAMES as readonly string[]).includes(addon) ? (ADDON_REQUIRES[addon as AddonName] ?? []) : [];
+      const missing = required.filter((n) => !names.includes(n));
       if (first === undefined && missing.length) {
         problems.push({ path: at, value: addon, message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}` });
       }

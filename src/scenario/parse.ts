@@ -1,18 +1,25 @@
 import path from 'node:path';
-import YAML, { isMap, isScalar, isSeq, LineCounter, type Document } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type LineCounter } from 'yaml';
 import { z } from 'zod';
 import { ADDON_NAMES } from '../config/index.js';
 import { InvalidInputError } from '../errors.js';
+import { printable } from '../util/printable.js';
+import { readYaml } from '../util/yaml-read.js';
 import { scanFences, type Fence } from './markdown.js';
 import { EXPECTATION_KINDS, KNOWN_CAPABILITIES, type ExpectationKind, type Scenario, type Step } from './types.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 120;
 const MAX_TIMEOUT_SECONDS = 3600;
+/** Title, summary and requires; more is a --- that was meant to close it missing, and YAML reading time would grow with it. */
+const MAX_FRONT_MATTER_CHARS = 8_192;
 
 const clusterName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a cluster name such as hub or cluster1' });
 const frontMatterSchema = z.strictObject({
-  title: z.string({ error: 'is required: a one-line title' }).trim().min(1, { error: 'must not be empty' }),
-  summary: z.string({ error: 'is required: a sentence or two on what the document shows' }).trim().min(1, { error: 'must not be empty' }),
+  title: z.string({ error: (issue) => (issue.input === undefined ? 'is required: a one-line title' : 'must be text: a one-line title') }).trim().min(1, { error: 'must not be empty' }),
+  summary: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required: a sentence or two on what the document shows' : 'must be text: a sentence or two on what the document shows') })
+    .trim()
+    .min(1, { error: 'must not be empty' }),
   requires: z.strictObject(
     {
       clusters: z.array(clusterName, { error: 'must list the clusters the document uses, e.g. [hub, cluster1]' }).default([]),
@@ -26,8 +33,14 @@ const frontMatterSchema = z.strictObject({
 
 const RUNNABLE: Record<string, Step['language']> = { sh: 'sh', bash: 'sh', shell: 'sh', js: 'js', javascript: 'js' };
 
+/** The language of a block's first info word, if it runs; an own-property lookup, so `constructor` is no language. */
+function runnableLanguage(word: string): Step['language'] | undefined {
+  return Object.hasOwn(RUNNABLE, word) ? RUNNABLE[word] : undefined;
+}
+
 function fail(file: string, line: number, message: string): never {
-  throw new InvalidInputError(`${file}:${line}: ${message}`, { hint: 'see docs/scenarios.md for the document format; nothing was run' });
+  // The message quotes the document (attributes, field values): escaped, it cannot drive the terminal.
+  throw new InvalidInputError(printable(`${file}:${line}: ${message}`), { hint: 'see docs/scenarios.md for the document format; nothing was run' });
 }
 
 /** Line (1-based, in the YAML text) of the deepest key of `keys` that exists. */
@@ -60,11 +73,16 @@ function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
   if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and (unless it needs nothing) requires');
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
   if (end < 0) fail(file, 1, 'front matter opened here is never closed with ---');
-  const counter = new LineCounter();
-  const doc = YAML.parseDocument(lines.slice(1, end).join('\n'), { lineCounter: counter, prettyErrors: false });
-  const yamlError = doc.errors[0];
-  if (yamlError) fail(file, 1 + (yamlError.linePos?.[0].line ?? 1), `front matter is not valid YAML: ${yamlError.message.split('\n')[0]}`);
-  const raw: unknown = doc.toJS();
+  const text = lines.slice(1, end).join('\n');
+  if (text.length > MAX_FRONT_MATTER_CHARS) {
+    fail(file, end + 1, `the front matter closed here has ${text.length} characters, more than the ${MAX_FRONT_MATTER_CHARS} it may have (title, summary and requires take a few hundred): is the --- that should close it missing?`);
+  }
+  const read = readYaml(text);
+  if (!read.ok) {
+    const problem = read.problems[0]!;
+    fail(file, 1 + (problem.line ?? 1), `${problem.kind === 'syntax' ? 'front matter is not valid YAML' : 'cannot read the front matter'}: ${problem.message}`);
+  }
+  const { doc, counter, value: raw } = read;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) fail(file, 2, 'front matter must be a mapping with title, summary and requires');
   const parsed = frontMatterSchema.safeParse(raw);
   if (!parsed.success) {
@@ -140,7 +158,7 @@ export function parseScenario(text: string, file: string): Scenario {
       continue;
     }
     if (word === 'output') continue; // sample or transcript output for readers; expectations may still follow
-    const language = RUNNABLE[word];
+    const language = runnableLanguage(word);
     if (!language || rest.includes('norun')) {
       checked = null; // yaml, text, norun examples…: shown to readers, never run
       continue;
