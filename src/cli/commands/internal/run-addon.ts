@@ -8,7 +8,7 @@ import { setAgentBundle } from '../../../addons/dev/agent-workload.js';
 import { AGENT_FILE } from '../../../addons/dev/names.js';
 import { InvalidInputError } from '../../../errors.js';
 import { parseDuration } from '../../../tunnel/flags.js';
-import { repeat, runUntilSignal, stamp } from './run-loop.js';
+import { repeat, runUntilSignal, stamp, watchUntilAborted, Wakeup } from './run-loop.js';
 
 interface Args {
   module?: string;
@@ -71,13 +71,23 @@ export const runAddonCommand: CommandModule<object, Args> = {
     const manager = new AddonManager(hub, addon, stamp);
     let agentHash = '';
     stamp(`${addon.name} addon manager started from ${file}`);
+    // A new agent bundle starts a pass at once rather than at the next tick: addon dev's save-to-running.
+    const wakeup = new Wakeup();
     await runUntilSignal((signal) =>
-      repeat(signal, interval, async () => {
-        const cm = await hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${name}`);
-        const bundle = setAgentBundle(cm.data?.[AGENT_FILE] ?? '');
-        if (bundle.hash !== agentHash) stamp(`agent code ${(agentHash = bundle.hash)}`);
-        await manager.reconcileAndLog();
-      }),
+      Promise.all([
+        watchUntilAborted(hub, `/api/v1/namespaces/${ns}/configmaps`, { fieldSelector: `metadata.name=${name}` }, () => wakeup.wake(), signal),
+        repeat(
+          signal,
+          interval,
+          async () => {
+            const cm = await hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${name}`);
+            const bundle = setAgentBundle(cm.data?.[AGENT_FILE] ?? '');
+            if (bundle.hash !== agentHash) stamp(`agent code ${(agentHash = bundle.hash)}`);
+            await manager.reconcileAndLog();
+          },
+          wakeup,
+        ),
+      ]).then(() => undefined),
     );
   },
 };

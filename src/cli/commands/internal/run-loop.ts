@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { KubeClient } from '../../../kube/client.js';
 
 /** A log line with a timestamp, on stderr (the nodelet keeps it as the container log). */
 export function stamp(line: string): void {
@@ -14,15 +15,67 @@ export async function runUntilSignal(work: (signal: AbortSignal) => Promise<void
   await work(controller.signal);
 }
 
-/** Calls `pass` every `intervalMs` until the signal aborts; a failing pass is logged and retried. */
-export async function repeat(signal: AbortSignal, intervalMs: number, pass: () => Promise<void>): Promise<void> {
+/**
+ * Cuts a loop's sleep short: `wake()` ends the current sleep at once, or the next one if the loop is
+ * busy, so an event seen during a pass is not lost.
+ */
+export class Wakeup {
+  private pending = false;
+  private end: (() => void) | undefined;
+
+  wake(): void {
+    this.pending = true;
+    this.end?.();
+  }
+
+  async sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (!this.pending && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          this.end = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal.addEventListener('abort', done, { once: true });
+        this.end = done;
+      });
+    }
+    this.pending = false;
+  }
+}
+
+/**
+ * Calls `pass` every `intervalMs` until the signal aborts, or sooner when `wakeup` is woken; a failing
+ * pass is logged and retried.
+ */
+export async function repeat(signal: AbortSignal, intervalMs: number, pass: () => Promise<void>, wakeup?: Wakeup): Promise<void> {
   while (!signal.aborted) {
     try {
       await pass();
     } catch (err) {
       stamp(`pass failed: ${(err as Error).message}`);
     }
+    if (wakeup) await wakeup.sleep(intervalMs, signal);
     // timers/promises drops its abort listener when the timer fires: one added per pass would pile up.
-    await delay(intervalMs, undefined, { signal }).catch(() => undefined);
+    else await delay(intervalMs, undefined, { signal }).catch(() => undefined);
+  }
+}
+
+/**
+ * Watches a collection until the signal aborts, calling `onChange` on every event; a watch that ends
+ * or fails is started again after a second (events missed meanwhile only delay the caller's next pass).
+ */
+export async function watchUntilAborted(
+  client: KubeClient,
+  collection: string,
+  query: Record<string, string>,
+  onChange: () => void,
+  signal: AbortSignal,
+): Promise<void> {
+  while (!signal.aborted) {
+    await client.watch(collection, query, () => onChange(), signal).catch(() => undefined);
+    await delay(1_000, undefined, { signal }).catch(() => undefined);
   }
 }
