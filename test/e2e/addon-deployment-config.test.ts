@@ -134,29 +134,47 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     expect(rolled.spec.template.spec.containers[0]!.resources ?? {}).toEqual({});
   });
 
-  it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster; a change rolls the agents', async () => {
-    const keepNs = '  agentInstallNamespace: ""\n';
-    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '1s' }, keepNs));
+  it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster and moves the agent with its ServiceAccounts; a change rolls the agents', async () => {
+    // No agentInstallNamespace: the API server fills in the default, so the agent moves there.
+    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '1s' }));
     await ok('hub', ['patch', CMA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', defaultConfig: { namespace: CONFIG_NS, name: 'msa-default' } }] } })]);
-    const first: Record<string, Deployment> = {};
+    const first: Record<string, string> = {};
     for (const cluster of ['cluster1', 'cluster2']) {
       const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default');
-      const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
+      const d = await rolledOut(cluster, DEFAULT_AGENT_NS, 'managed-serviceaccount-addon-agent', hash);
       expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
       expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=1s');
-      first[cluster] = d;
+      first[cluster] = hash;
     }
+    await waitUntil(async () => ((await k('cluster1', ['get', 'namespace', MSA_NS])).exitCode !== 0 ? true : undefined), `namespace ${MSA_NS} removed from cluster1`, 120_000);
+    // A ManagedServiceAccount now gets a token of a ServiceAccount in the agent's new namespace.
+    await ok('hub', ['apply', '-f', '-'], `apiVersion: authentication.open-cluster-management.io/v1beta1
+kind: ManagedServiceAccount
+metadata: {name: moved, namespace: cluster1}
+spec: {rotation: {enabled: true}}
+`);
+    const token = await waitUntil(
+      async () => {
+        const r = await k('hub', ['-n', 'cluster1', 'get', 'secret', 'moved', '-o', 'jsonpath={.data.token}']);
+        return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
+      },
+      'the token Secret cluster1/moved on the hub',
+      60_000,
+    );
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { sub?: string };
+    expect(claims.sub).toBe(`system:serviceaccount:${DEFAULT_AGENT_NS}:moved`);
+    await ok('cluster1', ['-n', DEFAULT_AGENT_NS, 'get', 'serviceaccount', 'moved']);
     // The default survives the manager's next passes (it keeps a default a user set).
-    await new Promise((r) => setTimeout(r, 3_000));
     expect(JSON.stringify((await json<{ spec: unknown }>('hub', ['get', CMA, 'managed-serviceaccount'])).spec)).toContain('msa-default');
 
-    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '3s' }, keepNs));
+    // agentInstallNamespace "" keeps the addon's own namespace: the agent moves back.
+    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '3s' }, '  agentInstallNamespace: ""\n'));
     for (const cluster of ['cluster1', 'cluster2']) {
-      const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default', first[cluster]!.spec.template.metadata.annotations?.[HASH_ANNOTATION]);
+      const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default', first[cluster]);
       const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
       expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=3s');
-      expect(d.metadata.generation).toBeGreaterThan(first[cluster]!.metadata.generation);
     }
+    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccounts.authentication.open-cluster-management.io', 'moved']);
   });
 
   it('cluster-gateway: nothing runs on the clusters, so a config is applied at once and its variable works on the hub', async () => {

@@ -183,7 +183,8 @@ describe('per-addon variables', () => {
     expect(args(await addon.agentManifests('cluster1', hub, { variables: { resyncInterval: '500ms' }, installNamespace: ns })).args).toContain('--resync-interval=500ms');
     expect(args(await addon.agentManifests('cluster1', hub)).args.some((a) => a.startsWith('--resync-interval'))).toBe(false);
     await expect(addon.agentManifests('cluster1', hub, { variables: { resyncInterval: 'soon' }, installNamespace: ns })).rejects.toBeInstanceOf(AddonConfigError);
-    // its agent cannot move namespace (yet): said so rather than half-moved
-    await expect(addon.agentManifests('cluster1', hub, { variables: {}, installNamespace: 'open-cluster-management-agent-addon' })).rejects.toThrow(/agentInstallNamespace: ""/);
+    // the agent finds its namespace from the pod (downward API), so it can move with agentInstallNamespace
+    const env = (podOf(await addon.agentManifests('cluster1', hub, { variables: {}, installNamespace: 'open-cluster-management-agent-addon' })).spec.containers[0] as unknown as { env: unknown[] }).env;
+    expect(env).toContainEqual({ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   });
 });

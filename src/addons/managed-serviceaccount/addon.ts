@@ -64,6 +64,8 @@ export function msaAgentManifests(cluster: string): KubeObject[] {
                 name: 'addon-agent',
                 image: OCM_LAB_IMAGE,
                 args: ['internal', 'managed-serviceaccount-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`],
+                // The managed ServiceAccounts live in the agent's own namespace, wherever agentInstallNamespace puts it.
+                env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
                 volumeMounts: [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
               },
             ],
@@ -177,10 +179,6 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
       await reconcileManagedServiceAccounts(client, ttl);
     },
     async agentManifests(cluster, _hub, values) {
-      // The agent keeps its ServiceAccounts in this namespace by name, so it cannot move yet.
-      if (values && values.installNamespace !== MSA_NAMESPACE) {
-        throw new AddonConfigError(`agentInstallNamespace ${values.installNamespace}: the managed-serviceaccount agent runs only in ${MSA_NAMESPACE}; set spec.agentInstallNamespace: "" (the API server fills in open-cluster-management-agent-addon when it is left out)`);
-      }
       const manifests = msaAgentManifests(cluster);
       // AddOnDeploymentConfig variable `resyncInterval`: how often the agent reconciles (its --resync-interval, default 2s).
       const interval = values?.variables.resyncInterval;

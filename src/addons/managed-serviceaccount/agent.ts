@@ -18,6 +18,8 @@ export interface MsaAgentOptions {
   spoke: KubeClient;
   /** The spoke API server's CA certificate, written into every token Secret as ca.crt. */
   spokeCaPem: string;
+  /** Where the agent keeps the managed ServiceAccounts: its own namespace (the addon's install namespace). */
+  namespace?: string;
   log?: (line: string) => void;
   now?: () => Date;
 }
@@ -34,10 +36,12 @@ export class MsaAgent {
   private readonly lastReview = new Map<string, number>();
   private readonly log: (line: string) => void;
   private readonly now: () => Date;
+  private readonly namespace: string;
 
   constructor(private readonly o: MsaAgentOptions) {
     this.log = o.log ?? (() => undefined);
     this.now = o.now ?? (() => new Date());
+    this.namespace = o.namespace || MSA_NAMESPACE;
   }
 
   async reconcileOnce(): Promise<string[]> {
@@ -58,7 +62,7 @@ export class MsaAgent {
       }
     }
     const accounts = (
-      await this.o.spoke.get<{ items: KubeObject[] }>(collectionPath('v1', 'ServiceAccount', MSA_NAMESPACE), { labelSelector: `${MANAGED_LABEL}=true` })
+      await this.o.spoke.get<{ items: KubeObject[] }>(collectionPath('v1', 'ServiceAccount', this.namespace), { labelSelector: `${MANAGED_LABEL}=true` })
     ).items;
     for (const sa of accounts) {
       if (wanted.has(sa.metadata.name)) continue;
@@ -91,7 +95,7 @@ export class MsaAgent {
     const fresh = await this.o.hub.get<ManagedServiceAccount>(objectPath(msa));
     const conditions: Condition[] = [...(fresh.status?.conditions ?? [])];
     setCondition(conditions, { type: CONDITIONS.secretCreated, status: 'True', reason: 'SecretCreated', message: `Secret ${this.o.cluster}/${name} holds the token` });
-    setCondition(conditions, { type: CONDITIONS.tokenReported, status: 'True', reason: 'TokenReported', message: note ?? `token of ServiceAccount ${MSA_NAMESPACE}/${name} reported` });
+    setCondition(conditions, { type: CONDITIONS.tokenReported, status: 'True', reason: 'TokenReported', message: note ?? `token of ServiceAccount ${this.namespace}/${name} reported` });
     await this.o.hub.put(`${objectPath(msa)}/status`, {
       ...fresh,
       status: { ...fresh.status, conditions, expirationTimestamp: rfc3339(issued.expiration), tokenSecretRef: { name, lastRefreshTimestamp: rfc3339(refreshed) } },
@@ -102,10 +106,10 @@ export class MsaAgent {
   /** True when the ServiceAccount had to be created (any older token belongs to a previous one). */
   private async ensureServiceAccount(name: string): Promise<boolean> {
     try {
-      await this.o.spoke.post(collectionPath('v1', 'ServiceAccount', MSA_NAMESPACE), {
+      await this.o.spoke.post(collectionPath('v1', 'ServiceAccount', this.namespace), {
         apiVersion: 'v1',
         kind: 'ServiceAccount',
-        metadata: { name, namespace: MSA_NAMESPACE, labels: { [MANAGED_LABEL]: 'true' } },
+        metadata: { name, namespace: this.namespace, labels: { [MANAGED_LABEL]: 'true' } },
       });
       return true;
     } catch (err) {
@@ -127,7 +131,7 @@ export class MsaAgent {
   }
 
   private async requestToken(name: string, seconds: number): Promise<{ token: string; expiration: Date }> {
-    const res = await this.o.spoke.post<{ status: { token: string; expirationTimestamp: string } }>(`/api/v1/namespaces/${MSA_NAMESPACE}/serviceaccounts/${name}/token`, {
+    const res = await this.o.spoke.post<{ status: { token: string; expirationTimestamp: string } }>(`/api/v1/namespaces/${this.namespace}/serviceaccounts/${name}/token`, {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenRequest',
       spec: { expirationSeconds: seconds },

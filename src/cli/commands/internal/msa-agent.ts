@@ -8,6 +8,7 @@ interface Args {
   'cluster-name': string;
   'hub-kubeconfig': string;
   'resync-interval': string;
+  namespace?: string;
 }
 
 /** `ocm-lab internal managed-serviceaccount-agent`: the spoke agent of managed-serviceaccount. */
@@ -18,13 +19,15 @@ export const msaAgentCommand: CommandModule<object, Args> = {
     y
       .option('cluster-name', { type: 'string', demandOption: true })
       .option('hub-kubeconfig', { type: 'string', demandOption: true, describe: 'the agent’s hub kubeconfig (from the registration agent)' })
-      .option('resync-interval', { type: 'string', default: '2s' }) as never,
+      .option('resync-interval', { type: 'string', default: '2s' })
+      .option('namespace', { type: 'string', describe: 'where the managed ServiceAccounts live (default: $POD_NAMESPACE, the agent’s own namespace)' }) as never,
   handler: async (a) => {
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const hub = await clientFromFlag('hub-kubeconfig', a['hub-kubeconfig']);
     const spoke = await inPodClient('managed-serviceaccount-agent');
-    const agent = new MsaAgent({ cluster: a['cluster-name'], hub, spoke, spokeCaPem: spoke.endpoint.caPem, log: stamp });
-    stamp(`managed-serviceaccount agent for ${a['cluster-name']} started`);
+    const namespace = a.namespace || process.env.POD_NAMESPACE || undefined;
+    const agent = new MsaAgent({ cluster: a['cluster-name'], hub, spoke, spokeCaPem: spoke.endpoint.caPem, namespace, log: stamp });
+    stamp(`managed-serviceaccount agent for ${a['cluster-name']} started${namespace ? `, ServiceAccounts in ${namespace}` : ''}`);
     await runUntilSignal((signal) =>
       repeat(signal, interval, async () => {
         for (const line of await agent.reconcileOnce()) stamp(line);
