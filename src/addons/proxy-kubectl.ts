@@ -107,13 +107,49 @@ export async function openProxySession(hub: KubeClient, cluster: string, msa: st
   }
 }
 
-/** Runs kubectl with the session's kubeconfig; resolves with its exit status (output goes to ours). */
-export function runKubectl(kubectl: string, kubeconfig: string, args: string[]): Promise<number> {
+/**
+ * Runs kubectl with the session's kubeconfig; resolves with its exit status (output goes to ours).
+ * `interrupt` aborting sends kubectl SIGINT (a Ctrl-C at a terminal reaches it anyway), so the caller
+ * gets control back and can remove the session's files.
+ */
+export function runKubectl(kubectl: string, kubeconfig: string, args: string[], interrupt?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(kubectl, ['--kubeconfig', kubeconfig, ...args], { stdio: ['inherit', 'inherit', 'inherit'] });
-    child.on('error', (err) => reject(new Error(`could not run ${kubectl}: ${err.message}`)));
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    const forward = () => child.kill('SIGINT');
+    interrupt?.addEventListener('abort', forward, { once: true });
+    if (interrupt?.aborted) forward();
+    child.on('error', (err) => {
+      interrupt?.removeEventListener('abort', forward);
+      reject(new Error(`could not run ${kubectl}: ${err.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      interrupt?.removeEventListener('abort', forward);
+      resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1));
+    });
   });
+}
+
+/**
+ * Runs `work` with SIGINT and SIGTERM turned into an abort of the signal it gets, instead of ending
+ * the process on the spot: whatever `finally` the caller has (a temporary kubeconfig to remove) runs.
+ * Resolves with the signal that came, if any.
+ */
+export async function withInterrupts(work: (interrupt: AbortSignal) => Promise<void>): Promise<NodeJS.Signals | null> {
+  const controller = new AbortController();
+  let received: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    received ??= sig;
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await work(controller.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return received;
 }
 
 /** Splits an interactive `kubectl>` line into arguments: whitespace separates, quotes group. */

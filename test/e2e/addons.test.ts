@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { execa } from 'execa';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
@@ -7,6 +8,8 @@ import { ExitCode } from '../../src/errors.js';
 import { cli, cli as runCli, followLogs, isolatedLabHome, kubectl, machineSnapshot, portForward, testLabConfig } from '../support/lab.js';
 import { alive, cmdline } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
+import { filesHolding, filesUnder, isCredentialFile, secretNeedles } from '../support/secret-scan.js';
+import { labDir } from '../../src/paths.js';
 
 const MSA_NS = 'open-cluster-management-managed-serviceaccount';
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
@@ -213,6 +216,56 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     const allowed = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS], env);
     expect(allowed.exitCode, allowed.stderr).toBe(0);
     expect(await fs.readdir(tmp)).toEqual([]);
+
+    // SIGINT (and SIGTERM) to ocm-lab while kubectl watches: kubectl is stopped, the kubeconfig with the token removed, exit 128+n.
+    for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const watching = execa(process.execPath, [path.resolve('dist/cli/main.js'), 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS, '--watch'], {
+        reject: false,
+        env: { ...process.env, CI: 'true', ...env, TMPDIR: tmp },
+      });
+      let printed = '';
+      watching.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      await waitUntil(async () => ((await fs.readdir(tmp)).length ? true : undefined), `${sig}: proxy kubectl wrote its kubeconfig`, 30_000);
+      await waitUntil(async () => (printed.includes('managed-serviceaccount-addon-agent') ? true : undefined), `${sig}: kubectl --watch printed the Deployment`, 30_000, 200);
+      watching.kill(sig);
+      const r = await watching;
+      expect(r.exitCode, `${sig}: ${String(r.stderr)}`).toBe(code);
+      expect(await fs.readdir(tmp), sig).toEqual([]);
+    }
+  });
+
+  it('no token or private key of the lab shows in any log file; every credential file of the lab is 0600, in a 0700 lab directory', async () => {
+    const labDirectory = labDir(config.name);
+    const secrets: string[] = [];
+    // Every Secret's data on every cluster: ServiceAccount and MSA tokens, hub kubeconfigs, serving keys.
+    for (const context of ['hub', 'cluster1', 'cluster2']) {
+      const list = JSON.parse(await ok(context, ['get', 'secrets', '-A', '-o', 'json'])) as { items: { data?: Record<string, string> }[] };
+      for (const item of list.items) {
+        for (const [k, v] of Object.entries(item.data ?? {})) if (/token|key|kubeconfig|secret|password/i.test(k)) secrets.push(Buffer.from(v, 'base64').toString('utf8'));
+      }
+    }
+    const files = await filesUnder(labDirectory);
+    const credentialFiles: string[] = [];
+    for (const f of files) if (!f.includes(`${path.sep}pods${path.sep}`) && (await isCredentialFile(f))) credentialFiles.push(f);
+    for (const f of credentialFiles) secrets.push(await fs.readFile(f, 'utf8'));
+    const needles = [...new Set(secrets.flatMap(secretNeedles))];
+    expect(needles.length).toBeGreaterThan(50);
+    // Logs: the control planes', the nodelets', every container's (the nodelet keeps them under the pod).
+    const logs = files.filter((f) => f.endsWith('.log') || f.includes(`${path.sep}logs${path.sep}`));
+    expect(logs.length).toBeGreaterThan(20);
+    expect(await filesHolding(logs, needles)).toEqual([]);
+    // The scan finds a token when one is there: the check itself can fail.
+    expect((await filesHolding(credentialFiles.slice(0, 1), needles)).length).toBe(1);
+
+    expect((await fs.stat(labDirectory)).mode & 0o777).toBe(0o700);
+    // PKI keys, kubeconfigs with client keys or tokens, the nodelets' credentials, the lab kubeconfig.
+    expect(credentialFiles.length).toBeGreaterThan(20);
+    const loose = [];
+    for (const f of credentialFiles) {
+      const mode = (await fs.stat(f)).mode & 0o777;
+      if (mode & 0o077) loose.push(`${path.relative(labDirectory, f)} ${mode.toString(8)}`);
+    }
+    expect(loose).toEqual([]);
   });
 
   it('rotates a 10-minute token before it expires, with no failed request through proxy kubectl across the rotation', async () => {

@@ -1,9 +1,10 @@
 import readline from 'node:readline';
+import os from 'node:os';
 import type { CommandModule } from 'yargs';
 import { hubTunnel } from '../../addons/cluster-proxy/hub-tunnel.js';
 import { proxyHealth } from '../../addons/cluster-proxy/health.js';
 import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
-import { openProxySession, runKubectl, splitCommandLine } from '../../addons/proxy-kubectl.js';
+import { openProxySession, runKubectl, withInterrupts, splitCommandLine } from '../../addons/proxy-kubectl.js';
 import { loadLabConfig, spokeClusters } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { ensureBinaries } from '../../provision/index.js';
@@ -46,16 +47,18 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
 
 const cap = (b: boolean) => (b ? 'True' : 'False');
 
-async function interactive(kubectl: string, kubeconfig: string): Promise<void> {
+async function interactive(kubectl: string, kubeconfig: string, interrupt: AbortSignal): Promise<void> {
   process.stdout.write('Please enter the kubectl command and use "exit" to quit the interactive mode\n');
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, prompt: 'kubectl> ', terminal: process.stdin.isTTY });
+  interrupt.addEventListener('abort', () => rl.close(), { once: true });
   rl.prompt();
   for await (const line of rl) {
     const trimmed = line.trim();
     if (trimmed === 'exit' || trimmed === 'quit') break;
     if (trimmed) {
       try {
-        await runKubectl(kubectl, kubeconfig, splitCommandLine(trimmed));
+        await runKubectl(kubectl, kubeconfig, splitCommandLine(trimmed), interrupt);
+        if (interrupt.aborted) break;
       } catch (err) {
         process.stderr.write(`error: ${(err as Error).message}\n`);
       }
@@ -82,16 +85,21 @@ const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
     const config = await loadLabConfig(argv.config);
     const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
-    const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() => hub.close());
-    try {
-      if (argv.interactive) await interactive(kubectl, session.kubeconfig);
-      else {
-        const code = await runKubectl(kubectl, session.kubeconfig, args);
-        if (code !== 0) process.exitCode = code;
+    // A Ctrl-C or SIGTERM ends kubectl, not us: the temporary kubeconfig with the token is always removed.
+    const signal = await withInterrupts(async (interrupt) => {
+      const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() => hub.close());
+      try {
+        if (interrupt.aborted) return;
+        if (argv.interactive) await interactive(kubectl, session.kubeconfig, interrupt);
+        else {
+          const code = await runKubectl(kubectl, session.kubeconfig, args, interrupt);
+          if (code !== 0) process.exitCode = code;
+        }
+      } finally {
+        await session.close();
       }
-    } finally {
-      await session.close();
-    }
+    });
+    if (signal) process.exitCode = 128 + (os.constants.signals[signal] ?? 0);
   },
 };
 
