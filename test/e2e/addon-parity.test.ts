@@ -4,12 +4,12 @@ import https from 'node:https';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { downLab } from '../../src/lab/lifecycle.js';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { createTunnelClient } from '../../src/tunnel/index.js';
-import { isolatedLabHome, kubectl, portForward, testLabConfig } from '../support/lab.js';
+import { isolatedLabHome, kubectl, portForward, upHubAndCluster1 } from '../support/lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
@@ -103,17 +103,7 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
   beforeAll(async () => {
     home = await isolatedLabHome('parity');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = {
-      ...testLabConfig('e2e-parity', { addons: ['cluster-proxy', 'managed-serviceaccount'] }),
-      clusters: [
-        { name: 'hub', vpc: 'vpc-1', hub: true },
-        { name: 'cluster1', vpc: 'vpc-2', hub: false },
-      ],
-      source: labFile,
-    };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    ({ config, kubeconfig } = await upHubAndCluster1(home.home, 'e2e-parity', ['cluster-proxy', 'managed-serviceaccount']));
     const hubOnly = path.join(home.home, 'hub.kubeconfig');
     await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
     hub = await KubeClient.fromKubeconfig(hubOnly);

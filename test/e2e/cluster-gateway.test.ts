@@ -4,11 +4,11 @@ import tls from 'node:tls';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import type { LabConfig } from '../../src/config/index.js';
+import { downLab } from '../../src/lab/lifecycle.js';
 import { clusterPkiPaths } from '../../src/pki/index.js';
 import { labDir } from '../../src/paths.js';
-import { cli, isolatedLabHome, kubectl, kubectlPath, testLabConfig } from '../support/lab.js';
+import { cli, isolatedLabHome, kubectl, kubectlPath, upHubAndCluster1 } from '../support/lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const GW = '/apis/cluster.core.oam.dev/v1alpha1/clustergateways';
@@ -91,17 +91,8 @@ describe('cluster-gateway', () => {
 
   beforeAll(async () => {
     home = await isolatedLabHome('gateway');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = {
-      ...testLabConfig('e2e-gateway', { addons: ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] }),
-      clusters: [
-        { name: 'hub', vpc: 'vpc-1', hub: true },
-        { name: 'cluster1', vpc: 'vpc-2', hub: false },
-      ],
-      source: labFile,
-    };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    let labFile: string;
+    ({ config, kubeconfig, labFile } = await upHubAndCluster1(home.home, 'e2e-gateway', ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']));
     env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
     hubAddress = new URL((await ok('hub', ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).trim()).hostname;
     const pki = clusterPkiPaths(path.join(labDir(config.name), 'clusters', 'hub', 'pki'));

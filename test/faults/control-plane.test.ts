@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubClientFor } from '../../src/addons/hub-client.js';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { clusterKubeconfigFile, labDir } from '../../src/paths.js';
-import { isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
 import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -172,19 +172,7 @@ describe('faults: ManifestWork delivery while control planes, OCM and managed-se
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = {
-      ...testLabConfig(LAB, {
-        addons: ['managed-serviceaccount'],
-        clusters: [
-          { name: 'hub', vpc: 'vpc-1', hub: true },
-          { name: 'cluster1', vpc: 'vpc-2', hub: false },
-        ],
-      }),
-      source: labFile,
-    };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['managed-serviceaccount']));
     hub = await hubClientFor(config);
     spoke = await KubeClient.fromKubeconfig(clusterKubeconfigFile(LAB, 'cluster1'));
     await k('cluster1', ['create', 'namespace', NS]);

@@ -1,16 +1,15 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { hubTunnel } from '../../src/addons/cluster-proxy/hub-tunnel.js';
 import { PROXY_NAMESPACE, PROXY_PORTS } from '../../src/addons/cluster-proxy/constants.js';
 import { hubClientFor } from '../../src/addons/hub-client.js';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import type { LabConfig } from '../../src/config/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { downLab } from '../../src/lab/lifecycle.js';
 import type { TunnelClient } from '../../src/tunnel/index.js';
-import { isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
 import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -143,19 +142,7 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = {
-      ...testLabConfig(LAB, {
-        addons: ['cluster-proxy'],
-        clusters: [
-          { name: 'hub', vpc: 'vpc-1', hub: true },
-          { name: 'cluster1', vpc: 'vpc-2', hub: false },
-        ],
-      }),
-      source: labFile,
-    };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy']));
     hub = await hubClientFor(config);
     // One long-lived client, as a hub component (cluster-gateway) keeps it: it must ride out the faults.
     const tunnel = await hubTunnel(hub);

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { defaultLabConfig, type LabConfig } from '../../src/config/index.js';
+import { defaultLabConfig, renderLabConfig, type AddonName, type LabConfig } from '../../src/config/index.js';
+import { upLab } from '../../src/lab/lifecycle.js';
 import { kubectlPortForward } from '../../src/kube/port-forward.js';
 import { ensureBinaries } from '../../src/provision/index.js';
 
@@ -24,6 +25,27 @@ export async function isolatedLabHome(prefix: string): Promise<{ home: string; c
 export function testLabConfig(name: string, overrides: Partial<LabConfig> = {}): LabConfig {
   // Addons only where a test asks for them: they add a minute and five processes to a lab.
   return { ...defaultLabConfig(), addons: [], name, ...overrides };
+}
+
+/**
+ * The smallest lab most addon tests need, hub and cluster1 (in two VPCs) with `addons`, written to
+ * `<home>/lab.yaml` (its source, for the CLI's --config) and brought up.
+ */
+export async function upHubAndCluster1(home: string, name: string, addons: AddonName[]): Promise<{ config: LabConfig; labFile: string; kubeconfig: string }> {
+  const labFile = path.join(home, 'lab.yaml');
+  const config: LabConfig = {
+    ...testLabConfig(name, {
+      addons,
+      clusters: [
+        { name: 'hub', vpc: 'vpc-1', hub: true },
+        { name: 'cluster1', vpc: 'vpc-2', hub: false },
+      ],
+    }),
+    source: labFile,
+  };
+  await fs.writeFile(labFile, renderLabConfig(config));
+  const kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+  return { config, labFile, kubeconfig };
 }
 
 export async function kubectlPath(): Promise<string> {

@@ -3,38 +3,14 @@ import * as grpc from '@grpc/grpc-js';
 import { encodePacket, PacketType, type Packet } from '../../../src/tunnel/packet.js';
 import { CONNECT_METHOD, Header, PROXY_METHOD, deserialize, serialize, type WirePacket } from '../../../src/tunnel/wire.js';
 import type { TunnelPKI } from './fixture.js';
+import { Rng as FuzzRng, fuzzSeed as seedFromEnv } from '../fuzz/rng.js';
 
 // Tools for feeding the tunnel input a well-behaved peer never sends: raw
 // gRPC streams that put any bytes on the wire, a seeded packet generator, and
 // hand-built encodings (unknown types, a type that contradicts its payload).
 
-/** Deterministic PRNG (mulberry32): the same seed gives the same packets. */
-export class Rng {
-  private s: number;
-  constructor(readonly seed: number) {
-    this.s = seed >>> 0;
-  }
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(list: readonly T[]): T {
-    return list[this.int(list.length)]!;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  bytes(n: number): Buffer {
-    const b = Buffer.alloc(n);
-    for (let i = 0; i < n; i++) b[i] = this.int(256);
-    return b;
-  }
+/** The fuzz suites' seeded generator, with tunnel IDs: the same seed gives the same packets. */
+export class Rng extends FuzzRng {
   /** An int64 from a small pool that collides with real IDs, or anywhere in range. */
   id(): bigint {
     if (this.chance(0.7)) return BigInt(this.int(6));
@@ -46,13 +22,7 @@ export class Rng {
 
 /** The seed of this run: $TUNNEL_FUZZ_SEED to replay one, else a fresh one (printed by the tests). */
 export function fuzzSeed(): number {
-  const env = process.env.TUNNEL_FUZZ_SEED;
-  if (env) {
-    const n = Number(env);
-    if (!Number.isInteger(n)) throw new Error(`TUNNEL_FUZZ_SEED=${env} is not an integer`);
-    return n;
-  }
-  return Math.floor(Math.random() * 2 ** 31);
+  return seedFromEnv('TUNNEL_FUZZ_SEED');
 }
 
 function varint(v: number): number[] {
