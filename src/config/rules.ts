@@ -89,7 +89,7 @@ export function crossFieldProblems(root: Entry): Problem[] {
   if (Array.isArray(root.clusters) && root.clusters.length > MAX_CLUSTERS) {
     problems.push({
       path: ['clusters'],
-      message: `${root.clusters.length} clusters are more than the ${MAX_CLUSTERS} a lab may have: each runs its own etcd, kube-apiserver and kube-controller-manager and this machine has ${cores} CPU cores; remove ${root.clusters.length - MAX_CLUSTERS}`,
+      message: `${root.clusters.length} clusters are more than the ${MAX_CLUSTERS} a lab may have (${MAX_VPCS} VPCs of 15 clusters, the lab range's layout); remove ${root.clusters.length - MAX_CLUSTERS}`,
     });
   }
   if (Array.isArray(root.vpcs) && root.vpcs.length > MAX_VPCS) {

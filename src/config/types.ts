@@ -44,8 +44,12 @@ export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-s
 /** Addons that need others in the same lab: cluster-gateway's addon mode takes its credentials from managed-serviceaccount and its egress from cluster-proxy. */
 export const ADDON_REQUIRES: Partial<Record<AddonName, readonly AddonName[]>> = { 'cluster-gateway': ['cluster-proxy', 'managed-serviceaccount'] };
 
-/** Every cluster runs its own etcd, kube-apiserver and kube-controller-manager; more do not fit a 2-core machine. */
-export const MAX_CLUSTERS = 8;
+/**
+ * What the default /16 lab range holds: MAX_VPCS VPCs of 15 clusters each (network/plan.ts). Whether
+ * the machine can run that many is checked by `up` against its memory and limits, not here; 20 run on a
+ * 2-core 24 GB machine (docs/reliability.md).
+ */
+export const MAX_CLUSTERS = 60;
 export const MAX_VPCS = 4;
 /** The lab name prefixes network namespace and interface names, which have tight length limits. */
 export const MAX_LAB_NAME = 20;

@@ -261,11 +261,11 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     },
   );
 
-  it(`more than ${MAX_CLUSTERS} clusters or ${MAX_VPCS} VPCs, saying why (CPU cores)`, () => {
+  it(`more than ${MAX_CLUSTERS} clusters or ${MAX_VPCS} VPCs, saying why`, () => {
     const spokes = (n: number, vpc = 'vpc-2') => Array.from({ length: n }, (_, i) => `  - name: spoke${i}\n    vpc: ${vpc}\n`).join('');
-    const nine = `${VALID}${spokes(6)}`;
-    expectProblem(nine, 6, 'clusters', null, '9 clusters are more than the 8', 'CPU cores', 'remove 1');
-    expect(parseLabConfig(`${VALID}${spokes(5)}`, FILE).clusters).toHaveLength(8);
+    expectProblem(`${VALID}${spokes(58)}`, 6, 'clusters', null, '61 clusters are more than the 60', '4 VPCs of 15 clusters', 'remove 1');
+    // 20 clusters, as issue 16's scale lab: no longer refused by the file.
+    expect(parseLabConfig(`${VALID}${spokes(17)}`, FILE).clusters).toHaveLength(20);
     const vpcs = (n: number) => `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
     expectProblem(vpcs(5), 3, 'vpcs', null, '5 VPCs are more than the 4', 'CPU cores');
     expect(parseLabConfig(vpcs(4), FILE).vpcs).toHaveLength(4);

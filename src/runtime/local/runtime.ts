@@ -21,6 +21,7 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluster-removal.js';
 import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
+import { ensureHostFits } from './host-fit.js';
 
 export interface LocalContext {
   config: LabConfig;
@@ -112,6 +113,9 @@ export class LocalRuntime implements Runtime<LocalContext> {
       {
         title: 'Lab directory and lock',
         run: async (c, progress) => {
+          // Before anything is created: a machine that cannot run the lab gets exit 3 and keeps nothing.
+          const running = new Set((await readState(c.dir).catch(() => null))?.config.clusters.map((x) => x.name) ?? []);
+          await ensureHostFits(c.config.clusters.length, c.config.clusters.filter((x) => !running.has(x.name)).length, progress);
           await fs.mkdir(c.dir, { recursive: true, mode: 0o700 });
           try {
             c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
