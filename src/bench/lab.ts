@@ -1,50 +1,10 @@
-import fs from 'node:fs/promises';
 import { execa } from 'execa';
-import path from 'node:path';
 import { DEFAULT_ADDONS, defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { labDir } from '../paths.js';
 import { withBenchLabHome } from './home.js';
+import { labRssKb } from './lab-memory.js';
 import type { Benchmark } from './registry.js';
-
-/** Resident memory (kB) of every process recorded by a lab's pid files, and of their children. */
-async function labRssKb(labDirectory: string): Promise<number> {
-  const pids = new Set<number>();
-  const clusters = await fs.readdir(path.join(labDirectory, 'clusters')).catch(() => [] as string[]);
-  for (const c of clusters) {
-    const runDir = path.join(labDirectory, 'clusters', c, 'run');
-    for (const f of await fs.readdir(runDir).catch(() => [] as string[])) {
-      const pid = Number.parseInt(await fs.readFile(path.join(runDir, f), 'utf8').catch(() => ''), 10);
-      if (pid > 0) pids.add(pid);
-    }
-  }
-  // Include descendants (workloads the nodelet runs).
-  const all = await fs.readdir('/proc').catch(() => [] as string[]);
-  const parents = new Map<number, number>();
-  for (const p of all) {
-    if (!/^\d+$/.test(p)) continue;
-    const stat = await fs.readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
-    const ppid = Number.parseInt(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '', 10);
-    if (ppid > 0) parents.set(Number(p), ppid);
-  }
-  let grew = true;
-  while (grew) {
-    grew = false;
-    for (const [pid, ppid] of parents) {
-      if (pids.has(ppid) && !pids.has(pid)) {
-        pids.add(pid);
-        grew = true;
-      }
-    }
-  }
-  let total = 0;
-  for (const pid of pids) {
-    const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const m = /VmRSS:\s+(\d+) kB/.exec(status);
-    if (m) total += Number(m[1]);
-  }
-  return total;
-}
 
 /** One lab brought up, measured and removed; its table rows. */
 async function measureLab(config: LabConfig): Promise<string[][]> {

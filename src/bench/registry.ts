@@ -5,6 +5,7 @@ import { addonsBenchmark } from './addons.js';
 import { podsBenchmark } from './pods.js';
 import { gatewayBenchmark } from './gateway.js';
 import { addonDevBenchmark } from './addon-dev.js';
+import { scaleBenchmark } from './scale.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
   name: string;
@@ -14,4 +15,4 @@ export interface Benchmark {
 
 export const benchmarks: Benchmark[] = [];
 benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, podsBenchmark, gatewayBenchmark);
-benchmarks.push(addonDevBenchmark);
+benchmarks.push(addonDevBenchmark, scaleBenchmark);
