@@ -8,7 +8,7 @@ import { DEFAULT_SCENARIO_DIR, listScenarios, parseScenario } from '../../src/sc
 import { EXPECTATION_KINDS, KNOWN_CAPABILITIES, type Scenario } from '../../src/scenario/types.js';
 import { Rng, fuzzSeed } from '../support/fuzz/rng.js';
 import { SCENARIO_MUTATIONS, applyScenario, hostileFrontMatter } from '../support/fuzz/scenario-mutations.js';
-import { Tally, type Outcome } from '../support/fuzz/tally.js';
+import { BadOutcomes, Tally, type Verdict } from '../support/fuzz/tally.js';
 import { TEXT_MUTATIONS, type Mutant } from '../support/fuzz/text-mutations.js';
 
 // Hostile scenario documents (docs/reliability.md, "Hostile input: lab files
@@ -96,12 +96,6 @@ function badRejection(err: unknown, file: string, text: string): string | null {
 
 type Entry = 'parseScenario' | 'listScenarios';
 
-interface Verdict {
-  outcome: Outcome;
-  ms: number;
-  why?: string;
-  error?: unknown;
-}
 
 /** Feeds one document to one entry point and judges what came out. */
 async function judge(input: string | Buffer, entry: Entry, name = 'fuzzed.md'): Promise<Verdict> {
@@ -130,28 +124,15 @@ async function judge(input: string | Buffer, entry: Entry, name = 'fuzzed.md'): 
   return why ? { outcome: 'crashed', ms, why, error } : { outcome: 'rejected', ms };
 }
 
-const failures: string[] = [];
+const bad = new BadOutcomes(tally, HANG_MS, 400);
 
 function record(label: string, kind: string, mutant: Mutant, entry: Entry, verdict: Verdict): void {
-  tally.add(kind, verdict.outcome, verdict.ms);
-  const excerpt = JSON.stringify(typeof mutant.input === 'string' ? mutant.input.slice(0, 400) : mutant.input.subarray(0, 300).toString('base64'));
-  if (verdict.outcome === 'crashed') {
-    const stack = verdict.error instanceof Error ? `\n    ${verdict.error.stack?.split('\n').slice(0, 4).join('\n    ')}` : '';
-    failures.push(`${label} [${kind}, ${entry}] ${verdict.why}${stack}\n    input: ${excerpt}`);
-  } else if (verdict.ms > HANG_MS) {
-    failures.push(`${label} [${kind}, ${entry}] took ${verdict.ms.toFixed(0)} ms (more than ${HANG_MS})\n    input: ${excerpt}`);
-  }
+  bad.record(label, kind, mutant.input, entry, verdict);
 }
 
-/** One failure of each kind of wrong outcome, so that a rare one is not hidden behind many of another. */
 function expectNoFailures(): void {
-  const all = failures.splice(0);
-  const byReason = new Map<string, string>();
-  for (const f of all) {
-    const reason = (/\] ([^:"]*)/.exec(f)?.[1] ?? f).slice(0, 60);
-    if (!byReason.has(reason)) byReason.set(reason, f);
-  }
-  expect(all, `SCENARIO_FUZZ_SEED=${seed}: ${all.length} bad outcomes; one of each kind:\n${[...byReason.values()].slice(0, 8).join('\n')}`).toEqual([]);
+  const { all, message } = bad.take(`SCENARIO_FUZZ_SEED=${seed}`);
+  expect(all, message).toEqual([]);
 }
 
 const SCENARIO_KINDS = Object.keys(SCENARIO_MUTATIONS);

@@ -47,3 +47,47 @@ export class Tally {
     return `${title}: ${this.total()} inputs in ${(sum / 1000).toFixed(1)} s, median ${this.quantileMs(0.5).toFixed(2)} ms, p99 ${this.quantileMs(0.99).toFixed(1)} ms\n${header}\n${rows.join('\n')}`;
   }
 }
+
+/** What a suite's judge made of one input. */
+export interface Verdict {
+  outcome: Outcome;
+  ms: number;
+  why?: string;
+  error?: unknown;
+}
+
+/**
+ * The bad outcomes of a suite's inputs (a crash, or a case slower than `hangMs`), each with an
+ * excerpt of its input; counted in the tally as they come.
+ */
+export class BadOutcomes {
+  private readonly lines: string[] = [];
+
+  constructor(
+    private readonly tally: Tally,
+    private readonly hangMs: number,
+    private readonly excerptChars: number,
+  ) {}
+
+  record(label: string, kind: string, input: string | Buffer, entry: string, verdict: Verdict): void {
+    this.tally.add(kind, verdict.outcome, verdict.ms);
+    const excerpt = JSON.stringify(typeof input === 'string' ? input.slice(0, this.excerptChars) : input.subarray(0, 300).toString('base64'));
+    if (verdict.outcome === 'crashed') {
+      const stack = verdict.error instanceof Error ? `\n    ${verdict.error.stack?.split('\n').slice(0, 4).join('\n    ')}` : '';
+      this.lines.push(`${label} [${kind}, ${entry}] ${verdict.why}${stack}\n    input: ${excerpt}`);
+    } else if (verdict.ms > this.hangMs) {
+      this.lines.push(`${label} [${kind}, ${entry}] took ${verdict.ms.toFixed(0)} ms (more than ${this.hangMs})\n    input: ${excerpt}`);
+    }
+  }
+
+  /** Takes the bad outcomes so far; the message shows one of each kind, so a rare one is not hidden behind many of another. */
+  take(replay: string): { all: string[]; message: string } {
+    const all = this.lines.splice(0);
+    const byReason = new Map<string, string>();
+    for (const f of all) {
+      const reason = (/\] ([^:"]*)/.exec(f)?.[1] ?? f).slice(0, 60);
+      if (!byReason.has(reason)) byReason.set(reason, f);
+    }
+    return { all, message: `${replay}: ${all.length} bad outcomes; one of each kind:\n${[...byReason.values()].slice(0, 8).join('\n')}` };
+  }
+}
