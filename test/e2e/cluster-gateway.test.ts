@@ -8,6 +8,7 @@ import type { LabConfig } from '../../src/config/index.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import { clusterPkiPaths } from '../../src/pki/index.js';
 import { labDir } from '../../src/paths.js';
+import { filesUnder } from '../support/secret-scan.js';
 import { cli, isolatedLabHome, kubectl, kubectlPath, upHubAndCluster1 } from '../support/lab.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -354,6 +355,21 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
     expect(row).toMatch(/^manual +ServiceAccountToken +Const +Unknown/);
     await ok('hub', ['-n', CRED_NS, 'delete', 'secret', 'manual']);
     await waitUntil(async () => ((await k('hub', ['get', 'clustergateway', 'manual'])).exitCode === 1 ? true : undefined), 'ClusterGateway manual to go', 10_000, 200);
+  });
+
+  it('no Node.js runtime warning (deprecations, listener leaks, …) in the log of any process of the lab', async () => {
+    // Node writes `(node:PID) [DEP0123] DeprecationWarning: …`, `(node:PID) MaxListenersExceededWarning: …` to stderr.
+    const warning = /\(node:\d+\) (\[[A-Z]+\d+\] )?\w*Warning\b/;
+    expect(warning.test('(node:7) [DEP0123] DeprecationWarning: Setting the TLS ServerName to an IP address is not permitted')).toBe(true);
+    const logs = (await filesUnder(labDir(config.name))).filter((f) => f.endsWith('.log'));
+    // The nodelets', the control planes' and every container's: the gateway, its manager, the addons' agents and servers.
+    expect(logs.length).toBeGreaterThan(20);
+    const found: string[] = [];
+    for (const file of logs) {
+      const line = (await fs.readFile(file, 'utf8')).split('\n').find((l) => warning.test(l));
+      if (line) found.push(`${path.relative(labDir(config.name), file)}: ${line.slice(0, 200)}`);
+    }
+    expect(found).toEqual([]);
   });
 
   it('a ClusterGateway goes when its ManagedCluster goes', async () => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -77,6 +78,70 @@ describe('tunnel on loopback', () => {
     const big = await c.dial('cluster1:443');
     expect(await echoRoundTrip(big, 64 * 1024 * 1024)).toBe(true);
     big.destroy();
+  });
+
+  it('load: holds 1 000 connections open at once, each echoing exactly while all are open; prints p99 and memory', async () => {
+    const { c, t, a } = await stack();
+    const rssBefore = process.memoryUsage().rss;
+    const socks: Awaited<ReturnType<TunnelClient['dial']>>[] = [];
+    for (let i = 0; i < 1_000; i += 100) socks.push(...(await Promise.all(Array.from({ length: Math.min(100, 1_000 - i) }, () => c.dial('cluster1:443')))));
+    await until('1 000 target connections open', () => t.open() === 1_000);
+    expect(a.activeConnections()).toBe(1_000);
+    const latencies: number[] = [];
+    const ok = await Promise.all(
+      socks.map(async (sock, i) => {
+        const start = performance.now();
+        const exact = await echoRoundTrip(sock, 4 * 1024 + i);
+        latencies.push(performance.now() - start);
+        return exact;
+      }),
+    );
+    const rssHeld = process.memoryUsage().rss;
+    expect(ok.filter(Boolean)).toHaveLength(1_000);
+    for (const sock of socks) sock.destroy();
+    await until('every connection released', () => t.open() === 0 && a.activeConnections() === 0, 30_000);
+    latencies.sort((x, y) => x - y);
+    const q = (f: number) => latencies[Math.min(latencies.length - 1, Math.floor(f * latencies.length))]!.toFixed(1);
+    console.log(`tunnel load: 1 000 concurrent connections, 4 KiB echo each: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms; RSS of the process (server, agent, client, target) ${(rssBefore / 2 ** 20).toFixed(0)} → ${(rssHeld / 2 ** 20).toFixed(0)} MiB while held`);
+  });
+
+  it('load: moves 1 GiB through one connection intact (sha256 at both ends); prints the rate', async () => {
+    const GIB = 1024 ** 3;
+    const sent = crypto.createHash('sha256');
+    // The target sends 1 GiB of a pattern that changes every MiB, honouring backpressure, hashing as it writes.
+    const source = (sock: net.Socket): void => {
+      const base = crypto.randomBytes(1024 * 1024);
+      let i = 0;
+      const pump = (): void => {
+        while (i < 1024) {
+          const chunk = Buffer.from(base);
+          chunk.writeUInt32BE(i++, 0);
+          sent.update(chunk);
+          if (!sock.write(chunk)) return void sock.once('drain', pump);
+        }
+        sock.end();
+      };
+      pump();
+    };
+    const { c } = await stack(source);
+    const got = crypto.createHash('sha256');
+    let received = 0;
+    const start = performance.now();
+    const sock = await c.dial('cluster1:443');
+    await new Promise<void>((resolve, reject) => {
+      sock.on('data', (d: Buffer) => {
+        got.update(d);
+        received += d.length;
+        if (received >= GIB) resolve();
+      });
+      sock.on('error', reject);
+      sock.on('end', () => (received >= GIB ? resolve() : reject(new Error(`ended after ${received} of ${GIB} bytes`))));
+    });
+    const seconds = (performance.now() - start) / 1000;
+    sock.destroy();
+    expect(received).toBe(GIB);
+    expect(got.digest('hex')).toBe(sent.digest('hex'));
+    console.log(`tunnel load: 1 GiB through one connection in ${seconds.toFixed(1)} s (${((GIB * 8) / seconds / 1e6).toFixed(0)} Mbit/s, hashing at both ends included)`);
   });
 
   it('serves HTTPS requests through the tunnel with an https.Agent, TLS end to end', async () => {
