@@ -24,3 +24,8 @@ export async function openContainerLog(podDir: string, container: string): Promi
   if (size > 0) await fsp.rename(file, previousLogFile(podDir, container));
   return CriLogWriter.open(file);
 }
+
+/** The current run's log of a container an earlier nodelet started, for appending (no rotation: the run goes on). */
+export function appendContainerLog(podDir: string, container: string): Promise<LogSink> {
+  return CriLogWriter.open(logFile(podDir, container));
+}

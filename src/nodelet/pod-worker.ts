@@ -1,8 +1,9 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { restartDelayMs, nextCrashCount, shouldRestart, type BackoffPolicy } from './backoff.js';
 import { containerArgv } from './command.js';
-import { logFile, openContainerLog, previousLogFile } from './container-log.js';
+import { appendContainerLog, logFile, openContainerLog, previousLogFile } from './container-log.js';
 import { resolveEnv } from './env.js';
 import { ContainerStartError } from './errors.js';
 import type { EventRecorder } from './events.js';
@@ -89,7 +90,7 @@ interface Slot {
 function fresh(spec: Container, init: boolean, previous: Pod['status']): Slot {
   const list = init ? previous?.initContainerStatuses : previous?.containerStatuses;
   const before = list?.find((s) => s.name === spec.name);
-  // A run the previous nodelet started counts: after a nodelet restart the container restarts, like after a crash.
+  // A run the previous nodelet started counts: a container it cannot adopt restarts, as after a crash.
   const ranBefore = !!before && (!!before.state.running || !!before.state.terminated || !!before.lastState.terminated);
   return {
     spec,
@@ -118,6 +119,11 @@ function terminatedOf(exit: ContainerExit, startedAt: Date, pid: number): Contai
     finishedAt: rfc3339(exit.finishedAt),
     containerID: `ocm-lab://${pid}`,
   };
+}
+
+/** What a run of a container was started from (`<bundle>/spec.sha256`): a restarted nodelet adopts only a container whose spec is unchanged. */
+function specDigest(spec: Container): string {
+  return crypto.createHash('sha256').update(canonicalJson(spec)).digest('hex');
 }
 
 /** runc's id of a container: unique on the machine (pod uid), stable across restarts of the container. */
@@ -246,8 +252,9 @@ export class PodWorker {
     if (this.finished || this.terminating) return;
     if (this.firstSync) {
       this.firstSync = false;
+      const adopted = this.alreadyDone || this.pod.metadata.deletionTimestamp ? new Set<string>() : await this.adoptContainers();
       const prefix = `${this.uid}-`;
-      const killed = await cleanupContainers(this.ctx.runc, (id) => id.startsWith(prefix)).catch((err: Error) => {
+      const killed = await cleanupContainers(this.ctx.runc, (id) => id.startsWith(prefix) && !adopted.has(id)).catch((err: Error) => {
         this.ctx.log(`${this.key}: looking for containers of an earlier nodelet: ${err.message}`);
         return [] as string[];
       });
@@ -289,10 +296,62 @@ export class PodWorker {
         return;
       }
     }
+    for (const slot of this.slots) {
+      // Adopted runs get their probes once the pod's address is known again.
+      if (slot.proc && !slot.probes && !slot.init) this.startProbes(slot, slot.proc, this.fieldPath(slot));
+    }
     for (const slot of this.runnable()) {
       if (!slot.proc && !slot.timer && !slot.final) await this.start(slot);
     }
     this.scheduleStatus();
+  }
+
+  /**
+   * After a nodelet restart: takes over the containers an earlier nodelet
+   * started that still run, from an unchanged spec, under their shims (as a
+   * kubelet leaves containers running when it restarts). Their restart count
+   * stays; init containers that had succeeded stay done. Returns the runc ids adopted.
+   */
+  private async adoptContainers(): Promise<Set<string>> {
+    const adopted = new Set<string>();
+    for (const slot of this.slots) {
+      const id = runcId(this.pod, slot.spec.name);
+      const bundle = path.join(this.dir, 'containers', slot.spec.name);
+      const digest = await fs.readFile(path.join(bundle, 'spec.sha256'), 'utf8').catch(() => '');
+      if (digest.trim() !== specDigest(slot.spec)) continue;
+      const sink = await appendContainerLog(this.dir, slot.spec.name).catch(() => undefined);
+      if (!sink) continue;
+      const proc = await RuncContainer.adopt(this.ctx.runc, id, bundle, sink).catch((err: Error) => {
+        this.ctx.log(`${this.key}/${slot.spec.name}: could not adopt the running container: ${err.message}`);
+        return undefined;
+      });
+      if (!proc) {
+        await sink.close?.().catch(() => undefined);
+        continue;
+      }
+      adopted.add(id);
+      slot.runs = Math.max(slot.runs, 1);
+      slot.proc = proc;
+      slot.state = { ...slot.state, state: { running: { startedAt: rfc3339(proc.startedAt) } }, ready: false, pid: proc.pid };
+      void proc.exited.then((exit) => {
+        this.chain = this.chain.then(() => this.onExit(slot, proc, exit));
+      });
+    }
+    if (this.slots.some((s) => !s.init && adopted.has(runcId(this.pod, s.spec.name)))) {
+      for (const slot of this.slots.filter((s) => s.init && !s.proc)) {
+        const before = this.pod.status?.initContainerStatuses?.find((c) => c.name === slot.spec.name)?.state.terminated;
+        if (before?.exitCode === 0) {
+          slot.final = true;
+          slot.state = { ...slot.state, state: { terminated: before } };
+        }
+      }
+    }
+    if (adopted.size) this.ctx.log(`${this.key}: adopted running containers ${[...adopted].join(', ')} of an earlier nodelet`);
+    return adopted;
+  }
+
+  private fieldPath(slot: Slot): string {
+    return `spec.${slot.init ? 'initContainers' : 'containers'}{${slot.spec.name}}`;
   }
 
   /** Init containers one at a time until each has succeeded; then every regular container. */
@@ -369,7 +428,7 @@ export class PodWorker {
 
   private async start(slot: Slot): Promise<void> {
     const name = slot.spec.name;
-    const fieldPath = `spec.${slot.init ? 'initContainers' : 'containers'}{${name}}`;
+    const fieldPath = this.fieldPath(slot);
     let proc: RuncContainer;
     try {
       const image = this.ctx.images.resolve(slot.spec.image);
@@ -397,6 +456,7 @@ export class PodWorker {
         cgroupsPath: `/ocm-lab-${id}`,
       });
       await writeBundle(bundle, config);
+      await fs.writeFile(path.join(bundle, 'spec.sha256'), `${specDigest(slot.spec)}\n`);
       const sink = await openContainerLog(this.dir, name);
       try {
         proc = await RuncContainer.start({ runc: this.ctx.runc, id, bundle, sink });

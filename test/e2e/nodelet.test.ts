@@ -167,6 +167,48 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(previous.stdout).toContain('serving /healthz');
   });
 
+  it('a SIGKILLed nodelet: up starts it again and it adopts the running container (same pid, no restart); the adopted run’s output and exit still reach the pod', async () => {
+    const [before] = await pods('cluster1', NS, 'app=probe');
+    const pid = pidOf(before!);
+    const restarts = before!.status.containerStatuses![0]!.restartCount;
+    const clusterDir = path.join(labDir(LAB), 'clusters', 'cluster1');
+    const nodeletPid = Number((await fs.readFile(path.join(clusterDir, 'run', 'nodelet.pid'), 'utf8')).trim());
+    process.kill(nodeletPid, 'SIGKILL');
+    await waitUntil(async () => (!alive(nodeletPid) ? true : undefined), 'the nodelet to be gone', 10_000, 20);
+    expect(alive(pid), 'the container outlives its nodelet').toBe(true);
+
+    await upLab(config, { renderer: 'silent' });
+    const newNodelet = Number((await fs.readFile(path.join(clusterDir, 'run', 'nodelet.pid'), 'utf8')).trim());
+    expect(newNodelet).not.toBe(nodeletPid);
+    const nodeletLog = await waitUntil(async () => {
+      const text = await fs.readFile(path.join(clusterDir, 'logs', 'nodelet.log'), 'utf8').catch(() => '');
+      const since = text.slice(text.lastIndexOf('\n==== '));
+      return since.includes(`${NS}/${before!.metadata.name}: adopted running containers`) ? since : undefined;
+    }, 'the new nodelet to adopt the container');
+    expect(nodeletLog).not.toContain(`${NS}/${before!.metadata.name}: removed containers`);
+    const adopted = await waitUntil(async () => {
+      const [p] = await pods('cluster1', NS, 'app=probe');
+      const s = p?.status.containerStatuses?.[0];
+      return s?.ready ? p : undefined;
+    }, 'the adopted container to be ready');
+    expect(pidOf(adopted)).toBe(pid);
+    expect(adopted.status.containerStatuses?.[0]?.restartCount).toBe(restarts);
+
+    // The new nodelet sees what the adopted run prints and how it ends: SIGTERM, "received SIGTERM", exit 0, restarted.
+    process.kill(pid, 'SIGTERM');
+    const after = await waitUntil(async () => {
+      const [p] = await pods('cluster1', NS, 'app=probe');
+      const s = p?.status.containerStatuses?.[0];
+      return s && s.restartCount === restarts + 1 && s.ready ? p : undefined;
+    }, 'the adopted container’s exit to be seen and the container restarted');
+    const last = after.status.containerStatuses![0]! as { lastState?: { terminated?: { exitCode: number } } };
+    expect(last.lastState?.terminated?.exitCode).toBe(0);
+    const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], { OCM_LAB_HOME: home.home });
+    expect(previous.exitCode, previous.stderr).toBe(0);
+    expect(previous.stdout).toContain('serving /healthz');
+    expect(previous.stdout).toContain('received SIGTERM, exiting');
+  });
+
   it('stops the process and removes the pod when the Deployment is deleted', async () => {
     const [pod] = await pods('cluster1', NS, 'app=probe');
     const pid = pidOf(pod!);

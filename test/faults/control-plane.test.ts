@@ -14,12 +14,12 @@ import { waitUntil } from '../support/wait.js';
  * Issue 16, ManifestWork delivery and the control planes: while ManifestWorks are created on the hub
  * every 400 ms (each a ConfigMap for cluster1) and cluster1's API is read every 250 ms, each
  * component is SIGKILLed in turn: cluster1's etcd, kube-apiserver and kube-controller-manager
- * (host processes: `up` restores them), the hub's kube-apiserver, every OCM pod of both
+ * (host processes: `up` restores them), the hub's kube-apiserver, both nodelets, every OCM pod of both
  * clusters, managed-serviceaccount's agent and manager (pods: the nodelet restarts them). For each:
  * who restored it, how long delivery stalled, requests failed, and what was lost. Goals: every
  * ManifestWork the hub accepted reaches cluster1, nothing fails once recovered, and the lab's
- * ManagedServiceAccount token stays valid. The nodelet is not among them: a restarted nodelet restarts
- * every container of its cluster (docs/reliability.md, left open).
+ * ManagedServiceAccount token stays valid. The nodelets of both clusters too: a restarted nodelet adopts the
+ * containers its predecessor started (their shims outlive it), so none of them restarts.
  */
 
 const LAB = 'faults-cp';
@@ -259,6 +259,17 @@ spec: {rotation: {enabled: true}}
     ['hub', 'kube-apiserver'],
   ])('SIGKILL of %s %s (a host process): up restores it, every accepted ManifestWork arrives', async (cluster, component) => {
     await inject(`${cluster} ${component} SIGKILL`, await hostPid(cluster, component), byUp);
+  }, 300_000);
+
+  it.each(['cluster1', 'hub'])('SIGKILL of the %s nodelet (a host process): up restores it, it adopts every running container (none restarted), every accepted ManifestWork arrives', async (cluster) => {
+    const containers = async () => {
+      const items = (JSON.parse(await k(cluster, ['get', 'pods', '-A', '-o', 'json'])) as { items: PodJson[] }).items;
+      return Object.fromEntries(items.flatMap((p) => (p.status.containerStatuses ?? []).map((c) => [`${p.metadata.name}/${c.name}`, `${p.metadata.uid} ${c.containerID ?? ''} restarts ${c.restartCount}`])));
+    };
+    const before = await containers();
+    expect(Object.keys(before).length, `${cluster}: containers`).toBeGreaterThan(2);
+    await inject(`${cluster} nodelet SIGKILL`, await hostPid(cluster, 'nodelet'), byUp);
+    expect(await containers(), `${cluster}: every container the same run as before the nodelet's death`).toEqual(before);
   }, 300_000);
 
   it.each([

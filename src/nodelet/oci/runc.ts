@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ContainerStartError } from '../errors.js';
+import { closeShimOutput, liveShimPid, makeShimOutput, readShimExit, readShimOutput, reopenShimOutput, startShim, type ShimOutputFds } from './shim.js';
 
 /** Where a container's stdout and stderr go (a CRI log writer, or a plain file). */
 export interface LogSink {
@@ -47,11 +48,11 @@ export function runcCommand(runc: Runc, args: string[], timeoutMs = 15_000): Pro
   });
 }
 
-function exitOf(code: number | null, signal: NodeJS.Signals | null): ContainerExit {
+function exitOf(code: number | null, signal: NodeJS.Signals | null, finishedAt = new Date()): ContainerExit {
   const exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
   // runc exits 128+n when the container's init died of signal n.
   const signum = exitCode > 128 && exitCode <= 128 + 64 ? exitCode - 128 : undefined;
-  return { exitCode, ...(signum !== undefined ? { signal: signum } : {}), finishedAt: new Date() };
+  return { exitCode, ...(signum !== undefined ? { signal: signum } : {}), finishedAt };
 }
 
 async function lastLogLines(file: string): Promise<string> {
@@ -77,11 +78,12 @@ export interface RuncStartSpec {
 }
 
 /**
- * One run of a container: `runc run` in the foreground, a child of the
- * nodelet that stays while the container runs and exits with its status.
- * The container's stdout and stderr are pipes (terminal=false hands runc's
- * own stdio to the container) read into the log sink; runc's own messages go
- * to `<bundle>/runc.log`.
+ * One run of a container: `runc run` in the foreground under its shim
+ * (./shim.ts), which outlives the nodelet, so a restarted nodelet adopts the
+ * container (`adopt`) instead of starting it again. The container's stdout and
+ * stderr are the shim's FIFOs (terminal=false hands runc's own stdio to the
+ * container), read into the log sink; runc's own messages go to
+ * `<bundle>/runc.log`.
  */
 export class RuncContainer {
   private constructor(
@@ -99,41 +101,52 @@ export class RuncContainer {
     await fs.rm(pidFile, { force: true });
     await fs.rm(logFile, { force: true });
     await fs.mkdir(spec.runc.root, { recursive: true, mode: 0o700 });
-    const child = spawn(
+    const output = await makeShimOutput(spec.bundle);
+    const shim = startShim(spec.bundle, [
       spec.runc.binary,
-      ['--root', spec.runc.root, '--log', logFile, '--log-format', 'text', 'run', '--bundle', spec.bundle, '--pid-file', pidFile, spec.id],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+      ...['--root', spec.runc.root, '--log', logFile, '--log-format', 'text', 'run', '--bundle', spec.bundle, '--pid-file', pidFile, spec.id],
+    ]);
     // Listen before any await: 'exit' may come quickly.
-    const runcExit = new Promise<ContainerExit>((resolve) => child.once('exit', (code, signal) => resolve(exitOf(code, signal))));
-    const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-    const outputDone = pipeOutput(child, spec.sink);
-    const exited = runcExit.then(async (exit) => {
-      await outputDone;
-      await spec.sink.close?.().catch(() => undefined);
-      return exit;
-    });
+    let early: 'exited' | Error | undefined;
+    shim.once('exit', () => (early ??= 'exited'));
+    shim.once('error', (err) => (early ??= err));
     const deadline = Date.now() + (spec.timeoutMs ?? 30_000);
-    let early: ContainerExit | Error | undefined;
-    void runcExit.then((e) => (early ??= e));
-    void spawnError.then((e) => (early ??= e));
     for (;;) {
       const text = await fs.readFile(pidFile, 'utf8').catch(() => '');
       const pid = Number.parseInt(text.trim(), 10);
-      if (Number.isInteger(pid) && pid > 0) return new RuncContainer(spec.runc, spec.id, pid, new Date(), exited);
-      if (early instanceof Error) throw new ContainerStartError('RunContainerError', `could not run ${spec.runc.binary}: ${early.message}`);
+      if (Number.isInteger(pid) && pid > 0) return new RuncContainer(spec.runc, spec.id, pid, new Date(), followShim(spec.runc, spec.id, spec.bundle, output, spec.sink));
+      if (early instanceof Error) {
+        await closeShimOutput(output);
+        throw new ContainerStartError('RunContainerError', `could not run /bin/sh (the container's shim): ${early.message}`);
+      }
       if (early) {
-        await exited;
-        const why = (await lastLogLines(logFile)) || `runc exited with ${early.exitCode} before the container started`;
+        await closeShimOutput(output);
+        const status = await readShimExit(spec.bundle);
+        await spec.sink.close?.().catch(() => undefined);
+        const why = (await lastLogLines(logFile)) || (status ? `runc exited with ${status.exitCode} before the container started` : 'the shim exited before runc started (could it make the FIFOs in the bundle?)');
         throw new ContainerStartError('RunContainerError', `runc run ${spec.id}: ${why}`);
       }
       if (Date.now() > deadline) {
-        child.kill('SIGKILL');
         await runcCommand(spec.runc, ['delete', '--force', spec.id]).catch(() => undefined);
+        killGroup(shim.pid);
+        await closeShimOutput(output);
         throw new ContainerStartError('RunContainerError', `runc run ${spec.id}: the container was not created within ${spec.timeoutMs ?? 30_000} ms`);
       }
       await new Promise((r) => setTimeout(r, 10));
     }
+  }
+
+  /**
+   * Takes over a container an earlier nodelet started: running, in `bundle`,
+   * with its shim alive. Its output goes on into `sink` from where the pipe
+   * holds it. Undefined when there is nothing to adopt.
+   */
+  static async adopt(runc: Runc, id: string, bundle: string, sink: LogSink): Promise<RuncContainer | undefined> {
+    const state = await containerState(runc, id);
+    if (state?.status !== 'running' || path.resolve(state.bundle) !== path.resolve(bundle)) return undefined;
+    const output = await reopenShimOutput(bundle);
+    if (!output) return undefined;
+    return new RuncContainer(runc, id, state.pid, new Date(state.created), followShim(runc, id, bundle, output, sink));
   }
 
   /** Sends a signal to the container's init process (`runc kill`); a container already gone is fine. */
@@ -160,10 +173,16 @@ export class RuncContainer {
   }
 }
 
-function pipeOutput(child: ChildProcess, sink: LogSink): Promise<void> {
-  const one = (from: Readable | null, to: Writable) =>
+/**
+ * Reads the shim's FIFOs into `sink`. End-of-file on both means every writer
+ * is gone: the shim, which writes the exit status before it exits, and the
+ * container. Should the shim have been killed, runc's state says when the
+ * container stopped (its status is then unknown: 255).
+ */
+function followShim(runc: Runc, id: string, bundle: string, fds: ShimOutputFds, sink: LogSink): Promise<ContainerExit> {
+  const output = readShimOutput(fds);
+  const one = (from: Readable, to: Writable) =>
     new Promise<void>((resolve) => {
-      if (!from) return resolve();
       from.on('data', (chunk: Buffer) => {
         if (!to.write(chunk)) {
           from.pause();
@@ -173,7 +192,22 @@ function pipeOutput(child: ChildProcess, sink: LogSink): Promise<void> {
       from.once('close', () => resolve());
       from.once('error', () => resolve());
     });
-  return Promise.all([one(child.stdout, sink.stdout), one(child.stderr, sink.stderr)]).then(() => undefined);
+  return Promise.all([one(output.stdout, sink.stdout), one(output.stderr, sink.stderr)]).then(async () => {
+    await sink.close?.().catch(() => undefined);
+    for (;;) {
+      const status = await readShimExit(bundle);
+      if (status) return exitOf(status.exitCode, null, status.finishedAt);
+      const state = await containerState(runc, id);
+      if (state?.status !== 'running' && state?.status !== 'created') return exitOf(255, null);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  });
+}
+
+/** runc's state of one container; undefined when runc does not know it. */
+async function containerState(runc: Runc, id: string): Promise<(RuncState & { created: string }) | undefined> {
+  const text = await runcCommand(runc, ['state', id]).catch(() => '');
+  return text ? (JSON.parse(text) as RuncState & { created: string }) : undefined;
 }
 
 export interface ExecOptions {
@@ -298,7 +332,26 @@ export async function cleanupContainers(runc: Runc, filter: (id: string) => bool
       await new Promise((r) => setTimeout(r, 20));
     }
     await runcCommand(runc, ['delete', '--force', c.id]).catch(() => undefined);
+    await shimGone(c.bundle);
     removed.push(c.id);
   }
   return removed;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Waits a moment for the shim of a removed container to record the exit and go; kills it if it does not. */
+async function shimGone(bundle: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (!(await liveShimPid(bundle))) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  killGroup(await liveShimPid(bundle));
 }
