@@ -19,6 +19,14 @@ export interface ControlPlaneBinaries {
   'kube-controller-manager': string;
 }
 
+/**
+ * Go's garbage collector lets the heap grow to 1.5× what is live, not 2×
+ * (GOGC=50): the control planes are most of a spoke's memory, and a lab idles
+ * far more than it works. `npm run bench -- scale` measured what it saves
+ * (docs/reliability.md, "Scale").
+ */
+const GO_RUNTIME_ENV: Record<string, string> = { GOGC: '50' };
+
 export function componentFiles(cluster: ClusterPlan, name: string): Pick<ProcessSpec, 'pidFile' | 'logFile'> {
   return { pidFile: path.join(cluster.runDir, `${name}.pid`), logFile: path.join(cluster.logDir, `${name}.log`) };
 }
@@ -32,6 +40,7 @@ export function etcdSpec(cluster: ClusterPlan, binary: string): ProcessSpec {
     name: 'etcd',
     binary,
     prefix: cluster.netnsPrefix,
+    extraEnv: GO_RUNTIME_ENV,
     ...componentFiles(cluster, 'etcd'),
     args: [
       `--name=${cluster.name}`,
@@ -56,6 +65,7 @@ export function apiServerSpec(cluster: ClusterPlan, binary: string, pki: Cluster
     name: 'kube-apiserver',
     binary,
     prefix: cluster.netnsPrefix,
+    extraEnv: GO_RUNTIME_ENV,
     ...componentFiles(cluster, 'kube-apiserver'),
     args: [
       `--advertise-address=${cluster.address}`,
@@ -102,6 +112,7 @@ export function controllerManagerSpec(cluster: ClusterPlan, binary: string, pki:
     name: 'kube-controller-manager',
     binary,
     prefix: cluster.netnsPrefix,
+    extraEnv: GO_RUNTIME_ENV,
     ...componentFiles(cluster, 'kube-controller-manager'),
     args: [
       `--kubeconfig=${kubeconfig}`,

@@ -73,7 +73,7 @@ export function renderLocalPlan(plan: LocalLabPlan): string {
   for (const c of plan.clusters) {
     out.push('');
     out.push(`--- ${c.name}: commands`);
-    for (const p of c.processes) out.push([...p.prefix, p.binary, ...p.args].map(shellWord).join(' '));
+    for (const p of c.processes) out.push([...Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v}`), ...p.prefix, p.binary, ...p.args].map(shellWord).join(' '));
   }
   return out.join('\n');
 }

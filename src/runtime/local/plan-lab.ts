@@ -32,6 +32,8 @@ export interface LocalProcessPlan {
   /** The provisioned binary by name (its path is known once `up` has provisioned it), or `ocm-lab` for the nodelet. */
   binary: string;
   args: string[];
+  /** Variables set for it besides the inherited environment. */
+  env?: Record<string, string>;
   listens: string[];
   logFile: string;
   pidFile: string;
@@ -94,6 +96,7 @@ function processPlan(spec: ProcessSpec, listens: string[]): LocalProcessPlan {
     prefix: spec.prefix,
     binary: nodelet ? 'ocm-lab' : spec.binary,
     args: nodelet ? spec.args.slice(1) : spec.args,
+    ...(spec.extraEnv ? { env: spec.extraEnv } : {}),
     listens,
     logFile: spec.logFile,
     pidFile: spec.pidFile,

@@ -16,6 +16,8 @@ export interface ProcessSpec {
   pidFile: string;
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /** Variables set on top of `env` (or this process's environment); `--dry-run` shows them. */
+  extraEnv?: Record<string, string>;
   cwd?: string;
 }
 
@@ -94,7 +96,7 @@ export async function startProcess(spec: ProcessSpec): Promise<StartedProcess> {
     child = spawn(file as string, args, {
       detached: true,
       stdio: ['ignore', log.fd, log.fd],
-      env: spec.env ?? process.env,
+      env: { ...(spec.env ?? process.env), ...spec.extraEnv },
       cwd: spec.cwd,
     });
     // Listen before any await: 'spawn' and 'exit' may fire while the log file closes.
