@@ -50,6 +50,8 @@ interface MeasureSpec {
   http: string;
   bytes: number;
   requests: number;
+  /** One measurement per process, so the bench can account the tunnel's CPU time to each. */
+  phase: 'transfer' | 'requests';
 }
 
 async function measure(spec: MeasureSpec): Promise<void> {
@@ -68,46 +70,54 @@ async function measure(spec: MeasureSpec): Promise<void> {
     return s;
   };
 
+  const result: { mbitPerSec?: number; seconds?: number; p50ms?: number; p99ms?: number } = {};
   // Throughput: one connection, `bytes` to the sink, timed until its one-byte answer.
-  const sock = await open(sinkHost, sinkPort);
-  const chunk = Buffer.alloc(1 << 20, 0x5a);
-  const header = Buffer.alloc(8);
-  header.writeBigUInt64BE(BigInt(spec.bytes));
-  const acked = new Promise<void>((resolve, reject) => {
-    sock.once('data', () => resolve());
-    sock.once('error', reject);
-  });
-  const t0 = process.hrtime.bigint();
-  sock.write(header);
-  for (let sent = 0; sent < spec.bytes; sent += chunk.length) {
-    if (!sock.write(chunk.subarray(0, Math.min(chunk.length, spec.bytes - sent)))) await new Promise((r) => sock.once('drain', r));
+  if (spec.phase === 'transfer') {
+    const sock = await open(sinkHost, sinkPort);
+    const chunk = Buffer.alloc(1 << 20, 0x5a);
+    const header = Buffer.alloc(8);
+    header.writeBigUInt64BE(BigInt(spec.bytes));
+    const acked = new Promise<void>((resolve, reject) => {
+      sock.once('data', () => resolve());
+      sock.once('error', reject);
+    });
+    const t0 = process.hrtime.bigint();
+    sock.write(header);
+    for (let sent = 0; sent < spec.bytes; sent += chunk.length) {
+      if (!sock.write(chunk.subarray(0, Math.min(chunk.length, spec.bytes - sent)))) await new Promise((r) => sock.once('drain', r));
+    }
+    await acked;
+    result.seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    result.mbitPerSec = (spec.bytes * 8) / result.seconds / 1e6;
+    sock.destroy();
   }
-  await acked;
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  sock.destroy();
 
   // Latency: sequential small GETs over one kept-alive connection.
-  const agent = client ? client.httpAgent({ keepAlive: true, maxSockets: 1 }) : new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const get = (): Promise<void> =>
-    new Promise((resolve, reject) => {
-      http
-        .get({ host: httpHost, port: Number(httpPort), path: '/small', agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve());
-        })
-        .on('error', reject);
-    });
-  for (let i = 0; i < 20; i++) await get();
-  const times: number[] = [];
-  for (let i = 0; i < spec.requests; i++) {
-    const s = process.hrtime.bigint();
-    await get();
-    times.push(Number(process.hrtime.bigint() - s) / 1e6);
+  if (spec.phase === 'requests') {
+    const agent = client ? client.httpAgent({ keepAlive: true, maxSockets: 1 }) : new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        http
+          .get({ host: httpHost, port: Number(httpPort), path: '/small', agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          })
+          .on('error', reject);
+      });
+    for (let i = 0; i < 20; i++) await get();
+    const times: number[] = [];
+    for (let i = 0; i < spec.requests; i++) {
+      const s = process.hrtime.bigint();
+      await get();
+      times.push(Number(process.hrtime.bigint() - s) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    agent.destroy();
+    result.p50ms = percentile(times, 50);
+    result.p99ms = percentile(times, 99);
   }
-  times.sort((a, b) => a - b);
-  agent.destroy();
   client?.close();
-  say({ mbitPerSec: (spec.bytes * 8) / seconds / 1e6, seconds, p50ms: percentile(times, 50), p99ms: percentile(times, 99) });
+  say(result);
 }
 
 async function main(role: string, json: string): Promise<void> {

@@ -1,11 +1,16 @@
 /**
- * `npm run bench -- tunnel [--quick] [--no-netns] [--no-upstream]`
+ * `npm run bench -- tunnel [--quick] [--no-netns] [--no-upstream] [--rounds N] [--link loopback|veth]`
  *
  * Throughput of one large transfer and p50/p99 of small HTTP requests over one
  * kept-alive connection: direct, through our tunnel and through upstream's Go
  * proxy-server + proxy-agent (driven by our client library, which speaks the
  * same protocol), on loopback and across two network namespaces joined by a
  * veth shaped to 1 Gbit/s. Every part runs as its own process.
+ *
+ * With --rounds N every link is measured N times, each round running the three
+ * paths back to back, and the table shows the median of each figure over the
+ * rounds (and its range): one round's p99 moves by ±30% with whatever else the
+ * machine does, so a comparison of two paths needs several interleaved rounds.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -27,7 +32,36 @@ interface Env {
   spokeIP: string;
 }
 
-interface Result { mbitPerSec: number; p50ms: number; p99ms: number }
+interface Result {
+  mbitPerSec: number;
+  p50ms: number;
+  p99ms: number;
+  /** CPU time of the tunnel's server and agent processes (all threads, user + system) per GiB moved; 0 for direct. */
+  cpuSecPerGiB: number;
+  /** The same per small request, in microseconds. */
+  cpuUsPerRequest: number;
+}
+
+/** Figures of one path over several rounds: the median and the range of each. */
+interface Summary { median: Result; min: Result; max: Result; rounds: number }
+
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+export function summarize(results: Result[]): Summary {
+  if (!results.length) throw new Error('summarize: no results (rounds must be at least 1)');
+  const pick = (f: (xs: number[]) => number): Result => ({
+    mbitPerSec: f(results.map((r) => r.mbitPerSec)),
+    p50ms: f(results.map((r) => r.p50ms)),
+    p99ms: f(results.map((r) => r.p99ms)),
+    cpuSecPerGiB: f(results.map((r) => r.cpuSecPerGiB)),
+    cpuUsPerRequest: f(results.map((r) => r.cpuUsPerRequest)),
+  });
+  return { median: pick(median), min: pick((xs) => Math.min(...xs)), max: pick((xs) => Math.max(...xs)), rounds: results.length };
+}
 
 interface Proc { proc: ResultPromise; first: Promise<Record<string, unknown>>; output(): string }
 
@@ -136,17 +170,52 @@ async function waitReady(prefix: string[], url: string, timeoutMs = 30_000): Pro
 
 interface Files { ca: string; serverCert: string; serverKey: string; agentCert: string; agentKey: string; clientCert: string; clientKey: string }
 
-async function measure(env: Env, via: 'direct' | 'tunnel', proxyAddress: string | undefined, f: Files, targets: { sinkPort: number; httpPort: number }, sizes: { bytes: number; requests: number }): Promise<Result> {
-  const m = role(env.hubPrefix, 'measure', {
-    via,
-    proxy: proxyAddress ? { address: proxyAddress, servername: 'localhost', certFile: f.clientCert, keyFile: f.clientKey, caFile: f.ca } : undefined,
-    sink: `${env.spokeIP}:${targets.sinkPort}`,
-    http: `${env.spokeIP}:${targets.httpPort}`,
-    ...sizes,
-  });
-  const r = (await m.first) as unknown as Result;
-  await stop([m]);
-  return r;
+/** USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux architecture Node supports. */
+const CLOCK_TICKS_PER_SEC = 100;
+
+/** utime + stime (clock ticks, every thread) from the text of /proc/<pid>/stat. */
+export function cpuTicksOfStat(stat: string): number {
+  // The command name is in parentheses and may hold spaces and ')': the fields start after the last ')'.
+  // After it come state (field 3) … utime (field 14), stime (field 15).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) throw new Error(`/proc/<pid>/stat ${JSON.stringify(stat.slice(0, 80))}: no utime/stime in fields 14-15`);
+  return ticks;
+}
+
+/** CPU seconds (user + system, every thread) the processes have used so far. */
+function cpuSeconds(procs: Proc[]): number {
+  let ticks = 0;
+  for (const p of procs) ticks += cpuTicksOfStat(fs.readFileSync(`/proc/${p.proc.pid}/stat`, 'utf8'));
+  return ticks / CLOCK_TICKS_PER_SEC;
+}
+
+/** Runs the transfer and the requests, each in its own client process, and charges the tunnel processes' CPU time to each. */
+async function measure(env: Env, via: 'direct' | 'tunnel', proxyAddress: string | undefined, f: Files, targets: { sinkPort: number; httpPort: number }, sizes: { bytes: number; requests: number }, tunnel: Proc[] = []): Promise<Result> {
+  const phase = async (name: 'transfer' | 'requests'): Promise<{ out: Record<string, number>; cpu: number }> => {
+    const before = cpuSeconds(tunnel);
+    const m = role(env.hubPrefix, 'measure', {
+      via,
+      proxy: proxyAddress ? { address: proxyAddress, servername: 'localhost', certFile: f.clientCert, keyFile: f.clientKey, caFile: f.ca } : undefined,
+      sink: `${env.spokeIP}:${targets.sinkPort}`,
+      http: `${env.spokeIP}:${targets.httpPort}`,
+      phase: name,
+      ...sizes,
+    });
+    const out = (await m.first) as Record<string, number>;
+    const cpu = cpuSeconds(tunnel) - before;
+    await stop([m]);
+    return { out, cpu };
+  };
+  const transfer = await phase('transfer');
+  const requests = await phase('requests');
+  return {
+    mbitPerSec: transfer.out.mbitPerSec!,
+    p50ms: requests.out.p50ms!,
+    p99ms: requests.out.p99ms!,
+    cpuSecPerGiB: transfer.cpu / (sizes.bytes / 2 ** 30),
+    cpuUsPerRequest: (requests.cpu * 1e6) / (sizes.requests + 20),
+  };
 }
 
 async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, sizes: { bytes: number; requests: number }): Promise<Record<string, Result>> {
@@ -166,7 +235,7 @@ async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, 
       const a = role(env.spokePrefix, 'agent', { serverHost: env.hubIP, serverPort: ports.agentPort, servername: 'localhost', certFile: f.agentCert, keyFile: f.agentKey, caFile: f.ca });
       ours.push(a);
       await a.first;
-      results.ours = await measure(env, 'tunnel', `127.0.0.1:${ports.frontendPort}`, f, targets, sizes);
+      results.ours = await measure(env, 'tunnel', `127.0.0.1:${ports.frontendPort}`, f, targets, sizes, ours);
     } finally {
       await stop(ours);
     }
@@ -184,7 +253,7 @@ async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, 
           .map((a) => (a.startsWith('--proxy-server-host=') ? `--proxy-server-host=${env.hubIP}` : a));
         theirs.push(spawn(env.spokePrefix, upstream.agent, agentArgs, false));
         await waitReady(env.hubPrefix, `http://127.0.0.1:${healthPort}/readyz`);
-        results.upstream = await measure(env, 'tunnel', `127.0.0.1:${serverPort}`, f, targets, sizes);
+        results.upstream = await measure(env, 'tunnel', `127.0.0.1:${serverPort}`, f, targets, sizes, theirs);
       } finally {
         await stop(theirs);
       }
@@ -195,16 +264,20 @@ async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, 
   return results;
 }
 
-function table(rows: { env: string; path: string; r: Result; direct: Result }[]): string {
-  const head = ['LINK', 'PATH', 'THROUGHPUT', '% OF DIRECT', 'P50', 'P99', 'ADDED P50'];
-  const body = rows.map(({ env, path: p, r, direct }) => [
+function table(rows: { env: string; path: string; s: Summary; direct: Result }[]): string {
+  const several = rows.some((row) => row.s.rounds > 1);
+  const range = (lo: number, hi: number, digits: number): string => (several ? ` (${lo.toFixed(digits)}-${hi.toFixed(digits)})` : '');
+  const head = ['LINK', 'PATH', 'THROUGHPUT', '% OF DIRECT', 'P50', 'P99', 'ADDED P50', 'TUNNEL CPU/GiB', 'TUNNEL CPU/REQ'];
+  const body = rows.map(({ env, path: p, s, direct }) => [
     env,
     p,
-    `${r.mbitPerSec.toFixed(0)} Mbit/s`,
-    `${((100 * r.mbitPerSec) / direct.mbitPerSec).toFixed(0)}%`,
-    `${r.p50ms.toFixed(3)} ms`,
-    `${r.p99ms.toFixed(3)} ms`,
-    p === 'direct' ? '-' : `${(r.p50ms - direct.p50ms).toFixed(3)} ms`,
+    `${s.median.mbitPerSec.toFixed(0)} Mbit/s${range(s.min.mbitPerSec, s.max.mbitPerSec, 0)}`,
+    `${((100 * s.median.mbitPerSec) / direct.mbitPerSec).toFixed(0)}%`,
+    `${s.median.p50ms.toFixed(3)} ms${range(s.min.p50ms, s.max.p50ms, 3)}`,
+    `${s.median.p99ms.toFixed(3)} ms${range(s.min.p99ms, s.max.p99ms, 3)}`,
+    p === 'direct' ? '-' : `${(s.median.p50ms - direct.p50ms).toFixed(3)} ms`,
+    p === 'direct' ? '-' : `${s.median.cpuSecPerGiB.toFixed(2)} s`,
+    p === 'direct' ? '-' : `${s.median.cpuUsPerRequest.toFixed(0)} µs`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   return [head, ...body].map((cols) => cols.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
@@ -212,6 +285,9 @@ function table(rows: { env: string; path: string; r: Result; direct: Result }[])
 
 async function runBenchmark(args: string[]): Promise<void> {
   const quick = args.includes('--quick');
+  const rounds = positiveIntArg(args, '--rounds') ?? 1;
+  const linkArg = args.includes('--link') ? args[args.indexOf('--link') + 1] : undefined;
+  if (linkArg !== undefined && linkArg !== 'loopback' && linkArg !== 'veth') throw new Error(`--link ${JSON.stringify(linkArg)}: use loopback or veth`);
   const sizes = quick ? { bytes: 64 * 1024 * 1024, requests: 300 } : { bytes: 256 * 1024 * 1024, requests: 1000 };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ocm-lab-bench-tunnel-'));
   const teardowns: (() => Promise<void>)[] = [];
@@ -221,7 +297,7 @@ async function runBenchmark(args: string[]): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const useNetns = !args.includes('--no-netns') && process.getuid?.() === 0;
+    const useNetns = !args.includes('--no-netns') && linkArg !== 'loopback' && process.getuid?.() === 0;
     const vethPlan = useNetns ? await pickSubnet() : undefined;
     const ca = await createCA('tunnel-bench-ca');
     const server = await issueCertificate(ca, { commonName: 'proxy-server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', ...(vethPlan ? [vethPlan[0]] : [])], usages: ['server'] });
@@ -243,7 +319,8 @@ async function runBenchmark(args: string[]): Promise<void> {
       process.stdout.write('building upstream apiserver-network-proxy v0.36 (cached after the first run)…\n');
       upstream = await buildUpstreamTunnel();
     }
-    const envs: Env[] = [{ name: 'loopback', hubPrefix: [], spokePrefix: [], hubIP: '127.0.0.1', spokeIP: '127.0.0.1' }];
+    const envs: Env[] = linkArg === 'veth' ? [] : [{ name: 'loopback', hubPrefix: [], spokePrefix: [], hubIP: '127.0.0.1', spokeIP: '127.0.0.1' }];
+    if (linkArg === 'veth' && !useNetns) throw new Error('--link veth needs root (network namespaces) and no --no-netns');
     if (useNetns) {
       const v = await createVethEnv();
       teardowns.push(v.teardown);
@@ -251,11 +328,16 @@ async function runBenchmark(args: string[]): Promise<void> {
     } else {
       process.stdout.write('skipping the veth run (needs root; or --no-netns given)\n');
     }
-    const rows: { env: string; path: string; r: Result; direct: Result }[] = [];
+    const rows: { env: string; path: string; s: Summary; direct: Result }[] = [];
     for (const env of envs) {
-      process.stdout.write(`measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)…\n`);
-      const res = await runEnv(env, f, upstream, sizes);
-      for (const [p, r] of Object.entries(res)) rows.push({ env: env.name, path: p === 'ours' ? 'ocm-lab tunnel' : p === 'upstream' ? 'upstream Go tunnel' : 'direct', r, direct: res.direct! });
+      const byPath: Record<string, Result[]> = {};
+      for (let round = 1; round <= rounds; round++) {
+        process.stdout.write(`measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)${rounds > 1 ? `, round ${round} of ${rounds}` : ''}…\n`);
+        const res = await runEnv(env, f, upstream, sizes);
+        for (const [p, r] of Object.entries(res)) (byPath[p] ??= []).push(r);
+      }
+      const direct = summarize(byPath.direct!).median;
+      for (const [p, rs] of Object.entries(byPath)) rows.push({ env: env.name, path: p === 'ours' ? 'ocm-lab tunnel' : p === 'upstream' ? 'upstream Go tunnel' : p, s: summarize(rs), direct });
     }
     process.stdout.write(`\n${table(rows)}\n`);
   } finally {
@@ -264,6 +346,14 @@ async function runBenchmark(args: string[]): Promise<void> {
     process.off('SIGTERM', onSignal);
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function positiveIntArg(args: string[], name: string): number | undefined {
+  const i = args.indexOf(name);
+  if (i < 0) return undefined;
+  const n = Number(args[i + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} ${JSON.stringify(args[i + 1] ?? '')}: give a whole number of rounds, 1 or more`);
+  return n;
 }
 
 export const tunnelBenchmark: Benchmark = {
