@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { hubTunnel } from '../../src/addons/cluster-proxy/hub-tunnel.js';
 import { PROXY_NAMESPACE, PROXY_PORTS } from '../../src/addons/cluster-proxy/constants.js';
+import { GATEWAY_API, GATEWAY_NAMESPACE, GATEWAY_RESOURCE } from '../../src/addons/cluster-gateway/constants.js';
+import { ADDON_MANAGER_NAMESPACE } from '../../src/addons/framework/names.js';
 import { hubClientFor } from '../../src/addons/hub-client.js';
+import { managerName } from '../../src/addons/install.js';
 import type { LabConfig } from '../../src/config/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
@@ -14,15 +17,19 @@ import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
 /**
- * Issue 16, the tunnel path: steady `GET /healthz` traffic from the host through the hub's
- * proxy-server and cluster1's proxy-agent to cluster1's API server, while each of the two
- * processes is SIGKILLed in turn. Goals: the nodelet restarts it, no request fails outside
- * the outage, every request after recovery is ok, and the tunnel carries requests again
- * within 2 s of the proxy-server being back (its own downtime is the nodelet's 10 s
- * restart back-off, not the tunnel's).
+ * Issue 16, the tunnel and gateway paths: steady `GET /healthz` traffic to cluster1's API server,
+ * from the host through the hub's proxy-server and cluster1's proxy-agent (the tunnel), or
+ * through the hub API server's aggregation to cluster-gateway and on through the tunnel (the
+ * gateway), while one process is SIGKILLed at a time: the proxy-server, the proxy-agent,
+ * cluster-gateway, and the addon managers of cluster-proxy and cluster-gateway. Goals: the
+ * nodelet restarts it, no request fails outside the outage, every request after recovery is
+ * ok, the tunnel carries requests again within 2 s of the proxy-server being back (its own
+ * downtime is the nodelet's 10 s restart back-off, not the tunnel's), and a manager's death
+ * (off the data path) fails no request at all.
  */
 
 const LAB = 'faults-tunnel';
+const GATEWAY_PATH = `/apis/${GATEWAY_API}/${GATEWAY_RESOURCE}/cluster1/proxy`;
 const INTERVAL_MS = 50;
 const REQUEST_TIMEOUT_MS = 2_000;
 const BACK_AFTER_SERVER_GOAL_MS = 2_000;
@@ -46,15 +53,17 @@ interface FaultResult {
   lost: number;
 }
 
+type Probe = () => Promise<{ ok: boolean; error?: string }>;
+
 /** Steady traffic: one probe every INTERVAL_MS, not waiting for the previous one, each bounded by its own timeout. */
-function steadyTraffic(client: TunnelClient): { samples: Sample[]; stop: () => Promise<void> } {
+function steadyTraffic(probe: Probe): { samples: Sample[]; stop: () => Promise<void> } {
   const samples: Sample[] = [];
   const inFlight = new Set<Promise<void>>();
   const one = async (): Promise<void> => {
     const start = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<{ ok: false; error: string }>((res) => (timer = setTimeout(() => res({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS)));
-    const r = await Promise.race([probeCluster(client, 'cluster1', REQUEST_TIMEOUT_MS), timeout]);
+    const r = await Promise.race([probe().catch((err: Error) => ({ ok: false, error: err.message })), timeout]);
     clearTimeout(timer);
     samples.push({ start, end: Date.now(), ok: r.ok, ...(r.error ? { error: r.error } : {}) });
   };
@@ -120,7 +129,7 @@ function table(results: FaultResult[]): string {
   return ['| fault | restored by | outage | requests failed | back after server back | lost |', '|---|---|---:|---:|---:|---:|', ...rows].join('\n');
 }
 
-describe('faults: the tunnel path under steady traffic (proxy-server and proxy-agent SIGKILLed)', () => {
+describe('faults: the tunnel and gateway paths under steady traffic (proxy-server, proxy-agent, cluster-gateway and addon managers SIGKILLed)', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let config: LabConfig;
   let kubeconfig: string;
@@ -129,27 +138,40 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
   let serverHost: string;
   const results: FaultResult[] = [];
 
-  const pod = async (context: string, container: string): Promise<{ pod: PodJson; status: ContainerStatus; pid: number }> => {
-    const r = await kubectl(kubeconfig, ['--context', context, '-n', PROXY_NAMESPACE, 'get', 'pods', '-o', 'json']);
+  const pod = async (context: string, namespace: string, container: string, podPrefix = ''): Promise<{ pod: PodJson; status: ContainerStatus; pid: number }> => {
+    const r = await kubectl(kubeconfig, ['--context', context, '-n', namespace, 'get', 'pods', '-o', 'json']);
     if (r.exitCode !== 0) throw new Error(`kubectl get pods: ${r.stderr}`);
     const items = (JSON.parse(r.stdout) as { items: PodJson[] }).items;
-    for (const p of items) {
+    for (const p of items.filter((i) => i.metadata.name.startsWith(podPrefix))) {
       const status = p.status.containerStatuses?.find((c) => c.name === container);
       if (status) return { pod: p, status, pid: Number(status.containerID?.replace('ocm-lab://', '')) };
     }
-    throw new Error(`no pod with a container ${container} in ${context}/${PROXY_NAMESPACE}`);
+    throw new Error(`no pod with a container ${container} in ${context}/${namespace}`);
   };
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy']));
+    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']));
     hub = await hubClientFor(config);
     // One long-lived client, as a hub component (cluster-gateway) keeps it: it must ride out the faults.
     const tunnel = await hubTunnel(hub);
     client = tunnel.client;
     serverHost = tunnel.address.slice(0, tunnel.address.lastIndexOf(':'));
     await waitUntil(async () => ((await probeCluster(client!, 'cluster1', REQUEST_TIMEOUT_MS)).ok ? true : undefined), 'a first probe of cluster1 through the tunnel', 60_000);
+    await waitUntil(async () => ((await gatewayProbe()).ok ? true : undefined), 'a first request to cluster1 through cluster-gateway', 60_000);
+    // The gateway's answers are cluster1's: it calls there as its ManagedServiceAccount, a user only cluster1 knows.
+    const refused = await hub.getText(`${GATEWAY_PATH}/api/v1/namespaces/kube-system`).then(
+      () => '',
+      (err: Error) => err.message,
+    );
+    expect(refused).toMatch(/403 Forbidden: .*User "system:serviceaccount:open-cluster-management-managed-serviceaccount:cluster-gateway"/);
   });
+
+  const tunnelProbe: Probe = () => probeCluster(client!, 'cluster1', REQUEST_TIMEOUT_MS);
+  const gatewayProbe: Probe = async () => {
+    const text = await hub!.getText(`${GATEWAY_PATH}/healthz`);
+    return text === 'ok' ? { ok: true } : { ok: false, error: `answered ${text.slice(0, 80)}` };
+  };
 
   afterAll(async () => {
     client?.close();
@@ -159,10 +181,24 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
     await home?.cleanup();
   });
 
-  const inject = async (fault: string, context: string, container: string, isServer: boolean): Promise<FaultResult> => {
-    const before = await pod(context, container);
+  interface Fault {
+    fault: string;
+    context: string;
+    namespace: string;
+    container: string;
+    probe: Probe;
+    /** The proxy-server: "back" is its ports listening again; else the new process's start. */
+    isServer?: boolean;
+    /** Off the data path: not one request may fail. */
+    offPath?: boolean;
+    /** Which pod, where several have a container of that name. */
+    podPrefix?: string;
+  }
+
+  const inject = async ({ fault, context, namespace, container, probe, isServer = false, offPath = false, podPrefix = '' }: Fault): Promise<FaultResult> => {
+    const before = await pod(context, namespace, container, podPrefix);
     expect(alive(before.pid), `pid ${before.pid} of ${container}`).toBe(true);
-    const traffic = steadyTraffic(client!);
+    const traffic = steadyTraffic(probe);
     let killedAt = 0;
     let back: Promise<number> | undefined;
     try {
@@ -171,16 +207,25 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
       if (isServer) back = listeningAgain(serverHost, [PROXY_PORTS.frontend, PROXY_PORTS.agent], deadline);
       killedAt = Date.now();
       process.kill(before.pid, 'SIGKILL');
-      await waitUntil(async () => {
-        const a = analyse(traffic.samples, killedAt);
-        return a.recovered && Date.now() > a.recovered.end + AFTER_RECOVERY_MS ? true : undefined;
-      }, `${fault}: a request through the tunnel to succeed again, then ${AFTER_RECOVERY_MS} ms more traffic`, RECOVERY_BOUND_MS + AFTER_RECOVERY_MS, 100);
+      if (offPath) {
+        // Traffic until the manager is back and ready, and some more: none of it may fail.
+        await waitUntil(async () => {
+          const now = await pod(context, namespace, container, podPrefix);
+          return now.status.restartCount > before.status.restartCount && now.status.ready ? true : undefined;
+        }, `${fault}: ${container} restarted and ready`, RECOVERY_BOUND_MS, 100);
+        await new Promise((r) => setTimeout(r, AFTER_RECOVERY_MS));
+      } else {
+        await waitUntil(async () => {
+          const a = analyse(traffic.samples, killedAt);
+          return a.recovered && Date.now() > a.recovered.end + AFTER_RECOVERY_MS ? true : undefined;
+        }, `${fault}: a request to succeed again, then ${AFTER_RECOVERY_MS} ms more traffic`, RECOVERY_BOUND_MS + AFTER_RECOVERY_MS, 100);
+      }
     } finally {
       await traffic.stop();
     }
     // Restored by the nodelet: the same pod, its container restarted once, under a new process.
     const after = await waitUntil(async () => {
-      const now = await pod(context, container);
+      const now = await pod(context, namespace, container, podPrefix);
       return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
     }, `${fault}: restartCount of ${container} to rise`, 30_000);
     expect(after.pod.metadata.uid).toBe(before.pod.metadata.uid);
@@ -189,13 +234,30 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
     const backAt = back ? await back : await processStartMs(after.pid);
 
     const a = analyse(traffic.samples, killedAt);
+    if (offPath) {
+      const result: FaultResult = {
+        fault,
+        restoredBy: `nodelet restart (restartCount ${before.status.restartCount} → ${after.status.restartCount})`,
+        outageMs: 0,
+        requests: traffic.samples.length,
+        failed: a.failed.length,
+        backLabel: 'off the data path',
+        backAfterMs: 0,
+        lost: a.failed.length,
+      };
+      results.push(result);
+      console.log(`${fault}:\n${table([result])}`);
+      expect(a.failed.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`), `${fault}: requests failed although the manager is off the data path`).toEqual([]);
+      expect(traffic.samples.length, 'requests during the fault').toBeGreaterThan(AFTER_RECOVERY_MS / INTERVAL_MS / 2);
+      return result;
+    }
     const result: FaultResult = {
       fault,
       restoredBy: `nodelet restart (restartCount ${before.status.restartCount} → ${after.status.restartCount})`,
       outageMs: a.recovered!.end - a.first!.start,
       requests: traffic.samples.length,
       failed: a.failed.length,
-      backLabel: isServer ? 'server listening' : 'agent process started',
+      backLabel: isServer ? 'server listening' : `${container} process started`,
       backAfterMs: a.recovered!.end - backAt,
       lost: a.lost.length,
     };
@@ -218,12 +280,20 @@ describe('faults: the tunnel path under steady traffic (proxy-server and proxy-a
   };
 
   it('SIGKILL of the hub proxy-server: restarted by the nodelet, tunnel back within 2 s of the server listening, nothing lost outside the outage', async () => {
-    const r = await inject('hub proxy-server SIGKILL', 'hub', 'proxy-server', true);
+    const r = await inject({ fault: 'hub proxy-server SIGKILL', context: 'hub', namespace: PROXY_NAMESPACE, container: 'proxy-server', probe: tunnelProbe, isServer: true });
     expect(r.backAfterMs, 'tunnel back after the proxy-server listens again').toBeLessThanOrEqual(BACK_AFTER_SERVER_GOAL_MS);
   }, 120_000);
 
   it('SIGKILL of cluster1 proxy-agent: restarted by the nodelet, tunnel back, nothing lost outside the outage', async () => {
-    await inject('cluster1 proxy-agent SIGKILL', 'cluster1', 'proxy-agent', false);
+    await inject({ fault: 'cluster1 proxy-agent SIGKILL', context: 'cluster1', namespace: PROXY_NAMESPACE, container: 'proxy-agent', probe: tunnelProbe });
+  }, 120_000);
+
+  it('SIGKILL of cluster-gateway under gateway traffic: restarted by the nodelet, requests through the hub API server back, nothing lost outside the outage', async () => {
+    await inject({ fault: 'hub cluster-gateway SIGKILL (gateway traffic)', context: 'hub', namespace: GATEWAY_NAMESPACE, container: 'gateway', probe: gatewayProbe });
+  }, 120_000);
+
+  it.each(['cluster-proxy', 'cluster-gateway'] as const)('SIGKILL of the %s addon manager under gateway traffic (tunnel and gateway): restarted by the nodelet, not one request fails', async (addon) => {
+    await inject({ fault: `hub ${managerName(addon)} SIGKILL (gateway traffic)`, context: 'hub', namespace: ADDON_MANAGER_NAMESPACE, container: 'manager', podPrefix: `${managerName(addon)}-`, probe: gatewayProbe, offPath: true });
   }, 120_000);
 
   it('down leaves no process, namespace or link of the lab behind', async () => {
