@@ -70,6 +70,8 @@ export async function tunnelListener(tunnel: TunnelClient, cluster: string): Pro
 
 export interface ProxySession {
   kubeconfig: string;
+  /** Flags that point kubectl at this session: its kubeconfig and a cache inside the session's directory. */
+  kubectlFlags: string[];
   close: () => Promise<void>;
 }
 
@@ -77,6 +79,10 @@ export interface ProxySession {
  * Everything `proxy kubectl` needs: the MSA's credentials, a tunnel to the hub's
  * proxy-server, a loopback listener into the cluster, and a temporary kubeconfig
  * (mode 0600, in a private directory) holding the token. `close` removes all of it.
+ *
+ * kubectl's discovery and HTTP cache lives in that directory too: kubectl keys its cache by
+ * host and port, and the listener's port is new every session, so the default cache
+ * (~/.kube/cache) would gain a directory per session that nothing ever reads again.
  */
 export async function openProxySession(hub: KubeClient, cluster: string, msa: string, tunnel: HubTunnelOptions = {}): Promise<ProxySession> {
   const creds = await msaCredentials(hub, cluster, msa);
@@ -93,6 +99,7 @@ export async function openProxySession(hub: KubeClient, cluster: string, msa: st
     const d = dir;
     return {
       kubeconfig,
+      kubectlFlags: ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache')],
       close: async () => {
         await l.close();
         client.close();
@@ -108,13 +115,13 @@ export async function openProxySession(hub: KubeClient, cluster: string, msa: st
 }
 
 /**
- * Runs kubectl with the session's kubeconfig; resolves with its exit status (output goes to ours).
+ * Runs kubectl with the session's flags; resolves with its exit status (output goes to ours).
  * `interrupt` aborting sends kubectl SIGINT (a Ctrl-C at a terminal reaches it anyway), so the caller
  * gets control back and can remove the session's files.
  */
-export function runKubectl(kubectl: string, kubeconfig: string, args: string[], interrupt?: AbortSignal): Promise<number> {
+export function runKubectl(kubectl: string, session: Pick<ProxySession, 'kubectlFlags'>, args: string[], interrupt?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(kubectl, ['--kubeconfig', kubeconfig, ...args], { stdio: ['inherit', 'inherit', 'inherit'] });
+    const child = spawn(kubectl, [...session.kubectlFlags, ...args], { stdio: ['inherit', 'inherit', 'inherit'] });
     const forward = () => child.kill('SIGINT');
     interrupt?.addEventListener('abort', forward, { once: true });
     if (interrupt?.aborted) forward();

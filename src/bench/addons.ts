@@ -71,7 +71,7 @@ export const addonsBenchmark: Benchmark = {
         try {
           for (let i = 0; i < ROUNDS; i++) {
             direct.push(await timed(() => k(['--context', 'cluster1', 'get', 'deployments', '-A'])));
-            tunnelled.push(await timed(() => execa(kubectl, ['--kubeconfig', session.kubeconfig, 'get', 'deployments', '-A'])));
+            tunnelled.push(await timed(() => execa(kubectl, [...session.kubectlFlags, 'get', 'deployments', '-A'])));
             command.push(await timed(() => execa(process.execPath, [CLI, 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'bench', '--', 'get', 'deployments', '-A'], { env })));
           }
         } finally {

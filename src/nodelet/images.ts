@@ -43,8 +43,11 @@ export interface ImageCatalogOptions {
   ocmVersion: string;
   /** Provisioned binaries by name (from `ensureBinaries`); an image whose binary is missing is not offered. */
   binaries: Partial<Record<BinaryName, string>>;
-  /** How the `ocm-lab` image runs: this node binary with this CLI script, the package root mounted at its own path. */
-  cli: { nodeBinary: string; cliMain: string; packageRoot: string };
+  /**
+   * How the `ocm-lab` image runs: this node binary with this CLI script, the package root mounted at its own path;
+   * `linkedDependencies`, the real folder `<packageRoot>/node_modules` links to when that lies elsewhere, mounted at its own path too.
+   */
+  cli: { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string };
 }
 
 const OCM_LAB_SPELLINGS = new Set([OCM_LAB_IMAGE, `library/${OCM_LAB_IMAGE}`, `docker.io/library/${OCM_LAB_IMAGE}`]);
@@ -76,7 +79,7 @@ export class ImageCatalog {
   private readonly images = new Map<string, RunnableImage>();
 
   constructor(private readonly opts: ImageCatalogOptions) {
-    const { nodeBinary, cliMain, packageRoot } = opts.cli;
+    const { nodeBinary, cliMain, packageRoot, linkedDependencies } = opts.cli;
     const node = [nodeBinary, cliMain];
     // The node binary is usually under /usr (shared anyway); otherwise it is mounted at its own path too.
     const nodeFiles = SHARED_HOST_DIRS.some((d) => isUnder(nodeBinary, d)) ? [] : [{ source: nodeBinary, destination: nodeBinary }];
@@ -84,7 +87,7 @@ export class ImageCatalog {
     for (const ref of OCM_LAB_SPELLINGS) {
       this.images.set(ref, {
         ref,
-        files: [{ source: mounted, destination: mounted }, ...nodeFiles],
+        files: [{ source: mounted, destination: mounted }, ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []), ...nodeFiles],
         entrypoint: node,
         cmd: [],
         aliases: { [OCM_LAB_ENTRYPOINT]: node },

@@ -77,13 +77,18 @@ function objectSource(client: KubeClient): ObjectSource {
 /**
  * How the ocm-lab image runs here: `<package>/dist/cli/main.js` (symlinks
  * resolved: an npm bin link would otherwise point at the wrong root), with the
- * package root mounted at its own path so node_modules resolve.
+ * package root mounted at its own path so node_modules resolve — and the folder
+ * `<package>/node_modules` links to, when it is a link out of the package (a git
+ * worktree sharing a checkout's install): in the container the link would lead nowhere.
  */
-function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cliMain: string; packageRoot: string } {
+function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string } {
   const main = realpathSync(cliMain);
   const packageRoot = path.resolve(path.dirname(main), '..', '..');
   if (!existsSync(path.join(packageRoot, 'package.json'))) throw new Error(`internal: ${main} is not <package>/dist/cli/main.js (no package.json in ${packageRoot})`);
-  return { nodeBinary: realpathSync(nodeBinary), cliMain: main, packageRoot };
+  const modules = path.join(packageRoot, 'node_modules');
+  const linked = existsSync(modules) ? realpathSync(modules) : modules;
+  const outside = linked !== modules && !linked.startsWith(`${packageRoot}${path.sep}`);
+  return { nodeBinary: realpathSync(nodeBinary), cliMain: main, packageRoot, ...(outside ? { linkedDependencies: linked } : {}) };
 }
 
 /** Registers the node, then runs every pod bound to it until stopped. */

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,12 +10,16 @@ import { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { createTunnelClient } from '../../src/tunnel/index.js';
+import { cacheDir } from '../../src/paths.js';
 import { isolatedLabHome, kubectl, portForward, upHubAndCluster1 } from '../support/lab.js';
+import { childPids, memoryTotalsKb, openFds, peakSampler, quantile, residentKb } from '../support/proc-figures.js';
+import { startPromptSession, type PromptSession } from '../support/prompt-session.js';
 import { waitUntil } from '../support/wait.js';
 
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
 const MANAGER_NS = 'open-cluster-management-addon';
 const MSA_API = 'authentication.open-cluster-management.io/v1beta1';
+const MSA_NS = 'open-cluster-management-managed-serviceaccount';
 
 /**
  * Upstream parity of cluster-proxy and managed-serviceaccount (issue 14 item 4) on a lab
@@ -22,12 +27,14 @@ const MSA_API = 'authentication.open-cluster-management.io/v1beta1';
  * ManagedProxyConfiguration keeps selfSigned.additionalSANs and they are served, the
  * certificates last as upstream's, and `ocm-tls-profile` sets the proxy-server's TLS floor;
  * and the service proxy / user server (issue 14): a Service on cluster1 and cluster1's API
- * server reached from the host through `cluster-proxy-addon-user` with the caller's identity.
+ * server reached from the host through `cluster-proxy-addon-user` with the caller's identity;
+ * and 100 `proxy kubectl` users at once on the same lab (issue 16 item 2).
  */
 describe('addon parity: cluster-proxy and managed-serviceaccount as upstream behaves', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let config: LabConfig;
   let kubeconfig: string;
+  let labFile: string;
   let hub: KubeClient;
   const ok = async (context: string, args: string[], input?: string) => {
     const r = await kubectl(kubeconfig, ['--context', context, ...args], input);
@@ -103,7 +110,7 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
   beforeAll(async () => {
     home = await isolatedLabHome('parity');
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, 'e2e-parity', ['cluster-proxy', 'managed-serviceaccount']));
+    ({ config, kubeconfig, labFile } = await upHubAndCluster1(home.home, 'e2e-parity', ['cluster-proxy', 'managed-serviceaccount']));
     const hubOnly = path.join(home.home, 'hub.kubeconfig');
     await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
     hub = await KubeClient.fromKubeconfig(hubOnly);
@@ -335,4 +342,165 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     }, 'the agent on cluster1 to lose its service-proxy container', 90_000);
     expect(await ok('cluster1', ['get', 'clusterrole', 'cluster-proxy-addon-agent-impersonator', '--ignore-not-found', '-o', 'name'])).toBe('');
   });
+
+  it('100 users at once, each an `ocm-lab proxy kubectl -i` session with an MSA of its own: every request answered by cluster1, 100 tunnel clients held at once, nothing left behind', async () => {
+    const USERS = 100;
+    const names = Array.from({ length: USERS }, (_v, i) => `load-u${String(i).padStart(3, '0')}`);
+    const manifests = (docs: object[]) => docs.map((d) => JSON.stringify(d)).join('\n---\n');
+    // Each user: a namespace of its own on cluster1 where it may edit, and the namespace list.
+    await ok('cluster1', ['apply', '-f', '-'], manifests([
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'load-namespace-reader' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] }] },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'load-namespace-reader' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'load-namespace-reader' },
+        subjects: names.map((n) => ({ kind: 'ServiceAccount', name: n, namespace: MSA_NS })),
+      },
+      ...names.flatMap((n) => [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'user', namespace: n }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' }, subjects: [{ kind: 'ServiceAccount', name: n, namespace: MSA_NS }] },
+      ]),
+    ]));
+    await ok('hub', ['apply', '-f', '-'], manifests(names.map((n) => ({ apiVersion: MSA_API, kind: 'ManagedServiceAccount', metadata: { name: n, namespace: 'cluster1', labels: { 'load-test': 'users' } }, spec: { rotation: { enabled: true } } }))));
+    await ok('hub', ['-n', 'cluster1', 'wait', 'managedserviceaccount', '-l', 'load-test=users', '--for=condition=TokenReported', '--timeout=300s']);
+    // What tells cluster1's answers from the hub's: a namespace only the hub has, cluster1's version.
+    const hubOnly = 'namespace/open-cluster-management-hub';
+    expect(await ok('hub', ['get', 'ns', '-o', 'name'])).toContain(hubOnly);
+    expect(await ok('cluster1', ['get', 'ns', '-o', 'name'])).not.toContain(hubOnly);
+    expect(await ok('hub', ['get', 'ns', 'load-u000', '--ignore-not-found', '-o', 'name'])).toBe('');
+    const cluster1Version = (JSON.parse(await ok('cluster1', ['get', '--raw', '/version'])) as { gitVersion: string }).gitVersion;
+
+    // The test before this one rolls the agent out again (its service-proxy container goes): settled first.
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
+    await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
+    const containerPid = (context: string, container: string) =>
+      waitUntil(async () => {
+        const pods = JSON.parse(await ok(context, ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: { status: { containerStatuses?: { name: string; ready: boolean; containerID?: string }[] } }[] };
+        const found = pods.items.flatMap((p) => p.status.containerStatuses ?? []).filter((c) => c.name === container && c.ready && c.containerID);
+        return found.length === 1 ? Number(found[0]!.containerID!.replace('ocm-lab://', '')) : undefined;
+      }, `exactly one ready ${container} container on ${context}`, 60_000, 1_000);
+    const serverPid = await containerPid('hub', 'proxy-server');
+    const agentPid = await containerPid('cluster1', 'proxy-agent');
+    await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'cluster1 reachable through the tunnel', 60_000, 1_000);
+    const before = { serverFds: openFds(serverPid), agentFds: openFds(agentPid), server: residentKb(serverPid)!, agent: residentKb(agentPid)! };
+
+    // The users' HOME and TMPDIR are directories of their own: whatever a session leaves there shows.
+    const userHome = path.join(home.home, 'load-home');
+    const userTmp = path.join(home.home, 'load-tmp');
+    await fs.mkdir(userHome);
+    await fs.mkdir(userTmp);
+    const env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile, OCM_LAB_CACHE_DIR: cacheDir(), HOME: userHome, TMPDIR: userTmp };
+    const loadBefore = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+
+    const sessions: PromptSession[] = [];
+    const niceBefore = os.getPriority(0);
+    let sampler: ReturnType<typeof peakSampler> | undefined;
+    const failures: string[] = [];
+    const timings: Record<string, number[]> = {};
+    const record = (step: string, ms: number) => (timings[step] ??= []).push(ms);
+    try {
+      const t0 = Date.now();
+      for (const n of names) sessions.push(startPromptSession(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', n, '-i'], env));
+      const spawnMs = Date.now() - t0;
+      // Only now, so no user inherits it: this thread (sampler, prompts) ahead of the 200 processes it
+      // watches, or at a load of ~100 a sample and a prompt's arrival would wait seconds for a core.
+      os.setPriority(0, -10);
+      sampler = peakSampler(() => {
+        const clis = sessions.map((s) => s.pid);
+        const kubectls = clis.flatMap(childPids);
+        const cliMem = memoryTotalsKb(clis);
+        const kubectlMem = memoryTotalsKb(kubectls);
+        return {
+          cliRssKb: cliMem.rssKb, cliPssKb: cliMem.pssKb,
+          kubectls: kubectlMem.processes, kubectlRssKb: kubectlMem.rssKb, kubectlPssKb: kubectlMem.pssKb,
+          kubectlMaxKb: Math.max(0, ...kubectls.map((pid) => residentKb(pid)?.rssKb ?? 0)),
+          serverRssKb: residentKb(serverPid)?.rssKb ?? 0, agentRssKb: residentKb(agentPid)?.rssKb ?? 0,
+          serverFds: openFds(serverPid), agentFds: openFds(agentPid),
+        };
+      });
+      const opened = await Promise.allSettled(sessions.map((s) => s.opened));
+      opened.forEach((o, i) => (o.status === 'fulfilled' ? record('session open (spawn → first prompt)', o.value) : failures.push(`${names[i]}: open: ${String(o.reason)}`)));
+      const openWallMs = Date.now() - t0;
+
+      // All sessions are open; now every user makes its requests, all users at once.
+      const t1 = Date.now();
+      const succeeded = await Promise.all(
+        sessions.map(async (s, i) => {
+          const n = names[i]!;
+          if (opened[i]!.status !== 'fulfilled') return false;
+          const steps: [string, string, (out: string) => boolean][] = [
+            ['get --raw /version', 'get --raw /version', (out) => (JSON.parse(out) as { gitVersion: string }).gitVersion === cluster1Version],
+            ['get ns -o name', 'get ns -o name', (out) => out.split('\n').includes(`namespace/${n}`) && !out.includes(hubOnly)],
+            ['create configmap', `-n ${n} create configmap user --from-literal=user=${n}`, (out) => out.trim() === 'configmap/user created'],
+            ['get configmap', `-n ${n} get configmap user -o jsonpath={.data.user}`, (out) => out === n],
+            ['delete configmap', `-n ${n} delete configmap user`, (out) => /^configmap "user" deleted( from \S+ namespace)?$/.test(out.trim())],
+          ];
+          for (const [step, line, check] of steps) {
+            try {
+              const r = await s.run(line);
+              record(step, r.ms);
+              if (!check(r.stdout)) {
+                failures.push(`${n}: ${step}: stdout ${JSON.stringify(r.stdout.slice(0, 300))}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`);
+                return false;
+              }
+            } catch (err) {
+              failures.push(`${n}: ${step}: ${String(err)}`);
+              return false;
+            }
+          }
+          return true;
+        }),
+      );
+      const requestsWallMs = Date.now() - t1;
+      // Every session still open, each with its tunnel client: the proxy-server holds them all at once.
+      const heldServerFds = openFds(serverPid);
+      const cliPeaks = sessions.map((s) => residentKb(s.pid)?.peakKb ?? 0);
+      const exits = await Promise.all(sessions.map((s) => s.exit()));
+      const { peaks, samples, longestGapMs } = sampler.stop();
+      exits.forEach((e, i) => e.exitCode !== 0 && failures.push(`${names[i]}: exit ${e.exitCode}: ${e.stderr.slice(0, 300)}`));
+      const loadAfter = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+
+      // Released: the proxy-server's and the agent's descriptors back near where they were.
+      const after = await waitUntil(async () => {
+        const figures = { serverFds: openFds(serverPid), agentFds: openFds(agentPid) };
+        return figures.serverFds <= before.serverFds + 10 && figures.agentFds <= before.agentFds + 10 ? figures : undefined;
+      }, 'the proxy-server and the proxy-agent to release the users\' connections', 120_000, 1_000).catch((err: unknown) => {
+        failures.push(String(err));
+        return { serverFds: -1, agentFds: -1 };
+      });
+      const afterServer = residentKb(serverPid)!;
+      const afterAgent = residentKb(agentPid)!;
+
+      const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
+      const row = (label: string, xs: number[]) =>
+        `  ${label.padEnd(38)} n ${String(xs.length).padStart(3)}   p50 ${quantile(xs, 0.5).toFixed(0).padStart(6)} ms   p99 ${quantile(xs, 0.99).toFixed(0).padStart(6)} ms   max ${Math.max(...xs).toFixed(0).padStart(6)} ms`;
+      const report = [
+        `${USERS} concurrent \`ocm-lab proxy kubectl -i\` users on cluster1 (each its own MSA and namespace; all sessions opened at once, then 5 requests each in sequence, all users at once):`,
+        ...Object.entries(timings).map(([step, xs]) => row(step, xs)),
+        `  wall: spawning the ${USERS} CLIs ${(spawnMs / 1000).toFixed(1)} s, opening all sessions ${(openWallMs / 1000).toFixed(1)} s; all requests ${(requestsWallMs / 1000).toFixed(1)} s; load average ${loadBefore} before, ${loadAfter} after`,
+        `  held: ${succeeded.filter(Boolean).length} users succeeded; proxy-server fds ${before.serverFds} before, ${heldServerFds} with every session open, peak ${peaks.serverFds}, ${after.serverFds} after; proxy-agent fds ${before.agentFds} before, peak ${peaks.agentFds}, ${after.agentFds} after`,
+        `  proxy-server RSS ${mib(before.server.rssKb)} before, sampled peak ${mib(peaks.serverRssKb ?? 0)}, VmHWM ${mib(afterServer.peakKb)}, ${mib(afterServer.rssKb)} after`,
+        `  proxy-agent RSS ${mib(before.agent.rssKb)} before, sampled peak ${mib(peaks.agentRssKb ?? 0)}, VmHWM ${mib(afterAgent.peakKb)}, ${mib(afterAgent.rssKb)} after`,
+        `  user processes: ${USERS} ocm-lab CLIs, RSS sum peak ${mib(peaks.cliRssKb ?? 0)}, PSS sum peak ${mib(peaks.cliPssKb ?? 0)}, VmHWM per CLI p50 ${mib(quantile(cliPeaks, 0.5))} max ${mib(Math.max(...cliPeaks))}; kubectl children at once peak ${peaks.kubectls}, RSS sum peak ${mib(peaks.kubectlRssKb ?? 0)}, PSS sum peak ${mib(peaks.kubectlPssKb ?? 0)}, one kubectl max ${mib(peaks.kubectlMaxKb ?? 0)}`,
+        `  sampled every 0.5 s: ${samples} samples, longest gap ${(longestGapMs / 1000).toFixed(1)} s`,
+      ];
+      process.stdout.write(`${report.join('\n')}\n`);
+
+      expect(failures).toEqual([]);
+      expect(succeeded.filter(Boolean)).toHaveLength(USERS);
+      expect(heldServerFds - before.serverFds).toBeGreaterThanOrEqual(USERS);
+      // No session leaves a kubeconfig, a token or a kubectl cache behind.
+      expect(await fs.readdir(userTmp)).toEqual([]);
+      expect(await fs.readdir(userHome)).toEqual([]);
+      // Every ConfigMap was made and deleted on cluster1.
+      expect(await ok('cluster1', ['get', 'configmap', '-A', '--field-selector', 'metadata.name=user', '-o', 'name'])).toBe('');
+    } finally {
+      os.setPriority(0, niceBefore);
+      for (const s of sessions) s.kill();
+      sampler?.stop();
+      await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'delete', 'managedserviceaccount', '-l', 'load-test=users', '--wait=false']);
+      await kubectl(kubeconfig, ['--context', 'cluster1', 'delete', 'namespace', ...names, '--wait=false']);
+    }
+  }, 900_000);
 });

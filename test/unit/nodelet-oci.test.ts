@@ -49,6 +49,14 @@ describe('image map', () => {
     expect(installed.resolve('ocm-lab:dev')?.entrypoint).toEqual(['/usr/bin/node', '/app/node_modules/ocm-lab/dist/cli/main.js']);
   });
 
+  it('a checkout whose node_modules links elsewhere (a git worktree sharing an install) mounts that folder at its own path too', () => {
+    const cli = { nodeBinary: '/usr/bin/node', cliMain: '/work/wt/dist/cli/main.js', packageRoot: '/work/wt', linkedDependencies: '/work/main/node_modules' };
+    expect(new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli }).resolve('ocm-lab:dev')?.files).toEqual([
+      { source: '/work/wt', destination: '/work/wt' },
+      { source: '/work/main/node_modules', destination: '/work/main/node_modules' },
+    ]);
+  });
+
   it('does not run other tags, other images, or images whose binary it was not given, and says why', () => {
     expect(catalog.runs('quay.io/open-cluster-management/work:latest')).toBe(false);
     expect(catalog.whyNot('quay.io/open-cluster-management/work:latest')).toContain("only at the lab's OCM version v1.2.1");

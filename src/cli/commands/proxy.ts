@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { hubTunnel } from '../../addons/cluster-proxy/hub-tunnel.js';
 import { proxyHealth } from '../../addons/cluster-proxy/health.js';
 import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
-import { openProxySession, runKubectl, withInterrupts, splitCommandLine } from '../../addons/proxy-kubectl.js';
+import { openProxySession, runKubectl, withInterrupts, splitCommandLine, type ProxySession } from '../../addons/proxy-kubectl.js';
 import { loadLabConfig, spokeClusters } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { ensureBinaries } from '../../provision/index.js';
@@ -47,7 +47,7 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
 
 const cap = (b: boolean) => (b ? 'True' : 'False');
 
-async function interactive(kubectl: string, kubeconfig: string, interrupt: AbortSignal): Promise<void> {
+async function interactive(kubectl: string, session: ProxySession, interrupt: AbortSignal): Promise<void> {
   process.stdout.write('Please enter the kubectl command and use "exit" to quit the interactive mode\n');
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, prompt: 'kubectl> ', terminal: process.stdin.isTTY });
   interrupt.addEventListener('abort', () => rl.close(), { once: true });
@@ -57,7 +57,7 @@ async function interactive(kubectl: string, kubeconfig: string, interrupt: Abort
     if (trimmed === 'exit' || trimmed === 'quit') break;
     if (trimmed) {
       try {
-        await runKubectl(kubectl, kubeconfig, splitCommandLine(trimmed), interrupt);
+        await runKubectl(kubectl, session, splitCommandLine(trimmed), interrupt);
         if (interrupt.aborted) break;
       } catch (err) {
         process.stderr.write(`error: ${(err as Error).message}\n`);
@@ -90,9 +90,9 @@ const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
       const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() => hub.close());
       try {
         if (interrupt.aborted) return;
-        if (argv.interactive) await interactive(kubectl, session.kubeconfig, interrupt);
+        if (argv.interactive) await interactive(kubectl, session, interrupt);
         else {
-          const code = await runKubectl(kubectl, session.kubeconfig, args, interrupt);
+          const code = await runKubectl(kubectl, session, args, interrupt);
           if (code !== 0) process.exitCode = code;
         }
       } finally {
