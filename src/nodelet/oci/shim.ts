@@ -10,9 +10,9 @@ import { run } from '../../util/exec.js';
 /**
  * A container's shim: a small `/bin/sh` process, in a session of its own,
  * that runs `runc run` in the foreground and outlives the nodelet (as
- * containerd's shim outlives containerd). It makes two FIFOs in the bundle and
- * opens each for reading and writing before runc starts; runc hands them to
- * the container as stdout and stderr. Because the shim (and the container's
+ * containerd's shim outlives containerd). It opens the two FIFOs the nodelet
+ * made in the bundle, each for reading and writing, before runc starts; runc
+ * hands them to the container as stdout and stderr. Because the shim (and the container's
  * own descriptor) hold a read end, a write never fails when no nodelet reads:
  * output waits in the pipe (64 KiB) until a nodelet opens the FIFO again. When
  * runc exits, the shim writes its exit status to `exit-status` and exits; the
