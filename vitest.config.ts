@@ -26,7 +26,8 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
-          // After unit and e2e, not beside an e2e lab: its recovery goal is timed, on 2 cores.
+          // Never beside an e2e lab: its recovery goal is timed, on 2 cores. Group 1 runs after unit (group 0);
+          // e2e (one file at a time, no groupOrder) is a group vitest puts last (docs/notes.md).
           sequence: { groupOrder: 1 },
           fileParallelism: false,
           testTimeout: 300_000,
