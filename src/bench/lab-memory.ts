@@ -51,6 +51,13 @@ export async function labProcessesByCluster(labDirectory: string): Promise<Map<s
   return byCluster;
 }
 
+/** Rss and Pss of one /proc/<pid>/smaps_rollup text, in kB; null when either line is missing. */
+export function parseSmapsRollup(text: string): { rssKb: number; pssKb: number } | null {
+  const rss = /^Rss:\s+(\d+) kB/m.exec(text);
+  const pss = /^Pss:\s+(\d+) kB/m.exec(text);
+  return rss && pss ? { rssKb: Number(rss[1]), pssKb: Number(pss[1]) } : null;
+}
+
 /** Every process of a lab, whichever cluster it belongs to. */
 export async function labProcesses(labDirectory: string): Promise<Set<number>> {
   const all = new Set<number>();
@@ -60,11 +67,8 @@ export async function labProcesses(labDirectory: string): Promise<Set<number>> {
 
 async function memoryOfPid(pid: number): Promise<{ rssKb: number; pssKb: number } | null> {
   const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => null);
-  if (rollup !== null) {
-    const rss = /^Rss:\s+(\d+) kB/m.exec(rollup);
-    const pss = /^Pss:\s+(\d+) kB/m.exec(rollup);
-    if (rss && pss) return { rssKb: Number(rss[1]), pssKb: Number(pss[1]) };
-  }
+  const fromRollup = rollup === null ? null : parseSmapsRollup(rollup);
+  if (fromRollup) return fromRollup;
   const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? { rssKb: Number(m[1]), pssKb: Number(m[1]) } : null;

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { parseSmapsRollup } from '../../src/bench/lab-memory.js';
 
 // Synchronous on purpose: a sample is a few hundred small /proc reads taken in one turn of the
 // event loop, so on a machine loaded by the very processes it watches it is not spread over seconds.
@@ -24,12 +25,11 @@ export function memoryTotalsKb(pids: number[]): { processes: number; rssKb: numb
   const totals = { processes: 0, rssKb: 0, pssKb: 0 };
   for (const pid of pids) {
     const rollup = readOrNull(`/proc/${pid}/smaps_rollup`);
-    const rss = rollup && /^Rss:\s+(\d+) kB/m.exec(rollup);
-    const pss = rollup && /^Pss:\s+(\d+) kB/m.exec(rollup);
-    if (!rss || !pss) continue;
+    const m = rollup === null ? null : parseSmapsRollup(rollup);
+    if (!m) continue;
     totals.processes++;
-    totals.rssKb += Number(rss[1]);
-    totals.pssKb += Number(pss[1]);
+    totals.rssKb += m.rssKb;
+    totals.pssKb += m.pssKb;
   }
   return totals;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseSmapsRollup } from '../../src/bench/lab-memory.js';
 import { scaleLabConfig } from '../../src/bench/scale.js';
 import { niceTicks, stackedLinePlotSvg } from '../../src/bench/svg-plot.js';
 import { parseLabConfig, renderLabConfig } from '../../src/config/index.js';
@@ -10,6 +11,13 @@ describe('scale bench: its labs and its plot', () => {
     expect(parsed.clusters.filter((c) => c.hub)).toHaveLength(1);
     expect(parsed.clusters).toHaveLength(n + 1);
     expect(new Set(parsed.clusters.filter((c) => !c.hub).map((c) => c.vpc))).toEqual(new Set(n > 1 ? ['vpc-2', 'vpc-3'] : ['vpc-2']));
+  });
+
+  it('memory: Rss and Pss from a smaps_rollup text, null when either is missing', () => {
+    const rollup = '55d0c0000000-7ffc00000000 ---p 00000000 00:00 0    [rollup]\nRss:              112348 kB\nPss:               61234 kB\nPss_Anon:          50000 kB\n';
+    expect(parseSmapsRollup(rollup)).toEqual({ rssKb: 112348, pssKb: 61234 });
+    expect(parseSmapsRollup('Rss:              112348 kB\n')).toBeNull();
+    expect(parseSmapsRollup('')).toBeNull();
   });
 
   it('ticks: 0 and round steps up to at least the maximum', () => {
