@@ -69,7 +69,6 @@ export async function tunnelListener(tunnel: TunnelClient, cluster: string): Pro
 }
 
 export interface ProxySession {
-  kubeconfig: string;
   /** Flags that point kubectl at this session: its kubeconfig and a cache inside the session's directory. */
   kubectlFlags: string[];
   close: () => Promise<void>;
@@ -98,7 +97,6 @@ export async function openProxySession(hub: KubeClient, cluster: string, msa: st
     const l = listener;
     const d = dir;
     return {
-      kubeconfig,
       kubectlFlags: ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache')],
       close: async () => {
         await l.close();
