@@ -141,13 +141,14 @@ export class CriLogWriter {
         if (this.closed) return done();
         const records: Buffer[] = [];
         splitter.push(typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk, this.clock(), records);
-        this.append(records).then(() => done());
+        // append never rejects (a failed write drops the record, as a full disk would).
+        void this.append(records).then(() => done());
       },
       final: (done) => {
         if (this.closed) return done();
         const records: Buffer[] = [];
         splitter.flush(this.clock(), records);
-        this.append(records).then(() => done());
+        void this.append(records).then(() => done());
       },
     });
   }

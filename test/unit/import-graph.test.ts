@@ -158,6 +158,10 @@ describe('import graph of src/ (rules in .dependency-cruiser.cjs)', () => {
 const USED_WITHOUT_IMPORT: Record<string, string> = {
   typescript: 'the compiler: npm run build / typecheck',
   '@types/node': 'tsconfig.json compilerOptions.types',
+  prettier: 'the formatter: npm run format, checked by npm test (scripts/check-code.sh)',
+  eslint: 'the linter: npm run lint (eslint.config.mjs), run by npm test',
+  'typescript-eslint': 'imported by eslint.config.mjs (outside the cruised tree)',
+  knip: 'the unused-export check: npm run knip (knip.json), run by npm test',
   zx: "js blocks of scenario documents import $, fs, path and YAML from it (src/scenario/execute.ts writes that import, resolved with import.meta.resolve('zx'))",
 };
 
