@@ -34,34 +34,65 @@ function layer(name, from, allowed, comment) {
 
 module.exports = {
   forbidden: [
-    layer('shared-imports-shared-only', SHARED, [SHARED],
-      'kube, config, pki, provision, util, tunnel and errors/paths/image.ts are used by every layer: importing a layer would tie them to it'),
-    layer('nodelet-imports-shared-only', NODELET, [SHARED, NODELET],
-      "the nodelet is the local runtime's node: it gets its cluster through the API and flags, and must not pull the runtime or OCM in"),
-    layer('runtime-below-install', RUNTIME, [SHARED, NODELET, RUNTIME],
-      'a runtime only provides clusters: it knows nothing of OCM, the lab lifecycle, addons or scenarios'),
-    layer('install-below-addons', INSTALL, [SHARED, RUNTIME, INSTALL],
-      'OCM is installed through the Kubernetes API on any runtime: it may use runtime types, not the addons or the lifecycle above it'),
-    layer('addons-below-lab', ADDONS, [SHARED, RUNTIME, INSTALL, ADDONS],
-      'addons are installed on top of OCM through the API; they know nothing of the lifecycle that runs them'),
-    layer('lab-below-scenario', LAB, [SHARED, RUNTIME, INSTALL, ADDONS, LAB],
-      'the lifecycle composes a runtime, the OCM install and the addons into up/down/status; scenarios and the CLI use it'),
-    layer('scenario-below-cli', SCENARIO, [SHARED, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO],
-      'scenarios exercise a lab through the layers below; only the CLI runs them'),
-    layer('cli-below-bench', CLI, [SHARED, NODELET, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO, CLI],
-      'the CLI is the composition root; only benchmarks sit above it'),
+    layer(
+      'shared-imports-shared-only',
+      SHARED,
+      [SHARED],
+      'kube, config, pki, provision, util, tunnel and errors/paths/image.ts are used by every layer: importing a layer would tie them to it',
+    ),
+    layer(
+      'nodelet-imports-shared-only',
+      NODELET,
+      [SHARED, NODELET],
+      "the nodelet is the local runtime's node: it gets its cluster through the API and flags, and must not pull the runtime or OCM in",
+    ),
+    layer(
+      'runtime-below-install',
+      RUNTIME,
+      [SHARED, NODELET, RUNTIME],
+      'a runtime only provides clusters: it knows nothing of OCM, the lab lifecycle, addons or scenarios',
+    ),
+    layer(
+      'install-below-addons',
+      INSTALL,
+      [SHARED, RUNTIME, INSTALL],
+      'OCM is installed through the Kubernetes API on any runtime: it may use runtime types, not the addons or the lifecycle above it',
+    ),
+    layer(
+      'addons-below-lab',
+      ADDONS,
+      [SHARED, RUNTIME, INSTALL, ADDONS],
+      'addons are installed on top of OCM through the API; they know nothing of the lifecycle that runs them',
+    ),
+    layer(
+      'lab-below-scenario',
+      LAB,
+      [SHARED, RUNTIME, INSTALL, ADDONS, LAB],
+      'the lifecycle composes a runtime, the OCM install and the addons into up/down/status; scenarios and the CLI use it',
+    ),
+    layer(
+      'scenario-below-cli',
+      SCENARIO,
+      [SHARED, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO],
+      'scenarios exercise a lab through the layers below; only the CLI runs them',
+    ),
+    layer(
+      'cli-below-bench',
+      CLI,
+      [SHARED, NODELET, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO, CLI],
+      'the CLI is the composition root; only benchmarks sit above it',
+    ),
     {
       name: 'not-to-runtime-local',
       comment:
-        "the local runtime is one implementation among several (kind, existing clusters): only runtime/select.ts chooses it, so nothing else depends on its internals",
+        'the local runtime is one implementation among several (kind, existing clusters): only runtime/select.ts chooses it, so nothing else depends on its internals',
       severity: 'error',
       from: { pathNot: [RUNTIME_LOCAL, RUNTIME_SELECT, BENCH] },
       to: { path: RUNTIME_LOCAL },
     },
     {
       name: 'runtime-select-from-cli-only',
-      comment:
-        'only the lifecycle (and the CLI) picks the runtime via select.ts; install, addons and scenarios get clusters, so they run on every runtime',
+      comment: 'only the lifecycle (and the CLI) picks the runtime via select.ts; install, addons and scenarios get clusters, so they run on every runtime',
       severity: 'error',
       from: { pathNot: [CLI, BENCH, RUNTIME, LAB] },
       to: { path: RUNTIME_SELECT },
@@ -97,7 +128,7 @@ module.exports = {
     },
     {
       name: 'no-undeclared-package',
-      comment: 'a package src/ imports must be declared in package.json, not found by chance as some other package\'s dependency',
+      comment: "a package src/ imports must be declared in package.json, not found by chance as some other package's dependency",
       severity: 'error',
       from: { path: '^src/' },
       to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },

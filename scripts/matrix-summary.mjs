@@ -68,9 +68,7 @@ function failedCell(flags) {
     error: flags.reason,
   };
   const title = `${record.runtime} · Kubernetes ${record.kubernetesVersion} · addons: ${record.addonsLabel}`;
-  process.stdout.write(
-    `### Conformance: ${title}\n\n<!-- ${MARKER} ${JSON.stringify(record).replace(/>/g, '\\u003e')} -->\n\n❌ ${cellText(record.error)}\n`,
-  );
+  process.stdout.write(`### Conformance: ${title}\n\n<!-- ${MARKER} ${JSON.stringify(record).replace(/>/g, '\\u003e')} -->\n\n❌ ${cellText(record.error)}\n`);
 }
 
 function markdownFiles(target) {
@@ -118,7 +116,12 @@ function merge(targets) {
     process.stderr.write(`matrix-summary: no '${MARKER}' comment in any .md under ${targets.join(', ')}; did 'ocm-lab conformance --summary FILE' run?\n`);
     process.exit(1);
   }
-  cells.sort((a, b) => String(a.runtime).localeCompare(String(b.runtime)) || compareVersions(a.kubernetesVersion, b.kubernetesVersion) || addonsLabel(a).localeCompare(addonsLabel(b)));
+  cells.sort(
+    (a, b) =>
+      String(a.runtime).localeCompare(String(b.runtime)) ||
+      compareVersions(a.kubernetesVersion, b.kubernetesVersion) ||
+      addonsLabel(a).localeCompare(addonsLabel(b)),
+  );
   const ok = (c) => !c.error && c.failed === 0 && !c.interrupted;
   const rows = cells.map((c) => {
     const result = c.error ? `❌ ${c.error}` : ok(c) ? '✅ passed' : c.interrupted ? '❌ interrupted' : '❌ failed';

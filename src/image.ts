@@ -1,4 +1,10 @@
-import { CLUSTER_GATEWAY_UPSTREAM_VERSION, CLUSTER_PROXY_VERSION, MANAGED_SERVICEACCOUNT_VERSION, clusterProxyImage, type BinaryName } from './provision/recipes.js';
+import {
+  CLUSTER_GATEWAY_UPSTREAM_VERSION,
+  CLUSTER_PROXY_VERSION,
+  MANAGED_SERVICEACCOUNT_VERSION,
+  clusterProxyImage,
+  type BinaryName,
+} from './provision/recipes.js';
 
 /**
  * Our own image: the `ocm-lab` CLI as a container's entry point. Addon
@@ -89,4 +95,9 @@ export const UPSTREAM_CLUSTER_GATEWAY_IMAGE = {
   files: [{ binary: 'cluster-gateway-upstream', pathInImage: '/apiserver' }],
   entrypoint: ['/apiserver'],
   user: { uid: 0, gid: 0 },
-} as const satisfies { ref: string; files: readonly { binary: BinaryName; pathInImage: string }[]; entrypoint: readonly string[]; user: { uid: number; gid: number } };
+} as const satisfies {
+  ref: string;
+  files: readonly { binary: BinaryName; pathInImage: string }[];
+  entrypoint: readonly string[];
+  user: { uid: number; gid: number };
+};

@@ -53,7 +53,9 @@ export async function ensureManagedClusterAddOns(hub: KubeClient, addon: AddonNa
     const ref = mcaRef(addon, cluster);
     const current = await getOrNull<KubeObject>(hub, objectPath(ref));
     if (current?.metadata.deletionTimestamp) {
-      throw new InvalidInputError(`ManagedClusterAddOn ${cluster}/${addon} is being deleted`, { hint: 'wait until it is gone (a disable is still running), then enable again' });
+      throw new InvalidInputError(`ManagedClusterAddOn ${cluster}/${addon} is being deleted`, {
+        hint: 'wait until it is gone (a disable is still running), then enable again',
+      });
     }
     if (current) continue;
     await hub.post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), { ...ref, spec: installNamespace ? { installNamespace } : {} });
@@ -83,11 +85,12 @@ export interface EnableResult {
 export async function enableAddon(hub: KubeClient, options: EnableOptions): Promise<EnableResult> {
   const { addon, progress } = options;
   const clusters = chosenClusters(options.clusters, options.spokes);
-  const wait = () =>
-    waitForAddonAvailable(hub, addon, clusters, { timeoutMs: options.timeoutMs, progress, diagnostics: () => managerDiagnostics(hub, addon) });
+  const wait = () => waitForAddonAvailable(hub, addon, clusters, { timeoutMs: options.timeoutMs, progress, diagnostics: () => managerDiagnostics(hub, addon) });
   if (!enabledPerCluster(addon)) {
     if (options.clusters?.length && clusters.length !== options.spokes.length) {
-      throw new InvalidInputError(`${addon} cannot be enabled on some clusters only: its manager installs it on every managed cluster`, { hint: `run 'ocm-lab addon enable ${addon}' without --cluster` });
+      throw new InvalidInputError(`${addon} cannot be enabled on some clusters only: its manager installs it on every managed cluster`, {
+        hint: `run 'ocm-lab addon enable ${addon}' without --cluster`,
+      });
     }
     if (!(await managerRunning(hub, addon))) {
       throw new InvalidInputError(`${addon} is not installed on this lab`, { hint: `add it to 'addons:' in the lab file and run 'ocm-lab up'` });
@@ -150,10 +153,29 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   const clusters = chosenClusters(options.clusters, options.spokes);
   const removal: RemovalOptions = { timeoutMs: options.timeoutMs, progress: options.progress };
   const deleted: string[] = [];
-  deleted.push(...(await deleteAndWait(hub, clusters.map((c) => mcaRef(addon, c)), `removing ${addon} from ${clusters.join(', ')}`, removal)));
-  await waitGone(hub, clusters.map((c) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: c } })), `the ${addon} agents leaving (their ManifestWorks)`, removal);
+  deleted.push(
+    ...(await deleteAndWait(
+      hub,
+      clusters.map((c) => mcaRef(addon, c)),
+      `removing ${addon} from ${clusters.join(', ')}`,
+      removal,
+    )),
+  );
+  await waitGone(
+    hub,
+    clusters.map((c) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: c } })),
+    `the ${addon} agents leaving (their ManifestWorks)`,
+    removal,
+  );
   const definition = PER_CLUSTER_ADDONS.get(addon)!;
-  deleted.push(...(await deleteAndWait(hub, clusters.flatMap((c) => hubPermissionObjects(definition, c)), `the ${addon} agents' hub permissions`, removal)));
+  deleted.push(
+    ...(await deleteAndWait(
+      hub,
+      clusters.flatMap((c) => hubPermissionObjects(definition, c)),
+      `the ${addon} agents' hub permissions`,
+      removal,
+    )),
+  );
   for (const cluster of clusters) deleted.push(...(await removeAgentLeftovers(cluster, options, removal)));
 
   const left = (await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${addon}` })).items;
@@ -171,11 +193,13 @@ async function removeAgentLeftovers(cluster: string, options: DisableOptions, re
   }
   try {
     // kube-root-ca.crt is never a copy (an older agent may have labelled it; the cluster would recreate it at once).
-    const copies = (await labelledObjects(spoke, 'v1', 'ConfigMap', `/api/v1/namespaces/${HELLOWORLD_NAMESPACE}/configmaps`, SYNCED_FROM_HUB_LABEL)).filter((c) =>
-      copiesConfigMap(c.metadata.name),
+    const copies = (await labelledObjects(spoke, 'v1', 'ConfigMap', `/api/v1/namespaces/${HELLOWORLD_NAMESPACE}/configmaps`, SYNCED_FROM_HUB_LABEL)).filter(
+      (c) => copiesConfigMap(c.metadata.name),
     );
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: hubKubeconfigSecretName(options.addon), namespace: HELLOWORLD_NAMESPACE } };
-    return (await deleteAndWait(spoke, [...copies, secret], `${cluster}: the ${options.addon} agent's ConfigMap copies`, removal)).map((d) => `${cluster}: ${d}`);
+    return (await deleteAndWait(spoke, [...copies, secret], `${cluster}: the ${options.addon} agent's ConfigMap copies`, removal)).map(
+      (d) => `${cluster}: ${d}`,
+    );
   } finally {
     spoke.close();
   }
@@ -184,10 +208,21 @@ async function removeAgentLeftovers(cluster: string, options: DisableOptions, re
 /** The manager first (so nothing recreates what follows), then the ClusterManagementAddOn, the manager's identity and the addon's CSRs. */
 async function removeManager(hub: KubeClient, addon: AddonName, removal: RemovalOptions): Promise<string[]> {
   const objects = managerObjects(addon, '').filter((o) => o.kind !== 'Namespace');
-  const deleted = await deleteAndWait(hub, objects.filter((o) => o.kind === 'Deployment'), `stopping the ${addon} manager`, removal);
+  const deleted = await deleteAndWait(
+    hub,
+    objects.filter((o) => o.kind === 'Deployment'),
+    `stopping the ${addon} manager`,
+    removal,
+  );
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/pods`, `app=${managerName(addon)}`);
   await waitGone(hub, pods, `the ${addon} manager pods`, removal);
-  const csrs = await labelledObjects(hub, 'certificates.k8s.io/v1', 'CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests', `${ADDON_NAME_LABEL}=${addon}`);
+  const csrs = await labelledObjects(
+    hub,
+    'certificates.k8s.io/v1',
+    'CertificateSigningRequest',
+    '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+    `${ADDON_NAME_LABEL}=${addon}`,
+  );
   const cma = { apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } };
   deleted.push(...(await deleteAndWait(hub, [cma, ...objects.filter((o) => o.kind !== 'Deployment'), ...csrs], `the ${addon} hub objects`, removal)));
   return deleted;

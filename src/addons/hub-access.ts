@@ -10,7 +10,10 @@ export async function asHubUser<T>(what: string, permission: string, call: () =>
     return await call();
   } catch (err) {
     if (isStatus(err, 403)) {
-      throw new LabError('failure', `Forbidden: your hub identity may not ${what}`, { hint: `it needs ${permission}; see scenarios/deployment-only-role.md for the whole minimal role`, cause: err });
+      throw new LabError('failure', `Forbidden: your hub identity may not ${what}`, {
+        hint: `it needs ${permission}; see scenarios/deployment-only-role.md for the whole minimal role`,
+        cause: err,
+      });
     }
     throw err;
   }

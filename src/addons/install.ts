@@ -71,7 +71,12 @@ export const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
 function tokenReviewObjects(): KubeObject[] {
   const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: USER_TOKEN_REVIEW_ROLE };
   return [
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: USER_TOKEN_REVIEW_ROLE }, rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: USER_TOKEN_REVIEW_ROLE },
+      rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }],
+    },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
@@ -165,11 +170,17 @@ export async function waitForAddonAvailable(
     options.progress?.(`waiting for ${addon} to be Available on ${waiting.map((s) => s.cluster).join(', ')}`);
     if (Date.now() > deadline) {
       const detail = waiting
-        .map((s) => `${s.cluster}: ${s.conditions.length ? s.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join('; ') : 'no ManagedClusterAddOn status yet'}`)
+        .map(
+          (s) =>
+            `${s.cluster}: ${s.conditions.length ? s.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join('; ') : 'no ManagedClusterAddOn status yet'}`,
+        )
         .join('\n');
-      throw new NotReadyError(`addon ${addon} is not Available within ${Math.round(options.timeoutMs / 1000)} s on ${waiting.map((s) => s.cluster).join(', ')}\n${detail}${options.diagnostics ? `\n${await options.diagnostics()}` : ''}`, {
-        hint: `see 'ocm-lab addon list' and the manager's log: ocm-lab logs hub ${ADDON_MANAGER_NAMESPACE}/<pod>`,
-      });
+      throw new NotReadyError(
+        `addon ${addon} is not Available within ${Math.round(options.timeoutMs / 1000)} s on ${waiting.map((s) => s.cluster).join(', ')}\n${detail}${options.diagnostics ? `\n${await options.diagnostics()}` : ''}`,
+        {
+          hint: `see 'ocm-lab addon list' and the manager's log: ocm-lab logs hub ${ADDON_MANAGER_NAMESPACE}/<pod>`,
+        },
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
   }

@@ -9,7 +9,14 @@ import { apiServiceAvailable, installGatewayServer, openApiPublished } from './c
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
 import { enabledPerCluster, ensureManagedClusterAddOns } from './enablement.js';
-import { installUpstreamAddon, runsUpstream, waitForUpstreamAgents, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE, type UpstreamAddon } from './upstream/index.js';
+import {
+  installUpstreamAddon,
+  runsUpstream,
+  waitForUpstreamAgents,
+  UPSTREAM_MANAGER_DEPLOYMENT,
+  UPSTREAM_RELEASE_NAMESPACE,
+  type UpstreamAddon,
+} from './upstream/index.js';
 
 function labAddons(ctx: InstallContext): LabAddon[] {
   return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
@@ -74,7 +81,8 @@ export function addonSteps(): Step<InstallContext>[] {
               const changed = await installAddonManager(client, addon, hub.internalAddress);
               if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client)));
               // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke.
-              if (enabledPerCluster(addon)) changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));
+              if (enabledPerCluster(addon))
+                changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));
               progress(changed.length ? changed.join(', ') : 'manager in place');
               await waitForAddonAvailable(client, addon, spokes, {
                 timeoutMs: timeoutOf(c),

@@ -25,14 +25,24 @@ export async function msaCredentials(hub: KubeClient, cluster: string, name: str
     if (isStatus(err, 404)) throw new NotFoundError(`cluster '${cluster}' is not a managed cluster of this hub`, { hint: "see 'ocm-lab get clusters'" });
     throw err;
   });
-  await asHubUser(`get ManagedServiceAccount ${cluster}/${name}`, `get on managedserviceaccounts (authentication.open-cluster-management.io) in ${cluster}`, () =>
-    hub.get(`/apis/${MSA_API}/namespaces/${cluster}/managedserviceaccounts/${name}`),
+  await asHubUser(
+    `get ManagedServiceAccount ${cluster}/${name}`,
+    `get on managedserviceaccounts (authentication.open-cluster-management.io) in ${cluster}`,
+    () => hub.get(`/apis/${MSA_API}/namespaces/${cluster}/managedserviceaccounts/${name}`),
   ).catch((err: unknown) => {
-    if (isStatus(err, 404)) throw new NotFoundError(`no ManagedServiceAccount '${name}' in namespace ${cluster} on the hub`, { hint: `create one: kubectl --context hub apply -f - (kind ManagedServiceAccount, name ${name}, namespace ${cluster})` });
+    if (isStatus(err, 404))
+      throw new NotFoundError(`no ManagedServiceAccount '${name}' in namespace ${cluster} on the hub`, {
+        hint: `create one: kubectl --context hub apply -f - (kind ManagedServiceAccount, name ${name}, namespace ${cluster})`,
+      });
     throw err;
   });
-  const secret = await asHubUser(`get Secret ${cluster}/${name}`, `get on secrets in ${cluster}`, () => hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${cluster}/secrets/${name}`)).catch((err: unknown) => {
-    if (isStatus(err, 404)) throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, { hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml` });
+  const secret = await asHubUser(`get Secret ${cluster}/${name}`, `get on secrets in ${cluster}`, () =>
+    hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${cluster}/secrets/${name}`),
+  ).catch((err: unknown) => {
+    if (isStatus(err, 404))
+      throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, {
+        hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml`,
+      });
     throw err;
   });
   const token = fromBase64(secret.data?.token);

@@ -39,10 +39,10 @@ export async function removeAddonsFromCluster(hub: KubeClient, cluster: string, 
 
 /** The clusters that have a ManagedClusterAddOn of one of the lab's addons. */
 async function clustersWithAddons(hub: KubeClient): Promise<string[]> {
-  const list = await hub
-    .get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'))
-    .catch(() => ({ items: [] as KubeObject[] }));
-  return [...new Set(list.items.filter((m) => (LAB_ADDONS as readonly string[]).includes(m.metadata.name)).map((m) => m.metadata.namespace ?? ''))].filter(Boolean);
+  const list = await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn')).catch(() => ({ items: [] as KubeObject[] }));
+  return [...new Set(list.items.filter((m) => (LAB_ADDONS as readonly string[]).includes(m.metadata.name)).map((m) => m.metadata.namespace ?? ''))].filter(
+    Boolean,
+  );
 }
 
 /**
@@ -61,7 +61,8 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/pods`, '').catch(() => []);
   await waitGone(hub, pods, 'the addon manager pods', options);
 
-  for (const done of await allSettledOrThrow((await clustersWithAddons(hub)).map((cluster) => removeAddonsFromCluster(hub, cluster, options)))) deleted.push(...done);
+  for (const done of await allSettledOrThrow((await clustersWithAddons(hub)).map((cluster) => removeAddonsFromCluster(hub, cluster, options))))
+    deleted.push(...done);
 
   const cmas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }));
   const mpc = { apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } };
@@ -69,7 +70,13 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
   const csrs = (
     await Promise.all(
       LAB_ADDONS.map((addon) =>
-        labelledObjects(hub, 'certificates.k8s.io/v1', 'CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests', `${ADDON_NAME_LABEL}=${addon}`).catch(() => []),
+        labelledObjects(
+          hub,
+          'certificates.k8s.io/v1',
+          'CertificateSigningRequest',
+          '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+          `${ADDON_NAME_LABEL}=${addon}`,
+        ).catch(() => []),
       ),
     )
   ).flat();
@@ -89,6 +96,9 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
   ];
   deleted.push(...(await deleteAndWait(hub, hubSide, "removing the addons' hub objects", options)));
 
-  for (const done of await allSettledOrThrow(spokes.map((spoke) => deleteAndWait(spoke, AGENT_NAMESPACES.map(namespace), 'removing addon agent namespaces left on a spoke', options)))) deleted.push(...done);
+  for (const done of await allSettledOrThrow(
+    spokes.map((spoke) => deleteAndWait(spoke, AGENT_NAMESPACES.map(namespace), 'removing addon agent namespaces left on a spoke', options)),
+  ))
+    deleted.push(...done);
   return deleted;
 }

@@ -63,7 +63,9 @@ async function measure(config: LabConfig): Promise<void> {
     for (const c of clusters) {
       const r = running[c]!;
       const h = reported[c]!;
-      process.stdout.write(`${c.padEnd(10)} ${secs(quantile(r, 0.5))} / ${secs(quantile(r, 0.9))} / ${secs(Math.max(...r))}     ${secs(quantile(h, 0.5))} / ${secs(quantile(h, 0.9))} / ${secs(Math.max(...h))}\n`);
+      process.stdout.write(
+        `${c.padEnd(10)} ${secs(quantile(r, 0.5))} / ${secs(quantile(r, 0.9))} / ${secs(Math.max(...r))}     ${secs(quantile(h, 0.5))} / ${secs(quantile(h, 0.9))} / ${secs(Math.max(...h))}\n`,
+      );
     }
   } finally {
     session.close();

@@ -46,8 +46,19 @@ export const addonsBenchmark: Benchmark = {
         const kubeconfig = up.status.kubeconfig ?? '';
         const { kubectl } = await ensureBinaries(['kubectl']);
         const k = (args: string[], input?: string) => execa(kubectl, ['--kubeconfig', kubeconfig, ...args], { input });
-        await k(['--context', 'hub', 'apply', '-f', '-'], 'apiVersion: authentication.open-cluster-management.io/v1beta1\nkind: ManagedServiceAccount\nmetadata: {name: bench, namespace: cluster1}\nspec: {rotation: {}}\n');
-        await k(['--context', 'cluster1', 'create', 'clusterrolebinding', 'bench-view', '--clusterrole=view', '--serviceaccount=open-cluster-management-managed-serviceaccount:bench']);
+        await k(
+          ['--context', 'hub', 'apply', '-f', '-'],
+          'apiVersion: authentication.open-cluster-management.io/v1beta1\nkind: ManagedServiceAccount\nmetadata: {name: bench, namespace: cluster1}\nspec: {rotation: {}}\n',
+        );
+        await k([
+          '--context',
+          'cluster1',
+          'create',
+          'clusterrolebinding',
+          'bench-view',
+          '--clusterrole=view',
+          '--serviceaccount=open-cluster-management-managed-serviceaccount:bench',
+        ]);
         await k(['--context', 'hub', '-n', 'cluster1', 'wait', 'managedserviceaccount/bench', '--for=condition=TokenReported', '--timeout=60s']);
 
         const hub = await hubClientFor(config);
@@ -72,7 +83,11 @@ export const addonsBenchmark: Benchmark = {
           for (let i = 0; i < ROUNDS; i++) {
             direct.push(await timed(() => k(['--context', 'cluster1', 'get', 'deployments', '-A'])));
             tunnelled.push(await timed(() => execa(kubectl, [...session.kubectlFlags, 'get', 'deployments', '-A'])));
-            command.push(await timed(() => execa(process.execPath, [CLI, 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'bench', '--', 'get', 'deployments', '-A'], { env })));
+            command.push(
+              await timed(() =>
+                execa(process.execPath, [CLI, 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'bench', '--', 'get', 'deployments', '-A'], { env }),
+              ),
+            );
           }
         } finally {
           await session.close();

@@ -42,7 +42,13 @@ function rbacObjects(): KubeObject[] {
         { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
     },
-    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: ROLE_NAME }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: ROLE_NAME }, subjects },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: ROLE_NAME },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: ROLE_NAME },
+      subjects,
+    },
     {
       apiVersion: `${rbac}/v1`,
       kind: 'RoleBinding',
@@ -50,8 +56,19 @@ function rbacObjects(): KubeObject[] {
       roleRef: { apiGroup: rbac, kind: 'Role', name: 'extension-apiserver-authentication-reader' },
       subjects,
     },
-    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }] },
-    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name: ROLE_NAME }, subjects },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }],
+    },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE },
+      roleRef: { apiGroup: rbac, kind: 'Role', name: ROLE_NAME },
+      subjects,
+    },
   ];
 }
 
@@ -126,11 +143,19 @@ export async function deployUpstreamGateway(hub: KubeClient, timeoutMs = 120_000
   const signer = await secretData(hub, GATEWAY_NAMESPACE, SIGNER_SECRET);
   const ca = { certPem: fromBase64(signer['tls.crt']), keyPem: fromBase64(signer['tls.key']) };
   const names = [UPSTREAM_GATEWAY, `${UPSTREAM_GATEWAY}.${GATEWAY_NAMESPACE}`, `${UPSTREAM_GATEWAY}.${GATEWAY_NAMESPACE}.svc`];
-  await ensureCertificateSecret(hub, ca, GATEWAY_NAMESPACE, SERVING_SECRET, { commonName: names[2]!, usages: ['server'], dnsNames: names, ipAddresses: [] }, LABELS);
+  await ensureCertificateSecret(
+    hub,
+    ca,
+    GATEWAY_NAMESPACE,
+    SERVING_SECRET,
+    { commonName: names[2]!, usages: ['server'], dnsNames: names, ipAddresses: [] },
+    LABELS,
+  );
   const client = await secretData(hub, PROXY_NAMESPACE, SECRETS.proxyClient);
   const proxyCa = await secretData(hub, PROXY_NAMESPACE, SECRETS.ca).catch(() => ({}) as Record<string, string>);
   const caCrt = proxyCa['ca.crt'] ?? client['ca.crt'];
-  if (!client['tls.crt'] || !client['tls.key'] || !caCrt) throw new Error(`upstream gateway: Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient} lacks tls.crt/tls.key, or no proxy-server ca.crt was found`);
+  if (!client['tls.crt'] || !client['tls.key'] || !caCrt)
+    throw new Error(`upstream gateway: Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient} lacks tls.crt/tls.key, or no proxy-server ca.crt was found`);
   for (const obj of [
     secret(PROXY_CLIENT_SECRET, { 'tls.crt': client['tls.crt'], 'tls.key': client['tls.key'] }),
     secret(PROXY_CA_SECRET, { 'ca.crt': caCrt }),
@@ -140,12 +165,17 @@ export async function deployUpstreamGateway(hub: KubeClient, timeoutMs = 120_000
     await applyObject(hub, obj);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pods = await hub.get<{ items: { metadata: { name: string }; status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { state?: unknown }[] } }[] }>(
-      `/api/v1/namespaces/${GATEWAY_NAMESPACE}/pods`,
-      { labelSelector: `app=${UPSTREAM_GATEWAY}` },
-    );
+    const pods = await hub.get<{
+      items: {
+        metadata: { name: string };
+        status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { state?: unknown }[] };
+      }[];
+    }>(`/api/v1/namespaces/${GATEWAY_NAMESPACE}/pods`, { labelSelector: `app=${UPSTREAM_GATEWAY}` });
     if (pods.items.some((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))) return;
-    if (Date.now() > deadline) throw new Error(`upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`,
+      );
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -160,7 +190,10 @@ export async function switchApiService(hub: KubeClient, to: 'ours' | 'upstream',
     const svc = await hub.get<{ spec: { service?: { name?: string } } }>(`/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
     const state = await apiServiceAvailable(hub);
     if (state.available && svc.spec.service?.name === (to === 'upstream' ? UPSTREAM_GATEWAY : GATEWAY_SERVICE)) return;
-    if (Date.now() > deadline) throw new Error(`APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway is not Available within ${timeoutMs / 1000} s: ${state.message}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway is not Available within ${timeoutMs / 1000} s: ${state.message}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }

@@ -52,7 +52,8 @@ function call(r: Route, method: string, p: string, body?: unknown): Promise<numb
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 300) reject(new Error(`${r.label}: ${method} ${p}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+          if ((res.statusCode ?? 0) >= 300)
+            reject(new Error(`${r.label}: ${method} ${p}: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
           else resolve(Number(process.hrtime.bigint() - started) / 1e6);
         });
       },
@@ -91,7 +92,8 @@ async function waitServedBy(r: Route, who: 'ours' | 'upstream', timeoutMs = 60_0
   // The aggregator picks up an APIService change asynchronously: require a few answers in a row.
   while (seen < 5) {
     seen = (await servedBy(r)) === who ? seen + 1 : 0;
-    if (Date.now() > deadline) throw new Error(`the hub does not route cluster.core.oam.dev to ${who === 'ours' ? "ocm-lab's" : "upstream's"} gateway within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`the hub does not route cluster.core.oam.dev to ${who === 'ours' ? "ocm-lab's" : "upstream's"} gateway within ${timeoutMs / 1000} s`);
     if (seen < 5) await new Promise((res) => setTimeout(res, 200));
   }
 }
@@ -140,7 +142,15 @@ export const gatewayBenchmark: Benchmark = {
         const kubeconfig = up.status.kubeconfig ?? '';
         const { kubectl } = await ensureBinaries(['kubectl']);
         const k = (a: string[]) => execa(kubectl, ['--kubeconfig', kubeconfig, ...a]);
-        await k(['--context', 'cluster1', 'create', 'clusterrolebinding', 'bench-gateway-edit', '--clusterrole=edit', '--serviceaccount=open-cluster-management-managed-serviceaccount:cluster-gateway']);
+        await k([
+          '--context',
+          'cluster1',
+          'create',
+          'clusterrolebinding',
+          'bench-gateway-edit',
+          '--clusterrole=edit',
+          '--serviceaccount=open-cluster-management-managed-serviceaccount:cluster-gateway',
+        ]);
         await k(['--context', 'cluster1', '-n', 'default', 'create', 'configmap', 'bench', '--from-literal=a=b']);
 
         const hub = await hubClientFor(config);
@@ -161,7 +171,14 @@ export const gatewayBenchmark: Benchmark = {
           prefix,
           headers: hubEndpoint.token ? { authorization: `Bearer ${hubEndpoint.token}` } : {},
         });
-        const direct: Route = { label: 'direct', agent: new https.Agent({ keepAlive: true, ca: spokeCa }), host: cluster1.hostname, port: Number(cluster1.port), prefix: '', headers: auth };
+        const direct: Route = {
+          label: 'direct',
+          agent: new https.Agent({ keepAlive: true, ca: spokeCa }),
+          host: cluster1.hostname,
+          port: Number(cluster1.port),
+          prefix: '',
+          headers: auth,
+        };
         const viaTunnel: Route = {
           label: 'tunnel',
           agent: tunnel.httpsAgent({ keepAlive: true, ca: spokeCa, servername: CLUSTER_PROXY_SERVER_NAME }),
@@ -174,7 +191,15 @@ export const gatewayBenchmark: Benchmark = {
         const gateway = hubRoute('gateway', gatewayProxyPath('cluster1'));
         const routes = [direct, viaTunnel, hubOwn, gateway];
         const impls: Impl[] = withUpstream ? ['ours', 'upstream'] : ['ours'];
-        const series = () => ({ direct: [] as number[], tunnel: [] as number[], hub: [] as number[], ours: [] as number[], upstream: [] as number[], 'object:ours': [] as number[], 'object:upstream': [] as number[] });
+        const series = () => ({
+          direct: [] as number[],
+          tunnel: [] as number[],
+          hub: [] as number[],
+          ours: [] as number[],
+          upstream: [] as number[],
+          'object:ours': [] as number[],
+          'object:upstream': [] as number[],
+        });
         const gets = series();
         const idle = series();
         const cycles = series();
@@ -211,7 +236,9 @@ export const gatewayBenchmark: Benchmark = {
                 // Keep-alive between the aggregator and the gateway: the same connections before and after the block.
                 const after = await connectionsTo(hubNetns, GATEWAY_POD_PORT[impl]);
                 const kept = after.filter((c) => before.includes(c)).length;
-                reuse.push(`block ${block + 1} ${impl}: hub API server → gateway :${GATEWAY_POD_PORT[impl]}: ${before.length} connection(s) before, ${after.length} after, ${kept} of them the same`);
+                reuse.push(
+                  `block ${block + 1} ${impl}: hub API server → gateway :${GATEWAY_POD_PORT[impl]}: ${before.length} connection(s) before, ${after.length} after, ${kept} of them the same`,
+                );
               }
             }
           }
@@ -228,7 +255,9 @@ export const gatewayBenchmark: Benchmark = {
           }
         } finally {
           if (deployed) {
-            await switchApiService(hub, 'ours').catch((err: unknown) => process.stderr.write(`restoring the APIService to ocm-lab's gateway failed: ${String(err)}\n`));
+            await switchApiService(hub, 'ours').catch((err: unknown) =>
+              process.stderr.write(`restoring the APIService to ocm-lab's gateway failed: ${String(err)}\n`),
+            );
             await removeUpstreamGateway(hub).catch((err: unknown) => process.stderr.write(`removing upstream's gateway failed: ${String(err)}\n`));
           }
           tunnel.close();

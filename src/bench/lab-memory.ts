@@ -92,7 +92,12 @@ export async function processLabel(pid: number): Promise<string> {
   if (!argv.length) return '?';
   const program = path.basename(argv[0]!);
   const cli = argv.findIndex((a) => a.endsWith('cli/main.js'));
-  if (cli >= 0) return `ocm-lab ${argv.slice(cli + 1).filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')}`.trim();
+  if (cli >= 0)
+    return `ocm-lab ${argv
+      .slice(cli + 1)
+      .filter((a) => !a.startsWith('-'))
+      .slice(0, 2)
+      .join(' ')}`.trim();
   const sub = argv.slice(1).find((a) => !a.startsWith('-') && !a.includes('/'));
   return sub && ['registration', 'work', 'registration-operator'].includes(program) ? `${program} ${sub}` : program;
 }

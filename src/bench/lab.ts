@@ -89,11 +89,19 @@ async function compareWithKind(): Promise<void> {
     ['', 'local', 'kind', 'kind / local'],
     ['up, new lab (binaries and images cached)', s(local.coldMs), s(kind.coldMs), `×${(kind.coldMs / local.coldMs).toFixed(2)}`],
     ['second up (no-op)', s(local.noopMs), s(kind.noopMs), `×${(kind.noopMs / local.noopMs).toFixed(2)}`],
-    ['memory 15 s after up (local: RSS of its processes; kind: docker stats of its containers)', mib(local.memoryKb), mib(kind.memoryKb), `×${(kind.memoryKb / local.memoryKb).toFixed(2)}`],
+    [
+      'memory 15 s after up (local: RSS of its processes; kind: docker stats of its containers)',
+      mib(local.memoryKb),
+      mib(kind.memoryKb),
+      `×${(kind.memoryKb / local.memoryKb).toFixed(2)}`,
+    ],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
-  for (const [label, m] of [['local', local], ['kind', kind]] as const) {
+  for (const [label, m] of [
+    ['local', local],
+    ['kind', kind],
+  ] as const) {
     process.stdout.write(`\n-- steps of the new-lab up on ${label}\n`);
     const width = Math.max(...m.steps.map((r) => r[0]!.length));
     for (const [k, v] of m.steps) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
@@ -102,7 +110,8 @@ async function compareWithKind(): Promise<void> {
 
 export const labBenchmark: Benchmark = {
   name: 'lab',
-  describe: 'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; `--runtime kind`: the default lab on local and on kind side by side',
+  describe:
+    'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; `--runtime kind`: the default lab on local and on kind side by side',
   async run(args) {
     const runtime = args[args.indexOf('--runtime') + 1];
     if (args.includes('--runtime') && runtime === 'kind') {

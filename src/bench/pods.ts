@@ -26,10 +26,18 @@ function podOf(name: string, image: 'ours' | 'upstream', probe = true): Record<s
     name: 'main',
     ...(image === 'ours'
       ? { image: 'ocm-lab:dev', args: ['internal', 'test-workload', '--port', String(port)] }
-      : { image: `quay.io/open-cluster-management/registration-operator:${OCM_VERSION}`, args: ['/registration-operator', 'klusterlet', '--disable-leader-election'] }),
+      : {
+          image: `quay.io/open-cluster-management/registration-operator:${OCM_VERSION}`,
+          args: ['/registration-operator', 'klusterlet', '--disable-leader-election'],
+        }),
     ...(probe ? { readinessProbe: { tcpSocket: { port }, periodSeconds: 1 } } : {}),
   };
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { terminationGracePeriodSeconds: 1, serviceAccountName: 'bench', containers: [container] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: { terminationGracePeriodSeconds: 1, serviceAccountName: 'bench', containers: [container] },
+  };
 }
 
 async function waitReady(client: KubeClient, name: string, timeoutMs = 60_000): Promise<void> {
@@ -44,7 +52,13 @@ async function waitReady(client: KubeClient, name: string, timeoutMs = 60_000): 
 
 async function waitGone(client: KubeClient, name: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    if (!(await client.get(`/api/v1/namespaces/${NS}/pods/${name}`).then(() => true, () => false))) return;
+    if (
+      !(await client.get(`/api/v1/namespaces/${NS}/pods/${name}`).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -89,7 +103,9 @@ async function measure(config: LabConfig): Promise<string[][]> {
       subjects: [{ kind: 'ServiceAccount', name: 'bench', namespace: NS }],
     });
     const apiModule = await ensureGoModuleSource(OCM_API_MODULE, OCM_API_VERSION);
-    const crd = YAML.parse(await fs.readFile(path.join(apiModule, 'operator/v1/0000_00_operator.open-cluster-management.io_klusterlets.crd.yaml'), 'utf8')) as object;
+    const crd = YAML.parse(
+      await fs.readFile(path.join(apiModule, 'operator/v1/0000_00_operator.open-cluster-management.io_klusterlets.crd.yaml'), 'utf8'),
+    ) as object;
     await client.post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
     // The first pod of a namespace waits for kube-root-ca.crt: warm up once, unmeasured.
     await client.post(`/api/v1/namespaces/${NS}/pods`, podOf('warm-up', 'ours'));

@@ -81,7 +81,19 @@ const secs = (ms: number) => (ms / 1000).toFixed(1);
 function table(points: ScalePoint[]): string {
   const one = points.find((p) => p.spokes === 1) ?? points[0]!;
   const rows = [
-    ['spokes', 'clusters', 'up (warm cache)', 'down', 'processes', 'RSS GiB', 'PSS GiB', 'PSS per added spoke MiB', 'hub PSS MiB', 'inotify instances', 'open fds'],
+    [
+      'spokes',
+      'clusters',
+      'up (warm cache)',
+      'down',
+      'processes',
+      'RSS GiB',
+      'PSS GiB',
+      'PSS per added spoke MiB',
+      'hub PSS MiB',
+      'inotify instances',
+      'open fds',
+    ],
     ...points.map((p) => [
       String(p.spokes),
       String(p.spokes + 1),
@@ -105,7 +117,11 @@ export function scalePlotSvg(points: ScalePoint[]): string {
   const xs = points.map((p) => p.spokes);
   return stackedLinePlotSvg(
     [
-      { title: 'ocm-lab up, warm cache (all addons Available)', yLabel: 'seconds', series: [{ name: 'up', points: points.map((p) => ({ x: p.spokes, y: Number(secs(p.upMs)) })) }] },
+      {
+        title: 'ocm-lab up, warm cache (all addons Available)',
+        yLabel: 'seconds',
+        series: [{ name: 'up', points: points.map((p) => ({ x: p.spokes, y: Number(secs(p.upMs)) })) }],
+      },
       {
         title: 'memory of all lab processes, 15 s after up',
         yLabel: 'GiB',
@@ -124,7 +140,8 @@ function parseSpokes(args: string[]): number[] {
   const i = args.indexOf('--spokes');
   if (i < 0) return DEFAULT_SPOKES;
   const list = (args[i + 1] ?? '').split(',').map((s) => Number(s.trim()));
-  if (!list.length || list.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--spokes ${args[i + 1] ?? ''}: give a comma-separated list of spoke counts, e.g. 1,2,5,10,20`);
+  if (!list.length || list.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--spokes ${args[i + 1] ?? ''}: give a comma-separated list of spoke counts, e.g. 1,2,5,10,20`);
   return list;
 }
 

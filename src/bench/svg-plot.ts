@@ -55,8 +55,13 @@ function panelSvg(panel: PlotPanel, xLabel: string, xTicks: number[], top: numbe
   panel.series.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length]!;
     const points = [...s.points].sort((a, b) => a.x - b.x);
-    out.push(`<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ')}"/>`);
-    for (const p of points) out.push(`<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${colour}"><title>${escapeXml(`${s.name}: ${p.y} at ${p.x}`)}</title></circle>`);
+    out.push(
+      `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(' ')}"/>`,
+    );
+    for (const p of points)
+      out.push(
+        `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${colour}"><title>${escapeXml(`${s.name}: ${p.y} at ${p.x}`)}</title></circle>`,
+      );
     const ly = top + MARGIN.top + 12 + i * 18;
     out.push(`<line x1="${WIDTH - MARGIN.right + 12}" x2="${WIDTH - MARGIN.right + 32}" y1="${ly - 4}" y2="${ly - 4}" stroke="${colour}" stroke-width="2"/>`);
     out.push(`<text x="${WIDTH - MARGIN.right + 38}" y="${ly}" font-size="11">${escapeXml(s.name)}</text>`);

@@ -8,7 +8,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { createTunnelClient, startProxyAgent, startProxyServer } from '../tunnel/index.js';
 
-interface Certs { certFile: string; keyFile: string; caFile: string }
+interface Certs {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+}
 
 const read = (f: string): Buffer => fs.readFileSync(f);
 const say = (o: unknown): void => {
@@ -126,14 +130,21 @@ async function main(role: string, json: string): Promise<void> {
     case 'targets': {
       const host = String(o.host);
       const sinkPort = await listen(net.createServer(sink), host);
-      const httpPort = await listen(http.createServer((_req, res) => res.end('ok')), host);
+      const httpPort = await listen(
+        http.createServer((_req, res) => res.end('ok')),
+        host,
+      );
       say({ sinkPort, httpPort });
       return;
     }
     case 'server': {
       const c = o as unknown as Certs & { agentHost: string; frontendHost: string };
       const tls = { certPem: read(c.certFile), keyPem: read(c.keyFile), clientCaPem: read(c.caFile) };
-      const s = await startProxyServer({ agent: { host: c.agentHost, port: 0, tls }, frontend: { host: c.frontendHost, port: 0, tls }, strategies: ['destHost', 'default'] });
+      const s = await startProxyServer({
+        agent: { host: c.agentHost, port: 0, tls },
+        frontend: { host: c.frontendHost, port: 0, tls },
+        strategies: ['destHost', 'default'],
+      });
       say({ agentPort: s.ports.agent, frontendPort: s.ports.frontend });
       return;
     }

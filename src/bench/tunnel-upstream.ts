@@ -194,12 +194,20 @@ export function upstreamServerArgs(o: {
 }): string[] {
   return [
     `--mode=${o.mode ?? 'grpc'}`,
-    '--server-bind-address=127.0.0.1', `--server-port=${o.serverPort}`,
-    '--agent-bind-address=127.0.0.1', `--agent-port=${o.agentPort}`,
-    '--health-bind-address=127.0.0.1', `--health-port=${o.healthPort}`,
-    '--admin-bind-address=127.0.0.1', `--admin-port=${o.adminPort}`,
-    `--server-cert=${o.certFile}`, `--server-key=${o.keyFile}`, `--server-ca-cert=${o.caFile}`,
-    `--cluster-cert=${o.certFile}`, `--cluster-key=${o.keyFile}`, `--cluster-ca-cert=${o.caFile}`,
+    '--server-bind-address=127.0.0.1',
+    `--server-port=${o.serverPort}`,
+    '--agent-bind-address=127.0.0.1',
+    `--agent-port=${o.agentPort}`,
+    '--health-bind-address=127.0.0.1',
+    `--health-port=${o.healthPort}`,
+    '--admin-bind-address=127.0.0.1',
+    `--admin-port=${o.adminPort}`,
+    `--server-cert=${o.certFile}`,
+    `--server-key=${o.keyFile}`,
+    `--server-ca-cert=${o.caFile}`,
+    `--cluster-cert=${o.certFile}`,
+    `--cluster-key=${o.keyFile}`,
+    `--cluster-ca-cert=${o.caFile}`,
     '--server-count=1',
     `--proxy-strategies=${o.strategies ?? 'destHost,default'}`,
   ];
@@ -217,11 +225,18 @@ export function upstreamAgentArgs(o: {
   caFile: string;
 }): string[] {
   return [
-    '--proxy-server-host=127.0.0.1', `--proxy-server-port=${o.serverPort}`,
-    `--agent-id=${o.agentID}`, `--agent-identifiers=${o.identifiers}`,
-    `--ca-cert=${o.caFile}`, `--agent-cert=${o.certFile}`, `--agent-key=${o.keyFile}`,
-    '--health-server-host=127.0.0.1', `--health-server-port=${o.healthPort}`,
-    '--admin-bind-address=127.0.0.1', `--admin-server-port=${o.adminPort}`,
-    '--sync-interval=200ms', '--sync-interval-cap=1s',
+    '--proxy-server-host=127.0.0.1',
+    `--proxy-server-port=${o.serverPort}`,
+    `--agent-id=${o.agentID}`,
+    `--agent-identifiers=${o.identifiers}`,
+    `--ca-cert=${o.caFile}`,
+    `--agent-cert=${o.certFile}`,
+    `--agent-key=${o.keyFile}`,
+    '--health-server-host=127.0.0.1',
+    `--health-server-port=${o.healthPort}`,
+    '--admin-bind-address=127.0.0.1',
+    `--admin-server-port=${o.adminPort}`,
+    '--sync-interval=200ms',
+    '--sync-interval-cap=1s',
   ];
 }

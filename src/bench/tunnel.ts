@@ -43,7 +43,12 @@ interface Result {
 }
 
 /** Figures of one path over several rounds: the median and the range of each. */
-interface Summary { median: Result; min: Result; max: Result; rounds: number }
+interface Summary {
+  median: Result;
+  min: Result;
+  max: Result;
+  rounds: number;
+}
 
 function median(values: number[]): number {
   const v = [...values].sort((a, b) => a - b);
@@ -63,7 +68,11 @@ export function summarize(results: Result[]): Summary {
   return { median: pick(median), min: pick((xs) => Math.min(...xs)), max: pick((xs) => Math.max(...xs)), rounds: results.length };
 }
 
-interface Proc { proc: ResultPromise; first: Promise<Record<string, unknown>>; output(): string }
+interface Proc {
+  proc: ResultPromise;
+  first: Promise<Record<string, unknown>>;
+  output(): string;
+}
 
 function spawn(prefix: string[], file: string, args: string[], expectLine: boolean): Proc {
   const argv = [...prefix, file, ...args];
@@ -142,7 +151,10 @@ async function createVethEnv(): Promise<{ env: Env; teardown: () => Promise<void
     await run('ip', ['netns', 'add', hub]);
     await run('ip', ['netns', 'add', spoke]);
     await run('ip', ['link', 'add', `obh${id}`, 'netns', hub, 'type', 'veth', 'peer', 'name', `obs${id}`, 'netns', spoke]);
-    for (const [ns, dev, ip] of [[hub, `obh${id}`, hubIP], [spoke, `obs${id}`, spokeIP]] as const) {
+    for (const [ns, dev, ip] of [
+      [hub, `obh${id}`, hubIP],
+      [spoke, `obs${id}`, spokeIP],
+    ] as const) {
       await run('ip', ['-n', ns, 'addr', 'add', `${ip}/30`, 'dev', dev]);
       await run('ip', ['-n', ns, 'link', 'set', dev, 'up']);
       await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
@@ -168,7 +180,15 @@ async function waitReady(prefix: string[], url: string, timeoutMs = 30_000): Pro
   throw new Error(`${url} did not become ready within ${timeoutMs} ms`);
 }
 
-interface Files { ca: string; serverCert: string; serverKey: string; agentCert: string; agentKey: string; clientCert: string; clientKey: string }
+interface Files {
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  agentCert: string;
+  agentKey: string;
+  clientCert: string;
+  clientKey: string;
+}
 
 /** USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux architecture Node supports. */
 const CLOCK_TICKS_PER_SEC = 100;
@@ -191,7 +211,15 @@ function cpuSeconds(procs: Proc[]): number {
 }
 
 /** Runs the transfer and the requests, each in its own client process, and charges the tunnel processes' CPU time to each. */
-async function measure(env: Env, via: 'direct' | 'tunnel', proxyAddress: string | undefined, f: Files, targets: { sinkPort: number; httpPort: number }, sizes: { bytes: number; requests: number }, tunnel: Proc[] = []): Promise<Result> {
+async function measure(
+  env: Env,
+  via: 'direct' | 'tunnel',
+  proxyAddress: string | undefined,
+  f: Files,
+  targets: { sinkPort: number; httpPort: number },
+  sizes: { bytes: number; requests: number },
+  tunnel: Proc[] = [],
+): Promise<Result> {
   const phase = async (name: 'transfer' | 'requests'): Promise<{ out: Record<string, number>; cpu: number }> => {
     const before = cpuSeconds(tunnel);
     const m = role(env.hubPrefix, 'measure', {
@@ -232,7 +260,14 @@ async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, 
       const s = role(env.hubPrefix, 'server', { agentHost: env.hubIP, frontendHost: '127.0.0.1', certFile: f.serverCert, keyFile: f.serverKey, caFile: f.ca });
       ours.push(s);
       const ports = (await s.first) as { agentPort: number; frontendPort: number };
-      const a = role(env.spokePrefix, 'agent', { serverHost: env.hubIP, serverPort: ports.agentPort, servername: 'localhost', certFile: f.agentCert, keyFile: f.agentKey, caFile: f.ca });
+      const a = role(env.spokePrefix, 'agent', {
+        serverHost: env.hubIP,
+        serverPort: ports.agentPort,
+        servername: 'localhost',
+        certFile: f.agentCert,
+        keyFile: f.agentKey,
+        caFile: f.ca,
+      });
       ours.push(a);
       await a.first;
       results.ours = await measure(env, 'tunnel', `127.0.0.1:${ports.frontendPort}`, f, targets, sizes, ours);
@@ -244,13 +279,29 @@ async function runEnv(env: Env, f: Files, upstream: UpstreamTunnel | undefined, 
       const theirs: Proc[] = [];
       try {
         const [serverPort, agentPort, healthPort, adminPort, agentHealth, agentAdmin] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
-        const serverArgs = upstreamServerArgs({ serverPort: serverPort!, agentPort: agentPort!, healthPort: healthPort!, adminPort: adminPort!, certFile: f.serverCert, keyFile: f.serverKey, caFile: f.ca, strategies: 'default' })
-          .map((a) => (a.startsWith('--agent-bind-address=') ? `--agent-bind-address=${env.hubIP}` : a));
+        const serverArgs = upstreamServerArgs({
+          serverPort: serverPort!,
+          agentPort: agentPort!,
+          healthPort: healthPort!,
+          adminPort: adminPort!,
+          certFile: f.serverCert,
+          keyFile: f.serverKey,
+          caFile: f.ca,
+          strategies: 'default',
+        }).map((a) => (a.startsWith('--agent-bind-address=') ? `--agent-bind-address=${env.hubIP}` : a));
         const s = spawn(env.hubPrefix, upstream.server, serverArgs, false);
         theirs.push(s);
         await waitReady(env.hubPrefix, `http://127.0.0.1:${healthPort}/healthz`);
-        const agentArgs = upstreamAgentArgs({ serverPort: agentPort!, agentID: 'bench-upstream', identifiers: 'default-route=true', healthPort: agentHealth!, adminPort: agentAdmin!, certFile: f.agentCert, keyFile: f.agentKey, caFile: f.ca })
-          .map((a) => (a.startsWith('--proxy-server-host=') ? `--proxy-server-host=${env.hubIP}` : a));
+        const agentArgs = upstreamAgentArgs({
+          serverPort: agentPort!,
+          agentID: 'bench-upstream',
+          identifiers: 'default-route=true',
+          healthPort: agentHealth!,
+          adminPort: agentAdmin!,
+          certFile: f.agentCert,
+          keyFile: f.agentKey,
+          caFile: f.ca,
+        }).map((a) => (a.startsWith('--proxy-server-host=') ? `--proxy-server-host=${env.hubIP}` : a));
         theirs.push(spawn(env.spokePrefix, upstream.agent, agentArgs, false));
         await waitReady(env.hubPrefix, `http://127.0.0.1:${healthPort}/readyz`);
         results.upstream = await measure(env, 'tunnel', `127.0.0.1:${serverPort}`, f, targets, sizes, theirs);
@@ -280,7 +331,14 @@ function table(rows: { env: string; path: string; s: Summary; direct: Result }[]
     p === 'direct' ? '-' : `${s.median.cpuUsPerRequest.toFixed(0)} µs`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  return [head, ...body].map((cols) => cols.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [head, ...body]
+    .map((cols) =>
+      cols
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function runBenchmark(args: string[]): Promise<void> {
@@ -300,17 +358,29 @@ async function runBenchmark(args: string[]): Promise<void> {
     const useNetns = !args.includes('--no-netns') && linkArg !== 'loopback' && process.getuid?.() === 0;
     const vethPlan = useNetns ? await pickSubnet() : undefined;
     const ca = await createCA('tunnel-bench-ca');
-    const server = await issueCertificate(ca, { commonName: 'proxy-server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', ...(vethPlan ? [vethPlan[0]] : [])], usages: ['server'] });
+    const server = await issueCertificate(ca, {
+      commonName: 'proxy-server',
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1', ...(vethPlan ? [vethPlan[0]] : [])],
+      usages: ['server'],
+    });
     const agent = await issueCertificate(ca, { commonName: 'proxy-agent', usages: ['client'] });
     const client = await issueCertificate(ca, { commonName: 'proxy-client', usages: ['client'] });
     const f: Files = {
       ca: path.join(dir, 'ca.crt'),
-      serverCert: path.join(dir, 'server.crt'), serverKey: path.join(dir, 'server.key'),
-      agentCert: path.join(dir, 'agent.crt'), agentKey: path.join(dir, 'agent.key'),
-      clientCert: path.join(dir, 'client.crt'), clientKey: path.join(dir, 'client.key'),
+      serverCert: path.join(dir, 'server.crt'),
+      serverKey: path.join(dir, 'server.key'),
+      agentCert: path.join(dir, 'agent.crt'),
+      agentKey: path.join(dir, 'agent.key'),
+      clientCert: path.join(dir, 'client.crt'),
+      clientKey: path.join(dir, 'client.key'),
     };
     await writeSecretFile(f.ca, ca.certPem);
-    for (const [cert, key, pair] of [[f.serverCert, f.serverKey, server], [f.agentCert, f.agentKey, agent], [f.clientCert, f.clientKey, client]] as const) {
+    for (const [cert, key, pair] of [
+      [f.serverCert, f.serverKey, server],
+      [f.agentCert, f.agentKey, agent],
+      [f.clientCert, f.clientKey, client],
+    ] as const) {
       await writeSecretFile(cert, pair.certPem);
       await writeSecretFile(key, pair.keyPem);
     }
@@ -332,12 +402,15 @@ async function runBenchmark(args: string[]): Promise<void> {
     for (const env of envs) {
       const byPath: Record<string, Result[]> = {};
       for (let round = 1; round <= rounds; round++) {
-        process.stdout.write(`measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)${rounds > 1 ? `, round ${round} of ${rounds}` : ''}…\n`);
+        process.stdout.write(
+          `measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)${rounds > 1 ? `, round ${round} of ${rounds}` : ''}…\n`,
+        );
         const res = await runEnv(env, f, upstream, sizes);
         for (const [p, r] of Object.entries(res)) (byPath[p] ??= []).push(r);
       }
       const direct = summarize(byPath.direct!).median;
-      for (const [p, rs] of Object.entries(byPath)) rows.push({ env: env.name, path: p === 'ours' ? 'ocm-lab tunnel' : p === 'upstream' ? 'upstream Go tunnel' : p, s: summarize(rs), direct });
+      for (const [p, rs] of Object.entries(byPath))
+        rows.push({ env: env.name, path: p === 'ours' ? 'ocm-lab tunnel' : p === 'upstream' ? 'upstream Go tunnel' : p, s: summarize(rs), direct });
     }
     process.stdout.write(`\n${table(rows)}\n`);
   } finally {

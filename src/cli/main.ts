@@ -14,7 +14,12 @@ async function main(argv: string[]): Promise<void> {
     .scriptName('ocm-lab')
     .version(packageVersion())
     .usage('$0 <command> [options]')
-    .option('config', { alias: 'c', type: 'string', default: process.env.OCM_LAB_CONFIG || undefined, describe: 'lab file (YAML; or $OCM_LAB_CONFIG); the default lab when omitted' })
+    .option('config', {
+      alias: 'c',
+      type: 'string',
+      default: process.env.OCM_LAB_CONFIG || undefined,
+      describe: 'lab file (YAML; or $OCM_LAB_CONFIG); the default lab when omitted',
+    })
     .option('output', { alias: 'o', choices: ['text', 'json'] as const, default: 'text' as const, describe: 'output format' })
     .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'print every step and command' })
     .strict()
@@ -29,7 +34,9 @@ async function main(argv: string[]): Promise<void> {
   // Only the named command's modules are loaded: the whole CLI's module graph costs ~1 s of start-up,
   // and each lab-started process (nodelet, addon agents and managers, tunnel) ~40 MB more.
   const commands =
-    argv[2] === 'internal' ? [await (await import('./commands/internal.js')).internalCommandFor(argv)] : await (await import('./commands/index.js')).loadCommands(argv[2]);
+    argv[2] === 'internal'
+      ? [await (await import('./commands/internal.js')).internalCommandFor(argv)]
+      : await (await import('./commands/index.js')).loadCommands(argv[2]);
   for (const command of commands) cli = cli.command(command);
   await cli.parseAsync();
 }

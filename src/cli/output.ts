@@ -20,6 +20,9 @@ export function emit<T>(options: Pick<GlobalOptions, 'output'>, value: T, render
 export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('   ').trimEnd();
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('   ')
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }

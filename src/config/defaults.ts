@@ -24,7 +24,9 @@ export function defaultLabConfig(): LabConfig {
 export function hubCluster(config: LabConfig): ClusterConfig {
   const hubs = config.clusters.filter((c) => c.hub);
   if (hubs.length !== 1) {
-    throw new InvalidInputError(`lab '${config.name}' has ${hubs.length} hub clusters${hubs.length ? ` (${hubs.map((h) => h.name).join(', ')})` : ''}; exactly one must have hub: true`);
+    throw new InvalidInputError(
+      `lab '${config.name}' has ${hubs.length} hub clusters${hubs.length ? ` (${hubs.map((h) => h.name).join(', ')})` : ''}; exactly one must have hub: true`,
+    );
   }
   return hubs[0]!;
 }

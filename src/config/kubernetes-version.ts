@@ -11,9 +11,14 @@ export function withKubernetesVersion(config: LabConfig, version: string | undef
   if (!(SUPPORTED_KUBERNETES_VERSIONS as readonly string[]).includes(wanted)) {
     const minor = /^v(\d+\.\d+)(?:\.\d+)?$/.exec(wanted)?.[1];
     const sameMinor = minor ? SUPPORTED_KUBERNETES_VERSIONS.find((v) => v.startsWith(`v${minor}.`)) : undefined;
-    throw new InvalidInputError(`--kubernetes-version ${version}: not a Kubernetes version ocm-lab can run; supported: ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')}`, {
-      hint: sameMinor ? `for Kubernetes ${minor}, use --kubernetes-version ${sameMinor}` : `use one of ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')} (the first is the default)`,
-    });
+    throw new InvalidInputError(
+      `--kubernetes-version ${version}: not a Kubernetes version ocm-lab can run; supported: ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')}`,
+      {
+        hint: sameMinor
+          ? `for Kubernetes ${minor}, use --kubernetes-version ${sameMinor}`
+          : `use one of ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')} (the first is the default)`,
+      },
+    );
   }
   return { ...config, kubernetesVersion: wanted };
 }

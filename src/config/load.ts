@@ -37,8 +37,7 @@ export async function validateLabFile(file: string): Promise<LabConfig> {
     text = await fs.readFile(absolute, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
     throw new InvalidInputError(`cannot read lab file ${absolute}: ${why}`, {
       hint: 'pass --config with the path of a readable lab file (see examples/), or leave it out for the default lab',
       cause: err,

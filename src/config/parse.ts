@@ -27,7 +27,9 @@ function yamlProblemLine(sourceName: string, problem: YamlProblem): string {
   const where = [sourceName, problem.line, problem.col].filter((part) => part !== null).join(':');
   if (problem.kind === 'unreadable') return `${where}: cannot read the YAML: ${problem.message}`;
   // yaml's advice for multiple documents is meant for programmers.
-  const text = /multiple documents/i.test(problem.message) ? "the file holds more than one YAML document ('---'); a lab file is a single document" : problem.message;
+  const text = /multiple documents/i.test(problem.message)
+    ? "the file holds more than one YAML document ('---'); a lab file is a single document"
+    : problem.message;
   return `${where}: YAML syntax error: ${text}`;
 }
 
@@ -120,20 +122,31 @@ function normalise(file: LabFile, source: string | null): LabConfig {
  */
 export function parseLabConfig(text: string, sourceName: string): LabConfig {
   if (text.length > MAX_LAB_FILE_CHARS) {
-    fail(sourceName, [`${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have (the largest lab takes a few thousand); is it the right file?`]);
+    fail(sourceName, [
+      `${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have (the largest lab takes a few thousand); is it the right file?`,
+    ]);
   }
   const read = readYaml(text);
-  if (!read.ok) fail(sourceName, read.problems.map((problem) => yamlProblemLine(sourceName, problem)));
+  if (!read.ok)
+    fail(
+      sourceName,
+      read.problems.map((problem) => yamlProblemLine(sourceName, problem)),
+    );
   const { doc, counter, value: raw } = read;
   if (raw === null || raw === undefined) {
     fail(sourceName, [`${sourceName}: the file is empty; a lab file needs at least apiVersion, kind, vpcs and clusters (see examples/default-lab.yaml)`]);
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    fail(sourceName, [`${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${describeValue(raw)}`}`]);
+    fail(sourceName, [
+      `${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${describeValue(raw)}`}`,
+    ]);
   }
 
   const parsed = labFileSchema.safeParse(raw);
-  const problems = [...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => problemsOfIssue(issue, raw))), ...crossFieldProblems(raw as Record<string, unknown>)];
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => problemsOfIssue(issue, raw))),
+    ...crossFieldProblems(raw as Record<string, unknown>),
+  ];
   if (problems.length || !parsed.success) {
     const positions = new SourcePositions(doc, counter);
     const located = problems.map((problem, order) => ({ problem, order, line: positions.lineOf(problem.path) }));

@@ -1,6 +1,15 @@
 import os from 'node:os';
 import type { Problem } from './problems.js';
-import { ADDON_NAMES, ADDON_REQUIRES, MAX_CLUSTERS, MAX_VPCS, RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX, UPSTREAM_ADDONS, type AddonName } from './types.js';
+import {
+  ADDON_NAMES,
+  ADDON_REQUIRES,
+  MAX_CLUSTERS,
+  MAX_VPCS,
+  RESERVED_CLUSTER_NAMES,
+  RESERVED_CLUSTER_PREFIX,
+  UPSTREAM_ADDONS,
+  type AddonName,
+} from './types.js';
 
 type Entry = Record<string, unknown>;
 
@@ -8,7 +17,9 @@ type Entry = Record<string, unknown>;
 function entries(root: Entry, field: string): { entry: Entry; index: number }[] {
   const list = root[field];
   if (!Array.isArray(list)) return [];
-  return list.flatMap((entry: unknown, index) => (entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? [{ entry: entry as Entry, index }] : []));
+  return list.flatMap((entry: unknown, index) =>
+    entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? [{ entry: entry as Entry, index }] : [],
+  );
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -44,7 +55,12 @@ export function crossFieldProblems(root: Entry): Problem[] {
     if (name !== undefined) {
       const first = firstCluster.get(name);
       if (first === undefined) firstCluster.set(name, index);
-      else problems.push({ path: ['clusters', index, 'name'], value: name, message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name` });
+      else
+        problems.push({
+          path: ['clusters', index, 'name'],
+          value: name,
+          message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name`,
+        });
       if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
         problems.push({
           path: ['clusters', index, 'name'],
@@ -101,7 +117,8 @@ export function crossFieldProblems(root: Entry): Problem[] {
 
   if (Array.isArray(root.addons)) {
     // An entry is a name or {name, implementation}; the schema reports other shapes.
-    const nameOf = (entry: unknown): string | undefined => (typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? str((entry as Entry).name) : undefined);
+    const nameOf = (entry: unknown): string | undefined =>
+      typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? str((entry as Entry).name) : undefined;
     const names = root.addons.map(nameOf);
     const seen = new Map<string, number>();
     root.addons.forEach((entry: unknown, index) => {
@@ -115,7 +132,11 @@ export function crossFieldProblems(root: Entry): Problem[] {
       const required = (ADDON_NAMES as readonly string[]).includes(addon) ? (ADDON_REQUIRES[addon as AddonName] ?? []) : [];
       const missing = required.filter((n) => !names.includes(n));
       if (first === undefined && missing.length) {
-        problems.push({ path: at, value: addon, message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}` });
+        problems.push({
+          path: at,
+          value: addon,
+          message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
+        });
       }
       const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
       if (implementation === 'upstream' && !UPSTREAM_ADDONS.includes(addon as AddonName)) {

@@ -12,7 +12,13 @@ import { DEFAULT_INSTALL_TIMEOUT_MS } from './context.js';
  * agents can still act on — its namespace and CSRs gone, and the klusterlet
  * taken off the spoke.
  */
-export async function deregisterSpokes(config: LabConfig, options: UpOptions, removed: LabCluster[], all: LabCluster[], progress: (line: string) => void): Promise<void> {
+export async function deregisterSpokes(
+  config: LabConfig,
+  options: UpOptions,
+  removed: LabCluster[],
+  all: LabCluster[],
+  progress: (line: string) => void,
+): Promise<void> {
   const hub = all.find((c) => c.hub);
   if (!hub || !removed.length) return;
   const operatorObjects = (await labOperators({ ...config, binDir: options.binDir, allowDownload: options.allowDownload, onProgress: progress })).klusterlet;
@@ -22,7 +28,11 @@ export async function deregisterSpokes(config: LabConfig, options: UpOptions, re
       progress(`deregistering ${spoke.name}`);
       const spokeClient = await KubeClient.fromKubeconfig(spoke.kubeconfig);
       try {
-        await deregisterCluster(hubClient, spokeClient, spoke.name, { operatorObjects, timeoutMs: options.readyTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS, progress });
+        await deregisterCluster(hubClient, spokeClient, spoke.name, {
+          operatorObjects,
+          timeoutMs: options.readyTimeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS,
+          progress,
+        });
       } finally {
         spokeClient.close();
       }

@@ -64,7 +64,11 @@ export function ocmSteps(): Step<InstallContext>[] {
       title: 'OCM hub: cluster-manager operator, ClusterManager, bootstrap identity',
       run: async (ctx) => {
         const changed = await withClient(hubOf(ctx), (hub) =>
-          applyClusterManager(hub, { operatorObjects: need(operators.clusterManager, 'cluster-manager manifests'), ocmVersion: ctx.config.ocmVersion, timeoutMs: timeoutOf(ctx) }),
+          applyClusterManager(hub, {
+            operatorObjects: need(operators.clusterManager, 'cluster-manager manifests'),
+            ocmVersion: ctx.config.ocmVersion,
+            timeoutMs: timeoutOf(ctx),
+          }),
         );
         return changed.length ? `${changed.length} objects applied` : 'unchanged';
       },
@@ -107,12 +111,22 @@ export function ocmSteps(): Step<InstallContext>[] {
     {
       title: 'OCM accept',
       run: async (ctx, progress) => {
-        const states = await withClient(hubOf(ctx), (hub) => acceptClusters(hub, spokesOf(ctx).map((c) => c.name), {
-          timeoutMs: timeoutOf(ctx),
-          diagnostics: acceptDiagnostics(ctx),
-          progress,
-        }));
-        await Promise.all(spokesOf(ctx).map((spoke) => withClient(spoke, (client) => waitForKlusterlet(client, { clusterName: spoke.name, timeoutMs: timeoutOf(ctx), progress }))));
+        const states = await withClient(hubOf(ctx), (hub) =>
+          acceptClusters(
+            hub,
+            spokesOf(ctx).map((c) => c.name),
+            {
+              timeoutMs: timeoutOf(ctx),
+              diagnostics: acceptDiagnostics(ctx),
+              progress,
+            },
+          ),
+        );
+        await Promise.all(
+          spokesOf(ctx).map((spoke) =>
+            withClient(spoke, (client) => waitForKlusterlet(client, { clusterName: spoke.name, timeoutMs: timeoutOf(ctx), progress })),
+          ),
+        );
         return `${states.map((s) => s.name).join(', ')} accepted, joined, available; klusterlet agents Available`;
       },
     },

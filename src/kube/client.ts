@@ -35,7 +35,10 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
  * KUBERNETES_SERVICE_HOST/PORT, and the ServiceAccount's token, ca.crt and
  * namespace files.
  */
-export async function inClusterEndpoint(env: NodeJS.ProcessEnv = process.env, dir: string = SERVICE_ACCOUNT_DIR): Promise<KubeEndpoint & { namespace?: string }> {
+export async function inClusterEndpoint(
+  env: NodeJS.ProcessEnv = process.env,
+  dir: string = SERVICE_ACCOUNT_DIR,
+): Promise<KubeEndpoint & { namespace?: string }> {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port) throw new Error('not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
@@ -51,8 +54,6 @@ export async function inClusterEndpoint(env: NodeJS.ProcessEnv = process.env, di
   const hostPart = host.includes(':') ? `[${host}]` : host;
   return { server: `https://${hostPart}:${port}`, caPem, tokenFile, ...(namespace ? { namespace } : {}) };
 }
-
-
 
 export class ApiError extends Error {
   constructor(
@@ -114,7 +115,8 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: { code?: number; message?: string; reason?: string } };
+export type WatchEvent<T> =
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: { code?: number; message?: string; reason?: string } };
 
 export class KubeClient {
   private readonly agent: https.Agent;

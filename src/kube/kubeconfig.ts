@@ -71,11 +71,9 @@ export function writeCredentialFile(file: string, contents: string): Promise<voi
  */
 export function mergeKubeconfigText(existingText: string | null, entries: readonly KubeconfigEntry[]): { text: string; replaced: string[] } {
   const ours = buildKubeconfig(entries);
-  const base = existingText && existingText.trim() ? (YAML.parse(existingText) as Partial<KubeconfigDoc> | null) ?? {} : {};
+  const base = existingText && existingText.trim() ? ((YAML.parse(existingText) as Partial<KubeconfigDoc> | null) ?? {}) : {};
   const names = new Set(entries.map((e) => e.name));
-  const replaced = [...new Set([...(base.contexts ?? []), ...(base.clusters ?? []), ...(base.users ?? [])].map((x) => x.name))].filter((n) =>
-    names.has(n),
-  );
+  const replaced = [...new Set([...(base.contexts ?? []), ...(base.clusters ?? []), ...(base.users ?? [])].map((x) => x.name))].filter((n) => names.has(n));
   const keep = <T extends { name: string }>(list: T[] | undefined) => (list ?? []).filter((x) => !names.has(x.name));
   const merged = {
     ...base,

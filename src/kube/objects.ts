@@ -125,7 +125,10 @@ export async function getOrNull<T extends KubeObject>(client: KubeClient, path: 
  */
 export async function applyObject(client: KubeClient, desired: KubeObject): Promise<'created' | 'updated' | 'unchanged'> {
   const hash = desiredHash(desired);
-  const withHash: KubeObject = { ...desired, metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash } } };
+  const withHash: KubeObject = {
+    ...desired,
+    metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash } },
+  };
   const existing = await getOrNull<KubeObject>(client, objectPath(desired));
   if (!existing) {
     try {

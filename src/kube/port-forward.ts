@@ -25,7 +25,18 @@ export interface PortForward {
  * once kubectl says where it listens; `stop` ends kubectl.
  */
 export async function kubectlPortForward(t: PortForwardTarget): Promise<PortForward> {
-  const args = ['--kubeconfig', t.kubeconfig, ...(t.context ? ['--context', t.context] : []), '-n', t.namespace, 'port-forward', '--address', '127.0.0.1', t.target, `:${t.port}`];
+  const args = [
+    '--kubeconfig',
+    t.kubeconfig,
+    ...(t.context ? ['--context', t.context] : []),
+    '-n',
+    t.namespace,
+    'port-forward',
+    '--address',
+    '127.0.0.1',
+    t.target,
+    `:${t.port}`,
+  ];
   const child = execa(t.kubectl, args, { reject: false, stdin: 'ignore' });
   const stop = async () => {
     child.kill('SIGTERM');
@@ -35,7 +46,10 @@ export async function kubectlPortForward(t: PortForwardTarget): Promise<PortForw
   try {
     const localPort = await new Promise<number>((resolve, reject) => {
       let seen = '';
-      const timer = setTimeout(() => reject(new Error(`kubectl ${args.join(' ')} printed no forwarding line within ${timeoutMs / 1000} s; it printed: ${seen.trim() || '(nothing)'}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`kubectl ${args.join(' ')} printed no forwarding line within ${timeoutMs / 1000} s; it printed: ${seen.trim() || '(nothing)'}`)),
+        timeoutMs,
+      );
       child.stdout?.on('data', (d: Buffer) => {
         seen += d.toString();
         const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(seen);

@@ -52,7 +52,11 @@ function bindSteps<Ctx>(steps: Step<Ctx>[], ctx: Ctx): Step<undefined>[] {
  * Everything `up` does, in order: the runtime's steps create the clusters;
  * from then on only their API is used (OCM, then the addons).
  */
-function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOptions & LifecycleOptions): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
+function labSteps<Ctx>(
+  runtime: Runtime<Ctx>,
+  config: LabConfig,
+  options: UpOptions & LifecycleOptions,
+): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
   const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(config, options, removed, all, progress);
   const { context, steps, rollback } = runtime.upSteps(config, { ...options, beforeRemove });
   const install: InstallContext = { config, options, clusters: [] };
@@ -63,7 +67,11 @@ function labSteps<Ctx>(runtime: Runtime<Ctx>, config: LabConfig, options: UpOpti
       return ctx.clusters.map((c) => `${c.name} at ${c.internalServer}`).join(', ');
     },
   };
-  return { context, rollback, steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...(options.install === false ? [] : [...ocmSteps(), ...addonSteps()])], install)] };
+  return {
+    context,
+    rollback,
+    steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...(options.install === false ? [] : [...ocmSteps(), ...addonSteps()])], install)],
+  };
 }
 
 function toListrTasks<Ctx>(steps: Step<Ctx>[], ctx: Ctx, results: StepResult[]): ListrTask[] {
@@ -153,7 +161,12 @@ export interface ProbeReport {
  * name (its API server, at the address other clusters of the lab dial) or
  * `host:port`.
  */
-export async function probeFromCluster(config: LabConfig, from: string, target: string, options: LifecycleOptions & { timeoutMs?: number } = {}): Promise<ProbeReport> {
+export async function probeFromCluster(
+  config: LabConfig,
+  from: string,
+  target: string,
+  options: LifecycleOptions & { timeoutMs?: number } = {},
+): Promise<ProbeReport> {
   const runtime = await selectRuntime(options.runtime, { labName: config.name });
   const source = config.clusters.find((c) => c.name === from);
   if (!source) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${config.clusters.map((c) => c.name).join(', ')}` });
@@ -177,7 +190,9 @@ function parseHostPort(text: string): { host: string; port: number } {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(text);
   const port = m ? Number(m[2]) : NaN;
   if (!m || port < 1 || port > 65535) {
-    throw new InvalidInputError(`'${text}' is neither a cluster of the lab nor host:port`, { hint: 'name a cluster (e.g. hub) or give host:port, e.g. 10.1.0.10:6443' });
+    throw new InvalidInputError(`'${text}' is neither a cluster of the lab nor host:port`, {
+      hint: 'name a cluster (e.g. hub) or give host:port, e.g. 10.1.0.10:6443',
+    });
   }
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port };
 }

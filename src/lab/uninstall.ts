@@ -27,7 +27,9 @@ export async function uninstallFromClusters(runtime: Runtime<unknown>, config: L
   try {
     const options = { timeoutMs: UNINSTALL_TIMEOUT_MS, progress };
     await uninstallAddons(hubClient, spokeClients, options);
-    await allSettledOrThrow(spokes.map((spoke, i) => deregisterCluster(hubClient, spokeClients[i]!, spoke.name, { ...options, operatorObjects: klusterletObjects })));
+    await allSettledOrThrow(
+      spokes.map((spoke, i) => deregisterCluster(hubClient, spokeClients[i]!, spoke.name, { ...options, operatorObjects: klusterletObjects })),
+    );
     await uninstallHub(hubClient, { ...options, operatorObjects: clusterManagerObjects });
   } finally {
     hubClient.close();

@@ -88,7 +88,14 @@ export class Binder {
           status: {
             conditions: [
               ...conditions,
-              { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: decision.reason, lastProbeTime: null, lastTransitionTime: rfc3339(new Date()) },
+              {
+                type: 'PodScheduled',
+                status: 'False',
+                reason: 'Unschedulable',
+                message: decision.reason,
+                lastProbeTime: null,
+                lastTransitionTime: rfc3339(new Date()),
+              },
             ],
           },
         });

@@ -20,7 +20,10 @@ export function previousLogFile(podDir: string, container: string): string {
  */
 export async function openContainerLog(podDir: string, container: string): Promise<LogSink> {
   const file = logFile(podDir, container);
-  const size = await fsp.stat(file).then((s) => s.size, () => 0);
+  const size = await fsp.stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
   if (size > 0) await fsp.rename(file, previousLogFile(podDir, container));
   return CriLogWriter.open(file);
 }

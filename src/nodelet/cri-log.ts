@@ -156,10 +156,12 @@ export class CriLogWriter {
   private append(records: Buffer[]): Promise<void> {
     if (!records.length) return this.chain;
     const data = records.length === 1 ? (records[0] as Buffer) : Buffer.concat(records);
-    this.chain = this.chain.then(() => this.handle.write(data).then(
-      () => undefined,
-      () => undefined,
-    ));
+    this.chain = this.chain.then(() =>
+      this.handle.write(data).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     return this.chain;
   }
 
@@ -372,7 +374,8 @@ export async function streamContainerLog(file: string, opts: ContainerLogOptions
   try {
     const size = (await handle.stat()).size;
     const only: LogStream | undefined = opts.stream === 'Stdout' ? 'stdout' : opts.stream === 'Stderr' ? 'stderr' : undefined;
-    const { start, skip } = opts.tailLines !== undefined && opts.tailLines >= 0 ? await findTailStart(handle, size, opts.tailLines, only) : { start: 0, skip: new Set<number>() };
+    const { start, skip } =
+      opts.tailLines !== undefined && opts.tailLines >= 0 ? await findTailStart(handle, size, opts.tailLines, only) : { start: 0, skip: new Set<number>() };
     const wanted = (r: CriRecord | null): r is CriRecord => r !== null && (only === undefined || r.stream === only);
     let position = start;
     let rest = Buffer.alloc(0);

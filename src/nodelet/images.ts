@@ -87,7 +87,11 @@ export class ImageCatalog {
     for (const ref of OCM_LAB_SPELLINGS) {
       this.images.set(ref, {
         ref,
-        files: [{ source: mounted, destination: mounted }, ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []), ...nodeFiles],
+        files: [
+          { source: mounted, destination: mounted },
+          ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []),
+          ...nodeFiles,
+        ],
         entrypoint: node,
         cmd: [],
         aliases: { [OCM_LAB_ENTRYPOINT]: node },
@@ -144,12 +148,15 @@ export class ImageCatalog {
   whyNot(image: string | undefined): string {
     const ref = (image ?? '').trim();
     const upstream = OCM_UPSTREAM_IMAGES.find((u) => ref.startsWith(`${OCM_IMAGE_REPOSITORY}/${u.image}:`) || ref === `${OCM_IMAGE_REPOSITORY}/${u.image}`);
-    if (upstream && !this.opts.binaries[upstream.binary]) return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
-    if (upstream) return `image "${ref}" is not available on this node: it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`;
+    if (upstream && !this.opts.binaries[upstream.binary])
+      return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
+    if (upstream)
+      return `image "${ref}" is not available on this node: it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`;
     const addonImage = UPSTREAM_ADDON_IMAGES.find((u) => ref.split(':')[0] === u.ref.split(':')[0]);
     if (addonImage) {
       const missing = addonImage.files.filter((f) => !this.opts.binaries[f.binary]).map((f) => f.binary);
-      if (missing.length) return `image "${ref}" needs the provisioned binaries ${missing.join(', ')}, which this nodelet was not given (the lab runs ${addonImage.addon} with implementation ocm-lab)`;
+      if (missing.length)
+        return `image "${ref}" needs the provisioned binaries ${missing.join(', ')}, which this nodelet was not given (the lab runs ${addonImage.addon} with implementation ocm-lab)`;
       return `image "${ref}" is not available on this node: it runs ${addonImage.ref} only (the pinned upstream version)`;
     }
     return `image "${ref || '(none)'}" is not available on this node: the ocm-lab nodelet runs only ${this.describe()}`;
@@ -162,7 +169,9 @@ export class ImageCatalog {
  */
 export function parseImageBinaries(values: readonly string[], known: readonly BinaryName[]): Partial<Record<BinaryName, string>> {
   const out: Partial<Record<BinaryName, string>> = {};
-  const names: readonly BinaryName[] = [...new Set([...known, ...Object.values(UPSTREAM_ADDON_BINARIES).flat(), ...UPSTREAM_CLUSTER_GATEWAY_IMAGE.files.map((f) => f.binary)])];
+  const names: readonly BinaryName[] = [
+    ...new Set([...known, ...Object.values(UPSTREAM_ADDON_BINARIES).flat(), ...UPSTREAM_CLUSTER_GATEWAY_IMAGE.files.map((f) => f.binary)]),
+  ];
   for (const v of values) {
     const eq = v.indexOf('=');
     const name = v.slice(0, eq) as BinaryName;

@@ -29,7 +29,13 @@ export function nodeletKubeletBackend(workers: () => Iterable<PodWorker>, nodeIP
     async streamLogs(ns: string, pod: string, container: string, opts: LogStreamOptions, out: Writable, signal: AbortSignal): Promise<void> {
       const c = containerOf(ns, pod, container);
       const file = opts.previous ? c.previousLogFile : c.logFile;
-      if (opts.previous && !(await fs.stat(file).then(() => true, () => false))) {
+      if (
+        opts.previous &&
+        !(await fs.stat(file).then(
+          () => true,
+          () => false,
+        ))
+      ) {
         // Not a 404: the pod and container exist (the kubelet answers 400 with this text).
         throw new Error(`previous terminated container "${c.name}" in pod "${pod}" not found`);
       }

@@ -108,9 +108,10 @@ export class NodeAgent {
       this.o.log(`registered node ${node.nodeName}`);
     } catch (err) {
       if (!isStatus(err, 409)) throw err;
-      const existing = await client.get<{ metadata: { uid: string }; status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }>(
-        `/api/v1/nodes/${node.nodeName}`,
-      );
+      const existing = await client.get<{
+        metadata: { uid: string };
+        status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] };
+      }>(`/api/v1/nodes/${node.nodeName}`);
       this.uid = existing.metadata.uid;
       const ready = existing.status?.conditions?.find((c) => c.type === 'Ready');
       if (ready?.status === 'True' && ready.lastTransitionTime) this.readySince = ready.lastTransitionTime;

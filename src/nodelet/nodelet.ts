@@ -84,7 +84,8 @@ function objectSource(client: KubeClient): ObjectSource {
 function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string } {
   const main = realpathSync(cliMain);
   const packageRoot = path.resolve(path.dirname(main), '..', '..');
-  if (!existsSync(path.join(packageRoot, 'package.json'))) throw new Error(`internal: ${main} is not <package>/dist/cli/main.js (no package.json in ${packageRoot})`);
+  if (!existsSync(path.join(packageRoot, 'package.json')))
+    throw new Error(`internal: ${main} is not <package>/dist/cli/main.js (no package.json in ${packageRoot})`);
   const modules = path.join(packageRoot, 'node_modules');
   const linked = existsSync(modules) ? realpathSync(modules) : modules;
   const outside = linked !== modules && !linked.startsWith(`${packageRoot}${path.sep}`);
@@ -106,7 +107,16 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
     cli: cliImage(o.cliMain, o.nodeBinary ?? process.execPath),
   });
 
-  const agent = new NodeAgent({ client, node, version: o.version, kubeletPort: o.kubeletPort ?? 0, leaseDurationSeconds: 40, renewIntervalMs: 10_000, statusIntervalMs: 60_000, log });
+  const agent = new NodeAgent({
+    client,
+    node,
+    version: o.version,
+    kubeletPort: o.kubeletPort ?? 0,
+    leaseDurationSeconds: 40,
+    renewIntervalMs: 10_000,
+    statusIntervalMs: 60_000,
+    log,
+  });
   for (let attempt = 1; ; attempt++) {
     try {
       await agent.register();
@@ -120,7 +130,14 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   agent.start();
 
   const podNetwork = o.podNetwork
-    ? new PodNetwork({ labName: o.podNetwork.labName, clusterName: o.clusterName, vpcNetns: o.podNetwork.vpcNetns, podCidr: o.podNetwork.podCidr, nodeIP: o.address, log })
+    ? new PodNetwork({
+        labName: o.podNetwork.labName,
+        clusterName: o.clusterName,
+        vpcNetns: o.podNetwork.vpcNetns,
+        podCidr: o.podNetwork.podCidr,
+        nodeIP: o.address,
+        log,
+      })
     : undefined;
   const apiServer = new URL(client.endpoint.server);
   let serviceProxy: ServiceProxy | undefined;
@@ -194,7 +211,9 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
       log,
     });
   }
-  log(`nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`);
+  log(
+    `nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`,
+  );
 
   return {
     pids: () => Object.fromEntries([...workers.values()].map((w) => [w.key, w.pids()])),
@@ -211,7 +230,13 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
 }
 
 /** Containers and pod directories of pods that no longer exist (deleted while no nodelet ran): stop, remove. */
-async function removeOrphans(podsDir: string, runc: Runc, network: PodNetwork | undefined, workers: Set<PodWorker>, log: (line: string) => void): Promise<void> {
+async function removeOrphans(
+  podsDir: string,
+  runc: Runc,
+  network: PodNetwork | undefined,
+  workers: Set<PodWorker>,
+  log: (line: string) => void,
+): Promise<void> {
   const uids = [...workers].map((w) => w.uid);
   const stale = await cleanupContainers(runc, (id) => !uids.some((uid) => id.startsWith(`${uid}-`))).catch((err: Error) => {
     log(`looking for containers of pods that no longer exist: ${err.message}`);

@@ -176,10 +176,7 @@ export class PodWorker {
   ) {
     this.pod = pod;
     this.dir = path.join(ctx.podsDir, podDirName(pod));
-    this.slots = [
-      ...(pod.spec.initContainers ?? []).map((c) => fresh(c, true, pod.status)),
-      ...pod.spec.containers.map((c) => fresh(c, false, pod.status)),
-    ];
+    this.slots = [...(pod.spec.initContainers ?? []).map((c) => fresh(c, true, pod.status)), ...pod.spec.containers.map((c) => fresh(c, false, pod.status))];
     this.tokens = new PodTokens(ctx.client, pod);
     this.alreadyDone = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
   }
@@ -275,10 +272,13 @@ export class PodWorker {
       } catch (err) {
         // Right after binding, the Node authorizer's graph may not link this node to the pod yet: 403 for a moment.
         if (isStatus(err, 403) && this.graphLagRetries < GRAPH_LAG_RETRIES) {
-          this.prepareTimer = setTimeout(() => {
-            this.prepareTimer = undefined;
-            this.kick();
-          }, 200 * 2 ** this.graphLagRetries++);
+          this.prepareTimer = setTimeout(
+            () => {
+              this.prepareTimer = undefined;
+              this.kick();
+            },
+            200 * 2 ** this.graphLagRetries++,
+          );
           return;
         }
         const e = err instanceof ContainerStartError ? err : new ContainerStartError('CreateContainerConfigError', (err as Error).message);
@@ -373,7 +373,12 @@ export class PodWorker {
     ];
     this.etcFiles = await writePodEtcFiles(path.join(this.dir, 'etc'), this.hostname(), this.network.podIP ?? this.ctx.node.address, aliases);
     const sources = { node: this.ctx.node, objects: this.ctx.objects, token: (aud: string | undefined, exp: number) => this.tokens.token(aud, exp) };
-    await materialiseVolumes(this.dir, this.withPodIP(), sources, volumeOwner(this.pod, (image) => this.ctx.images.resolve(image)));
+    await materialiseVolumes(
+      this.dir,
+      this.withPodIP(),
+      sources,
+      volumeOwner(this.pod, (image) => this.ctx.images.resolve(image)),
+    );
   }
 
   /** The pod's address: its own once its network exists, the node's for hostNetwork pods. */
@@ -395,17 +400,20 @@ export class PodWorker {
   private scheduleResync(): void {
     clearTimeout(this.resyncTimer);
     const due = Math.min(this.tokens.nextRefresh() - Date.now(), this.ctx.resyncMs);
-    this.resyncTimer = setTimeout(() => {
-      this.chain = this.chain.then(async () => {
-        if (this.finished || this.terminating) return;
-        try {
-          await this.prepare();
-        } catch (err) {
-          this.ctx.log(`${this.key}: refreshing volumes: ${(err as Error).message}`);
-        }
-        this.scheduleResync();
-      });
-    }, Math.max(due, 1_000));
+    this.resyncTimer = setTimeout(
+      () => {
+        this.chain = this.chain.then(async () => {
+          if (this.finished || this.terminating) return;
+          try {
+            await this.prepare();
+          } catch (err) {
+            this.ctx.log(`${this.key}: refreshing volumes: ${(err as Error).message}`);
+          }
+          this.scheduleResync();
+        });
+      },
+      Math.max(due, 1_000),
+    );
   }
 
   /** What every container gets before its own env: PATH, HOME, HOSTNAME and the API server as the `kubernetes` Service. */
@@ -512,12 +520,22 @@ export class PodWorker {
       const pod = this.pod.metadata;
       slot.state = {
         ...rest,
-        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${slot.spec.name} pod=${pod.name}_${pod.namespace}(${pod.uid})` } },
+        state: {
+          waiting: {
+            reason: 'CrashLoopBackOff',
+            message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${slot.spec.name} pod=${pod.name}_${pod.namespace}(${pod.uid})`,
+          },
+        },
         lastState: { terminated },
         ready: false,
       };
       this.ctx.log(`${this.key}/${slot.spec.name}: exited with ${exit.exitCode}; restarting in ${delay} ms`);
-      this.ctx.events.record(this.pod, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`);
+      this.ctx.events.record(
+        this.pod,
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${slot.spec.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`,
+      );
       slot.timer = setTimeout(() => {
         slot.timer = undefined;
         this.kick();
@@ -675,10 +693,10 @@ export class PodWorker {
     });
     const text = canonicalJson(status);
     if (text === this.lastSent) return;
-    const updated = await this.ctx.client.mergePatch<Pod>(
-      `/api/v1/namespaces/${this.pod.metadata.namespace}/pods/${this.pod.metadata.name}/status`,
-      { metadata: { uid: this.pod.metadata.uid }, status },
-    );
+    const updated = await this.ctx.client.mergePatch<Pod>(`/api/v1/namespaces/${this.pod.metadata.namespace}/pods/${this.pod.metadata.name}/status`, {
+      metadata: { uid: this.pod.metadata.uid },
+      status,
+    });
     this.lastSent = text;
     if (updated?.status && updated.metadata.uid === this.pod.metadata.uid) this.pod = { ...this.pod, status: updated.status };
   }

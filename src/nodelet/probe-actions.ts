@@ -17,9 +17,7 @@ import * as grpc from '@grpc/grpc-js';
 import { expandVars } from './expansion.js';
 import type { Container, Probe } from './types.js';
 
-export type ProbeOutcome =
-  | { result: 'success' | 'warning' | 'failure'; output: string }
-  | { result: 'unknown'; output: string; error?: Error };
+export type ProbeOutcome = { result: 'success' | 'warning' | 'failure'; output: string } | { result: 'unknown'; output: string; error?: Error };
 
 /** Runs a command inside the container; resolves with its exit code and combined stdout+stderr. */
 export type ExecInContainer = (command: string[], timeoutMs: number) => Promise<{ exitCode: number; output: string }>;
@@ -198,7 +196,9 @@ export async function httpGetProbe(action: NonNullable<Probe['httpGet']>, ctx: P
       try {
         reply = await getOnce(url, headers, abort.signal);
       } catch (err) {
-        const why = abort.signal.aborted ? 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)' : goDialMessage(url, err as NodeJS.ErrnoException);
+        const why = abort.signal.aborted
+          ? 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+          : goDialMessage(url, err as NodeJS.ErrnoException);
         return { result: 'failure', output: `Get "${url.href}": ${why}` };
       }
       if (FOLLOWED.has(reply.status) && reply.location) {
@@ -228,7 +228,8 @@ export async function httpGetProbe(action: NonNullable<Probe['httpGet']>, ctx: P
 function goDialMessage(url: URL, err: NodeJS.ErrnoException): string {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (err.code && ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT'].includes(err.code)) return `dial tcp ${joinHostPort(host, Number(port))}: ${goDialError(err)}`;
+  if (err.code && ['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT'].includes(err.code))
+    return `dial tcp ${joinHostPort(host, Number(port))}: ${goDialError(err)}`;
   return goDialError(err);
 }
 
@@ -242,7 +243,12 @@ function goDialMessage(url: URL, err: NodeJS.ErrnoException): string {
  * resolved environment here).
  */
 export async function execProbe(command: string[], ctx: ProbeContext): Promise<ProbeOutcome> {
-  if (!ctx.exec) return { result: 'unknown', output: '', error: new Error('exec probes need a way to run commands in the container, and the nodelet has none for this container') };
+  if (!ctx.exec)
+    return {
+      result: 'unknown',
+      output: '',
+      error: new Error('exec probes need a way to run commands in the container, and the nodelet has none for this container'),
+    };
   const literal = new Map((ctx.container.env ?? []).filter((e) => e.value !== undefined && !e.valueFrom).map((e) => [e.name, e.value as string]));
   const expanded = command.map((arg) => expandVars(arg, (name) => literal.get(name)));
   const timedOut = `command "${expanded.join(' ')}" timed out`;
@@ -379,7 +385,8 @@ export function grpcProbe(host: string, port: number, service: string, ctx: Prob
   const deadline = Date.now() + ctx.timeoutMs;
   return new Promise<ProbeOutcome>((resolve) => {
     client.waitForReady(deadline, (err) => {
-      if (err) return resolve({ result: 'failure', output: `timeout: failed to connect service "${addr}" within ${goDuration(ctx.timeoutMs)}: ${err.message}` });
+      if (err)
+        return resolve({ result: 'failure', output: `timeout: failed to connect service "${addr}" within ${goDuration(ctx.timeoutMs)}: ${err.message}` });
       client.makeUnaryRequest(
         '/grpc.health.v1.Health/Check',
         (s: string) => encodeHealthRequest(s),
@@ -389,11 +396,17 @@ export function grpcProbe(host: string, port: number, service: string, ctx: Prob
         { deadline },
         (callErr, status) => {
           if (callErr) {
-            if (callErr.code === grpc.status.UNIMPLEMENTED) return resolve({ result: 'failure', output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${callErr.details}` });
-            if (callErr.code === grpc.status.DEADLINE_EXCEEDED) return resolve({ result: 'failure', output: `timeout: health rpc did not complete within ${goDuration(ctx.timeoutMs)}` });
+            if (callErr.code === grpc.status.UNIMPLEMENTED)
+              return resolve({
+                result: 'failure',
+                output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${callErr.details}`,
+              });
+            if (callErr.code === grpc.status.DEADLINE_EXCEEDED)
+              return resolve({ result: 'failure', output: `timeout: health rpc did not complete within ${goDuration(ctx.timeoutMs)}` });
             return resolve({ result: 'failure', output: `error: health rpc probe failed: ${callErr.message}` });
           }
-          if (status !== 1) return resolve({ result: 'failure', output: `service unhealthy (responded with "${HEALTH_STATUS[status ?? 0] ?? String(status)}")` });
+          if (status !== 1)
+            return resolve({ result: 'failure', output: `service unhealthy (responded with "${HEALTH_STATUS[status ?? 0] ?? String(status)}")` });
           resolve({ result: 'success', output: 'service healthy' });
         },
       );

@@ -262,7 +262,13 @@ export class ContainerProbes {
 
   /** @internal */
   runOne(spec: Probe, timeoutMs: number): Promise<ProbeOutcome> {
-    const ctx: ProbeContext = { podIP: this.podIP, container: this.opts.container, timeoutMs, userAgent: this.userAgent, ...(this.opts.exec ? { exec: this.opts.exec } : {}) };
+    const ctx: ProbeContext = {
+      podIP: this.podIP,
+      container: this.opts.container,
+      timeoutMs,
+      userAgent: this.userAgent,
+      ...(this.opts.exec ? { exec: this.opts.exec } : {}),
+    };
     const run = this.opts.runProbe ?? runProbeOnce;
     return run(spec, ctx).catch((err: Error) => ({ result: 'unknown' as const, output: '', error: err }));
   }
@@ -302,7 +308,10 @@ export class ContainerProbes {
     const restart = (this.opts.restartPolicy ?? 'Always') !== 'Never';
     const grace = loop.spec.terminationGracePeriodSeconds ?? this.opts.podTerminationGracePeriodSeconds;
     this.setReady(false);
-    this.opts.onLivenessFailure?.(restart ? `${message}, will be restarted` : message, { probe, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
+    this.opts.onLivenessFailure?.(restart ? `${message}, will be restarted` : message, {
+      probe,
+      ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
+    });
   }
 
   private markStarted(): void {

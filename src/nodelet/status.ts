@@ -91,7 +91,10 @@ export function computePodStatus(pod: Pod, inputs: StatusInputs): PodStatus {
     condition('PodScheduled', true, prev, now),
   ];
   const byOrder = (spec: { name: string }[], states: ContainerRuntimeState[]) =>
-    spec.map((s) => states.find((c) => c.name === s.name)).filter((c): c is ContainerRuntimeState => !!c).map(toStatus);
+    spec
+      .map((s) => states.find((c) => c.name === s.name))
+      .filter((c): c is ContainerRuntimeState => !!c)
+      .map(toStatus);
   const status: PodStatus = {
     phase,
     conditions,

@@ -135,7 +135,11 @@ export async function renderVolume(pod: Pod, volume: Volume, sources: VolumeSour
         const token = await sources.token(t.audience || undefined, t.expirationSeconds ?? 3607);
         files.push({ path: checkRelative(v, t.path), data: Buffer.from(token, 'utf8'), mode: SECRET_MODE });
       } else {
-        throw new ContainerStartError('CreateContainerConfigError', `volume ${v}: projected source ${Object.keys(src).join(',')} is not supported by the nodelet`, false);
+        throw new ContainerStartError(
+          'CreateContainerConfigError',
+          `volume ${v}: projected source ${Object.keys(src).join(',')} is not supported by the nodelet`,
+          false,
+        );
       }
     }
     return { kind: 'files', files };
@@ -169,7 +173,11 @@ export function volumeBinds(podDir: string, pod: Pod, container: Container): Vol
     }
     const destination = path.posix.normalize(m.mountPath).replace(/(.)\/+$/, '$1');
     if (!path.posix.isAbsolute(destination) || destination === '/') {
-      throw new ContainerStartError('CreateContainerConfigError', `container ${container.name}: mountPath '${m.mountPath}' must be an absolute path below /`, false);
+      throw new ContainerStartError(
+        'CreateContainerConfigError',
+        `container ${container.name}: mountPath '${m.mountPath}' must be an absolute path below /`,
+        false,
+      );
     }
     if (byPath.has(destination)) {
       throw new ContainerStartError('CreateContainerConfigError', `container ${container.name}: mountPath ${destination} is used twice`, false);

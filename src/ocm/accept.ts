@@ -130,7 +130,9 @@ export function acceptTimeoutReport(input: TimeoutReportInput): string {
   const { cluster, managedCluster: mc } = input;
   const lines: string[] = [`cluster ${cluster} was not accepted, joined and available within ${Math.round(input.timeoutMs / 1000)} s`];
   if (!mc) {
-    lines.push(`  missing: ManagedCluster ${cluster} does not exist on the hub — the klusterlet agent never registered (is it running, can it reach the hub, is its bootstrap token valid?)`);
+    lines.push(
+      `  missing: ManagedCluster ${cluster} does not exist on the hub — the klusterlet agent never registered (is it running, can it reach the hub, is its bootstrap token valid?)`,
+    );
   } else {
     if (mc.spec?.hubAcceptsClient !== true) lines.push('  missing: spec.hubAcceptsClient is not true');
     for (const type of [CONDITION.hubAccepted, CONDITION.joined, CONDITION.available]) {
@@ -142,7 +144,8 @@ export function acceptTimeoutReport(input: TimeoutReportInput): string {
   if (input.csrs.length === 0) lines.push(`  no CSR labelled ${CLUSTER_NAME_LABEL}=${cluster} exists`);
   for (const csr of input.csrs) {
     const state = csrState(csr);
-    const by = csr.spec.username === BOOTSTRAP_USERNAME ? 'the bootstrap identity' : `${csr.spec.username ?? 'unknown'} (not the bootstrap identity: not approved)`;
+    const by =
+      csr.spec.username === BOOTSTRAP_USERNAME ? 'the bootstrap identity' : `${csr.spec.username ?? 'unknown'} (not the bootstrap identity: not approved)`;
     lines.push(`  CSR ${csr.metadata.name}: ${state}, requested by ${by}`);
   }
   if (input.diagnostics) lines.push(input.diagnostics);
@@ -207,9 +210,12 @@ export async function acceptClusters(hub: KubeClient, clusters: readonly string[
           }),
         ),
       );
-      throw new NotReadyError(`${reports.join('\n\n')}${lastError ? `\nlast API error: ${lastError instanceof Error ? lastError.message : String(lastError)}` : ''}`, {
-        hint: "run 'ocm-lab up' again to keep waiting, or 'ocm-lab down' to remove the lab",
-      });
+      throw new NotReadyError(
+        `${reports.join('\n\n')}${lastError ? `\nlast API error: ${lastError instanceof Error ? lastError.message : String(lastError)}` : ''}`,
+        {
+          hint: "run 'ocm-lab up' again to keep waiting, or 'ocm-lab down' to remove the lab",
+        },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 300));
   }

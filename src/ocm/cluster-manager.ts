@@ -68,7 +68,8 @@ export function clusterManagerReady(cm: KubeObject | null): { ready: boolean; wh
   ];
   for (const [type, status] of expect) {
     const c = conditionOf(cm, type);
-    if (c?.status !== status) return { ready: false, why: `${type} is ${c ? `${c.status} (${c.reason}${c.message ? `: ${c.message}` : ''})` : 'not reported yet'}` };
+    if (c?.status !== status)
+      return { ready: false, why: `${type} is ${c ? `${c.status} (${c.reason}${c.message ? `: ${c.message}` : ''})` : 'not reported yet'}` };
   }
   return { ready: true, why: '' };
 }
@@ -78,7 +79,10 @@ export function clusterManagerReady(cm: KubeObject | null): { ready: boolean; wh
  * kustomization of the lab's OCM version), a ClusterManager and the bootstrap
  * identity. Returns what changed; `waitForClusterManager` waits for the result.
  */
-export async function applyClusterManager(hub: KubeClient, options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number }): Promise<string[]> {
+export async function applyClusterManager(
+  hub: KubeClient,
+  options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number },
+): Promise<string[]> {
   const changed = await applyOperator(hub, options.operatorObjects, 'clustermanagers.operator.open-cluster-management.io', options.timeoutMs);
   for (const obj of [clusterManagerObject(options.ocmVersion), ...hubBootstrapObjects()]) {
     const result = await applyObject(hub, obj);

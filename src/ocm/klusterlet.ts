@@ -79,11 +79,14 @@ export async function ensureBootstrapSecret(spoke: KubeClient, hub: KubeClient, 
   const path = `/api/v1/namespaces/${AGENT_NAMESPACE}/secrets/${BOOTSTRAP_HUB_KUBECONFIG_SECRET}`;
   const existing = await getOrNull<KubeObject & { data?: Record<string, string> }>(spoke, path);
   if (bootstrapKubeconfigIsCurrent(existing?.data?.kubeconfig ? fromBase64(existing.data.kubeconfig) : null, hubServer, hubCaPem)) return 'kept';
-  const request = await hub.post<{ status?: { token?: string } }>(`/api/v1/namespaces/${HUB_BOOTSTRAP_NAMESPACE}/serviceaccounts/${BOOTSTRAP_SERVICE_ACCOUNT}/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { audiences: [], expirationSeconds: BOOTSTRAP_TOKEN_SECONDS },
-  });
+  const request = await hub.post<{ status?: { token?: string } }>(
+    `/api/v1/namespaces/${HUB_BOOTSTRAP_NAMESPACE}/serviceaccounts/${BOOTSTRAP_SERVICE_ACCOUNT}/token`,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: [], expirationSeconds: BOOTSTRAP_TOKEN_SECONDS },
+    },
+  );
   const token = request.status?.token;
   if (!token) throw new Error(`the hub returned no token for ServiceAccount ${HUB_BOOTSTRAP_NAMESPACE}/${BOOTSTRAP_SERVICE_ACCOUNT}`);
   await applyObject(spoke, {
@@ -115,8 +118,10 @@ export interface JoinOptions extends InstallProgress {
  */
 export async function joinCluster(spoke: KubeClient, hub: KubeClient, options: JoinOptions): Promise<string[]> {
   const changed: string[] = [];
-  if ((await applyObject(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } })) === 'created') changed.push(`namespace ${AGENT_NAMESPACE} created`);
-  if ((await ensureBootstrapSecret(spoke, hub, options.hubServer, options.hubCaPem)) === 'written') changed.push(`bootstrap kubeconfig for ${options.hubServer}`);
+  if ((await applyObject(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } })) === 'created')
+    changed.push(`namespace ${AGENT_NAMESPACE} created`);
+  if ((await ensureBootstrapSecret(spoke, hub, options.hubServer, options.hubCaPem)) === 'written')
+    changed.push(`bootstrap kubeconfig for ${options.hubServer}`);
   changed.push(...(await applyOperator(spoke, options.operatorObjects, 'klusterlets.operator.open-cluster-management.io', options.timeoutMs)));
   const result = await applyObject(spoke, klusterletObject(options.clusterName, options.ownServer, options.ocmVersion));
   if (result !== 'unchanged') changed.push(`Klusterlet ${result}`);
@@ -134,7 +139,9 @@ export async function waitForKlusterlet(spoke: KubeClient, options: InstallProgr
       const k = await getOrNull<KubeObject>(spoke, `/apis/${OPERATOR_API}/klusterlets/${KLUSTERLET_NAME}`);
       const available = conditionOf(k, 'Available');
       if (available?.status === 'True') return true;
-      options.progress(`${options.clusterName}: Klusterlet Available is ${available ? `${available.status} (${available.reason}${available.message ? `: ${available.message}` : ''})` : 'not reported yet'}`);
+      options.progress(
+        `${options.clusterName}: Klusterlet Available is ${available ? `${available.status} (${available.reason}${available.message ? `: ${available.message}` : ''})` : 'not reported yet'}`,
+      );
       return undefined;
     },
     {

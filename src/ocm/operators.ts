@@ -33,7 +33,10 @@ export function pinOperatorImage(objects: KubeObject[], ocmVersion: string): Kub
  * namespace, ServiceAccount and Deployment), fetched at install time through
  * the Go module proxy, rendered by kubectl's own kustomize.
  */
-export async function operatorManifests(operator: OperatorName, options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void }): Promise<KubeObject[]> {
+export async function operatorManifests(
+  operator: OperatorName,
+  options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void },
+): Promise<KubeObject[]> {
   const objects = YAML.parseAllDocuments(await renderedOperator(operator, options))
     .map((doc) => doc.toJSON() as KubeObject | null)
     .filter((obj): obj is KubeObject => !!obj && typeof obj.kind === 'string');
@@ -45,7 +48,10 @@ export async function operatorManifests(operator: OperatorName, options: { ocmVe
  * cache: a release's kustomization never changes, and a warm `up` then needs
  * neither Go nor the module proxy.
  */
-async function renderedOperator(operator: OperatorName, options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void }): Promise<string> {
+async function renderedOperator(
+  operator: OperatorName,
+  options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void },
+): Promise<string> {
   const file = path.join(cacheDir(), 'ocm-operators', options.ocmVersion, `${operator}.yaml`);
   const cached = await fs.readFile(file, 'utf8').catch(() => null);
   if (cached) return cached;
@@ -66,7 +72,12 @@ export interface LabOperatorsOptions {
 
 /** Both operators of the lab's OCM version, rendered with the lab's kubectl (provisioned if need be). */
 export async function labOperators(options: LabOperatorsOptions): Promise<Record<OperatorName, KubeObject[]>> {
-  const { kubectl } = await ensureBinaries(['kubectl'], { binDir: options.binDir, allowDownload: options.allowDownload, kubernetesVersion: options.kubernetesVersion, onProgress: options.onProgress });
+  const { kubectl } = await ensureBinaries(['kubectl'], {
+    binDir: options.binDir,
+    allowDownload: options.allowDownload,
+    kubernetesVersion: options.kubernetesVersion,
+    onProgress: options.onProgress,
+  });
   if (!kubectl) throw new Error('internal: kubectl was not provisioned');
   const render = { ocmVersion: options.ocmVersion, kubectl, onProgress: options.onProgress };
   const [clusterManager, klusterlet] = await Promise.all([operatorManifests('cluster-manager', render), operatorManifests('klusterlet', render)]);

@@ -25,7 +25,7 @@ interface Terminating extends KubeObject {
 export function whyStillThere(obj: Terminating, label: string): string {
   const finalizers = [...(obj.metadata.finalizers ?? []), ...(obj.kind === 'Namespace' ? (obj.spec?.finalizers ?? []) : [])];
   const blocking = (obj.status?.conditions ?? []).filter(
-    (c) => (c.type.startsWith('Namespace') && c.status === 'True') || (c.type === 'ManagedClusterConditionDeleting' || c.type === 'Deleting'),
+    (c) => (c.type.startsWith('Namespace') && c.status === 'True') || c.type === 'ManagedClusterConditionDeleting' || c.type === 'Deleting',
   );
   const parts = [
     obj.metadata.deletionTimestamp ? `terminating since ${obj.metadata.deletionTimestamp}` : 'not being deleted',
@@ -71,7 +71,9 @@ export async function waitGone(client: KubeClient, objects: readonly Removable[]
   }
   throw new NotReadyError(
     `${what}: not gone within ${Math.round(options.timeoutMs / 1000)} s:\n${left.map((l) => whyStillThere(l.current, describeObject(l.obj))).join('\n')}`,
-    { hint: 'a finalizer is removed by the controller that set it; if that controller no longer runs, remove the finalizer by hand (kubectl patch … --type=merge -p \'{"metadata":{"finalizers":null}}\') and run down again' },
+    {
+      hint: 'a finalizer is removed by the controller that set it; if that controller no longer runs, remove the finalizer by hand (kubectl patch … --type=merge -p \'{"metadata":{"finalizers":null}}\') and run down again',
+    },
   );
 }
 

@@ -39,7 +39,9 @@ export async function listManagedClusters(hub: KubeClient): Promise<ClusterState
     items = (await hub.get<{ items: ManagedCluster[] }>(collectionPath('cluster.open-cluster-management.io/v1', 'ManagedCluster'))).items;
   } catch (err) {
     if (isStatus(err, 404)) throw new NotReadyError('OCM is not installed on the hub (no ManagedCluster API)', { hint: "run 'ocm-lab up'" });
-    throw new NotReadyError(`could not list ManagedClusters on the hub at ${hub.endpoint.server}: ${(err as Error).message}`, { hint: "is the lab up? see 'ocm-lab status'" });
+    throw new NotReadyError(`could not list ManagedClusters on the hub at ${hub.endpoint.server}: ${(err as Error).message}`, {
+      hint: "is the lab up? see 'ocm-lab status'",
+    });
   }
   return items.map(clusterState).sort((a, b) => a.name.localeCompare(b.name));
 }

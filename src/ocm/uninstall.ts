@@ -30,7 +30,11 @@ const crd = (name: string) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'C
  * CRDs the klusterlet operator creates on a spoke and leaves there when its
  * Klusterlet is deleted (they may be shared by several klusterlets; ours is the only one).
  */
-export const SPOKE_CRDS = ['appliedmanifestworks.work.open-cluster-management.io', 'clusterclaims.cluster.open-cluster-management.io', 'clusterproperties.about.k8s.io'];
+export const SPOKE_CRDS = [
+  'appliedmanifestworks.work.open-cluster-management.io',
+  'clusterclaims.cluster.open-cluster-management.io',
+  'clusterproperties.about.k8s.io',
+];
 
 /** The operator's objects in the order to delete them: the Deployment first (it stops reconciling), its CRD and namespace last. */
 function operatorObjectsForRemoval(objects: KubeObject[]): KubeObject[] {
@@ -50,9 +54,13 @@ export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name
   const deleted: string[] = [];
   const mc = { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } };
   deleted.push(...(await deleteAndWait(hub, [mc], `deregistering ${name} on the hub`, options)));
-  const csrs = await labelledObjects(hub, 'certificates.k8s.io/v1', 'CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests', `${CLUSTER_NAME_LABEL}=${name}`).catch(
-    () => [],
-  );
+  const csrs = await labelledObjects(
+    hub,
+    'certificates.k8s.io/v1',
+    'CertificateSigningRequest',
+    '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+    `${CLUSTER_NAME_LABEL}=${name}`,
+  ).catch(() => []);
   deleted.push(...(await deleteAndWait(hub, [...csrs, namespace(name)], `removing ${name}'s namespace and CSRs on the hub`, options)));
 
   const klusterlet = { apiVersion: OPERATOR_API, kind: 'Klusterlet', metadata: { name: KLUSTERLET_NAME } };
@@ -61,7 +69,13 @@ export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name
   deleted.push(
     ...(await deleteAndWait(
       spoke,
-      [...operatorObjectsForRemoval(options.operatorObjects), ...SPOKE_CRDS.map(crd), namespace(AGENT_NAMESPACE), namespace(AGENT_ADDON_NAMESPACE), namespace(OPERATOR_NAMESPACE)],
+      [
+        ...operatorObjectsForRemoval(options.operatorObjects),
+        ...SPOKE_CRDS.map(crd),
+        namespace(AGENT_NAMESPACE),
+        namespace(AGENT_ADDON_NAMESPACE),
+        namespace(OPERATOR_NAMESPACE),
+      ],
       `removing the klusterlet operator, OCM's CRDs and namespaces from ${name}`,
       options,
     )),

@@ -32,12 +32,14 @@ export function parseManifests(text: string, source: string): Manifest[] {
     if (doc.errors.length) throw new InvalidInputError(`${where}: ${doc.errors[0]?.message ?? 'invalid YAML'}`);
     const value = doc.toJS() as unknown;
     if (value === null || value === undefined) return; // empty document (e.g. a trailing ---)
-    if (typeof value !== 'object' || Array.isArray(value)) throw new InvalidInputError(`${where}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : typeof value}`);
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new InvalidInputError(`${where}: expected a Kubernetes object (a mapping), got ${Array.isArray(value) ? 'a list' : typeof value}`);
     const obj = value as Record<string, unknown>;
     const items = obj.kind === 'List' && Array.isArray(obj.items) ? (obj.items as unknown[]) : [obj];
     items.forEach((item, i) => manifests.push(checkManifest(item, items.length > 1 || obj.kind === 'List' ? `${where}, item ${i + 1}` : where)));
   });
-  if (!manifests.length) throw new InvalidInputError(`${source}: no Kubernetes objects found`, { hint: 'give at least one object with apiVersion, kind and metadata.name' });
+  if (!manifests.length)
+    throw new InvalidInputError(`${source}: no Kubernetes objects found`, { hint: 'give at least one object with apiVersion, kind and metadata.name' });
   return manifests;
 }
 
@@ -45,18 +47,23 @@ function checkManifest(value: unknown, where: string): Manifest {
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new InvalidInputError(`${where}: expected a Kubernetes object (a mapping)`);
   const obj = value as Record<string, unknown>;
   for (const field of ['apiVersion', 'kind'] as const) {
-    if (typeof obj[field] !== 'string' || !obj[field]) throw new InvalidInputError(`${where}: missing field '${field}'`, { hint: 'every object needs apiVersion, kind and metadata.name' });
+    if (typeof obj[field] !== 'string' || !obj[field])
+      throw new InvalidInputError(`${where}: missing field '${field}'`, { hint: 'every object needs apiVersion, kind and metadata.name' });
   }
   const metadata = obj.metadata as Record<string, unknown> | undefined;
   if (!metadata || typeof metadata !== 'object' || typeof metadata.name !== 'string' || !metadata.name) {
-    throw new InvalidInputError(`${where} (${String(obj.kind)}): missing field 'metadata.name'`, { hint: 'generateName is not supported in a ManifestWork: give every object a name' });
+    throw new InvalidInputError(`${where} (${String(obj.kind)}): missing field 'metadata.name'`, {
+      hint: 'generateName is not supported in a ManifestWork: give every object a name',
+    });
   }
   return obj as unknown as Manifest;
 }
 
 export function checkWorkName(name: string): void {
   if (!name || name.length > 253 || !DNS_NAME.test(name)) {
-    throw new InvalidInputError(`work name '${name}' is not a valid Kubernetes name`, { hint: 'use lower-case letters, digits, - and .; start and end with a letter or digit' });
+    throw new InvalidInputError(`work name '${name}' is not a valid Kubernetes name`, {
+      hint: 'use lower-case letters, digits, - and .; start and end with a letter or digit',
+    });
   }
 }
 
@@ -94,9 +101,13 @@ export async function createWork(
   const mc = await getOrNull<ManagedCluster>(hub, managedClusterPath(input.cluster));
   if (!mc) {
     const known = (
-      await hub.get<{ items: ManagedCluster[] }>(collectionPath('cluster.open-cluster-management.io/v1', 'ManagedCluster')).catch(() => ({ items: [] as ManagedCluster[] }))
+      await hub
+        .get<{ items: ManagedCluster[] }>(collectionPath('cluster.open-cluster-management.io/v1', 'ManagedCluster'))
+        .catch(() => ({ items: [] as ManagedCluster[] }))
     ).items.map((c) => c.metadata.name);
-    throw new NotFoundError(`cluster '${input.cluster}' is not a managed cluster of this hub`, { hint: known.length ? `managed clusters: ${known.join(', ')}` : "no cluster has joined yet; run 'ocm-lab up'" });
+    throw new NotFoundError(`cluster '${input.cluster}' is not a managed cluster of this hub`, {
+      hint: known.length ? `managed clusters: ${known.join(', ')}` : "no cluster has joined yet; run 'ocm-lab up'",
+    });
   }
   const desired = buildManifestWork(input.name, input.cluster, input.manifests);
   const existing = await getOrNull<ManifestWork>(hub, objectPath(desired));
@@ -114,8 +125,12 @@ export async function createWork(
   } catch (err) {
     if (err instanceof ConflictError) throw err;
     // ApiError's message carries the API server's own Status message.
-    if (isStatus(err, 409)) throw new ConflictError(`work '${input.name}' in namespace ${input.cluster} changed while it was written: ${(err as Error).message}`, { hint: 'run the command again' });
-    if (isStatus(err, 400) || isStatus(err, 422)) throw new InvalidInputError(`the hub refused ManifestWork ${input.cluster}/${input.name}: ${(err as Error).message}`);
+    if (isStatus(err, 409))
+      throw new ConflictError(`work '${input.name}' in namespace ${input.cluster} changed while it was written: ${(err as Error).message}`, {
+        hint: 'run the command again',
+      });
+    if (isStatus(err, 400) || isStatus(err, 422))
+      throw new InvalidInputError(`the hub refused ManifestWork ${input.cluster}/${input.name}: ${(err as Error).message}`);
     throw err;
   }
 }

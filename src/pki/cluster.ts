@@ -82,7 +82,9 @@ function checkSpec(spec: ClusterPkiSpec): void {
     if (canonicalIp(ip) === undefined) throw new InvalidInputError(`${where}: '${ip}' in apiServerIPs is not an IP address`);
   }
   if (canonicalIp(spec.serviceIP ?? '') === undefined) {
-    throw new InvalidInputError(`${where}: serviceIP '${String(spec.serviceIP)}' is not an IP address`, { hint: 'use the first address of the service CIDR, e.g. 10.96.0.1' });
+    throw new InvalidInputError(`${where}: serviceIP '${String(spec.serviceIP)}' is not an IP address`, {
+      hint: 'use the first address of the service CIDR, e.g. 10.96.0.1',
+    });
   }
   for (const name of spec.apiServerDnsNames ?? []) {
     if (!isDnsName(name)) throw new InvalidInputError(`${where}: '${name}' in apiServerDnsNames is not a DNS name`);
@@ -150,7 +152,10 @@ function leafIsCurrent(pair: LoadedPair, authority: Authority, req: CertRequest)
     info.commonName === req.commonName &&
     sameSet(info.organizations, req.organizations ?? []) &&
     sameSet(info.dnsNames, req.dnsNames ?? []) &&
-    sameSet(info.ipAddresses, (req.ipAddresses ?? []).map((ip) => canonicalIp(ip) ?? ip)) &&
+    sameSet(
+      info.ipAddresses,
+      (req.ipAddresses ?? []).map((ip) => canonicalIp(ip) ?? ip),
+    ) &&
     sameSet(certificateUsages(pair.cert), req.usages)
   );
 }

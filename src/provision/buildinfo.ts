@@ -15,7 +15,10 @@ export function moduleVersionInBuildInfo(binary: Buffer, module: string): string
     if (at < 0) continue;
     const start = at + needle.length;
     const end = binary.indexOf(0x0a, start);
-    const fields = binary.subarray(start, end < 0 ? undefined : end).toString('latin1').split('\t');
+    const fields = binary
+      .subarray(start, end < 0 ? undefined : end)
+      .toString('latin1')
+      .split('\t');
     const next = end < 0 ? '' : binary.subarray(end + 1, end + 4).toString('latin1');
     // A replaced module is not the one the recipe names.
     if (next === '=>\t') return null;

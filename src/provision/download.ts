@@ -116,7 +116,8 @@ export async function downloadRelease(
       const expected = expectedSum(await fetchText(`${url}.sha256`, opts.signal), name);
       binary = path.join(scratch, name);
       const actual = await fetchToFile(url, binary, name, opts.progress, opts.signal);
-      if (!expected || actual !== expected) throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+      if (!expected || actual !== expected)
+        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
     } else {
       const url = source.url(base);
       const archiveName = url.slice(url.lastIndexOf('/') + 1);
@@ -124,7 +125,8 @@ export async function downloadRelease(
       const expected = expectedSum(await fetchText(source.sumsUrl(base), opts.signal), archiveName);
       const archive = path.join(scratch, archiveName);
       const actual = await fetchToFile(url, archive, archiveName, opts.progress, opts.signal);
-      if (!expected || actual !== expected) throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+      if (!expected || actual !== expected)
+        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
       const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
       if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
       binary = path.join(scratch, source.member);

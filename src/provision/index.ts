@@ -22,15 +22,7 @@ export {
   type BinaryName,
   type Recipe,
 } from './recipes.js';
-export {
-  binaryStatus,
-  ensureBinaries,
-  reportsVersion,
-  type BinarySource,
-  type BinaryStatus,
-  type ProvisionOptions,
-  type StatusOptions,
-} from './resolve.js';
+export { binaryStatus, ensureBinaries, reportsVersion, type BinarySource, type BinaryStatus, type ProvisionOptions, type StatusOptions } from './resolve.js';
 export { ensureGoModuleSource } from './module-source.js';
 export { goBinaryName, type Builder, type BuildRequest } from './gobuild.js';
 export { GoBuildProgress } from './progress.js';

@@ -6,7 +6,11 @@ import { ocmRecipe } from './recipes.js';
  * download -json` → Dir), e.g. open-cluster-management.io/api for its CRDs.
  * The checksum database has no entries for OCM's modules, hence GONOSUMDB.
  */
-export async function ensureGoModuleSource(module: string, version: string, opts: { signal?: AbortSignal; onProgress?: (message: string) => void } = {}): Promise<string> {
+export async function ensureGoModuleSource(
+  module: string,
+  version: string,
+  opts: { signal?: AbortSignal; onProgress?: (message: string) => void } = {},
+): Promise<string> {
   opts.onProgress?.(`fetching ${module}@${version}`);
   return (await downloadModule(module, version, { env: goEnv(ocmRecipe().noSumDb), signal: opts.signal })).dir;
 }

@@ -58,7 +58,18 @@ export type ReleaseSource =
 export interface Recipe {
   /** Also the cache directory name: `<cache>/bin/<id>/`. */
   id: string;
-  family: 'cluster-proxy' | 'apiserver-network-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'kubernetes' | 'etcd' | 'ocm' | 'cri-tools' | 'coredns' | 'kind' | 'actionlint';
+  family:
+    | 'cluster-proxy'
+    | 'apiserver-network-proxy'
+    | 'managed-serviceaccount'
+    | 'cluster-gateway'
+    | 'kubernetes'
+    | 'etcd'
+    | 'ocm'
+    | 'cri-tools'
+    | 'coredns'
+    | 'kind'
+    | 'actionlint';
   /** Names the group in progress output and errors. */
   title: string;
   module: string;
@@ -351,7 +362,19 @@ export function clusterGatewayUpstreamRecipe(version: string = CLUSTER_GATEWAY_U
 export function recipesFor(versions: { kubernetes?: string; ocm?: string } = {}): Recipe[] {
   // Everything that belongs with a Kubernetes release moves with it (versions.ts).
   const release = requireKubernetesRelease(versions.kubernetes ?? KUBERNETES_VERSION);
-  return [kubernetesRecipe(release.kubernetes), etcdRecipe(release.etcd), ocmRecipe(versions.ocm), crictlRecipe(release.crictl), corednsRecipe(release.coredns), kindRecipe(), actionlintRecipe(), clusterProxyRecipe(), apiserverNetworkProxyRecipe(), managedServiceAccountRecipe(), clusterGatewayUpstreamRecipe()];
+  return [
+    kubernetesRecipe(release.kubernetes),
+    etcdRecipe(release.etcd),
+    ocmRecipe(versions.ocm),
+    crictlRecipe(release.crictl),
+    corednsRecipe(release.coredns),
+    kindRecipe(),
+    actionlintRecipe(),
+    clusterProxyRecipe(),
+    apiserverNetworkProxyRecipe(),
+    managedServiceAccountRecipe(),
+    clusterGatewayUpstreamRecipe(),
+  ];
 }
 
 export function recipeOf(name: BinaryName, recipes: Recipe[]): Recipe {

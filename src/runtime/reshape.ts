@@ -10,11 +10,13 @@ import { addonImplementation, type LabConfig } from '../config/index.js';
 export function reshapeRefusal(current: LabConfig, next: LabConfig, unsetCidr = 'chosen by ocm-lab'): string | null {
   const hubOf = (c: LabConfig) => c.clusters.find((x) => x.hub);
   const [was, now] = [hubOf(current), hubOf(next)];
-  if (was?.name !== now?.name || was?.vpc !== now?.vpc) return `its hub is ${was?.name ?? '?'} in ${was?.vpc ?? '?'}, and the hub of a lab cannot change (asked: ${now?.name ?? '?'} in ${now?.vpc ?? '?'})`;
+  if (was?.name !== now?.name || was?.vpc !== now?.vpc)
+    return `its hub is ${was?.name ?? '?'} in ${was?.vpc ?? '?'}, and the hub of a lab cannot change (asked: ${now?.name ?? '?'} in ${now?.vpc ?? '?'})`;
   const vpcs = (c: LabConfig) => c.vpcs.map((v) => v.name).join(', ');
   if (vpcs(current) !== vpcs(next)) return `its VPCs are ${vpcs(current)}, and VPCs cannot be added or removed from a running lab (asked: ${vpcs(next)})`;
   if (current.kubernetesVersion !== next.kubernetesVersion) return `it runs Kubernetes ${current.kubernetesVersion} (asked: ${next.kubernetesVersion})`;
-  if ((current.network.cidr ?? null) !== (next.network.cidr ?? null)) return `its network.cidr is ${current.network.cidr ?? unsetCidr} (asked: ${next.network.cidr ?? unsetCidr})`;
+  if ((current.network.cidr ?? null) !== (next.network.cidr ?? null))
+    return `its network.cidr is ${current.network.cidr ?? unsetCidr} (asked: ${next.network.cidr ?? unsetCidr})`;
   for (const addon of next.addons.filter((a) => current.addons.includes(a))) {
     const [was, asked] = [addonImplementation(current, addon), addonImplementation(next, addon)];
     if (was !== asked) return `its ${addon} is ${was}'s build, and a running lab's addon cannot switch implementations (asked: ${asked})`;

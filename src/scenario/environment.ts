@@ -63,7 +63,10 @@ export async function resolveScenarioEnvironment(config: LabConfig): Promise<Sce
   const status = await labStatus(config);
   if (!status.exists || !status.kubeconfig) throw new NotFoundError(`lab '${config.name}' is not up`, { hint: "run 'ocm-lab up' first" });
   const down = status.clusters.filter((c) => !c.ready).map((c) => c.name);
-  if (down.length) throw new NotReadyError(`lab '${config.name}' is not ready: ${down.join(', ')} not answering`, { hint: "see 'ocm-lab status'; 'ocm-lab up' repairs the lab" });
+  if (down.length)
+    throw new NotReadyError(`lab '${config.name}' is not ready: ${down.join(', ')} not answering`, {
+      hint: "see 'ocm-lab status'; 'ocm-lab up' repairs the lab",
+    });
   const kubectl = await kubectlDir(config);
   const shimDir = await writeOcmLabShim();
   return {

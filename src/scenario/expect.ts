@@ -54,7 +54,7 @@ export function expectedCells(line: string): string[] {
   return (/ {2,}|\t/.test(trimmed) ? trimmed.split(/ {2,}|\t+/) : trimmed.split(/\s+/)).filter(Boolean);
 }
 
-const cellMatches = (wanted: string, have: string | undefined) => wanted === '*' ? have !== undefined : have === wanted;
+const cellMatches = (wanted: string, have: string | undefined) => (wanted === '*' ? have !== undefined : have === wanted);
 const startsWithCells = (row: readonly string[], wanted: readonly string[]) => wanted.every((w, i) => cellMatches(w, row[i]));
 
 /**
@@ -78,7 +78,12 @@ function checkRows(text: string, output: string): string | null {
   if (header.length && header.every((h) => HEADER_CELL.test(h)) && lines.length > 1 && tables.length) {
     return `expected a table with the columns ${header.join(', ')}; the output's tables have ${tables.map((t) => t.headers.join(', ')).join(' / ')}`;
   }
-  const candidates = [...tables.flatMap((t) => t.rows), ...normaliseOutput(output).split('\n').map((l) => l.trim().split(/\s+/))];
+  const candidates = [
+    ...tables.flatMap((t) => t.rows),
+    ...normaliseOutput(output)
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)),
+  ];
   const missing = lines.filter((line) => !candidates.some((row) => startsWithCells(row, expectedCells(line))));
   return missing.length ? `expected ${missing.length === 1 ? 'a table row' : 'table rows'} starting with:\n${missing.join('\n')}` : null;
 }

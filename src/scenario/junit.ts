@@ -20,7 +20,9 @@ export function junitXml(results: readonly { scenario: Scenario; result: Scenari
   const suites = results.map(({ scenario, result }) => {
     const cases =
       result.status === 'skipped'
-        ? [`    <testcase classname="${attr(scenario.name)}" name="requirements" time="0">\n      <skipped message="${attr(result.skipReason ?? '')}"/>\n    </testcase>`]
+        ? [
+            `    <testcase classname="${attr(scenario.name)}" name="requirements" time="0">\n      <skipped message="${attr(result.skipReason ?? '')}"/>\n    </testcase>`,
+          ]
         : result.steps.map((s) => {
             const head = `    <testcase classname="${attr(scenario.name)}" name="${attr(`line ${s.step.line}${s.step.cleanup ? ' (cleanup)' : ''}: ${s.step.code.trim().split('\n')[0] ?? ''}`)}" file="${attr(scenario.file)}" line="${s.step.line}" time="${seconds(s.durationMs)}"`;
             if (s.status === 'passed') return `${head}/>`;

@@ -38,6 +38,7 @@ export function filterScenarios(all: readonly Scenario[], pattern: string): Scen
     throw new InvalidInputError(`--only '${pattern}' is not a regular expression: ${(err as Error).message}`);
   }
   const chosen = all.filter((s) => re.test(s.name));
-  if (!chosen.length) throw new NotFoundError(`no scenario matches '${pattern}'`, { hint: `known scenarios: ${all.map((s) => s.name).join(', ') || '(none)'}` });
+  if (!chosen.length)
+    throw new NotFoundError(`no scenario matches '${pattern}'`, { hint: `known scenarios: ${all.map((s) => s.name).join(', ') || '(none)'}` });
   return chosen;
 }

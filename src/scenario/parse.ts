@@ -15,20 +15,27 @@ const MAX_FRONT_MATTER_CHARS = 8_192;
 
 const clusterName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a cluster name such as hub or cluster1' });
 const frontMatterSchema = z.strictObject({
-  title: z.string({ error: (issue) => (issue.input === undefined ? 'is required: a one-line title' : 'must be text: a one-line title') }).trim().min(1, { error: 'must not be empty' }),
-  summary: z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required: a sentence or two on what the document shows' : 'must be text: a sentence or two on what the document shows') })
+  title: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required: a one-line title' : 'must be text: a one-line title') })
     .trim()
     .min(1, { error: 'must not be empty' }),
-  requires: z.strictObject(
-    {
-      clusters: z.array(clusterName, { error: 'must list the clusters the document uses, e.g. [hub, cluster1]' }).default([]),
-      addons: z.array(z.enum(ADDON_NAMES, { error: `is not an addon ocm-lab knows (${ADDON_NAMES.join(', ')})` })).default([]),
-      capabilities: z.array(z.enum(KNOWN_CAPABILITIES, { error: `is not a capability a lab reports (${KNOWN_CAPABILITIES.join(', ')})` })).default([]),
-    },
-    { error: 'must be a mapping: requires: { clusters: [...], addons: [...], capabilities: [...] }' },
-  )
-  .default({ clusters: [], addons: [], capabilities: [] }),
+  summary: z
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? 'is required: a sentence or two on what the document shows' : 'must be text: a sentence or two on what the document shows',
+    })
+    .trim()
+    .min(1, { error: 'must not be empty' }),
+  requires: z
+    .strictObject(
+      {
+        clusters: z.array(clusterName, { error: 'must list the clusters the document uses, e.g. [hub, cluster1]' }).default([]),
+        addons: z.array(z.enum(ADDON_NAMES, { error: `is not an addon ocm-lab knows (${ADDON_NAMES.join(', ')})` })).default([]),
+        capabilities: z.array(z.enum(KNOWN_CAPABILITIES, { error: `is not a capability a lab reports (${KNOWN_CAPABILITIES.join(', ')})` })).default([]),
+      },
+      { error: 'must be a mapping: requires: { clusters: [...], addons: [...], capabilities: [...] }' },
+    )
+    .default({ clusters: [], addons: [], capabilities: [] }),
 });
 
 const RUNNABLE: Record<string, Step['language']> = { sh: 'sh', bash: 'sh', shell: 'sh', js: 'js', javascript: 'js' };
@@ -70,12 +77,17 @@ interface FrontMatter {
 }
 
 function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
-  if (lines[0]?.trim() !== '---') fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and (unless it needs nothing) requires');
+  if (lines[0]?.trim() !== '---')
+    fail(file, 1, 'missing front matter: the document must start with a --- block holding title, summary and (unless it needs nothing) requires');
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
   if (end < 0) fail(file, 1, 'front matter opened here is never closed with ---');
   const text = lines.slice(1, end).join('\n');
   if (text.length > MAX_FRONT_MATTER_CHARS) {
-    fail(file, end + 1, `the front matter closed here has ${text.length} characters, more than the ${MAX_FRONT_MATTER_CHARS} it may have (title, summary and requires take a few hundred): is the --- that should close it missing?`);
+    fail(
+      file,
+      end + 1,
+      `the front matter closed here has ${text.length} characters, more than the ${MAX_FRONT_MATTER_CHARS} it may have (title, summary and requires take a few hundred): is the --- that should close it missing?`,
+    );
   }
   const read = readYaml(text);
   if (!read.ok) {
@@ -92,7 +104,10 @@ function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
       const where = lineOfPath(doc, counter, [...issue.path, key]);
       fail(file, 1 + where, `unknown front matter field '${[...issue.path, key].join('.')}'; known: title, summary, requires.{clusters, addons, capabilities}`);
     }
-    const field = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    const field = issue.path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+      .join('.')
+      .replace(/\.\[/g, '[');
     const value = issue.path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), raw);
     const shown = value === undefined || typeof value === 'object' ? '' : ` ('${String(value)}')`;
     fail(file, 1 + lineOfPath(doc, counter, issue.path), `front matter field '${field}'${shown} ${issue.message}`);
@@ -107,7 +122,8 @@ function stepOf(fence: Fence, language: Step['language'], attrs: string[], file:
     const t = /^timeout=(\d+)$/.exec(attr);
     if (t) {
       timeoutSeconds = Number(t[1]);
-      if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) fail(file, fence.line, `timeout=${t[1]}: give seconds between 1 and ${MAX_TIMEOUT_SECONDS}`);
+      if (timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS)
+        fail(file, fence.line, `timeout=${t[1]}: give seconds between 1 and ${MAX_TIMEOUT_SECONDS}`);
     } else if (attr === 'cleanup') {
       cleanup = true;
     } else {
@@ -121,9 +137,11 @@ function stepOf(fence: Fence, language: Step['language'], attrs: string[], file:
 function addExpectation(step: Step | null, fence: Fence, words: string[], file: string): void {
   const kind = words[0] ?? '';
   if (!kind) fail(file, fence.line, `an expect block needs a kind: ${EXPECTATION_KINDS.map((k) => `expect ${k}`).join(', ')}`);
-  if (!EXPECTATION_KINDS.includes(kind as ExpectationKind)) fail(file, fence.line, `unknown expectation kind '${kind}'; use one of: ${EXPECTATION_KINDS.join(', ')}`);
+  if (!EXPECTATION_KINDS.includes(kind as ExpectationKind))
+    fail(file, fence.line, `unknown expectation kind '${kind}'; use one of: ${EXPECTATION_KINDS.join(', ')}`);
   if (words.length > 1) fail(file, fence.line, `unexpected '${words.slice(1).join(' ')}' after 'expect ${kind}'`);
-  if (!step) fail(file, fence.line, 'an expect block must follow the sh or js block it checks (only prose, other expect blocks or an output block may come between)');
+  if (!step)
+    fail(file, fence.line, 'an expect block must follow the sh or js block it checks (only prose, other expect blocks or an output block may come between)');
   const text = fence.body.replace(/^\s*\n/, '').trimEnd();
   if (kind !== 'fails' && !text.trim()) fail(file, fence.line, `expect ${kind} needs the text to look for`);
   if (kind === 'fails' && step.expectations.some((e) => e.kind === 'fails')) fail(file, fence.line, 'a block can have only one expect fails');

@@ -45,7 +45,10 @@ export function rendererForTerminal(stream: NodeJS.WriteStream = process.stderr)
 }
 
 function lastLine(chunk: string): string | null {
-  const lines = chunk.split('\n').map((l) => l.trimEnd()).filter(Boolean);
+  const lines = chunk
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter(Boolean);
   return lines.length ? lines[lines.length - 1]! : null;
 }
 
@@ -82,26 +85,24 @@ export async function runScenarios(scenarios: readonly Scenario[], environment: 
       try {
         await task
           .newListr(
-            scenario.steps.map(
-              (step): ListrTask => ({
-                title: stepTitle(scenario, step),
-                task: async (_c, t) => {
-                  const r = await run.runStep(step, {
-                    signal: options.signal,
-                    onOutput: options.showOutput
-                      ? (chunk) => {
-                          const line = lastLine(chunk);
-                          if (line) t.output = line;
-                        }
-                      : undefined,
-                  });
-                  if (r.status === 'not-run') t.skip(`${stepTitle(scenario, step)}: not run`);
-                  else t.title = `${stepTitle(scenario, step)}  [${(r.durationMs / 1000).toFixed(1)} s]`;
-                  if (r.status === 'failed') throw new Error((r.failure ?? 'failed').split('\n')[0]);
-                },
-                rendererOptions: { persistentOutput: false, outputBar: 1 },
-              }),
-            ),
+            scenario.steps.map((step): ListrTask => ({
+              title: stepTitle(scenario, step),
+              task: async (_c, t) => {
+                const r = await run.runStep(step, {
+                  signal: options.signal,
+                  onOutput: options.showOutput
+                    ? (chunk) => {
+                        const line = lastLine(chunk);
+                        if (line) t.output = line;
+                      }
+                    : undefined,
+                });
+                if (r.status === 'not-run') t.skip(`${stepTitle(scenario, step)}: not run`);
+                else t.title = `${stepTitle(scenario, step)}  [${(r.durationMs / 1000).toFixed(1)} s]`;
+                if (r.status === 'failed') throw new Error((r.failure ?? 'failed').split('\n')[0]);
+              },
+              rendererOptions: { persistentOutput: false, outputBar: 1 },
+            })),
             { exitOnError: false, concurrent: false },
           )
           .run();
@@ -114,7 +115,12 @@ export async function runScenarios(scenarios: readonly Scenario[], environment: 
       if (options.signal?.aborted) stopReason = 'interrupted';
       if (result.status === 'failed') {
         if (!keepGoing) stopReason ??= `${scenario.name} failed`;
-        throw new Error(`failed at ${result.steps.filter((s) => s.status === 'failed').map((s) => `${scenario.name}.md:${s.step.line}`).join(', ')}`);
+        throw new Error(
+          `failed at ${result.steps
+            .filter((s) => s.status === 'failed')
+            .map((s) => `${scenario.name}.md:${s.step.line}`)
+            .join(', ')}`,
+        );
       }
     },
   }));

@@ -12,9 +12,21 @@ export function missingRequirement(scenario: Scenario, env: Pick<ScenarioEnviron
   const note = (one: string, many: string, names: string[]) => {
     if (names.length) lacks.push(`${names.length === 1 ? one : many} ${names.join(', ')}`);
   };
-  note('cluster', 'clusters', scenario.requires.clusters.filter((c) => !env.clusters.includes(c)));
-  note('addon', 'addons', scenario.requires.addons.filter((a) => !env.addons.includes(a)));
-  note('capability', 'capabilities', scenario.requires.capabilities.filter((c) => !env.capabilities.includes(c)));
+  note(
+    'cluster',
+    'clusters',
+    scenario.requires.clusters.filter((c) => !env.clusters.includes(c)),
+  );
+  note(
+    'addon',
+    'addons',
+    scenario.requires.addons.filter((a) => !env.addons.includes(a)),
+  );
+  note(
+    'capability',
+    'capabilities',
+    scenario.requires.capabilities.filter((c) => !env.capabilities.includes(c)),
+  );
   return lacks.length ? `the lab lacks ${lacks.join('; ')}` : null;
 }
 
@@ -76,10 +88,16 @@ export class ScenarioRun {
       onOutput: options.onOutput,
     });
     const base = { step, exitCode: outcome.exitCode, output: outcome.output, durationMs: outcome.durationMs };
-    if (outcome.timedOut) return { ...base, status: 'failed', failure: `timed out after ${step.timeoutSeconds} s (its process group was killed); raise it with timeout=<seconds> on the block` };
+    if (outcome.timedOut)
+      return {
+        ...base,
+        status: 'failed',
+        failure: `timed out after ${step.timeoutSeconds} s (its process group was killed); raise it with timeout=<seconds> on the block`,
+      };
     if (outcome.interrupted) return { ...base, status: 'failed', failure: 'interrupted (its process group was killed)' };
     const verdict = judgeStep(step, outcome.output, outcome.exitCode);
-    if (verdict.failure) return { ...base, status: 'failed', failure: verdict.failure, ...(verdict.expectation ? { failedExpectation: verdict.expectation } : {}) };
+    if (verdict.failure)
+      return { ...base, status: 'failed', failure: verdict.failure, ...(verdict.expectation ? { failedExpectation: verdict.expectation } : {}) };
     return { ...base, status: 'passed' };
   }
 
@@ -87,7 +105,13 @@ export class ScenarioRun {
   async finish(): Promise<ScenarioResult> {
     await fs.rm(this.workDir, { recursive: true, force: true });
     const { scenario } = this;
-    return { name: scenario.name, title: scenario.title, status: this.failed ? 'failed' : 'passed', durationMs: Date.now() - this.started, steps: this.results };
+    return {
+      name: scenario.name,
+      title: scenario.title,
+      status: this.failed ? 'failed' : 'passed',
+      durationMs: Date.now() - this.started,
+      steps: this.results,
+    };
   }
 }
 

@@ -100,9 +100,16 @@ function markerLine(cell: MatrixCell, result: RunSummary): string {
  * cell as a header, one row per document (result and time), the totals.
  */
 export function conformanceSummaryMarkdown(cell: MatrixCell, result: RunSummary): string {
-  const rows = result.results.map((r) => `| \`${cellText(r.scenario.name)}\` | ${cellText(resultText(r))} | ${r.result.status === 'skipped' ? '–' : formatDuration(r.result.durationMs)} |`);
+  const rows = result.results.map(
+    (r) => `| \`${cellText(r.scenario.name)}\` | ${cellText(resultText(r))} | ${r.result.status === 'skipped' ? '–' : formatDuration(r.result.durationMs)} |`,
+  );
   for (const name of result.notRun) rows.push(`| \`${cellText(name)}\` | not run: ${result.interrupted ? 'interrupted' : 'an earlier document failed'} | – |`);
-  const totals = [`${result.passed} passed`, `${result.failed} failed`, `${result.skipped} skipped`, ...(result.notRun.length ? [`${result.notRun.length} not run`] : [])].join(', ');
+  const totals = [
+    `${result.passed} passed`,
+    `${result.failed} failed`,
+    `${result.skipped} skipped`,
+    ...(result.notRun.length ? [`${result.notRun.length} not run`] : []),
+  ].join(', ');
   const addons = cell.addons.length ? cell.addons.map((a) => `${a.name} (${a.implementation})`).join(', ') : 'none';
   return [
     `### Conformance: ${cellTitle(cell)}`,

@@ -19,7 +19,11 @@ function outputBlock(result: StepResult): string[] {
   }
   if (result.status === 'failed') {
     const why = (result.failure ?? 'failed').split('\n');
-    lines.push('', `${indent}> **✖ step failed** (exit status ${result.exitCode === null ? 'none' : result.exitCode}): ${why[0]}`, ...why.slice(1).map((l) => `${indent}> ${l}`));
+    lines.push(
+      '',
+      `${indent}> **✖ step failed** (exit status ${result.exitCode === null ? 'none' : result.exitCode}): ${why[0]}`,
+      ...why.slice(1).map((l) => `${indent}> ${l}`),
+    );
   }
   return lines;
 }
@@ -65,9 +69,22 @@ function inline(text: string): string {
 
 function codeBlock(fence: Fence): string {
   const [word = '', ...rest] = fence.info.split(/\s+/).filter(Boolean);
-  const kind = word === 'expect' ? 'expect' : word === 'output' ? 'output' : ['sh', 'bash', 'shell', 'js', 'javascript'].includes(word) && !rest.includes('norun') ? 'command' : 'example';
+  const kind =
+    word === 'expect'
+      ? 'expect'
+      : word === 'output'
+        ? 'output'
+        : ['sh', 'bash', 'shell', 'js', 'javascript'].includes(word) && !rest.includes('norun')
+          ? 'command'
+          : 'example';
   const caption =
-    kind === 'expect' ? `expected (${rest.join(' ')})` : kind === 'output' ? 'output' : kind === 'command' ? `${word}${rest.length ? ` ${rest.join(' ')}` : ''}` : word;
+    kind === 'expect'
+      ? `expected (${rest.join(' ')})`
+      : kind === 'output'
+        ? 'output'
+        : kind === 'command'
+          ? `${word}${rest.length ? ` ${rest.join(' ')}` : ''}`
+          : word;
   return `<figure class="${kind}">${caption ? `<figcaption>${escapeHtml(caption)}</figcaption>` : ''}<pre><code>${escapeHtml(fence.body)}</code></pre></figure>`;
 }
 

@@ -3,16 +3,7 @@ import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { DialTargetError, checkDialTarget } from './dial-target.js';
 import { PacketType, UNRECOGNIZED } from './packet.js';
-import {
-  CONNECT_METHOD,
-  Header,
-  MAX_MESSAGE_BYTES,
-  deserialize,
-  firstMetadataValue,
-  serialize,
-  type TunnelClientStream,
-  type WirePacket,
-} from './wire.js';
+import { CONNECT_METHOD, Header, MAX_MESSAGE_BYTES, deserialize, firstMetadataValue, serialize, type TunnelClientStream, type WirePacket } from './wire.js';
 import { formatAgentIdentifiers, type AgentIdentifiers } from './identifiers.js';
 
 export interface ProxyAgentOptions {
@@ -164,7 +155,9 @@ class ServerLink {
       case UNRECOGNIZED:
         if (!this.warnedUnrecognized) {
           this.warnedUnrecognized = true;
-          this.agent.log(`agent ${this.agent.agentID}: proxy server ${this.serverID} sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per server connection)`);
+          this.agent.log(
+            `agent ${this.agent.agentID}: proxy server ${this.serverID} sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per server connection)`,
+          );
         }
         return;
       default:
@@ -404,7 +397,9 @@ export class TunnelProxyAgent implements ProxyAgent {
     const client = new grpc.Client(this.target(), this.creds, {
       // A fresh TCP connection per attempt, so a load balancer may lead us to another server.
       'grpc.use_local_subchannel_pool': 1,
-      ...(servername ? { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername } : { 'grpc.ssl_target_name_override': SNI_FOR_ADDRESS }),
+      ...(servername
+        ? { 'grpc.ssl_target_name_override': servername, 'grpc.default_authority': servername }
+        : { 'grpc.ssl_target_name_override': SNI_FOR_ADDRESS }),
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       'grpc.keepalive_time_ms': 30_000,

@@ -7,15 +7,7 @@ import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_BACKOFF } from './agent.js';
 import { PacketType, randomDialID } from './packet.js';
-import {
-  MAX_DATA_CHUNK,
-  MAX_MESSAGE_BYTES,
-  PROXY_METHOD,
-  deserialize,
-  serialize,
-  type TunnelClientStream,
-  type WirePacket,
-} from './wire.js';
+import { MAX_DATA_CHUNK, MAX_MESSAGE_BYTES, PROXY_METHOD, deserialize, serialize, type TunnelClientStream, type WirePacket } from './wire.js';
 
 export interface TunnelClientOptions {
   /** Proxy server frontend, `host:port`. */
@@ -38,7 +30,10 @@ export type UndiciConnector = (
 ) => void;
 
 export class TunnelDialError extends Error {
-  constructor(readonly address: string, readonly reason: string) {
+  constructor(
+    readonly address: string,
+    readonly reason: string,
+  ) {
     super(`tunnel dial to ${address} failed: ${reason}`);
     this.name = 'TunnelDialError';
   }
@@ -70,7 +65,10 @@ export class TunnelSocket extends Duplex {
   private remoteClosed = false;
   private readonly drainWaiters: (() => void)[] = [];
 
-  constructor(private readonly call: TunnelClientStream, address: string) {
+  constructor(
+    private readonly call: TunnelClientStream,
+    address: string,
+  ) {
     super({ allowHalfOpen: false, readableHighWaterMark: 256 * 1024, writableHighWaterMark: 256 * 1024 });
     this.remoteAddress = address;
     call.on('drain', () => this.drainWaiters.splice(0).forEach((fn) => fn()));
@@ -141,8 +139,12 @@ export class TunnelSocket extends Duplex {
   }
 
   // net.Socket look-alikes that http/https agents call.
-  setKeepAlive(): this { return this; }
-  setNoDelay(): this { return this; }
+  setKeepAlive(): this {
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
   setTimeout(ms: number, cb?: () => void): this {
     if (cb) this.once('timeout', cb);
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -150,8 +152,12 @@ export class TunnelSocket extends Duplex {
     return this;
   }
   private idleTimer: NodeJS.Timeout | undefined;
-  ref(): this { return this; }
-  unref(): this { return this; }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
 }
 
 class GrpcTunnelClient implements TunnelClient {
@@ -262,7 +268,12 @@ class GrpcTunnelClient implements TunnelClient {
         (raw) => {
           if (!https) return callback(null, raw);
           const servername = options.servername ?? (/^[\d.]+$|:/.test(options.hostname) ? undefined : options.hostname);
-          const secure = tls.connect({ ...tlsOptions, socket: raw as unknown as net.Socket, ALPNProtocols: ['http/1.1'], ...(servername ? { servername } : {}) });
+          const secure = tls.connect({
+            ...tlsOptions,
+            socket: raw as unknown as net.Socket,
+            ALPNProtocols: ['http/1.1'],
+            ...(servername ? { servername } : {}),
+          });
           const onError = (err: Error): void => callback(err, null);
           secure.once('error', onError);
           secure.once('secureConnect', () => {

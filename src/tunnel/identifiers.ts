@@ -44,17 +44,26 @@ export function parseAgentIdentifiers(text: string): AgentIdentifiers {
       throw new IdentifierParseError(text, `bad percent-encoding in ${JSON.stringify(part)}`);
     }
     switch (key) {
-      case 'host': ids.host.push(value); break;
-      case 'ipv4': ids.ipv4.push(value); break;
-      case 'ipv6': ids.ipv6.push(value); break;
-      case 'cidr': ids.cidr.push(value); break;
+      case 'host':
+        ids.host.push(value);
+        break;
+      case 'ipv4':
+        ids.ipv4.push(value);
+        break;
+      case 'ipv6':
+        ids.ipv6.push(value);
+        break;
+      case 'cidr':
+        ids.cidr.push(value);
+        break;
       case 'default-route':
         if (!defaultRouteSeen) {
           defaultRouteSeen = true;
           ids.defaultRoute = /^(1|t|true)$/i.test(value);
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return ids;

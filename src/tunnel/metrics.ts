@@ -11,19 +11,25 @@ export class Metrics {
   add(name: string, delta = 1, labels: Record<string, string> = {}): void {
     const m = this.values.get(name);
     if (!m) throw new Error(`metric ${name} is not defined`);
-    const key = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '_')}"`).join(',');
+    const key = Object.entries(labels)
+      .map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '_')}"`)
+      .join(',');
     m.series.set(key, (m.series.get(key) ?? 0) + delta);
   }
 
   set(name: string, value: number, labels: Record<string, string> = {}): void {
     const m = this.values.get(name);
     if (!m) throw new Error(`metric ${name} is not defined`);
-    const key = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
+    const key = Object.entries(labels)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(',');
     m.series.set(key, value);
   }
 
   get(name: string, labels: Record<string, string> = {}): number {
-    const key = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
+    const key = Object.entries(labels)
+      .map(([k, v]) => `${k}="${v}"`)
+      .join(',');
     return this.values.get(name)?.series.get(key) ?? 0;
   }
 

@@ -35,20 +35,54 @@ const Field = {
   flow: 100,
 } as const;
 
-export interface DialRequestPacket { type: 0; protocol: string; address: string; random: bigint }
-export interface DialResponsePacket { type: 1; error: string; connectID: bigint; random: bigint }
-export interface CloseRequestPacket { type: 2; connectID: bigint }
-export interface CloseResponsePacket { type: 3; error: string; connectID: bigint }
-export interface DataPacket { type: 4; connectID: bigint; error: string; data: Buffer }
-export interface CloseDialPacket { type: 5; random: bigint }
-export interface DrainPacket { type: 6 }
-export interface FlowPacket { type: 100; connectID: bigint; paused: boolean }
+export interface DialRequestPacket {
+  type: 0;
+  protocol: string;
+  address: string;
+  random: bigint;
+}
+export interface DialResponsePacket {
+  type: 1;
+  error: string;
+  connectID: bigint;
+  random: bigint;
+}
+export interface CloseRequestPacket {
+  type: 2;
+  connectID: bigint;
+}
+export interface CloseResponsePacket {
+  type: 3;
+  error: string;
+  connectID: bigint;
+}
+export interface DataPacket {
+  type: 4;
+  connectID: bigint;
+  error: string;
+  data: Buffer;
+}
+export interface CloseDialPacket {
+  type: 5;
+  random: bigint;
+}
+export interface DrainPacket {
+  type: 6;
+}
+export interface FlowPacket {
+  type: 100;
+  connectID: bigint;
+  paused: boolean;
+}
 /**
  * A well-formed packet of a type this version does not know (no payload, or one
  * in a field we do not know): receivers ignore it, as upstream does, so a newer
  * peer's packet types never break a tunnel. Never encoded.
  */
-export interface UnrecognizedPacket { type: -1; declaredType: number }
+export interface UnrecognizedPacket {
+  type: -1;
+  declaredType: number;
+}
 
 /** `type` of an UnrecognizedPacket; not a value on the wire. */
 export const UNRECOGNIZED = -1;
@@ -190,15 +224,24 @@ function subFields(p: Packet): SubField[] {
 
 function oneofField(type: number): number {
   switch (type) {
-    case PacketType.DIAL_REQ: return Field.dialRequest;
-    case PacketType.DIAL_RSP: return Field.dialResponse;
-    case PacketType.CLOSE_REQ: return Field.closeRequest;
-    case PacketType.CLOSE_RSP: return Field.closeResponse;
-    case PacketType.DATA: return Field.data;
-    case PacketType.DIAL_CLS: return Field.closeDial;
-    case PacketType.DRAIN: return Field.drain;
-    case PacketType.FLOW: return Field.flow;
-    default: throw new RangeError(`unknown packet type ${type}`);
+    case PacketType.DIAL_REQ:
+      return Field.dialRequest;
+    case PacketType.DIAL_RSP:
+      return Field.dialResponse;
+    case PacketType.CLOSE_REQ:
+      return Field.closeRequest;
+    case PacketType.CLOSE_RSP:
+      return Field.closeResponse;
+    case PacketType.DATA:
+      return Field.data;
+    case PacketType.DIAL_CLS:
+      return Field.closeDial;
+    case PacketType.DRAIN:
+      return Field.drain;
+    case PacketType.FLOW:
+      return Field.flow;
+    default:
+      throw new RangeError(`unknown packet type ${type}`);
   }
 }
 
@@ -248,7 +291,11 @@ export function encodePacket(p: Packet): Buffer {
 
 class Reader {
   pos: number;
-  constructor(readonly buf: Buffer, start: number, readonly end: number) {
+  constructor(
+    readonly buf: Buffer,
+    start: number,
+    readonly end: number,
+  ) {
     this.pos = start;
   }
   done(): boolean {
@@ -304,11 +351,20 @@ class Reader {
   }
   skip(wire: number): void {
     switch (wire) {
-      case WIRE_VARINT: this.varint64Skip(); return;
-      case WIRE_I64: this.advance(8); return;
-      case WIRE_LEN: this.lengthDelimited(); return;
-      case WIRE_I32: this.advance(4); return;
-      default: throw new PacketDecodeError(`unsupported wire type ${wire}`);
+      case WIRE_VARINT:
+        this.varint64Skip();
+        return;
+      case WIRE_I64:
+        this.advance(8);
+        return;
+      case WIRE_LEN:
+        this.lengthDelimited();
+        return;
+      case WIRE_I32:
+        this.advance(4);
+        return;
+      default:
+        throw new PacketDecodeError(`unsupported wire type ${wire}`);
     }
   }
   private varint64Skip(): void {
@@ -410,14 +466,22 @@ const KNOWN_TYPES = new Set<number>(Object.values(PacketType));
 
 function memberType(member: number): number {
   switch (member) {
-    case Field.dialRequest: return PacketType.DIAL_REQ;
-    case Field.dialResponse: return PacketType.DIAL_RSP;
-    case Field.closeRequest: return PacketType.CLOSE_REQ;
-    case Field.closeResponse: return PacketType.CLOSE_RSP;
-    case Field.data: return PacketType.DATA;
-    case Field.closeDial: return PacketType.DIAL_CLS;
-    case Field.drain: return PacketType.DRAIN;
-    default: return PacketType.FLOW;
+    case Field.dialRequest:
+      return PacketType.DIAL_REQ;
+    case Field.dialResponse:
+      return PacketType.DIAL_RSP;
+    case Field.closeRequest:
+      return PacketType.CLOSE_REQ;
+    case Field.closeResponse:
+      return PacketType.CLOSE_RSP;
+    case Field.data:
+      return PacketType.DATA;
+    case Field.closeDial:
+      return PacketType.DIAL_CLS;
+    case Field.drain:
+      return PacketType.DRAIN;
+    default:
+      return PacketType.FLOW;
   }
 }
 

@@ -246,7 +246,10 @@ export class TunnelProxyServer implements ProxyServer {
     const agentID = String(ids[0]);
     if (agentID.includes(',')) {
       // Node's HTTP/2 joins a repeated header into one value, "a, b".
-      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details: `agentID ${JSON.stringify(agentID)} holds a comma: more than one agentID was sent, or one that cannot be told apart from several` });
+      call.emit('error', {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `agentID ${JSON.stringify(agentID)} holds a comma: more than one agentID was sent, or one that cannot be told apart from several`,
+      });
       return;
     }
     let identifiers: AgentIdentifiers;
@@ -310,7 +313,9 @@ export class TunnelProxyServer implements ProxyServer {
         const pd = this.pendingDials.get(pkt.random);
         if (!pd || pd.backend !== backend) {
           this.metrics.add('dial_failure_count', 1, { reason: 'unrecognized_response' });
-          this.log(`agent ${backend.agentID} answered dial ${pkt.random}, which it was never sent; ${pkt.connectID !== 0n ? `asked it to close connection ${pkt.connectID}` : 'ignored'}`);
+          this.log(
+            `agent ${backend.agentID} answered dial ${pkt.random}, which it was never sent; ${pkt.connectID !== 0n ? `asked it to close connection ${pkt.connectID}` : 'ignored'}`,
+          );
           if (pkt.connectID !== 0n && !backend.conns.has(pkt.connectID)) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
           return;
         }
@@ -736,7 +741,10 @@ function widenConnectionWindows(server: grpc.Server): void {
  */
 class ProfiledServerCredentials extends grpc.ServerCredentials {
   constructor(t: ServerTLS, tlsOptions: NodeTlsOptions) {
-    super({ requestCert: true, rejectUnauthorized: true }, { ca: Buffer.from(t.clientCaPem), cert: Buffer.from(t.certPem), key: Buffer.from(t.keyPem), ...tlsOptions });
+    super(
+      { requestCert: true, rejectUnauthorized: true },
+      { ca: Buffer.from(t.clientCaPem), cert: Buffer.from(t.certPem), key: Buffer.from(t.keyPem), ...tlsOptions },
+    );
   }
 
   _equals(other: grpc.ServerCredentials): boolean {
@@ -782,4 +790,3 @@ export async function startProxyServer(opts: ProxyServerOptions): Promise<ProxyS
   }
   return s;
 }
-

@@ -13,8 +13,12 @@ export type Strategy = (typeof STRATEGIES)[number];
 export class StrategyParseError extends Error {}
 
 export function parseStrategies(text: string): Strategy[] {
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
-  if (list.length === 0) throw new StrategyParseError(`proxy strategies ${JSON.stringify(text)} are empty; use a comma-separated list of ${STRATEGIES.join(', ')}`);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (list.length === 0)
+    throw new StrategyParseError(`proxy strategies ${JSON.stringify(text)} are empty; use a comma-separated list of ${STRATEGIES.join(', ')}`);
   for (const s of list) {
     if (!(STRATEGIES as readonly string[]).includes(s)) {
       throw new StrategyParseError(`unknown proxy strategy ${JSON.stringify(s)}; known strategies: ${STRATEGIES.join(', ')}`);

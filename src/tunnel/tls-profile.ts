@@ -82,9 +82,13 @@ export function parseTlsVersion(text: string): TlsVersionName {
 
 /** Comma-separated suite names (IANA, or OpenSSL's for TLS ≤ 1.2), as IANA names; unknown ones are an error naming them. */
 export function parseCipherSuites(text: string): string[] {
-  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(n in TLS12_SUITES) && !TLS13_SUITES.includes(n) && !(n in OPENSSL_TO_IANA));
-  if (unknown.length) throw new TlsProfileError(`unsupported cipher suites: ${unknown.join(', ')} (use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
+  if (unknown.length)
+    throw new TlsProfileError(`unsupported cipher suites: ${unknown.join(', ')} (use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
   return names.map((n) => OPENSSL_TO_IANA[n] ?? n);
 }
 

@@ -32,7 +32,11 @@ export function deserialize(buf: Buffer): WirePacket {
 }
 
 /** A received message that is not a valid packet; `reason` says why. */
-export interface MalformedPacket { type: 'malformed'; reason: string; raw: Buffer }
+export interface MalformedPacket {
+  type: 'malformed';
+  reason: string;
+  raw: Buffer;
+}
 
 /**
  * For the server's side: grpc-js answers a deserializer's exception with a bare

@@ -138,16 +138,15 @@ export function readYaml(text: string): YamlRead {
     // One overflow can be caught at several levels of the same nesting, as the stack allows: report it once.
     const firstOverflow = doc.errors.find((e) => e.code === 'RESOURCE_EXHAUSTION');
     const errors = doc.errors.filter((e) => e.code !== 'RESOURCE_EXHAUSTION' || e === firstOverflow);
-    const problems: YamlProblem[] = errors
-      .slice(0, MAX_SYNTAX_ERRORS)
-      .map((e) =>
-        // yaml catches its own overflow while building collections, at whichever level had the stack left to report it.
-        e.code === 'RESOURCE_EXHAUSTION'
-          ? { kind: 'unreadable', line: deepestLine(text), col: null, message: TOO_DEEP }
-          : { kind: 'syntax', ...counter.linePos(e.pos[0]), message: firstLine(e.message) },
-      );
+    const problems: YamlProblem[] = errors.slice(0, MAX_SYNTAX_ERRORS).map((e) =>
+      // yaml catches its own overflow while building collections, at whichever level had the stack left to report it.
+      e.code === 'RESOURCE_EXHAUSTION'
+        ? { kind: 'unreadable', line: deepestLine(text), col: null, message: TOO_DEEP }
+        : { kind: 'syntax', ...counter.linePos(e.pos[0]), message: firstLine(e.message) },
+    );
     const rest = errors.slice(MAX_SYNTAX_ERRORS);
-    if (rest.length) problems.push({ kind: 'syntax', ...counter.linePos(rest[0]!.pos[0]), message: `${rest.length} more from here on, not listed; fix the ones above first` });
+    if (rest.length)
+      problems.push({ kind: 'syntax', ...counter.linePos(rest[0]!.pos[0]), message: `${rest.length} more from here on, not listed; fix the ones above first` });
     return { ok: false, problems };
   }
   try {

@@ -32,7 +32,13 @@ interface Mca {
 }
 interface Deployment {
   metadata: { generation: number };
-  spec: { replicas: number; template: { metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string; args?: string[]; resources?: unknown }[] } } };
+  spec: {
+    replicas: number;
+    template: {
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { name: string; image: string; args?: string[]; resources?: unknown }[] };
+    };
+  };
   status?: { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
 }
 
@@ -42,7 +48,9 @@ apiVersion: addon.open-cluster-management.io/v1alpha1
 kind: AddOnDeploymentConfig
 metadata: {name: ${name}, namespace: ${namespace}}
 spec:
-  customizedVariables: [${Object.entries(variables).map(([k, v]) => `{name: ${k}, value: "${v}"}`).join(', ')}]
+  customizedVariables: [${Object.entries(variables)
+    .map(([k, v]) => `{name: ${k}, value: "${v}"}`)
+    .join(', ')}]
   registries: [{source: ${MIRROR.source}, mirror: ${MIRROR.mirror}}]
 ${extra}`;
 }
@@ -83,7 +91,11 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
       async () => {
         const d = await deployment(cluster, ns, name);
         const s = d.status ?? {};
-        const done = d.spec.template.metadata.annotations?.[HASH_ANNOTATION] === hash && s.observedGeneration === d.metadata.generation && s.updatedReplicas === d.spec.replicas && s.readyReplicas === d.spec.replicas;
+        const done =
+          d.spec.template.metadata.annotations?.[HASH_ANNOTATION] === hash &&
+          s.observedGeneration === d.metadata.generation &&
+          s.updatedReplicas === d.spec.replicas &&
+          s.readyReplicas === d.spec.replicas;
         return done ? d : undefined;
       },
       `${cluster}: Deployment ${ns}/${name} rolled out with config hash ${hash.slice(0, 12)}`,
@@ -107,17 +119,43 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
   it('every ClusterManagementAddOn of ours declares AddOnDeploymentConfig in supportedConfigs', async () => {
     for (const addon of ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']) {
       const cma = await json<{ spec: { supportedConfigs?: { group: string; resource: string }[] } }>('hub', ['get', CMA, addon]);
-      expect(cma.spec.supportedConfigs, addon).toContainEqual(expect.objectContaining({ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }));
+      expect(cma.spec.supportedConfigs, addon).toContainEqual(
+        expect.objectContaining({ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' }),
+      );
     }
   });
 
   it('cluster-proxy: a per-cluster config sets the agent replicas, image, resources and namespace, on that cluster only; a change rolls the agent', async () => {
-    await ok('hub', ['apply', '-f', '-'], adcYaml('cluster1', 'proxy-agent', { replicas: '2' }, "  resourceRequirements: [{containerID: 'deployments:*:proxy-agent', resources: {requests: {cpu: 5m}}}]\n"));
-    await ok('hub', ['-n', 'cluster1', 'patch', MCA, 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'proxy-agent' }] } })]);
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      adcYaml(
+        'cluster1',
+        'proxy-agent',
+        { replicas: '2' },
+        "  resourceRequirements: [{containerID: 'deployments:*:proxy-agent', resources: {requests: {cpu: 5m}}}]\n",
+      ),
+    );
+    await ok('hub', [
+      '-n',
+      'cluster1',
+      'patch',
+      MCA,
+      'cluster-proxy',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'proxy-agent' }] },
+      }),
+    ]);
     const hash = await appliedHash('cluster1', 'cluster-proxy', 'proxy-agent');
     const d = await rolledOut('cluster1', DEFAULT_AGENT_NS, 'cluster-proxy-proxy-agent', hash);
     expect(d.spec.replicas).toBe(2);
-    await waitUntil(async () => ((await k('cluster1', ['get', 'namespace', PROXY_NS])).exitCode !== 0 ? true : undefined), `namespace ${PROXY_NS} removed from cluster1`, 120_000);
+    await waitUntil(
+      async () => ((await k('cluster1', ['get', 'namespace', PROXY_NS])).exitCode !== 0 ? true : undefined),
+      `namespace ${PROXY_NS} removed from cluster1`,
+      120_000,
+    );
     expect((await mca('cluster1', 'cluster-proxy')).status?.namespace).toBe(DEFAULT_AGENT_NS);
     expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
     expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '5m' } });
@@ -137,7 +175,20 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
   it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster and moves the agent with its ServiceAccounts; a change rolls the agents', async () => {
     // No agentInstallNamespace: the API server fills in the default, so the agent moves there.
     await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '1s' }));
-    await ok('hub', ['patch', CMA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { supportedConfigs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', defaultConfig: { namespace: CONFIG_NS, name: 'msa-default' } }] } })]);
+    await ok('hub', [
+      'patch',
+      CMA,
+      'managed-serviceaccount',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: {
+          supportedConfigs: [
+            { group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', defaultConfig: { namespace: CONFIG_NS, name: 'msa-default' } },
+          ],
+        },
+      }),
+    ]);
     const first: Record<string, string> = {};
     for (const cluster of ['cluster1', 'cluster2']) {
       const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default');
@@ -146,13 +197,21 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
       expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=1s');
       first[cluster] = hash;
     }
-    await waitUntil(async () => ((await k('cluster1', ['get', 'namespace', MSA_NS])).exitCode !== 0 ? true : undefined), `namespace ${MSA_NS} removed from cluster1`, 120_000);
+    await waitUntil(
+      async () => ((await k('cluster1', ['get', 'namespace', MSA_NS])).exitCode !== 0 ? true : undefined),
+      `namespace ${MSA_NS} removed from cluster1`,
+      120_000,
+    );
     // A ManagedServiceAccount now gets a token of a ServiceAccount in the agent's new namespace.
-    await ok('hub', ['apply', '-f', '-'], `apiVersion: authentication.open-cluster-management.io/v1beta1
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      `apiVersion: authentication.open-cluster-management.io/v1beta1
 kind: ManagedServiceAccount
 metadata: {name: moved, namespace: cluster1}
 spec: {rotation: {enabled: true}}
-`);
+`,
+    );
     const token = await waitUntil(
       async () => {
         const r = await k('hub', ['-n', 'cluster1', 'get', 'secret', 'moved', '-o', 'jsonpath={.data.token}']);
@@ -179,14 +238,40 @@ spec: {rotation: {enabled: true}}
 
   it('cluster-gateway: nothing runs on the clusters, so a config is applied at once and its variable works on the hub', async () => {
     await ok('hub', ['apply', '-f', '-'], adcYaml('cluster2', 'gateway', { probeTimeout: '3s' }));
-    await ok('hub', ['-n', 'cluster2', 'patch', MCA, 'cluster-gateway', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'gateway' }] } })]);
+    await ok('hub', [
+      '-n',
+      'cluster2',
+      'patch',
+      MCA,
+      'cluster-gateway',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'gateway' }] },
+      }),
+    ]);
     await appliedHash('cluster2', 'cluster-gateway', 'gateway');
-    await waitUntil(async () => ((await mca('cluster2', 'cluster-gateway')).status?.conditions?.find((c) => c.type === 'Available')?.status === 'True' ? true : undefined), 'cluster-gateway Available on cluster2', 60_000);
+    await waitUntil(
+      async () => ((await mca('cluster2', 'cluster-gateway')).status?.conditions?.find((c) => c.type === 'Available')?.status === 'True' ? true : undefined),
+      'cluster-gateway Available on cluster2',
+      60_000,
+    );
   });
 
   it('a config that does not exist or has a bad variable leaves the agent as it was and says why', async () => {
     const before = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
-    await ok('hub', ['-n', 'cluster2', 'patch', MCA, 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'missing' }] } })]);
+    await ok('hub', [
+      '-n',
+      'cluster2',
+      'patch',
+      MCA,
+      'cluster-proxy',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: { configs: [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster2', name: 'missing' }] },
+      }),
+    ]);
     const configured = await waitUntil(
       async () => {
         const c = (await mca('cluster2', 'cluster-proxy')).status?.conditions?.find((x) => x.type === 'Configured');
@@ -199,7 +284,10 @@ spec: {rotation: {enabled: true}}
 
     await ok('hub', ['apply', '-f', '-'], adcYaml('cluster2', 'missing', { replicas: 'many' }));
     await waitUntil(
-      async () => ((await mca('cluster2', 'cluster-proxy')).status?.conditions?.find((x) => x.type === 'Configured')?.message.includes('replicas="many"') ? true : undefined),
+      async () =>
+        (await mca('cluster2', 'cluster-proxy')).status?.conditions?.find((x) => x.type === 'Configured')?.message.includes('replicas="many"')
+          ? true
+          : undefined,
       'Configured names the bad variable',
       60_000,
     );

@@ -92,7 +92,13 @@ describe('addon dev: a new addon from scaffold to every spoke', () => {
     expect(r.changed).toContain('agent');
     for (const c of CLUSTERS) await waitUntil(async () => ((await reportedVersion(c)) === 'v2' ? true : undefined), `${c}'s demo agent reporting v2`, 60_000);
     const pods = await k('cluster1', ['-n', 'demo-agent', 'get', 'pods', '-o', 'jsonpath={.items[*].metadata.annotations.ocm-lab\\.io/addon-code-hash}']);
-    expect(pods.stdout.split(' ').filter(Boolean).every((h) => h === r.agentHash), pods.stdout).toBe(true);
+    expect(
+      pods.stdout
+        .split(' ')
+        .filter(Boolean)
+        .every((h) => h === r.agentHash),
+      pods.stdout,
+    ).toBe(true);
   }, 300_000);
 
   it("the project's scenario passes in conformance", async () => {
@@ -105,9 +111,22 @@ describe('addon dev: a new addon from scaffold to every spoke', () => {
     expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
     expect(JSON.parse(run.stdout).removed.join('\n')).toMatch(/ManagedClusterAddOn cluster1\/demo/);
     for (const c of CLUSTERS) {
-      await waitUntil(async () => ((await k(c, ['get', 'namespace', 'demo-agent'])).exitCode !== 0 ? true : undefined), `namespace demo-agent gone from ${c}`, 60_000);
+      await waitUntil(
+        async () => ((await k(c, ['get', 'namespace', 'demo-agent'])).exitCode !== 0 ? true : undefined),
+        `namespace demo-agent gone from ${c}`,
+        60_000,
+      );
     }
-    const left = await k('hub', ['get', 'deployments,configmaps,serviceaccounts', '-n', 'open-cluster-management-addon', '-l', 'ocm-lab.io/dev-addon=demo', '-o', 'name']);
+    const left = await k('hub', [
+      'get',
+      'deployments,configmaps,serviceaccounts',
+      '-n',
+      'open-cluster-management-addon',
+      '-l',
+      'ocm-lab.io/dev-addon=demo',
+      '-o',
+      'name',
+    ]);
     expect(left.stdout.trim()).toBe('');
     expect((await k('hub', ['get', 'clustermanagementaddon', 'demo'])).exitCode).not.toBe(0);
   }, 300_000);

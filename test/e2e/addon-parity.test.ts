@@ -41,21 +41,29 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: exit ${r.exitCode}: ${r.stderr}`);
     return r.stdout;
   };
-  const secretPem = async (name: string, key: string) => Buffer.from(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', name, '-o', `jsonpath={.data.${key.replace(/\./g, '\\.')}}`]), 'base64').toString('utf8');
+  const secretPem = async (name: string, key: string) =>
+    Buffer.from(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', name, '-o', `jsonpath={.data.${key.replace(/\./g, '\\.')}}`]), 'base64').toString('utf8');
 
   /** The certificate the proxy-server's gRPC frontend serves, and the TLS version agreed, through a port-forward. */
   const served = async (opts: tls.ConnectionOptions = {}): Promise<{ cert: crypto.X509Certificate; protocol: string }> => {
-    const [cert, key, ca] = await Promise.all([secretPem('proxy-client', 'tls.crt'), secretPem('proxy-client', 'tls.key'), secretPem('proxy-server-ca', 'ca.crt')]);
+    const [cert, key, ca] = await Promise.all([
+      secretPem('proxy-client', 'tls.crt'),
+      secretPem('proxy-client', 'tls.key'),
+      secretPem('proxy-server-ca', 'ca.crt'),
+    ]);
     const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'deploy/cluster-proxy', 8090);
     try {
       return await new Promise((resolve, reject) => {
-        const s = tls.connect({ host: '127.0.0.1', port: forward.localPort, servername: `proxy-entrypoint.${PROXY_NS}.svc`, cert, key, ca, ALPNProtocols: ['h2'], ...opts }, () => {
-          const peer = s.getPeerX509Certificate();
-          const protocol = s.getProtocol() ?? '';
-          s.destroy();
-          if (!peer) reject(new Error('no peer certificate'));
-          else resolve({ cert: peer, protocol });
-        });
+        const s = tls.connect(
+          { host: '127.0.0.1', port: forward.localPort, servername: `proxy-entrypoint.${PROXY_NS}.svc`, cert, key, ca, ALPNProtocols: ['h2'], ...opts },
+          () => {
+            const peer = s.getPeerX509Certificate();
+            const protocol = s.getProtocol() ?? '';
+            s.destroy();
+            if (!peer) reject(new Error('no peer certificate'));
+            else resolve({ cert: peer, protocol });
+          },
+        );
         s.once('error', reject);
       });
     } finally {
@@ -65,9 +73,17 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
   /** `/healthz` of cluster1 through the tunnel: the agent's tunnel (agent port) and a client's stream (frontend) both work. */
   const tunnelHealthy = async (): Promise<boolean> => {
-    const [certPem, keyPem, caPem] = await Promise.all([secretPem('proxy-client', 'tls.crt'), secretPem('proxy-client', 'tls.key'), secretPem('proxy-server-ca', 'ca.crt')]);
+    const [certPem, keyPem, caPem] = await Promise.all([
+      secretPem('proxy-client', 'tls.crt'),
+      secretPem('proxy-client', 'tls.key'),
+      secretPem('proxy-server-ca', 'ca.crt'),
+    ]);
     const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'deploy/cluster-proxy', 8090);
-    const client = createTunnelClient({ address: `127.0.0.1:${forward.localPort}`, tls: { certPem, keyPem, caPem, servername: `proxy-entrypoint.${PROXY_NS}.svc` }, dialTimeoutMs: 5_000 });
+    const client = createTunnelClient({
+      address: `127.0.0.1:${forward.localPort}`,
+      tls: { certPem, keyPem, caPem, servername: `proxy-entrypoint.${PROXY_NS}.svc` },
+      dialTimeoutMs: 5_000,
+    });
     try {
       return (await probeCluster(client, 'cluster1', 5_000)).ok;
     } finally {
@@ -80,7 +96,9 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
   const proxyServerRolled = async (want: (args: string[]) => boolean, what: string) => {
     await waitUntil(
       async () => {
-        const args = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.spec.containers[0].args}'])) as string[];
+        const args = JSON.parse(
+          await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
+        ) as string[];
         return want(args) ? true : undefined;
       },
       what,
@@ -90,16 +108,23 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
   };
 
   /** One request to the user server (through a port-forward to its Service, as a tutorial reader does). */
-  const viaUserServer = async (p: string, headers: Record<string, string | string[]> = {}, opts: tls.ConnectionOptions = {}): Promise<{ status: number; body: string }> => {
+  const viaUserServer = async (
+    p: string,
+    headers: Record<string, string | string[]> = {},
+    opts: tls.ConnectionOptions = {},
+  ): Promise<{ status: number; body: string }> => {
     const ca = await secretPem('proxy-server-ca', 'ca.crt');
     const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'svc/cluster-proxy-addon-user', 9092);
     try {
       return await new Promise((resolve, reject) => {
-        const req = https.get({ host: '127.0.0.1', port: forward.localPort, servername: 'localhost', path: p, ca, headers, agent: false, timeout: 20_000, ...opts }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        });
+        const req = https.get(
+          { host: '127.0.0.1', port: forward.localPort, servername: 'localhost', path: p, ca, headers, agent: false, timeout: 20_000, ...opts },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          },
+        );
         req.on('timeout', () => req.destroy(new Error(`GET ${p}: no answer in 20 s`)));
         req.on('error', reject);
       });
@@ -116,7 +141,21 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     hub = await KubeClient.fromKubeconfig(hubOnly);
     // The Service the user-server test reaches, made now: a pod sees Services created after it within a minute.
     await ok('cluster1', ['create', 'namespace', 'svc-demo']);
-    await ok('cluster1', ['-n', 'svc-demo', 'create', 'deployment', 'web', '--image=ocm-lab:dev', '--port=8080', '--', 'ocm-lab', 'internal', 'test-workload', '--port=8080', '--host=0.0.0.0']);
+    await ok('cluster1', [
+      '-n',
+      'svc-demo',
+      'create',
+      'deployment',
+      'web',
+      '--image=ocm-lab:dev',
+      '--port=8080',
+      '--',
+      'ocm-lab',
+      'internal',
+      'test-workload',
+      '--port=8080',
+      '--host=0.0.0.0',
+    ]);
     await ok('cluster1', ['-n', 'svc-demo', 'expose', 'deployment', 'web', '--port=8080']);
   });
 
@@ -160,7 +199,8 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     } finally {
       controller.abort();
       await watching;
-      for (const name of names) await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'delete', 'managedserviceaccount', name, '--ignore-not-found']);
+      for (const name of names)
+        await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'delete', 'managedserviceaccount', name, '--ignore-not-found']);
     }
     const lateness = names.map((name, i) => deletedAt.get(name)! - (Date.parse(created.get(name)!) + ttls[i]! * 1000));
     console.log(`TTL deletion lateness (ms): ${lateness.join(', ')}`);
@@ -171,28 +211,50 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
   });
 
   it('the ManagedProxyConfiguration keeps selfSigned.additionalSANs and the proxy-server serves them', async () => {
-    const before = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}'])) as Record<string, string>;
-    await ok('hub', ['patch', 'managedproxyconfiguration', 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { authentication: { signer: { selfSigned: { additionalSANs: ['proxy.parity.example', '192.0.2.44'] } } } } })]);
-    const kept = await ok('hub', ['get', 'managedproxyconfiguration', 'cluster-proxy', '-o', 'jsonpath={.spec.authentication.signer.selfSigned.additionalSANs}']);
+    const before = JSON.parse(
+      await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}']),
+    ) as Record<string, string>;
+    await ok('hub', [
+      'patch',
+      'managedproxyconfiguration',
+      'cluster-proxy',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { authentication: { signer: { selfSigned: { additionalSANs: ['proxy.parity.example', '192.0.2.44'] } } } } }),
+    ]);
+    const kept = await ok('hub', [
+      'get',
+      'managedproxyconfiguration',
+      'cluster-proxy',
+      '-o',
+      'jsonpath={.spec.authentication.signer.selfSigned.additionalSANs}',
+    ]);
     expect(JSON.parse(kept)).toEqual(['proxy.parity.example', '192.0.2.44']);
     await waitUntil(
       async () => {
-        const a = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}']) || '{}') as Record<string, string>;
+        const a = JSON.parse(
+          (await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'jsonpath={.spec.template.metadata.annotations}'])) || '{}',
+        ) as Record<string, string>;
         return JSON.stringify(a) !== JSON.stringify(before) ? true : undefined;
       },
       'the proxy-server Deployment to roll for the reissued certificates',
       60_000,
     );
     await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
-    const { cert } = await waitUntil(async () => {
-      const s = await served();
-      return s.cert.subjectAltName?.includes('proxy.parity.example') ? s : undefined;
-    }, 'the served certificate to name proxy.parity.example', 60_000, 2_000);
+    const { cert } = await waitUntil(
+      async () => {
+        const s = await served();
+        return s.cert.subjectAltName?.includes('proxy.parity.example') ? s : undefined;
+      },
+      'the served certificate to name proxy.parity.example',
+      60_000,
+      2_000,
+    );
     expect(cert.subjectAltName).toContain('DNS:proxy.parity.example');
     expect(cert.subjectAltName).toContain('IP Address:192.0.2.44');
   });
 
-  it('certificates last as upstream\'s: signer CA ten years, proxy-server/agent-server/proxy-client and agent certificates 180 days', async () => {
+  it("certificates last as upstream's: signer CA ten years, proxy-server/agent-server/proxy-client and agent certificates 180 days", async () => {
     const days = (pem: string) => {
       const c = new crypto.X509Certificate(pem);
       return Math.floor((Date.parse(c.validTo) - Date.parse(c.validFrom)) / 86_400_000);
@@ -201,7 +263,15 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       expect(days(await secretPem(name, 'tls.crt')), name).toBe(180);
     }
     const agentCert = Buffer.from(
-      await ok('cluster1', ['-n', PROXY_NS, 'get', 'secret', 'cluster-proxy-open-cluster-management.io-proxy-agent-signer-client-cert', '-o', 'jsonpath={.data.tls\\.crt}']),
+      await ok('cluster1', [
+        '-n',
+        PROXY_NS,
+        'get',
+        'secret',
+        'cluster-proxy-open-cluster-management.io-proxy-agent-signer-client-cert',
+        '-o',
+        'jsonpath={.data.tls\\.crt}',
+      ]),
       'base64',
     ).toString('utf8');
     expect(days(agentCert)).toBe(180);
@@ -216,25 +286,40 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       await waitUntil(async () => ((await served()).protocol === 'TLSv1.3' ? true : undefined), 'the proxy-server to serve TLS 1.3', 60_000, 2_000);
       await expect(served({ maxVersion: 'TLSv1.2' })).rejects.toThrow(/protocol version/);
       // The agent-facing port too: cluster1's agent reconnected (over TLS 1.3) and carries traffic.
-      await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'cluster1 /healthz through the tunnel under the TLS 1.3 profile', 90_000, 2_000);
+      await waitUntil(
+        async () => ((await tunnelHealthy()) ? true : undefined),
+        'cluster1 /healthz through the tunnel under the TLS 1.3 profile',
+        90_000,
+        2_000,
+      );
     } finally {
       await ok('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
     }
     await proxyServerRolled((args) => args.includes('--tls-min-version=VersionTLS12'), 'the proxy-server to return to --tls-min-version=VersionTLS12');
-    const back = await waitUntil(async () => {
-      const s = await served({ maxVersion: 'TLSv1.2' }).catch(() => undefined);
-      return s?.protocol === 'TLSv1.2' ? s : undefined;
-    }, 'TLS 1.2 to be served again', 60_000, 2_000);
+    const back = await waitUntil(
+      async () => {
+        const s = await served({ maxVersion: 'TLSv1.2' }).catch(() => undefined);
+        return s?.protocol === 'TLSv1.2' ? s : undefined;
+      },
+      'TLS 1.2 to be served again',
+      60_000,
+      2_000,
+    );
     expect(back.protocol).toBe('TLSv1.2');
   });
 
-  it('service proxy / user server: a Service on cluster1 and its API server, reached from the host with the caller\'s identity', async () => {
+  it("service proxy / user server: a Service on cluster1 and its API server, reached from the host with the caller's identity", async () => {
     await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-addon-user', '--timeout=120s']);
     await ok('cluster1', ['-n', 'svc-demo', 'rollout', 'status', 'deploy/web', '--timeout=120s']);
-    const web = await waitUntil(async () => {
-      const r = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
-      return r.status === 200 ? r : undefined;
-    }, 'GET …/services/http:web:8080/proxy-service/healthz to answer 200', 120_000, 2_000);
+    const web = await waitUntil(
+      async () => {
+        const r = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
+        return r.status === 200 ? r : undefined;
+      },
+      'GET …/services/http:web:8080/proxy-service/healthz to answer 200',
+      120_000,
+      2_000,
+    );
     expect(web.body).toBe('ok');
     expect((await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/web/proxy-service/healthz')).status).toBe(400);
 
@@ -243,25 +328,43 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     const hubToken = (await ok('hub', ['-n', 'default', 'create', 'token', 'viewer'])).trim();
     const pods = '/cluster1/api/v1/namespaces/svc-demo/pods';
     const auth = { authorization: `Bearer ${hubToken}` };
-    const denied = await waitUntil(async () => {
-      const r = await viaUserServer(pods, auth);
-      return r.status === 503 ? undefined : r; // 503: the agent's hub kubeconfig is not there yet
-    }, 'a hub-user request that the service proxy can check', 90_000, 2_000);
+    const denied = await waitUntil(
+      async () => {
+        const r = await viaUserServer(pods, auth);
+        return r.status === 503 ? undefined : r; // 503: the agent's hub kubeconfig is not there yet
+      },
+      'a hub-user request that the service proxy can check',
+      90_000,
+      2_000,
+    );
     expect(denied.status, denied.body).toBe(403);
     expect(denied.body).toContain('cluster:hub:system:serviceaccount:default:viewer');
     // The caller cannot choose the groups the agent impersonates.
     const escalated = await viaUserServer(pods, { ...auth, 'impersonate-group': 'system:masters', 'impersonate-user': 'admin' });
     expect(escalated.status, escalated.body).toBe(403);
     await ok('cluster1', ['create', 'clusterrolebinding', 'hub-viewer', '--clusterrole=view', '--user=cluster:hub:system:serviceaccount:default:viewer']);
-    const allowed = await waitUntil(async () => {
-      const r = await viaUserServer(pods, auth);
-      return r.status === 200 ? r : undefined;
-    }, 'the hub viewer to be allowed to list pods on cluster1', 30_000, 1_000);
+    const allowed = await waitUntil(
+      async () => {
+        const r = await viaUserServer(pods, auth);
+        return r.status === 200 ? r : undefined;
+      },
+      'the hub viewer to be allowed to list pods on cluster1',
+      30_000,
+      1_000,
+    );
     expect((JSON.parse(allowed.body) as { items: { metadata: { name: string } }[] }).items.some((p) => p.metadata.name.startsWith('web-'))).toBe(true);
 
     // kubectl against the user server as a tutorial reader would: a kubeconfig whose server ends in /cluster1.
     // exec is an upgrade (WebSocket, or SPDY) that must pass both hops.
-    await ok('cluster1', ['create', 'rolebinding', 'hub-viewer-exec', '-n', 'svc-demo', '--clusterrole=admin', '--user=cluster:hub:system:serviceaccount:default:viewer']);
+    await ok('cluster1', [
+      'create',
+      'rolebinding',
+      'hub-viewer-exec',
+      '-n',
+      'svc-demo',
+      '--clusterrole=admin',
+      '--user=cluster:hub:system:serviceaccount:default:viewer',
+    ]);
     const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'svc/cluster-proxy-addon-user', 9092);
     try {
       const viaKubeconfig = path.join(home.home, 'user-server.kubeconfig');
@@ -279,11 +382,16 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
         }),
         { mode: 0o600 },
       );
-      const exec = await waitUntil(async () => {
-        const r = await kubectl(viaKubeconfig, ['-n', 'svc-demo', 'exec', 'deploy/web', '--', 'echo', 'through-the-user-server']);
-        if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${r.stderr}`);
-        return r;
-      }, 'kubectl exec through the user server', 30_000, 1_000);
+      const exec = await waitUntil(
+        async () => {
+          const r = await kubectl(viaKubeconfig, ['-n', 'svc-demo', 'exec', 'deploy/web', '--', 'echo', 'through-the-user-server']);
+          if (r.exitCode !== 0) throw new Error(`exit ${r.exitCode}: ${r.stderr}`);
+          return r;
+        },
+        'kubectl exec through the user server',
+        30_000,
+        1_000,
+      );
       expect(exec.stdout.trim()).toBe('through-the-user-server');
     } finally {
       await forward.stop();
@@ -308,25 +416,57 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
   it('ocm-tls-profile reaches the user server and the service proxy too', async () => {
     await ok('hub', ['-n', MANAGER_NS, 'create', 'configmap', 'ocm-tls-profile', '--from-literal=minTLSVersion=VersionTLS13']);
     try {
-      await waitUntil(async () => {
-        const args = await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-addon-user', '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
-        return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
-      }, 'the user server Deployment to get --tls-min-version=VersionTLS13', 60_000);
+      await waitUntil(
+        async () => {
+          const args = await ok('hub', [
+            '-n',
+            PROXY_NS,
+            'get',
+            'deploy',
+            'cluster-proxy-addon-user',
+            '-o',
+            'jsonpath={.spec.template.spec.containers[0].args}',
+          ]);
+          return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
+        },
+        'the user server Deployment to get --tls-min-version=VersionTLS13',
+        60_000,
+      );
       await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-addon-user', '--timeout=120s']);
-      await waitUntil(async () => {
-        const args = await ok('cluster1', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-proxy-agent', '-o', 'jsonpath={.spec.template.spec.containers[1].args}']);
-        return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
-      }, 'the service proxy on cluster1 to get --tls-min-version=VersionTLS13', 90_000);
+      await waitUntil(
+        async () => {
+          const args = await ok('cluster1', [
+            '-n',
+            PROXY_NS,
+            'get',
+            'deploy',
+            'cluster-proxy-proxy-agent',
+            '-o',
+            'jsonpath={.spec.template.spec.containers[1].args}',
+          ]);
+          return args.includes('--tls-min-version=VersionTLS13') ? true : undefined;
+        },
+        'the service proxy on cluster1 to get --tls-min-version=VersionTLS13',
+        90_000,
+      );
       await expect(viaUserServer('/cluster1/healthz', {}, { maxVersion: 'TLSv1.2' })).rejects.toThrow(/protocol version/);
       await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
       // The service proxy listens on the pod's loopback: asked from inside its container, it refuses TLS 1.2.
-      const probe = "require('tls').connect({host:'127.0.0.1',port:7443,rejectUnauthorized:false,maxVersion:'TLSv1.2'},function(){console.log('agreed '+this.getProtocol());this.destroy()}).on('error',e=>console.log('refused '+e.message))";
-      expect(await ok('cluster1', ['-n', PROXY_NS, 'exec', 'deploy/cluster-proxy-proxy-agent', '-c', 'service-proxy', '--', 'node', '-e', probe])).toMatch(/^refused .*protocol version/);
+      const probe =
+        "require('tls').connect({host:'127.0.0.1',port:7443,rejectUnauthorized:false,maxVersion:'TLSv1.2'},function(){console.log('agreed '+this.getProtocol());this.destroy()}).on('error',e=>console.log('refused '+e.message))";
+      expect(await ok('cluster1', ['-n', PROXY_NS, 'exec', 'deploy/cluster-proxy-proxy-agent', '-c', 'service-proxy', '--', 'node', '-e', probe])).toMatch(
+        /^refused .*protocol version/,
+      );
       // And the rolled agent still carries a Service request end to end.
-      const r = await waitUntil(async () => {
-        const x = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
-        return x.status === 200 ? x : undefined;
-      }, 'the Service through the TLS 1.3 user server and service proxy', 120_000, 2_000);
+      const r = await waitUntil(
+        async () => {
+          const x = await viaUserServer('/cluster1/api/v1/namespaces/svc-demo/services/http:web:8080/proxy-service/healthz');
+          return x.status === 200 ? x : undefined;
+        },
+        'the Service through the TLS 1.3 user server and service proxy',
+        120_000,
+        2_000,
+      );
       expect(r.body).toBe('ok');
     } finally {
       await ok('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
@@ -335,11 +475,32 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
   it('removing spec.userServer takes the user server and the service proxies away', async () => {
     await ok('hub', ['patch', 'managedproxyconfiguration', 'cluster-proxy', '--type=json', '-p', '[{"op":"remove","path":"/spec/userServer"}]']);
-    await waitUntil(async () => ((await kubectl(kubeconfig, ['--context', 'hub', '-n', PROXY_NS, 'get', 'deploy,svc', 'cluster-proxy-addon-user', '--ignore-not-found', '-o', 'name'])).stdout.trim() === '' ? true : undefined), 'Deployment and Service cluster-proxy-addon-user to go', 60_000);
-    await waitUntil(async () => {
-      const names = await ok('cluster1', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-proxy-agent', '-o', 'jsonpath={.spec.template.spec.containers[*].name}']);
-      return names.trim() === 'proxy-agent' ? true : undefined;
-    }, 'the agent on cluster1 to lose its service-proxy container', 90_000);
+    await waitUntil(
+      async () =>
+        (
+          await kubectl(kubeconfig, ['--context', 'hub', '-n', PROXY_NS, 'get', 'deploy,svc', 'cluster-proxy-addon-user', '--ignore-not-found', '-o', 'name'])
+        ).stdout.trim() === ''
+          ? true
+          : undefined,
+      'Deployment and Service cluster-proxy-addon-user to go',
+      60_000,
+    );
+    await waitUntil(
+      async () => {
+        const names = await ok('cluster1', [
+          '-n',
+          PROXY_NS,
+          'get',
+          'deploy',
+          'cluster-proxy-proxy-agent',
+          '-o',
+          'jsonpath={.spec.template.spec.containers[*].name}',
+        ]);
+        return names.trim() === 'proxy-agent' ? true : undefined;
+      },
+      'the agent on cluster1 to lose its service-proxy container',
+      90_000,
+    );
     expect(await ok('cluster1', ['get', 'clusterrole', 'cluster-proxy-addon-agent-impersonator', '--ignore-not-found', '-o', 'name'])).toBe('');
   });
 
@@ -348,21 +509,47 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     const names = Array.from({ length: USERS }, (_v, i) => `load-u${String(i).padStart(3, '0')}`);
     const manifests = (docs: object[]) => docs.map((d) => JSON.stringify(d)).join('\n---\n');
     // Each user: a namespace of its own on cluster1 where it may edit, and the namespace list.
-    await ok('cluster1', ['apply', '-f', '-'], manifests([
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'load-namespace-reader' }, rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] }] },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: 'load-namespace-reader' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'load-namespace-reader' },
-        subjects: names.map((n) => ({ kind: 'ServiceAccount', name: n, namespace: MSA_NS })),
-      },
-      ...names.flatMap((n) => [
-        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } },
-        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'user', namespace: n }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' }, subjects: [{ kind: 'ServiceAccount', name: n, namespace: MSA_NS }] },
+    await ok(
+      'cluster1',
+      ['apply', '-f', '-'],
+      manifests([
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'load-namespace-reader' },
+          rules: [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list'] }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'load-namespace-reader' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'load-namespace-reader' },
+          subjects: names.map((n) => ({ kind: 'ServiceAccount', name: n, namespace: MSA_NS })),
+        },
+        ...names.flatMap((n) => [
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } },
+          {
+            apiVersion: 'rbac.authorization.k8s.io/v1',
+            kind: 'RoleBinding',
+            metadata: { name: 'user', namespace: n },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+            subjects: [{ kind: 'ServiceAccount', name: n, namespace: MSA_NS }],
+          },
+        ]),
       ]),
-    ]));
-    await ok('hub', ['apply', '-f', '-'], manifests(names.map((n) => ({ apiVersion: MSA_API, kind: 'ManagedServiceAccount', metadata: { name: n, namespace: 'cluster1', labels: { 'load-test': 'users' } }, spec: { rotation: { enabled: true } } }))));
+    );
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      manifests(
+        names.map((n) => ({
+          apiVersion: MSA_API,
+          kind: 'ManagedServiceAccount',
+          metadata: { name: n, namespace: 'cluster1', labels: { 'load-test': 'users' } },
+          spec: { rotation: { enabled: true } },
+        })),
+      ),
+    );
     await ok('hub', ['-n', 'cluster1', 'wait', 'managedserviceaccount', '-l', 'load-test=users', '--for=condition=TokenReported', '--timeout=300s']);
     // What tells cluster1's answers from the hub's: a namespace only the hub has, cluster1's version.
     const hubOnly = 'namespace/open-cluster-management-hub';
@@ -375,11 +562,18 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
     await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
     const containerPid = (context: string, container: string) =>
-      waitUntil(async () => {
-        const pods = JSON.parse(await ok(context, ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: { status: { containerStatuses?: { name: string; ready: boolean; containerID?: string }[] } }[] };
-        const found = pods.items.flatMap((p) => p.status.containerStatuses ?? []).filter((c) => c.name === container && c.ready && c.containerID);
-        return found.length === 1 ? Number(found[0]!.containerID!.replace('ocm-lab://', '')) : undefined;
-      }, `exactly one ready ${container} container on ${context}`, 60_000, 1_000);
+      waitUntil(
+        async () => {
+          const pods = JSON.parse(await ok(context, ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as {
+            items: { status: { containerStatuses?: { name: string; ready: boolean; containerID?: string }[] } }[];
+          };
+          const found = pods.items.flatMap((p) => p.status.containerStatuses ?? []).filter((c) => c.name === container && c.ready && c.containerID);
+          return found.length === 1 ? Number(found[0]!.containerID!.replace('ocm-lab://', '')) : undefined;
+        },
+        `exactly one ready ${container} container on ${context}`,
+        60_000,
+        1_000,
+      );
     const serverPid = await containerPid('hub', 'proxy-server');
     const agentPid = await containerPid('cluster1', 'proxy-agent');
     await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'cluster1 reachable through the tunnel', 60_000, 1_000);
@@ -412,15 +606,22 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
         const cliMem = memoryTotalsKb(clis);
         const kubectlMem = memoryTotalsKb(kubectls);
         return {
-          cliRssKb: cliMem.rssKb, cliPssKb: cliMem.pssKb,
-          kubectls: kubectlMem.processes, kubectlRssKb: kubectlMem.rssKb, kubectlPssKb: kubectlMem.pssKb,
+          cliRssKb: cliMem.rssKb,
+          cliPssKb: cliMem.pssKb,
+          kubectls: kubectlMem.processes,
+          kubectlRssKb: kubectlMem.rssKb,
+          kubectlPssKb: kubectlMem.pssKb,
           kubectlMaxKb: Math.max(0, ...kubectls.map((pid) => residentKb(pid)?.rssKb ?? 0)),
-          serverRssKb: residentKb(serverPid)?.rssKb ?? 0, agentRssKb: residentKb(agentPid)?.rssKb ?? 0,
-          serverFds: openFds(serverPid), agentFds: openFds(agentPid),
+          serverRssKb: residentKb(serverPid)?.rssKb ?? 0,
+          agentRssKb: residentKb(agentPid)?.rssKb ?? 0,
+          serverFds: openFds(serverPid),
+          agentFds: openFds(agentPid),
         };
       });
       const opened = await Promise.allSettled(sessions.map((s) => s.opened));
-      opened.forEach((o, i) => (o.status === 'fulfilled' ? record('session open (spawn → first prompt)', o.value) : failures.push(`${names[i]}: open: ${String(o.reason)}`)));
+      opened.forEach((o, i) =>
+        o.status === 'fulfilled' ? record('session open (spawn → first prompt)', o.value) : failures.push(`${names[i]}: open: ${String(o.reason)}`),
+      );
       const openWallMs = Date.now() - t0;
 
       // All sessions are open; now every user makes its requests, all users at once.
@@ -462,10 +663,15 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       const loadAfter = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
       // Released: the proxy-server's and the agent's descriptors back near where they were.
-      const after = await waitUntil(async () => {
-        const figures = { serverFds: openFds(serverPid), agentFds: openFds(agentPid) };
-        return figures.serverFds <= before.serverFds + 10 && figures.agentFds <= before.agentFds + 10 ? figures : undefined;
-      }, 'the proxy-server and the proxy-agent to release the users\' connections', 120_000, 1_000).catch((err: unknown) => {
+      const after = await waitUntil(
+        async () => {
+          const figures = { serverFds: openFds(serverPid), agentFds: openFds(agentPid) };
+          return figures.serverFds <= before.serverFds + 10 && figures.agentFds <= before.agentFds + 10 ? figures : undefined;
+        },
+        "the proxy-server and the proxy-agent to release the users' connections",
+        120_000,
+        1_000,
+      ).catch((err: unknown) => {
         failures.push(String(err));
         return { serverFds: -1, agentFds: -1 };
       });
@@ -474,7 +680,11 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
       const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
       const row = (label: string, xs: number[]) =>
-        `  ${label.padEnd(38)} n ${String(xs.length).padStart(3)}   p50 ${quantile(xs, 0.5).toFixed(0).padStart(6)} ms   p99 ${quantile(xs, 0.99).toFixed(0).padStart(6)} ms   max ${Math.max(...xs).toFixed(0).padStart(6)} ms`;
+        `  ${label.padEnd(38)} n ${String(xs.length).padStart(3)}   p50 ${quantile(xs, 0.5).toFixed(0).padStart(6)} ms   p99 ${quantile(xs, 0.99).toFixed(0).padStart(6)} ms   max ${Math.max(
+          ...xs,
+        )
+          .toFixed(0)
+          .padStart(6)} ms`;
       const report = [
         `${USERS} concurrent \`ocm-lab proxy kubectl -i\` users on cluster1 (each its own MSA and namespace; all sessions opened at once, then 5 requests each in sequence, all users at once):`,
         ...Object.entries(timings).map(([step, xs]) => row(step, xs)),
@@ -490,7 +700,9 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       expect(failures).toEqual([]);
       expect(succeeded.filter(Boolean)).toHaveLength(USERS);
       // One tunnel client per user; the baseline itself moves by a descriptor or two (the server's own API calls): 124 - 25 was seen.
-      expect(heldServerFds - before.serverFds, 'descriptors the proxy-server holds with every session open, over its baseline').toBeGreaterThanOrEqual(USERS - 5);
+      expect(heldServerFds - before.serverFds, 'descriptors the proxy-server holds with every session open, over its baseline').toBeGreaterThanOrEqual(
+        USERS - 5,
+      );
       // No session leaves a kubeconfig, a token or a kubectl cache behind.
       expect(await fs.readdir(userTmp)).toEqual([]);
       expect(await fs.readdir(userHome)).toEqual([]);

@@ -60,13 +60,17 @@ spec:
     env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
 
     await ok('hub', ['apply', '-f', '-'], msa('rotating', 'cluster1', '10m'));
-    await ok('cluster1', ['apply', '-f', '-'], `
+    await ok(
+      'cluster1',
+      ['apply', '-f', '-'],
+      `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata: {name: rotating-view}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
 subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
-`);
+`,
+    );
     const firstToken = await waitUntil(() => secretToken('rotating'), 'the first token of MSA rotating', 60_000);
     let running = true;
     const done = (async () => {
@@ -75,7 +79,8 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
       while (running) {
         const r = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS, '-o', 'name'], env);
         runs++;
-        if (r.exitCode !== 0 || !r.stdout.includes('managed-serviceaccount-addon-agent')) failures.push(`run ${runs}: exit ${r.exitCode}: ${r.stderr.trim().slice(0, 300)}`);
+        if (r.exitCode !== 0 || !r.stdout.includes('managed-serviceaccount-addon-agent'))
+          failures.push(`run ${runs}: exit ${r.exitCode}: ${r.stderr.trim().slice(0, 300)}`);
         await new Promise((res) => setTimeout(res, 1_000));
       }
       return { runs, failures };
@@ -113,7 +118,11 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     expect(text.stdout).toMatch(/^CLUSTER NAME +INSTALLED +AVAILABLE +PROBED HEALTH +LATENCY$/m);
     expect(text.stdout).toMatch(/^cluster1 +True +True +True +[0-9.]+ms$/m);
     expect(text.stdout).toMatch(/^cluster2 +True +True +True +[0-9.]+ms$/m);
-    const json = JSON.parse((await cli(['proxy', 'health', '--cluster', 'cluster2', '-o', 'json'], env)).stdout) as { cluster: string; probedHealth: boolean; latencyMs: number }[];
+    const json = JSON.parse((await cli(['proxy', 'health', '--cluster', 'cluster2', '-o', 'json'], env)).stdout) as {
+      cluster: string;
+      probedHealth: boolean;
+      latencyMs: number;
+    }[];
     expect(json).toEqual([expect.objectContaining({ cluster: 'cluster2', installed: true, available: true, probedHealth: true })]);
     expect(json[0]!.latencyMs).toBeGreaterThan(0);
   });
@@ -121,7 +130,9 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
   it('kubectl logs -f, exec and port-forward reach the addon pods through the API server, from the host', async () => {
     const proxyNs = 'open-cluster-management-cluster-proxy';
     // A new line in the agent's log: a ManagedServiceAccount for its cluster appears on the hub.
-    const streamed = await followLogs(kubeconfig, 'cluster2', MSA_NS, 'deploy/managed-serviceaccount-addon-agent', /streamed: token issued/, () => ok('hub', ['apply', '-f', '-'], msa('streamed', 'cluster2')));
+    const streamed = await followLogs(kubeconfig, 'cluster2', MSA_NS, 'deploy/managed-serviceaccount-addon-agent', /streamed: token issued/, () =>
+      ok('hub', ['apply', '-f', '-'], msa('streamed', 'cluster2')),
+    );
     expect(streamed).toMatch(/streamed: token issued for a new ServiceAccount/);
 
     const exec = await k('cluster1', ['-n', MSA_NS, 'exec', 'deploy/managed-serviceaccount-addon-agent', '--', 'sh', '-c', 'echo in-the-agent; exit 4']);
@@ -143,7 +154,13 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     await ok('hub', ['-n', 'cluster1', 'delete', 'secret', 'recreated']);
     const second = await waitUntil(() => secretToken('recreated'), 'Secret recreated to come back', 60_000);
     expect(second).not.toBe(first);
-    const review = JSON.parse(await ok('cluster1', ['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: second } }))) as {
+    const review = JSON.parse(
+      await ok(
+        'cluster1',
+        ['create', '-o', 'json', '-f', '-'],
+        JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: second } }),
+      ),
+    ) as {
       status: { authenticated: boolean; user: { username: string } };
     };
     expect(review.status).toMatchObject({ authenticated: true, user: { username: `system:serviceaccount:${MSA_NS}:recreated` } });
@@ -153,24 +170,52 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     await waitUntil(() => secretToken('recreated'), 'Secret recreated', 60_000);
     await ok('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated']);
     await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'recreated', '--wait=true']);
-    await waitUntil(async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated'])).exitCode !== 0 ? true : undefined), 'ServiceAccount recreated to go', 60_000);
-    await waitUntil(async () => ((await k('hub', ['-n', 'cluster1', 'get', 'secret', 'recreated'])).exitCode !== 0 ? true : undefined), 'Secret recreated to be collected', 60_000);
+    await waitUntil(
+      async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated'])).exitCode !== 0 ? true : undefined),
+      'ServiceAccount recreated to go',
+      60_000,
+    );
+    await waitUntil(
+      async () => ((await k('hub', ['-n', 'cluster1', 'get', 'secret', 'recreated'])).exitCode !== 0 ? true : undefined),
+      'Secret recreated to be collected',
+      60_000,
+    );
   });
 
   it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted when it runs out, with its ServiceAccount', async () => {
     await ok('hub', ['apply', '-f', '-'], `${msa('shortlived', 'cluster1')}  ttlSecondsAfterCreation: 20\n`);
     await waitUntil(() => secretToken('shortlived'), 'Secret shortlived', 60_000);
-    await waitUntil(async () => ((await k('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined), 'MSA shortlived to be deleted', 60_000);
-    await waitUntil(async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined), 'ServiceAccount shortlived to go', 60_000);
+    await waitUntil(
+      async () => ((await k('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined),
+      'MSA shortlived to be deleted',
+      60_000,
+    );
+    await waitUntil(
+      async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined),
+      'ServiceAccount shortlived to go',
+      60_000,
+    );
   });
 
   it('a ManagedServiceAccount outside any cluster namespace gets a status that says so; nothing crashes', async () => {
     await ok('hub', ['create', 'namespace', 'not-a-cluster']);
     await ok('hub', ['apply', '-f', '-'], msa('lost', 'not-a-cluster'));
-    const condition = await waitUntil(async () => {
-      const out = await ok('hub', ['-n', 'not-a-cluster', 'get', 'managedserviceaccount', 'lost', '-o', 'jsonpath={.status.conditions[?(@.type=="SecretCreated")]}']);
-      return out ? (JSON.parse(out) as { status: string; reason: string; message: string }) : undefined;
-    }, 'a SecretCreated condition on MSA lost', 30_000);
+    const condition = await waitUntil(
+      async () => {
+        const out = await ok('hub', [
+          '-n',
+          'not-a-cluster',
+          'get',
+          'managedserviceaccount',
+          'lost',
+          '-o',
+          'jsonpath={.status.conditions[?(@.type=="SecretCreated")]}',
+        ]);
+        return out ? (JSON.parse(out) as { status: string; reason: string; message: string }) : undefined;
+      },
+      'a SecretCreated condition on MSA lost',
+      30_000,
+    );
     expect(condition).toMatchObject({ status: 'False', reason: 'NotAManagedCluster' });
     expect(condition.message).toContain('namespace not-a-cluster is not the namespace of a managed cluster');
     const managers = JSON.parse(await ok('hub', ['-n', 'open-cluster-management-addon', 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
@@ -183,15 +228,24 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     const status = pods.items[0]!.status.containerStatuses![0]!;
     const pid = Number(status.containerID!.replace('ocm-lab://', ''));
     process.kill(pid, 'SIGKILL');
-    await waitUntil(async () => {
-      const now = JSON.parse(await ok('cluster2', ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
-      const s = now.items[0]?.status.containerStatuses?.[0];
-      return s && s.restartCount === status.restartCount + 1 && s.ready ? true : undefined;
-    }, 'the proxy-agent to be restarted', 60_000);
-    await waitUntil(async () => {
-      const r = await cli(['proxy', 'health', '--cluster', 'cluster2'], env);
-      return r.exitCode === 0 && /^cluster2 +True +True +True/m.test(r.stdout) ? true : undefined;
-    }, 'proxy health of cluster2 to recover', 60_000, 1_000);
+    await waitUntil(
+      async () => {
+        const now = JSON.parse(await ok('cluster2', ['-n', PROXY_NS, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
+        const s = now.items[0]?.status.containerStatuses?.[0];
+        return s && s.restartCount === status.restartCount + 1 && s.ready ? true : undefined;
+      },
+      'the proxy-agent to be restarted',
+      60_000,
+    );
+    await waitUntil(
+      async () => {
+        const r = await cli(['proxy', 'health', '--cluster', 'cluster2'], env);
+        return r.exitCode === 0 && /^cluster2 +True +True +True/m.test(r.stdout) ? true : undefined;
+      },
+      'proxy health of cluster2 to recover',
+      60_000,
+      1_000,
+    );
   });
 
   it('proxy kubectl: unknown cluster or MSA exit 5 with a clear message; bad arguments exit 2; no temp files left', async () => {
@@ -218,15 +272,41 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     expect(await fs.readdir(tmp)).toEqual([]);
 
     // SIGINT (and SIGTERM) to ocm-lab while kubectl watches: kubectl is stopped, the kubeconfig with the token removed, exit 128+n.
-    for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-      const watching = execa(process.execPath, [path.resolve('dist/cli/main.js'), 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS, '--watch'], {
-        reject: false,
-        env: { ...process.env, CI: 'true', ...env, TMPDIR: tmp },
-      });
+    for (const [sig, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      const watching = execa(
+        process.execPath,
+        [
+          path.resolve('dist/cli/main.js'),
+          'proxy',
+          'kubectl',
+          '--cluster',
+          'cluster1',
+          '--sa',
+          'rotating',
+          '--',
+          'get',
+          'deployments',
+          '-n',
+          MSA_NS,
+          '--watch',
+        ],
+        {
+          reject: false,
+          env: { ...process.env, CI: 'true', ...env, TMPDIR: tmp },
+        },
+      );
       let printed = '';
       watching.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
       await waitUntil(async () => ((await fs.readdir(tmp)).length ? true : undefined), `${sig}: proxy kubectl wrote its kubeconfig`, 30_000);
-      await waitUntil(async () => (printed.includes('managed-serviceaccount-addon-agent') ? true : undefined), `${sig}: kubectl --watch printed the Deployment`, 30_000, 200);
+      await waitUntil(
+        async () => (printed.includes('managed-serviceaccount-addon-agent') ? true : undefined),
+        `${sig}: kubectl --watch printed the Deployment`,
+        30_000,
+        200,
+      );
       watching.kill(sig);
       const r = await watching;
       expect(r.exitCode, `${sig}: ${String(r.stderr)}`).toBe(code);
@@ -241,7 +321,8 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     for (const context of ['hub', 'cluster1', 'cluster2']) {
       const list = JSON.parse(await ok(context, ['get', 'secrets', '-A', '-o', 'json'])) as { items: { data?: Record<string, string> }[] };
       for (const item of list.items) {
-        for (const [k, v] of Object.entries(item.data ?? {})) if (/token|key|kubeconfig|secret|password/i.test(k)) secrets.push(Buffer.from(v, 'base64').toString('utf8'));
+        for (const [k, v] of Object.entries(item.data ?? {}))
+          if (/token|key|kubeconfig|secret|password/i.test(k)) secrets.push(Buffer.from(v, 'base64').toString('utf8'));
       }
     }
     const files = await filesUnder(labDirectory);
@@ -268,24 +349,39 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     expect(loose).toEqual([]);
   });
 
-  it('rotates a 10-minute token before it expires, with no failed request through proxy kubectl across the rotation', async () => {
-    const r = rotation!;
-    const exp = await ok('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'rotating', '-o', 'jsonpath={.status.expirationTimestamp}']);
-    const rotated = await waitUntil(async () => {
-      const t = await secretToken('rotating');
-      return t && t !== r.firstToken ? t : undefined;
-    }, 'the token of MSA rotating to be replaced', 11 * 60_000, 2_000);
-    // Replaced before the first token expired, and the new one is valid.
-    expect(Date.now()).toBeLessThan(new Date(exp).getTime());
-    const review = JSON.parse(await ok('cluster1', ['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: rotated } }))) as { status: { authenticated: boolean } };
-    expect(review.status.authenticated).toBe(true);
-    // Let requests run on the new token for a while, then look at all of them.
-    await new Promise((res) => setTimeout(res, 15_000));
-    r.stop();
-    const { runs, failures } = await r.done;
-    expect(failures).toEqual([]);
-    expect(runs).toBeGreaterThan(50);
-  }, 12 * 60_000);
+  it(
+    'rotates a 10-minute token before it expires, with no failed request through proxy kubectl across the rotation',
+    async () => {
+      const r = rotation!;
+      const exp = await ok('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'rotating', '-o', 'jsonpath={.status.expirationTimestamp}']);
+      const rotated = await waitUntil(
+        async () => {
+          const t = await secretToken('rotating');
+          return t && t !== r.firstToken ? t : undefined;
+        },
+        'the token of MSA rotating to be replaced',
+        11 * 60_000,
+        2_000,
+      );
+      // Replaced before the first token expired, and the new one is valid.
+      expect(Date.now()).toBeLessThan(new Date(exp).getTime());
+      const review = JSON.parse(
+        await ok(
+          'cluster1',
+          ['create', '-o', 'json', '-f', '-'],
+          JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: rotated } }),
+        ),
+      ) as { status: { authenticated: boolean } };
+      expect(review.status.authenticated).toBe(true);
+      // Let requests run on the new token for a while, then look at all of them.
+      await new Promise((res) => setTimeout(res, 15_000));
+      r.stop();
+      const { runs, failures } = await r.done;
+      expect(failures).toEqual([]);
+      expect(runs).toBeGreaterThan(50);
+    },
+    12 * 60_000,
+  );
 
   it('down stops every addon process and leaves nothing behind', async () => {
     await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'rotating', '--ignore-not-found']);
@@ -306,7 +402,10 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     // Hub: three addon managers, the proxy-server, cluster-proxy's user server and the gateway; each spoke:
     // proxy-agent and its service-proxy container, and the managed-serviceaccount agent.
     expect(pids).toHaveLength(12);
-    for (const pid of pids) expect(await cmdline(pid)).toMatch(/internal (addon-manager|proxy-server|user-server|cluster-gateway|proxy-agent|service-proxy|managed-serviceaccount-agent)/);
+    for (const pid of pids)
+      expect(await cmdline(pid)).toMatch(
+        /internal (addon-manager|proxy-server|user-server|cluster-gateway|proxy-agent|service-proxy|managed-serviceaccount-agent)/,
+      );
     await downLab(config);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect((await machineSnapshot(home.home)).processes).toEqual([]);

@@ -46,7 +46,8 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
       if (r.exitCode !== 0) continue; // clustergateways only once the gateway serves
       for (const item of (JSON.parse(r.stdout) as Listed).items) {
         const labelled = Object.values(item.metadata.labels ?? {}).includes(cluster);
-        if (item.metadata.name === cluster || item.metadata.name.includes(`:${cluster}:`) || item.metadata.name.startsWith(`${cluster}-`) || labelled) trace.push(`${kind} ${item.metadata.name}`);
+        if (item.metadata.name === cluster || item.metadata.name.includes(`:${cluster}:`) || item.metadata.name.startsWith(`${cluster}-`) || labelled)
+          trace.push(`${kind} ${item.metadata.name}`);
       }
     }
     for (const kind of ['managedclusteraddons', 'manifestworks', 'managedserviceaccounts', 'secrets', 'rolebindings']) {
@@ -61,9 +62,11 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
     const status = (mc as unknown as Listed['items'][number] | null)?.status?.conditions?.find((c) => c.type === 'ManagedClusterConditionAvailable')?.status;
     expect(status).toBe('True');
     const addons = (await list('hub', ['managedclusteraddons', '-n', cluster])).items;
-    expect(addons.map((a) => `${a.metadata.name}:${a.status?.conditions?.find((c) => c.type === 'Available')?.status}`).sort()).toEqual(
-      ['cluster-gateway:True', 'cluster-proxy:True', 'managed-serviceaccount:True'],
-    );
+    expect(addons.map((a) => `${a.metadata.name}:${a.status?.conditions?.find((c) => c.type === 'Available')?.status}`).sort()).toEqual([
+      'cluster-gateway:True',
+      'cluster-proxy:True',
+      'managed-serviceaccount:True',
+    ]);
     const agents = await list(cluster, ['pods', '-n', 'open-cluster-management-agent']);
     expect(agents.items.length).toBe(2);
   }
@@ -130,7 +133,16 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
     const taken = await cli(['cluster', 'add', 'cluster1', '--config', labFile], env());
     expect(taken.exitCode).toBe(2);
     const otherHub = path.join(home.home, 'other-hub.yaml');
-    await fs.writeFile(otherHub, renderLabConfig({ ...base, clusters: [{ name: 'hub2', vpc: 'vpc-1', hub: true }, { name: 'cluster1', vpc: 'vpc-2', hub: false }] }));
+    await fs.writeFile(
+      otherHub,
+      renderLabConfig({
+        ...base,
+        clusters: [
+          { name: 'hub2', vpc: 'vpc-1', hub: true },
+          { name: 'cluster1', vpc: 'vpc-2', hub: false },
+        ],
+      }),
+    );
     const moved = await cli(['up', '--config', otherHub], env());
     expect(moved.exitCode).toBe(6);
     expect(moved.stderr).toContain('the hub of a lab cannot change');

@@ -63,7 +63,20 @@ describe('cluster-gateway', () => {
   };
   /** The gateway pod's own address (the host reaches pod IPs, as it reaches every cluster). */
   const gatewayAddress = async () =>
-    (await ok('hub', ['-n', 'open-cluster-management-cluster-gateway', 'get', 'pods', '-l', 'app=cluster-gateway', '--field-selector', 'status.phase=Running', '-o', 'jsonpath={.items[0].status.podIP}'])).trim();
+    (
+      await ok('hub', [
+        '-n',
+        'open-cluster-management-cluster-gateway',
+        'get',
+        'pods',
+        '-l',
+        'app=cluster-gateway',
+        '--field-selector',
+        'status.phase=Running',
+        '-o',
+        'jsonpath={.items[0].status.podIP}',
+      ])
+    ).trim();
   /** A request straight to the gateway's port, as something other than the hub API server. */
   const direct = async (p: string, opts: { cert?: boolean; headers?: Record<string, string> } = {}) => {
     const host = await gatewayAddress();
@@ -110,10 +123,14 @@ describe('cluster-gateway', () => {
   });
 
   it('kubectl get clustergateway: the table; -o yaml; explain; the addon Available', async () => {
-    const table = await waitUntil(async () => {
-      const out = await ok('hub', ['get', 'clustergateway']);
-      return /^cluster1 +ServiceAccountToken +ClusterProxy +True$/m.test(out) ? out : undefined;
-    }, 'cluster1 healthy in the table', 60_000);
+    const table = await waitUntil(
+      async () => {
+        const out = await ok('hub', ['get', 'clustergateway']);
+        return /^cluster1 +ServiceAccountToken +ClusterProxy +True$/m.test(out) ? out : undefined;
+      },
+      'cluster1 healthy in the table',
+      60_000,
+    );
     expect(table.split('\n')[0]).toMatch(/^NAME +PROVIDER +CREDENTIAL-TYPE +ENDPOINT-TYPE +HEALTHY$/);
     const yaml = await ok('hub', ['get', 'clustergateway', 'cluster1', '-o', 'yaml']);
     expect(yaml).toMatch(/kind: ClusterGateway/);
@@ -139,8 +156,13 @@ describe('cluster-gateway', () => {
     const nobody = await hubUserKubeconfig('nobody');
     const r = await kc(nobody, ['get', '--raw', `${GW}/cluster1/proxy/healthz`]);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr).toMatch(/Forbidden.*User "system:serviceaccount:default:nobody" cannot get resource "clustergateways\/proxy" in API group "cluster.core.oam.dev"/);
-    const atGateway = await direct(`${GW}/cluster1/proxy/healthz`, { cert: true, headers: { 'X-Remote-User': 'nobody', 'X-Remote-Group': 'system:authenticated' } });
+    expect(r.stderr).toMatch(
+      /Forbidden.*User "system:serviceaccount:default:nobody" cannot get resource "clustergateways\/proxy" in API group "cluster.core.oam.dev"/,
+    );
+    const atGateway = await direct(`${GW}/cluster1/proxy/healthz`, {
+      cert: true,
+      headers: { 'X-Remote-User': 'nobody', 'X-Remote-Group': 'system:authenticated' },
+    });
     expect(atGateway.status).toBe(403);
     expect(JSON.parse(atGateway.body).message).toMatch(/User "nobody" cannot get resource "clustergateways\/proxy"/);
     const admin = await direct(`${GW}/cluster1/proxy/healthz`, { cert: true, headers: { 'X-Remote-User': 'admin', 'X-Remote-Group': 'system:masters' } });
@@ -149,7 +171,8 @@ describe('cluster-gateway', () => {
 
   it('manual mode, Const endpoint: Secrets with a token or a client certificate reach the API server they name (here the hub itself)', async () => {
     const server = (await ok('hub', ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).trim();
-    const raw = (p: string) => ok('hub', ['config', 'view', '--minify', '--raw', '-o', `jsonpath=${p}`]).then((x) => Buffer.from(x.trim(), 'base64').toString('utf8'));
+    const raw = (p: string) =>
+      ok('hub', ['config', 'view', '--minify', '--raw', '-o', `jsonpath=${p}`]).then((x) => Buffer.from(x.trim(), 'base64').toString('utf8'));
     const ca = await raw('{.clusters[0].cluster.certificate-authority-data}');
     const token = (await ok('hub', ['-n', 'default', 'create', 'token', 'nobody', '--duration=1h'])).trim();
     const files = { ca: path.join(home.home, 'hub-ca.crt'), crt: path.join(home.home, 'admin.crt'), key: path.join(home.home, 'admin.key') };
@@ -157,14 +180,48 @@ describe('cluster-gateway', () => {
     await fs.writeFile(files.crt, await raw('{.users[0].user.client-certificate-data}'), { mode: 0o600 });
     await fs.writeFile(files.key, await raw('{.users[0].user.client-key-data}'), { mode: 0o600 });
     try {
-      await ok('hub', ['-n', CRED_NS, 'create', 'secret', 'generic', 'hub-as-nobody', `--from-literal=endpoint=${server}`, `--from-file=ca.crt=${files.ca}`, `--from-literal=token=${token}`]);
-      await ok('hub', ['-n', CRED_NS, 'label', 'secret', 'hub-as-nobody', 'cluster.core.oam.dev/cluster-credential-type=ServiceAccountToken', 'cluster.core.oam.dev/cluster-endpoint-type=Const']);
-      await ok('hub', ['-n', CRED_NS, 'create', 'secret', 'generic', 'hub-as-admin', `--from-literal=endpoint=${server}`, `--from-file=ca.crt=${files.ca}`, `--from-file=tls.crt=${files.crt}`, `--from-file=tls.key=${files.key}`]);
+      await ok('hub', [
+        '-n',
+        CRED_NS,
+        'create',
+        'secret',
+        'generic',
+        'hub-as-nobody',
+        `--from-literal=endpoint=${server}`,
+        `--from-file=ca.crt=${files.ca}`,
+        `--from-literal=token=${token}`,
+      ]);
+      await ok('hub', [
+        '-n',
+        CRED_NS,
+        'label',
+        'secret',
+        'hub-as-nobody',
+        'cluster.core.oam.dev/cluster-credential-type=ServiceAccountToken',
+        'cluster.core.oam.dev/cluster-endpoint-type=Const',
+      ]);
+      await ok('hub', [
+        '-n',
+        CRED_NS,
+        'create',
+        'secret',
+        'generic',
+        'hub-as-admin',
+        `--from-literal=endpoint=${server}`,
+        `--from-file=ca.crt=${files.ca}`,
+        `--from-file=tls.crt=${files.crt}`,
+        `--from-file=tls.key=${files.key}`,
+      ]);
       await ok('hub', ['-n', CRED_NS, 'label', 'secret', 'hub-as-admin', 'cluster.core.oam.dev/cluster-credential-type=X509Certificate']);
-      const asNobody = await waitUntil(async () => {
-        const r = await k('hub', ['get', '--raw', `${GW}/hub-as-nobody/proxy/api/v1/namespaces`]);
-        return r.exitCode !== 0 && /Forbidden|forbidden/.test(r.stderr) ? r.stderr : undefined;
-      }, 'a Forbidden from the hub as nobody through Const', 20_000, 300);
+      const asNobody = await waitUntil(
+        async () => {
+          const r = await k('hub', ['get', '--raw', `${GW}/hub-as-nobody/proxy/api/v1/namespaces`]);
+          return r.exitCode !== 0 && /Forbidden|forbidden/.test(r.stderr) ? r.stderr : undefined;
+        },
+        'a Forbidden from the hub as nobody through Const',
+        20_000,
+        300,
+      );
       expect(asNobody).toMatch(/system:serviceaccount:default:nobody/);
       expect(await ok('hub', ['get', '--raw', `${GW}/hub-as-admin/proxy/api/v1/namespaces/kube-system`])).toMatch(/"name":"kube-system"/);
       expect(await ok('hub', ['get', 'clustergateway', 'hub-as-admin', '--no-headers'])).toMatch(/^hub-as-admin +X509Certificate +Const/);
@@ -180,18 +237,33 @@ describe('cluster-gateway', () => {
     const file = path.join(home.home, 'cluster1-gw.kubeconfig');
     await fs.writeFile(file, out.stdout, { mode: 0o600 });
     const before = await kc(file, ['get', 'ns']);
-    expect(before.stderr).toContain(`Error from server (Forbidden): namespaces is forbidden: User "${GW_SA}" cannot list resource "namespaces" in API group "" at the cluster scope`);
-    await ok('cluster1', ['create', 'clusterrolebinding', 'gateway-admin', '--clusterrole=cluster-admin', '--serviceaccount=open-cluster-management-managed-serviceaccount:cluster-gateway']);
-    const after = await waitUntil(async () => {
-      const r = await kc(file, ['get', 'ns']);
-      return r.exitCode === 0 ? r.stdout : undefined;
-    }, 'get ns through the gateway', 30_000);
+    expect(before.stderr).toContain(
+      `Error from server (Forbidden): namespaces is forbidden: User "${GW_SA}" cannot list resource "namespaces" in API group "" at the cluster scope`,
+    );
+    await ok('cluster1', [
+      'create',
+      'clusterrolebinding',
+      'gateway-admin',
+      '--clusterrole=cluster-admin',
+      '--serviceaccount=open-cluster-management-managed-serviceaccount:cluster-gateway',
+    ]);
+    const after = await waitUntil(
+      async () => {
+        const r = await kc(file, ['get', 'ns']);
+        return r.exitCode === 0 ? r.stdout : undefined;
+      },
+      'get ns through the gateway',
+      30_000,
+    );
     expect(after).toMatch(/^kube-system +Active/m);
   });
 
   it('a watch streams through the proxy', async () => {
     const file = path.join(home.home, 'cluster1-gw.kubeconfig');
-    const watch = execa(await kubectlPath(), ['--kubeconfig', file, '-n', 'default', 'get', 'configmaps', '--watch', '--output-watch-events'], { reject: false, timeout: 60_000 });
+    const watch = execa(await kubectlPath(), ['--kubeconfig', file, '-n', 'default', 'get', 'configmaps', '--watch', '--output-watch-events'], {
+      reject: false,
+      timeout: 60_000,
+    });
     let seen = '';
     watch.stdout?.on('data', (c: Buffer) => (seen += c.toString()));
     try {
@@ -208,8 +280,14 @@ describe('cluster-gateway', () => {
   });
 
   it('upgrades pass through: a WebSocket watch to the cluster through hub and gateway', async () => {
-    const ca = Buffer.from((await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority-data}'])).trim(), 'base64');
-    const cert = Buffer.from((await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.users[0].user.client-certificate-data}'])).trim(), 'base64');
+    const ca = Buffer.from(
+      (await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority-data}'])).trim(),
+      'base64',
+    );
+    const cert = Buffer.from(
+      (await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.users[0].user.client-certificate-data}'])).trim(),
+      'base64',
+    );
     const key = Buffer.from((await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.users[0].user.client-key-data}'])).trim(), 'base64');
     const frames = await new Promise<string>((resolve, reject) => {
       const req = https.request({
@@ -219,7 +297,14 @@ describe('cluster-gateway', () => {
         ca,
         cert,
         key,
-        headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': Buffer.from('ocm-lab-gateway!').toString('base64'), 'Sec-WebSocket-Protocol': 'base64.binary.k8s.io', Origin: 'http://localhost' },
+        headers: {
+          Connection: 'Upgrade',
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13',
+          'Sec-WebSocket-Key': Buffer.from('ocm-lab-gateway!').toString('base64'),
+          'Sec-WebSocket-Protocol': 'base64.binary.k8s.io',
+          Origin: 'http://localhost',
+        },
       });
       req.on('upgrade', (res, socket) => {
         expect(res.statusCode).toBe(101);
@@ -271,7 +356,10 @@ describe('cluster-gateway', () => {
   it('seed 004: with identity penetration the cluster judges the hub user, with its own Forbidden', async () => {
     // The gateway's ServiceAccount may impersonate on cluster1; alice may use the proxy on the hub
     // and read pods in team-a on cluster1 only.
-    await ok('cluster1', ['apply', '-f', '-'], `
+    await ok(
+      'cluster1',
+      ['apply', '-f', '-'],
+      `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: gateway-impersonator}
@@ -292,9 +380,13 @@ kind: RoleBinding
 metadata: {name: alice-view, namespace: team-a}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
 subjects: [{kind: User, name: "system:serviceaccount:default:alice"}]
-`);
+`,
+    );
     const alice = await viaGateway(await hubUserKubeconfig('alice'));
-    await ok('hub', ['apply', '-f', '-'], `
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: gateway-proxy-user}
@@ -305,17 +397,34 @@ kind: ClusterRoleBinding
 metadata: {name: alice-gateway-proxy}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: gateway-proxy-user}
 subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
-`);
+`,
+    );
     // Without penetration alice acts as the gateway's ServiceAccount (cluster-admin from the seed-001 test).
     expect((await kc(alice, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])).stdout).toBe(GW_SA);
-    await ok('hub', ['-n', GW_NS, 'patch', 'deployment', 'cluster-gateway', '--type=json', '-p', '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--feature-gates=ClientIdentityPenetration=true"}]']);
-    await waitUntil(async () => {
-      const r = await kc(alice, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
-      return r.stdout === 'system:serviceaccount:default:alice' ? true : undefined;
-    }, 'the new gateway pod to impersonate alice', 120_000, 1_000);
+    await ok('hub', [
+      '-n',
+      GW_NS,
+      'patch',
+      'deployment',
+      'cluster-gateway',
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--feature-gates=ClientIdentityPenetration=true"}]',
+    ]);
+    await waitUntil(
+      async () => {
+        const r = await kc(alice, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+        return r.stdout === 'system:serviceaccount:default:alice' ? true : undefined;
+      },
+      'the new gateway pod to impersonate alice',
+      120_000,
+      1_000,
+    );
     expect((await kc(alice, ['-n', 'team-a', 'get', 'pods'])).stderr).toMatch(/No resources found in team-a namespace/);
     const elsewhere = await kc(alice, ['-n', 'default', 'get', 'pods']);
-    expect(elsewhere.stderr).toContain('Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:alice" cannot list resource "pods" in API group "" in the namespace "default"');
+    expect(elsewhere.stderr).toContain(
+      'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:alice" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
   });
 
   it('ocm-tls-profile with a TLS 1.3 minimum: the gateway refuses a TLS 1.2 client, without a restart; deleted, TLS 1.2 is served again', async () => {
@@ -341,20 +450,34 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
       await ok('hub', ['-n', 'open-cluster-management-addon', 'delete', 'configmap', 'ocm-tls-profile']);
     }
     await waitUntil(async () => ((await handshake('TLSv1.2')) === 'TLSv1.2' ? true : undefined), 'the gateway to serve TLS 1.2 again', 30_000);
-    await waitUntil(async () => ((await k('hub', ['get', '--raw', `${GW}/cluster1/proxy/healthz`])).stdout === 'ok' ? true : undefined), 'the gateway to reach cluster1 again', 60_000);
+    await waitUntil(
+      async () => ((await k('hub', ['get', '--raw', `${GW}/cluster1/proxy/healthz`])).stdout === 'ok' ? true : undefined),
+      'the gateway to reach cluster1 again',
+      60_000,
+    );
   });
 
   it('a ClusterGateway follows its Secret: appears, changes and goes', async () => {
     await ok('hub', ['-n', CRED_NS, 'create', 'secret', 'generic', 'manual', '--from-literal=endpoint=https://192.0.2.1:6443', '--from-literal=token=t']);
     expect((await k('hub', ['get', 'clustergateway', 'manual'])).exitCode).toBe(1);
     await ok('hub', ['-n', CRED_NS, 'label', 'secret', 'manual', 'cluster.core.oam.dev/cluster-credential-type=ServiceAccountToken']);
-    const row = await waitUntil(async () => {
-      const r = await k('hub', ['get', 'clustergateway', 'manual', '--no-headers']);
-      return r.exitCode === 0 ? r.stdout : undefined;
-    }, 'ClusterGateway manual', 10_000, 200);
+    const row = await waitUntil(
+      async () => {
+        const r = await k('hub', ['get', 'clustergateway', 'manual', '--no-headers']);
+        return r.exitCode === 0 ? r.stdout : undefined;
+      },
+      'ClusterGateway manual',
+      10_000,
+      200,
+    );
     expect(row).toMatch(/^manual +ServiceAccountToken +Const +Unknown/);
     await ok('hub', ['-n', CRED_NS, 'delete', 'secret', 'manual']);
-    await waitUntil(async () => ((await k('hub', ['get', 'clustergateway', 'manual'])).exitCode === 1 ? true : undefined), 'ClusterGateway manual to go', 10_000, 200);
+    await waitUntil(
+      async () => ((await k('hub', ['get', 'clustergateway', 'manual'])).exitCode === 1 ? true : undefined),
+      'ClusterGateway manual to go',
+      10_000,
+      200,
+    );
   });
 
   it('no Node.js runtime warning (deprecations, listener leaks, …) in the log of any process of the lab', async () => {
@@ -375,7 +498,12 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
   it('a ClusterGateway goes when its ManagedCluster goes', async () => {
     expect((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode).toBe(0);
     await ok('hub', ['delete', 'managedcluster', 'cluster1', '--wait=false']);
-    await waitUntil(async () => ((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode !== 0 ? true : undefined), 'ClusterGateway cluster1 to go', 60_000, 500);
+    await waitUntil(
+      async () => ((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode !== 0 ? true : undefined),
+      'ClusterGateway cluster1 to go',
+      60_000,
+      500,
+    );
     expect((await k('hub', ['-n', CRED_NS, 'get', 'secret', 'cluster1'])).stderr).toMatch(/not found/);
   });
 });

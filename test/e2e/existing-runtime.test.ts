@@ -19,7 +19,15 @@ const CLUSTERS = ['hub', 'cluster1', 'cluster2'];
 const ADDONS = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
 
 /** What the lab may add to a cluster and must take away again (names only; objects Kubernetes itself makes are not listed here). */
-const KINDS = ['namespaces', 'customresourcedefinitions', 'clusterroles', 'clusterrolebindings', 'apiservices', 'validatingwebhookconfigurations', 'mutatingwebhookconfigurations'];
+const KINDS = [
+  'namespaces',
+  'customresourcedefinitions',
+  'clusterroles',
+  'clusterrolebindings',
+  'apiservices',
+  'validatingwebhookconfigurations',
+  'mutatingwebhookconfigurations',
+];
 
 async function clusterSnapshot(kubeconfig: string, context: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
@@ -28,7 +36,15 @@ async function clusterSnapshot(kubeconfig: string, context: string): Promise<Rec
     if (r.exitCode !== 0) throw new Error(`kubectl get ${kind} on ${context}: ${r.stderr}`);
     out[kind] = r.stdout.split('\n').filter(Boolean).sort();
   }
-  const rb = await kubectl(kubeconfig, ['--context', context, 'get', 'rolebindings,roles', '-A', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}']);
+  const rb = await kubectl(kubeconfig, [
+    '--context',
+    context,
+    'get',
+    'rolebindings,roles',
+    '-A',
+    '-o',
+    'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
+  ]);
   out.rolebindings = rb.stdout.split('\n').filter(Boolean).sort();
   // Without the ManagedCluster API there are none.
   const mc = await kubectl(kubeconfig, ['--context', context, 'get', 'managedclusters', '-o', 'name']);
@@ -70,7 +86,10 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   });
 
   it('refuses a context that does not answer (exit 2, naming it and what it said)', async () => {
-    const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as { clusters: { name: string; cluster: Record<string, string> }[]; contexts: { name: string; context: Record<string, string> }[] };
+    const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as {
+      clusters: { name: string; cluster: Record<string, string> }[];
+      contexts: { name: string; context: Record<string, string> }[];
+    };
     const hubCluster = doc.clusters.find((c) => c.name === 'hub')!;
     // Loopback port 9 (discard): nothing listens there.
     doc.clusters.push({ name: 'silent', cluster: { ...hubCluster.cluster, server: 'https://127.0.0.1:9' } });
@@ -99,7 +118,19 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     const applied = await kubectl(kubeconfig, ['--context', 'cluster2', 'apply', '-f', '-'], JSON.stringify(crd));
     expect(applied.exitCode, applied.stderr).toBe(0);
     try {
-      const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', kubeconfig, '--hub-context', 'cluster2', '--spoke-context', 'cluster1', '--config', labFile]);
+      const r = await cli([
+        'up',
+        '--runtime',
+        'existing',
+        '--kubeconfig',
+        kubeconfig,
+        '--hub-context',
+        'cluster2',
+        '--spoke-context',
+        'cluster1',
+        '--config',
+        labFile,
+      ]);
       expect(r.exitCode, r.stderr).toBe(2);
       expect(r.stderr).toContain('already runs an OCM hub');
       expect(r.stderr).toContain('clustermanagers.operator.open-cluster-management.io');
@@ -110,7 +141,21 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   });
 
   it('installs OCM and the addons: ManagedClusters available, addons Available, status says existing', async () => {
-    const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', kubeconfig, '--hub-context', 'hub', '--spoke-context', 'cluster1', '--spoke-context', 'cluster2', '--config', labFile]);
+    const r = await cli([
+      'up',
+      '--runtime',
+      'existing',
+      '--kubeconfig',
+      kubeconfig,
+      '--hub-context',
+      'hub',
+      '--spoke-context',
+      'cluster1',
+      '--spoke-context',
+      'cluster2',
+      '--config',
+      labFile,
+    ]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     const labKubeconfig = labKubeconfigFile(LAB);
     const mcs = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusters', '-o', 'json'])).stdout) as { items: Conditioned[] };
@@ -118,13 +163,23 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
       ['cluster1', true],
       ['cluster2', true],
     ]);
-    const mcas = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusteraddons', '-A', '-o', 'json'])).stdout) as { items: Conditioned[] };
-    const available = mcas.items.filter((m) => isTrue(m, 'Available')).map((m) => `${m.metadata.namespace}/${m.metadata.name}`).sort();
+    const mcas = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusteraddons', '-A', '-o', 'json'])).stdout) as {
+      items: Conditioned[];
+    };
+    const available = mcas.items
+      .filter((m) => isTrue(m, 'Available'))
+      .map((m) => `${m.metadata.namespace}/${m.metadata.name}`)
+      .sort();
     expect(available).toEqual(['cluster1', 'cluster2'].flatMap((c) => ADDONS.map((a) => `${c}/${a}`)).sort());
 
     const status = await cli(['status', '-o', 'json', '--config', labFile]);
     expect(status.exitCode, status.stderr).toBe(0);
-    const s = JSON.parse(status.stdout) as { runtime: string; clusters: { name: string; ready: boolean }[]; capabilities: string[]; isolation: { enforced: boolean } };
+    const s = JSON.parse(status.stdout) as {
+      runtime: string;
+      clusters: { name: string; ready: boolean }[];
+      capabilities: string[];
+      isolation: { enforced: boolean };
+    };
     expect(s.runtime).toBe('existing');
     expect(s.clusters.map((c) => [c.name, c.ready])).toEqual(CLUSTERS.map((c) => [c, true]));
     expect(s.capabilities).toEqual(expect.arrayContaining(['ocm', 'pods']));
@@ -133,11 +188,20 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     // What down must take away again is there (so the comparison after down proves something).
     const during = await snapshot(kubeconfig);
     for (const c of CLUSTERS) expect(during[c]!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management']));
-    expect(during.hub!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management-hub', 'namespace/open-cluster-management-addon', 'namespace/cluster1']));
+    expect(during.hub!.namespaces).toEqual(
+      expect.arrayContaining(['namespace/open-cluster-management-hub', 'namespace/open-cluster-management-addon', 'namespace/cluster1']),
+    );
     expect(during.hub!.apiservices).toContain('apiservice.apiregistration.k8s.io/v1alpha1.cluster.core.oam.dev');
-    expect(during.hub!.managedclusters).toEqual(['managedcluster.cluster.open-cluster-management.io/cluster1', 'managedcluster.cluster.open-cluster-management.io/cluster2']);
-    expect(during.cluster1!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management-agent', 'namespace/open-cluster-management-cluster-proxy']));
-    expect(during.cluster1!.customresourcedefinitions).toContain('customresourcedefinition.apiextensions.k8s.io/appliedmanifestworks.work.open-cluster-management.io');
+    expect(during.hub!.managedclusters).toEqual([
+      'managedcluster.cluster.open-cluster-management.io/cluster1',
+      'managedcluster.cluster.open-cluster-management.io/cluster2',
+    ]);
+    expect(during.cluster1!.namespaces).toEqual(
+      expect.arrayContaining(['namespace/open-cluster-management-agent', 'namespace/open-cluster-management-cluster-proxy']),
+    );
+    expect(during.cluster1!.customresourcedefinitions).toContain(
+      'customresourcedefinition.apiextensions.k8s.io/appliedmanifestworks.work.open-cluster-management.io',
+    );
     for (const c of CLUSTERS) expect(during[c]!.clusterroles!.length).toBeGreaterThan(before[c]!.clusterroles!.length);
 
     // A second up (without the flags: the lab remembers its contexts) changes nothing and succeeds.

@@ -73,7 +73,12 @@ describe('helloworld addon: lab file, addon enable/disable, ConfigMaps copied fr
     expect(r.exitCode, r.stderr).toBe(0);
     return (JSON.parse(r.stdout) as { cluster: string; available: boolean }[]).map((s) => `${s.cluster}:${s.available}`).sort();
   };
-  const hubConfigMap = (name: string, greeting: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'cluster1' }, data: { greeting } });
+  const hubConfigMap = (name: string, greeting: string) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'cluster1' },
+    data: { greeting },
+  });
 
   beforeAll(async () => {
     home = await isolatedLabHome('helloworld');
@@ -138,7 +143,9 @@ describe('helloworld addon: lab file, addon enable/disable, ConfigMaps copied fr
       const c = await hubToSpokeMs(cluster1, name, `hello ${i}`, () => hub.post('/api/v1/namespaces/cluster1/configmaps', hubConfigMap(name, `hello ${i}`)));
       expect(c, `${name} did not reach cluster1 within 30 s`).not.toBeNull();
       created.push(c!);
-      const u = await hubToSpokeMs(cluster1, name, `hello again ${i}`, () => hub.put(`/api/v1/namespaces/cluster1/configmaps/${name}`, hubConfigMap(name, `hello again ${i}`)));
+      const u = await hubToSpokeMs(cluster1, name, `hello again ${i}`, () =>
+        hub.put(`/api/v1/namespaces/cluster1/configmaps/${name}`, hubConfigMap(name, `hello again ${i}`)),
+      );
       expect(u, `the update of ${name} did not reach cluster1 within 30 s`).not.toBeNull();
       updated.push(u!);
     }
@@ -160,7 +167,9 @@ describe('helloworld addon: lab file, addon enable/disable, ConfigMaps copied fr
     expect(off.stdout).toContain('helloworld disabled on cluster2');
     expect(await exists('cluster2', ['-n', NS, 'deployment/helloworld-agent', '--ignore-not-found'])).toBe(false);
     expect(await exists('hub', ['-n', 'open-cluster-management-addon', 'deployment', 'helloworld-addon-manager'])).toBe(true);
-    const t = await hubToSpokeMs(cluster1, 'hello-after', 'still here', () => hub.post('/api/v1/namespaces/cluster1/configmaps', hubConfigMap('hello-after', 'still here')));
+    const t = await hubToSpokeMs(cluster1, 'hello-after', 'still here', () =>
+      hub.post('/api/v1/namespaces/cluster1/configmaps', hubConfigMap('hello-after', 'still here')),
+    );
     expect(t).not.toBeNull();
     expect(await listRows()).toEqual(['cluster1:true', 'cluster2:false']);
   });

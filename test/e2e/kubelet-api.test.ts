@@ -90,32 +90,73 @@ describe('kubelet API behind a real kube-apiserver', () => {
     const ca = await createCA('kubelet-api-apiserver-test');
     const caFile = file('ca.crt', ca.certPem);
     const apiServing = await issueCertificate(ca, { commonName: 'kube-apiserver', ipAddresses: ['127.0.0.1'], usages: ['server'] });
-    const kubeletClient = await issueCertificate(ca, { commonName: 'kube-apiserver-kubelet-client', organizations: ['kubeadm:cluster-admins'], usages: ['client'] });
+    const kubeletClient = await issueCertificate(ca, {
+      commonName: 'kube-apiserver-kubelet-client',
+      organizations: ['kubeadm:cluster-admins'],
+      usages: ['client'],
+    });
     const admin = await issueCertificate(ca, { commonName: 'admin', organizations: ['system:masters'], usages: ['client'] });
     const nodeServing = await issueCertificate(ca, { commonName: 'system:node:node-1', ipAddresses: ['127.0.0.1'], usages: ['server'] });
     const sa = await createServiceAccountKeyPair();
     const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
 
     procs.push(
-      spawn(ETCD_BIN, ['--data-dir', path.join(dir, 'etcd'), '--listen-client-urls', `http://127.0.0.1:${etcdClient}`, '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-        '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`], { stdio: 'ignore' }),
+      spawn(
+        ETCD_BIN,
+        [
+          '--data-dir',
+          path.join(dir, 'etcd'),
+          '--listen-client-urls',
+          `http://127.0.0.1:${etcdClient}`,
+          '--advertise-client-urls',
+          `http://127.0.0.1:${etcdClient}`,
+          '--listen-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-advertise-peer-urls',
+          `http://127.0.0.1:${etcdPeer}`,
+          '--initial-cluster',
+          `default=http://127.0.0.1:${etcdPeer}`,
+        ],
+        { stdio: 'ignore' },
+      ),
     );
-    const api = spawn(API_SERVER_BIN, [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`, `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none',
-      `--tls-cert-file=${file('api.crt', apiServing.certPem)}`, `--tls-private-key-file=${file('api.key', apiServing.keyPem)}`, `--client-ca-file=${caFile}`,
-      `--kubelet-client-certificate=${file('kc.crt', kubeletClient.certPem)}`, `--kubelet-client-key=${file('kc.key', kubeletClient.keyPem)}`,
-      `--kubelet-certificate-authority=${caFile}`, '--kubelet-preferred-address-types=InternalIP',
-      '--authorization-mode=Node,RBAC', '--service-cluster-ip-range=10.96.0.0/16', '--disable-admission-plugins=ServiceAccount',
-      `--service-account-issuer=https://127.0.0.1:${apiPort}`, `--service-account-key-file=${file('sa.pub', sa.publicKeyPem)}`, `--service-account-signing-key-file=${file('sa.key', sa.privateKeyPem)}`,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const api = spawn(
+      API_SERVER_BIN,
+      [
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        `--secure-port=${apiPort}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        `--tls-cert-file=${file('api.crt', apiServing.certPem)}`,
+        `--tls-private-key-file=${file('api.key', apiServing.keyPem)}`,
+        `--client-ca-file=${caFile}`,
+        `--kubelet-client-certificate=${file('kc.crt', kubeletClient.certPem)}`,
+        `--kubelet-client-key=${file('kc.key', kubeletClient.keyPem)}`,
+        `--kubelet-certificate-authority=${caFile}`,
+        '--kubelet-preferred-address-types=InternalIP',
+        '--authorization-mode=Node,RBAC',
+        '--service-cluster-ip-range=10.96.0.0/16',
+        '--disable-admission-plugins=ServiceAccount',
+        `--service-account-issuer=https://127.0.0.1:${apiPort}`,
+        `--service-account-key-file=${file('sa.pub', sa.publicKeyPem)}`,
+        `--service-account-signing-key-file=${file('sa.key', sa.privateKeyPem)}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     api.stderr!.on('data', (c: Buffer) => (apiLog = (apiLog + c.toString()).slice(-20_000)));
     procs.push(api);
-    kubeconfig = file('kubeconfig', JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-      clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${apiPort}`, 'certificate-authority': caFile } }],
-      users: [{ name: 'u', user: { 'client-certificate': file('admin.crt', admin.certPem), 'client-key': file('admin.key', admin.keyPem) } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-    }));
+    kubeconfig = file(
+      'kubeconfig',
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'c',
+        clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${apiPort}`, 'certificate-authority': caFile } }],
+        users: [{ name: 'u', user: { 'client-certificate': file('admin.crt', admin.certPem), 'client-key': file('admin.key', admin.keyPem) } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      }),
+    );
     for (let attempt = 0; ; attempt++) {
       try {
         await kubectl('get', '--raw', '/readyz');
@@ -129,13 +170,39 @@ describe('kubelet API behind a real kube-apiserver', () => {
     echo = net.createServer((s) => s.pipe(s)).listen(0, '127.0.0.1');
     await once(echo, 'listening');
     echoPort = (echo.address() as net.AddressInfo).port;
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'default', name: 'web' }, spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'busybox' }] } };
-    kubelet = await startKubeletServer({ address: '127.0.0.1', port: 0, certPem: nodeServing.certPem, keyPem: nodeServing.keyPem, clientCaPem: ca.certPem, backend: hostBackend(pod, ['line 1', 'line 2']) });
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'default', name: 'web' },
+      spec: { nodeName: 'node-1', containers: [{ name: 'app', image: 'busybox' }] },
+    };
+    kubelet = await startKubeletServer({
+      address: '127.0.0.1',
+      port: 0,
+      certPem: nodeServing.certPem,
+      keyPem: nodeServing.keyPem,
+      clientCaPem: ca.certPem,
+      backend: hostBackend(pod, ['line 1', 'line 2']),
+    });
     await kubectl('create', '-f', file('node.json', JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' } })));
     // A Hostname that resolves nowhere first: the API server must pick the InternalIP.
-    await kubectl('patch', 'node', 'node-1', '--subresource=status', '--type=merge', '-p', JSON.stringify({
-      status: { addresses: [{ type: 'Hostname', address: 'node-1.invalid' }, { type: 'InternalIP', address: '127.0.0.1' }], daemonEndpoints: { kubeletEndpoint: { Port: kubelet.port } } },
-    }));
+    await kubectl(
+      'patch',
+      'node',
+      'node-1',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: {
+          addresses: [
+            { type: 'Hostname', address: 'node-1.invalid' },
+            { type: 'InternalIP', address: '127.0.0.1' },
+          ],
+          daemonEndpoints: { kubeletEndpoint: { Port: kubelet.port } },
+        },
+      }),
+    );
     await kubectl('create', '-f', file('pod.json', JSON.stringify(pod)));
     await kubectl('patch', 'pod', 'web', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Running"}}');
   }, 300_000);
@@ -181,7 +248,11 @@ describe('kubelet API behind a real kube-apiserver', () => {
 
   it('kubectl exec -it passes the terminal size', async () => {
     // script(1) gives kubectl a terminal, so it asks for a tty and sends its size on the resize stream.
-    const p = spawn('/usr/bin/script', ['-qec', `stty cols 91 rows 33; ${KUBECTL} --kubeconfig ${kubeconfig} exec -it web -- sh -c 'read x; echo got-$x'`, '/dev/null']);
+    const p = spawn('/usr/bin/script', [
+      '-qec',
+      `stty cols 91 rows 33; ${KUBECTL} --kubeconfig ${kubeconfig} exec -it web -- sh -c 'read x; echo got-$x'`,
+      '/dev/null',
+    ]);
     let out = '';
     p.stdout.on('data', (c: Buffer) => (out += c.toString()));
     try {

@@ -8,12 +8,32 @@ const vpcs = 'vpcs:\n  - name: vpc-1\n  - name: vpc-2\n';
 
 /** Each lab file is wrong in one way; `up` must refuse it with exit 2, name the problem, and create nothing. */
 const badFiles: { name: string; text: string; mentions: string[] }[] = [
-  { name: 'unknown field', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpcc: vpc-2\n`, mentions: ['vpcc'] },
-  { name: 'duplicate cluster', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: hub\n    vpc: vpc-2\n`, mentions: ['hub', 'duplicate'] },
-  { name: 'not DNS-1123', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: Cluster_1\n    vpc: vpc-2\n`, mentions: ['Cluster_1'] },
-  { name: 'unknown VPC', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-3\n`, mentions: ['vpc-3'] },
+  {
+    name: 'unknown field',
+    text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpcc: vpc-2\n`,
+    mentions: ['vpcc'],
+  },
+  {
+    name: 'duplicate cluster',
+    text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: hub\n    vpc: vpc-2\n`,
+    mentions: ['hub', 'duplicate'],
+  },
+  {
+    name: 'not DNS-1123',
+    text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: Cluster_1\n    vpc: vpc-2\n`,
+    mentions: ['Cluster_1'],
+  },
+  {
+    name: 'unknown VPC',
+    text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-3\n`,
+    mentions: ['vpc-3'],
+  },
   { name: 'no hub', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n  - name: cluster1\n    vpc: vpc-2\n`, mentions: ['hub'] },
-  { name: 'two hubs', text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-2\n    hub: true\n`, mentions: ['hub', 'cluster1'] },
+  {
+    name: 'two hubs',
+    text: `${header}${vpcs}clusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-2\n    hub: true\n`,
+    mentions: ['hub', 'cluster1'],
+  },
 ];
 
 describe('up refuses bad lab files before creating anything', () => {

@@ -91,7 +91,12 @@ describe('lab substrate (local runtime, real control planes)', () => {
       apiVersion: 'certificates.k8s.io/v1',
       kind: 'CertificateSigningRequest',
       metadata: { name },
-      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'], expirationSeconds: 3600 },
+      spec: {
+        request: Buffer.from(csrPem).toString('base64'),
+        signerName: 'kubernetes.io/kube-apiserver-client',
+        usages: ['client auth'],
+        expirationSeconds: 3600,
+      },
     };
     try {
       expect((await kubectl(kubeconfig, ['--context', 'hub', 'create', '-f', '-'], JSON.stringify(manifest))).exitCode).toBe(0);
@@ -131,7 +136,10 @@ describe('lab substrate (local runtime, real control planes)', () => {
     expect(one.stdout).toContain('name: cluster1');
     expect(one.stdout).not.toContain('name: hub');
     const userKubeconfig = path.join(home.home, 'user-kubeconfig');
-    await fs.writeFile(userKubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "https://prod.invalid"}\ncontexts: []\nusers: []\ncurrent-context: ""\n');
+    await fs.writeFile(
+      userKubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "https://prod.invalid"}\ncontexts: []\nusers: []\ncurrent-context: ""\n',
+    );
     const merged = await cli(['kubeconfig', '--merge', '--config', labFile], { OCM_LAB_HOME: home.home, KUBECONFIG: userKubeconfig });
     expect(merged.exitCode, merged.stderr).toBe(0);
     expect((await fs.stat(userKubeconfig)).mode & 0o777).toBe(0o600);

@@ -130,8 +130,16 @@ describe('VPC network namespaces and forwarding rules (root)', () => {
 
     await applyNetwork(plan, record);
     expect(await networkHealth(plan)).toEqual({ enforced: true, problems: [] });
-    expect((await run('iptables', ['-S'])).stdout.split('\n').filter((l) => l.includes(`ocm-lab:${LAB}`)).sort()).toEqual(
-      rulesBefore.split('\n').filter((l) => l.includes(`ocm-lab:${LAB}`)).sort(),
+    expect(
+      (await run('iptables', ['-S'])).stdout
+        .split('\n')
+        .filter((l) => l.includes(`ocm-lab:${LAB}`))
+        .sort(),
+    ).toEqual(
+      rulesBefore
+        .split('\n')
+        .filter((l) => l.includes(`ocm-lab:${LAB}`))
+        .sort(),
     );
     expect(await connectFrom(spoke!.netns, hub!.clusterAddresses.hub!)).toBe(`hello from ${hub!.clusterAddresses.hub}`);
   });
@@ -192,10 +200,25 @@ describe('VPC network namespaces and forwarding rules (root)', () => {
   it('finds and removes a lab whose records are lost, and nothing of other labs', async () => {
     await applyNetwork(plan, record);
     const found = await findLeftovers(LAB);
-    expect(found.filter((r) => r.kind === 'netns').map((r) => (r as { name: string }).name).sort()).toEqual(plan.vpcs.map((v) => v.netns).sort());
-    expect(found.filter((r) => r.kind === 'link').map((r) => (r as { name: string }).name).sort()).toEqual(plan.vpcs.map((v) => v.hostIf).sort());
+    expect(
+      found
+        .filter((r) => r.kind === 'netns')
+        .map((r) => (r as { name: string }).name)
+        .sort(),
+    ).toEqual(plan.vpcs.map((v) => v.netns).sort());
+    expect(
+      found
+        .filter((r) => r.kind === 'link')
+        .map((r) => (r as { name: string }).name)
+        .sort(),
+    ).toEqual(plan.vpcs.map((v) => v.hostIf).sort());
     const chains = hostChainNames(LAB);
-    expect(found.filter((r) => r.kind === 'iptables-chain').map((r) => (r as { chain: string }).chain).sort()).toEqual([plan.chain, chains.input, chains.output].sort());
+    expect(
+      found
+        .filter((r) => r.kind === 'iptables-chain')
+        .map((r) => (r as { chain: string }).chain)
+        .sort(),
+    ).toEqual([plan.chain, chains.input, chains.output].sort());
     await teardownNetwork(found);
     // Without records nobody knows what ip_forward was before the lab: it is left on, the rest is as it was.
     const { forward, ...rest } = await snapshot();

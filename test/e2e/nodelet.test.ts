@@ -23,7 +23,8 @@ interface PodJson {
   };
 }
 
-const pidOf = (pod: PodJson, container = 'main') => Number((pod.status.containerStatuses?.find((c) => c.name === container)?.containerID ?? '').replace('ocm-lab://', ''));
+const pidOf = (pod: PodJson, container = 'main') =>
+  Number((pod.status.containerStatuses?.find((c) => c.name === container)?.containerID ?? '').replace('ocm-lab://', ''));
 
 /** A Deployment of our image running the built-in test workload with in-pod credentials. */
 function workloadManifests(ns: string): string {
@@ -139,7 +140,9 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(logs).toContain(`FILE /var/run/secrets/kubernetes.io/serviceaccount/namespace: ${NS}`);
     expect(logs).toContain('FILE /etc/settings/color: blue');
     expect(logs).toMatch(new RegExp(`^ALLOWED list configmaps -n ${NS} \\(\\d+ items\\)$`, 'm'));
-    expect(logs).toContain(`FORBIDDEN list secrets -n ${NS}: GET /api/v1/namespaces/${NS}/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:${NS}:reader"`);
+    expect(logs).toContain(
+      `FORBIDDEN list secrets -n ${NS}: GET /api/v1/namespaces/${NS}/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:${NS}:reader"`,
+    );
 
     // The token it got is a credential file.
     const volumes = path.join(labDir(LAB), 'clusters', 'cluster1', 'nodelet', 'pods', `${NS}_${podName}_${pod!.metadata.uid}`, 'volumes');
@@ -160,7 +163,9 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     expect(newPid).not.toBe(oldPid);
     expect(alive(newPid)).toBe(true);
     expect(after.status.containerStatuses?.[0]?.state).toHaveProperty('running');
-    const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], { OCM_LAB_HOME: home.home });
+    const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], {
+      OCM_LAB_HOME: home.home,
+    });
     expect(previous.exitCode, previous.stderr).toBe(0);
     // Each run is pid 1 of its own pid namespace.
     expect(previous.stdout).toContain('test-workload pid 1 started');
@@ -203,7 +208,9 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     }, 'the adopted container’s exit to be seen and the container restarted');
     const last = after.status.containerStatuses![0]! as { lastState?: { terminated?: { exitCode: number } } };
     expect(last.lastState?.terminated?.exitCode).toBe(0);
-    const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], { OCM_LAB_HOME: home.home });
+    const previous = await cli(['logs', 'cluster1', `${NS}/${after.metadata.name}`, '--previous', '--container', 'main', '--config', labFile], {
+      OCM_LAB_HOME: home.home,
+    });
     expect(previous.exitCode, previous.stderr).toBe(0);
     expect(previous.stdout).toContain('serving /healthz');
     expect(previous.stdout).toContain('received SIGTERM, exiting');
@@ -225,7 +232,9 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
       const r = await k('cluster1', ['-n', NS, 'get', 'events', '--field-selector', 'reason=FailedScheduling', '-o', 'jsonpath={.items[*].message}']);
       return r.stdout.includes('nginx:1.27') ? r.stdout : undefined;
     }, 'a FailedScheduling event');
-    expect(event).toMatch(/node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay\.io\/open-cluster-management\/registration-operator:v1\.2\.1.*; container nginx \(nginx:1\.27\)/);
+    expect(event).toMatch(
+      /node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay\.io\/open-cluster-management\/registration-operator:v1\.2\.1.*; container nginx \(nginx:1\.27\)/,
+    );
     const [pod] = await pods('cluster1', NS, 'app=foreign');
     expect(pod?.status.phase).toBe('Pending');
     expect(pod?.spec.nodeName).toBeUndefined();
@@ -271,12 +280,19 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     };
     const created = await k('hub', ['create', '-f', '-'], JSON.stringify(work));
     expect(created.exitCode, created.stderr).toBe(0);
-    await waitUntil(async () => ((await readyReplicas('cluster1', 'delivered', 'delivered')) === '1' ? true : undefined), 'delivered Deployment READY 1/1 on cluster1');
+    await waitUntil(
+      async () => ((await readyReplicas('cluster1', 'delivered', 'delivered')) === '1' ? true : undefined),
+      'delivered Deployment READY 1/1 on cluster1',
+    );
     const [pod] = await pods('cluster1', 'delivered', 'app=delivered');
     const pid = pidOf(pod!);
     expect(await cmdline(pid)).toContain('internal test-workload');
     expect((await k('hub', ['-n', 'cluster1', 'delete', 'manifestwork', 'nodelet-delivered'])).exitCode).toBe(0);
-    await waitUntil(async () => ((await k('cluster1', ['get', 'namespace', 'delivered'])).exitCode !== 0 ? true : undefined), 'the delivered namespace to be removed', 120_000);
+    await waitUntil(
+      async () => ((await k('cluster1', ['get', 'namespace', 'delivered'])).exitCode !== 0 ? true : undefined),
+      'the delivered namespace to be removed',
+      120_000,
+    );
     await waitUntil(async () => (alive(pid) ? undefined : true), `delivered process ${pid} to exit`);
   });
 

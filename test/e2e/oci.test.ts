@@ -63,7 +63,11 @@ async function podDir(uid: number): Promise<{ root: string; secret: string; scra
   return { root, secret, scratch };
 }
 
-async function start(args: string[], over: Partial<BundleInput> = {}, uid = 0): Promise<{ c: RuncContainer; log: ReturnType<typeof collect>; pod: string; scratch: string }> {
+async function start(
+  args: string[],
+  over: Partial<BundleInput> = {},
+  uid = 0,
+): Promise<{ c: RuncContainer; log: ReturnType<typeof collect>; pod: string; scratch: string }> {
   const pod = await podDir(uid);
   const id = `e2e-oci-${process.pid}-${seq}`;
   const etc = await writePodEtcFiles(path.join(pod.root, 'etc'), 'web-0', '10.99.0.7');
@@ -156,7 +160,13 @@ describe('containers under runc', () => {
     await fs.mkdir(hub, { recursive: true });
     await fs.writeFile(path.join(hub, 'kubeconfig'), 'hub kubeconfig');
     expect(existsSync('/etc/hub-e2e-oci')).toBe(false);
-    const script = ['cat /etc/hub-e2e-oci/kubeconfig; echo', 'grep -c "^root:" /etc/passwd', 'cat /etc/hostname', 'touch /etc/x 2>/dev/null || echo read-only etc', 'ls /usr/bin/env'].join('; ');
+    const script = [
+      'cat /etc/hub-e2e-oci/kubeconfig; echo',
+      'grep -c "^root:" /etc/passwd',
+      'cat /etc/hostname',
+      'touch /etc/x 2>/dev/null || echo read-only etc',
+      'ls /usr/bin/env',
+    ].join('; ');
     const { c, log } = await start(['/bin/sh', '-c', script], {
       hostView: realHostView(),
       volumes: [{ source: hub, destination: '/etc/hub-e2e-oci', readOnly: true }],
@@ -168,26 +178,39 @@ describe('containers under runc', () => {
 
   it('runs the ocm-lab image: node and the CLI from the package root mounted at its own path', async () => {
     const cliMain = path.resolve('dist/cli/main.js');
-    const image = new ImageCatalog({ ocmVersion: 'v0', binaries: {}, cli: { nodeBinary: process.execPath, cliMain, packageRoot: path.resolve('.') } }).resolve('ocm-lab:dev')!;
+    const image = new ImageCatalog({ ocmVersion: 'v0', binaries: {}, cli: { nodeBinary: process.execPath, cliMain, packageRoot: path.resolve('.') } }).resolve(
+      'ocm-lab:dev',
+    )!;
     const token = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-    const { c, log } = await start([...image.entrypoint, 'internal', 'test-workload', '--print-file', token, '--print-env', 'GREETING', '--exit-after', '1ms', '--exit-code', '0'], {
-      imageFiles: image.files,
-      cwd: '/',
-    });
+    const { c, log } = await start(
+      [...image.entrypoint, 'internal', 'test-workload', '--print-file', token, '--print-env', 'GREETING', '--exit-after', '1ms', '--exit-code', '0'],
+      {
+        imageFiles: image.files,
+        cwd: '/',
+      },
+    );
     expect((await c.exited).exitCode, log.text()).toBe(0);
     expect(log.text()).toContain(`FILE ${token}: the-token`);
     expect(log.text()).toContain('ENV GREETING=hello from env');
   });
 
-  it("runs an upstream OCM image unchanged: its binary at /registration-operator as user 10001, in-cluster config from the real paths", async () => {
+  it('runs an upstream OCM image unchanged: its binary at /registration-operator as user 10001, in-cluster config from the real paths', async () => {
     const binary = path.join(os.homedir(), '.cache', 'ocm-lab', 'bin', 'ocm-v1.2.1', 'registration-operator');
     if (!existsSync(binary)) return; // provisioning has not built it on this machine
     const ref = 'quay.io/open-cluster-management/registration-operator:v1.2.1';
-    const image = new ImageCatalog({ ocmVersion: 'v1.2.1', binaries: { 'registration-operator': binary }, cli: { nodeBinary: '', cliMain: '', packageRoot: '' } }).resolve(ref)!;
+    const image = new ImageCatalog({
+      ocmVersion: 'v1.2.1',
+      binaries: { 'registration-operator': binary },
+      cli: { nodeBinary: '', cliMain: '', packageRoot: '' },
+    }).resolve(ref)!;
     // The Deployment's args, with the API server on a port of the pod's own loopback where nothing listens.
     const { c, log } = await start(
       ['/registration-operator', 'klusterlet'],
-      { imageFiles: image.files, cwd: '/', env: { PATH: '/usr/bin:/bin', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443', POD_NAME: 'klusterlet-0' } },
+      {
+        imageFiles: image.files,
+        cwd: '/',
+        env: { PATH: '/usr/bin:/bin', KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443', POD_NAME: 'klusterlet-0' },
+      },
       image.user.uid,
     );
     await until('an API call', () => /127\.0\.0\.1:6443|connection refused/.test(log.text()), 20_000).catch(() => undefined);
@@ -285,10 +308,14 @@ describe('containers under runc', () => {
     );
     // A "nodelet" of its own that starts the container and is then killed with SIGKILL.
     const pidFile = path.join(bundle, 'leftover.pid');
-    const nodelet = spawn('/bin/sh', ['-c', `runc --root ${runc().root} run --bundle ${bundle} --pid-file ${pidFile} ${id} >/dev/null 2>&1 </dev/null & wait`], {
-      stdio: 'ignore',
-      detached: true,
-    });
+    const nodelet = spawn(
+      '/bin/sh',
+      ['-c', `runc --root ${runc().root} run --bundle ${bundle} --pid-file ${pidFile} ${id} >/dev/null 2>&1 </dev/null & wait`],
+      {
+        stdio: 'ignore',
+        detached: true,
+      },
+    );
     await until('the leftover container', async () => (await fs.readFile(pidFile, 'utf8').catch(() => '')).trim() !== '');
     const initPid = Number((await fs.readFile(pidFile, 'utf8')).trim());
     process.kill(-(nodelet.pid as number), 'SIGKILL');

@@ -28,7 +28,10 @@ async function canConnect(netns: string | null, host: string, port: number): Pro
 }
 
 interface PodList {
-  items: { metadata: { name: string; uid: string; namespace: string }; status: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] } }[];
+  items: {
+    metadata: { name: string; uid: string; namespace: string };
+    status: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] };
+  }[];
 }
 
 /** The OCM pods of the lab (operators, hub controllers, klusterlet agents) by cluster/namespace/name → uid. */
@@ -108,13 +111,33 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     }
     const cm = await kubectl(kubeconfig, ['--context', 'hub', 'get', 'clustermanager', '-o', 'name']);
     expect(cm.stdout.trim()).toBe('clustermanager.operator.open-cluster-management.io/cluster-manager');
-    const k = await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'klusterlet', 'klusterlet', '-o', 'jsonpath={.spec.clusterName} {.spec.deployOption.mode}']);
+    const k = await kubectl(kubeconfig, [
+      '--context',
+      'cluster1',
+      'get',
+      'klusterlet',
+      'klusterlet',
+      '-o',
+      'jsonpath={.spec.clusterName} {.spec.deployOption.mode}',
+    ]);
     expect(k.stdout).toBe('cluster1 Default');
     // Each operator only where clusteradm puts it.
     expect((await kubectl(kubeconfig, ['--context', 'hub', 'get', 'klusterlet'])).stderr).toMatch(/the server doesn't have a resource type "klusterlet"/);
-    expect((await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'clustermanager'])).stderr).toMatch(/the server doesn't have a resource type "clustermanager"/);
+    expect((await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'clustermanager'])).stderr).toMatch(
+      /the server doesn't have a resource type "clustermanager"/,
+    );
     // The spoke's bootstrap kubeconfig names the hub address its VPC reaches.
-    const secret = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management-agent', 'get', 'secret', 'bootstrap-hub-kubeconfig', '-o', 'jsonpath={.data.kubeconfig}']);
+    const secret = await kubectl(kubeconfig, [
+      '--context',
+      'cluster1',
+      '-n',
+      'open-cluster-management-agent',
+      'get',
+      'secret',
+      'bootstrap-hub-kubeconfig',
+      '-o',
+      'jsonpath={.data.kubeconfig}',
+    ]);
     expect(Buffer.from(secret.stdout, 'base64').toString('utf8')).toContain(`server: ${status.clusters.find((c) => c.name === 'hub')!.apiServer}`);
   });
 
@@ -144,7 +167,16 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     try {
       const created = await kubectl(kubeconfig, ['--context', 'hub', 'create', '-f', '-'], JSON.stringify(v1alpha1));
       expect(created.exitCode, created.stderr).toBe(0);
-      const read = await kubectl(kubeconfig, ['--context', 'hub', 'get', `managedclusteraddons.v1beta1.addon.open-cluster-management.io/${name}`, '-n', 'cluster1', '-o', 'json']);
+      const read = await kubectl(kubeconfig, [
+        '--context',
+        'hub',
+        'get',
+        `managedclusteraddons.v1beta1.addon.open-cluster-management.io/${name}`,
+        '-n',
+        'cluster1',
+        '-o',
+        'json',
+      ]);
       expect(read.exitCode, read.stderr).toBe(0);
       const obj = JSON.parse(read.stdout) as { apiVersion: string; metadata: { annotations?: Record<string, string> }; spec: Record<string, unknown> };
       expect(obj.apiVersion).toBe('addon.open-cluster-management.io/v1beta1');
@@ -152,7 +184,16 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
       expect(obj.metadata.annotations?.['addon.open-cluster-management.io/v1alpha1-install-namespace']).toBe('probe-install-ns');
       expect(obj.spec.installNamespace).toBeUndefined();
     } finally {
-      await kubectl(kubeconfig, ['--context', 'hub', 'delete', 'managedclusteraddons.addon.open-cluster-management.io', name, '-n', 'cluster1', '--ignore-not-found']);
+      await kubectl(kubeconfig, [
+        '--context',
+        'hub',
+        'delete',
+        'managedclusteraddons.addon.open-cluster-management.io',
+        name,
+        '-n',
+        'cluster1',
+        '--ignore-not-found',
+      ]);
     }
   });
 
@@ -161,11 +202,19 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     const file = path.join(home.home, `${name}.yaml`);
     await fs.writeFile(
       file,
-      [`apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: default\ndata:\n  greeting: hello from the hub`, `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}-ns`].join('\n---\n'),
+      [
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: default\ndata:\n  greeting: hello from the hub`,
+        `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}-ns`,
+      ].join('\n---\n'),
     );
     const created = await cli(['create', 'work', name, '--cluster', 'cluster1', '-f', file, '-c', labFile, '-o', 'json']);
     expect(created.exitCode, created.stderr).toBe(0);
-    expect(JSON.parse(created.stdout)).toMatchObject({ name, cluster: 'cluster1', action: 'created', manifests: [`ConfigMap/${name}`, `Namespace/${name}-ns`] });
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      name,
+      cluster: 'cluster1',
+      action: 'created',
+      manifests: [`ConfigMap/${name}`, `Namespace/${name}-ns`],
+    });
     const conditions = await waitUntil(
       async () => {
         const work = await getOrNull<ManifestWork>(hub, objectPath(manifestWorkHeader(name, 'cluster1')));
@@ -186,10 +235,13 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     expect(again.stderr).toContain('--overwrite');
 
     expect((await kubectl(kubeconfig, ['--context', 'hub', 'delete', 'manifestwork', name, '-n', 'cluster1'])).exitCode).toBe(0);
-    await waitUntil(async () => ((await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'configmap', name, '-n', 'default'])).exitCode !== 0 ? true : undefined), {
-      timeoutMs: 90_000,
-      what: `ConfigMap ${name} to be removed from cluster1 with its work`,
-    });
+    await waitUntil(
+      async () => ((await kubectl(kubeconfig, ['--context', 'cluster1', 'get', 'configmap', name, '-n', 'default'])).exitCode !== 0 ? true : undefined),
+      {
+        timeoutMs: 90_000,
+        what: `ConfigMap ${name} to be removed from cluster1 with its work`,
+      },
+    );
   });
 
   it('rejects bad work input with exit 2 and an unknown cluster with exit 5, creating nothing', async () => {
@@ -203,7 +255,10 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     const unknown = await cli(['create', 'work', 'to-nowhere', '--cluster', 'cluster9', '-f', good, '-c', labFile]);
     expect(unknown.exitCode).toBe(5);
     expect(unknown.stderr).toContain("cluster 'cluster9' is not a managed cluster");
-    for (const [ns, work] of [['cluster1', 'bad-input'], ['cluster9', 'to-nowhere']] as const) {
+    for (const [ns, work] of [
+      ['cluster1', 'bad-input'],
+      ['cluster9', 'to-nowhere'],
+    ] as const) {
       expect(await getOrNull(hub, objectPath(manifestWorkHeader(work, ns)))).toBeNull();
     }
   });
@@ -223,7 +278,11 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     try {
       // Requested as another user (impersonation sets spec.username; the group lets it create CSRs at all),
       // labelled as if it were cluster1's.
-      const created = await kubectl(kubeconfig, ['--context', 'hub', '--as', 'intruder', '--as-group', 'system:masters', 'create', '-f', '-'], JSON.stringify(manifest));
+      const created = await kubectl(
+        kubeconfig,
+        ['--context', 'hub', '--as', 'intruder', '--as-group', 'system:masters', 'create', '-f', '-'],
+        JSON.stringify(manifest),
+      );
       expect(created.exitCode, created.stderr).toBe(0);
       expect(await approveBootstrapCsrs(hub, 'cluster1')).toEqual([]);
       await acceptClusters(hub, ['cluster1'], { timeoutMs: 10_000 });
@@ -278,7 +337,16 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
     expect(deleted.exitCode, deleted.stderr).toBe(0);
     const repaired = await upLab(config, { renderer: 'silent' });
     expect(repaired.steps.find((s) => s.title === 'cluster1: klusterlet')?.result).toContain('Deployment klusterlet created');
-    const ready = await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'open-cluster-management', 'rollout', 'status', 'deployment/klusterlet', '--timeout=60s']);
+    const ready = await kubectl(kubeconfig, [
+      '--context',
+      'cluster1',
+      '-n',
+      'open-cluster-management',
+      'rollout',
+      'status',
+      'deployment/klusterlet',
+      '--timeout=60s',
+    ]);
     expect(ready.exitCode, ready.stderr).toBe(0);
     expect((await ocmStatus(config)).clusters.every((c) => c.hubAccepted && c.joined && c.available)).toBe(true);
   });

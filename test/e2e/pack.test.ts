@@ -2,7 +2,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanNpmEnv, copyCheckout, installTarball, npmPack, runCommand, tarballEntries, undeclaredImports, type CommandResult } from '../support/npm-package.js';
+import {
+  cleanNpmEnv,
+  copyCheckout,
+  installTarball,
+  npmPack,
+  runCommand,
+  tarballEntries,
+  undeclaredImports,
+  type CommandResult,
+} from '../support/npm-package.js';
 
 /**
  * The npx one-command setup (issue 15, item 4): a clean checkout of the working
@@ -64,10 +73,24 @@ describe('npm pack → npm install → npx ocm-lab', () => {
   });
 
   it('the tarball holds the compiled CLI and what it reads at run time, and no sources, tests or source maps', async () => {
-    for (const f of ['package.json', 'README.md', 'Dockerfile', 'dist/cli/main.js', 'dist/runtime/kind/lab-images.js', LAB_FILE, 'examples/default-lab.yaml', 'kind-configs/hub.yaml', 'kind-configs/spoke.yaml']) {
+    for (const f of [
+      'package.json',
+      'README.md',
+      'Dockerfile',
+      'dist/cli/main.js',
+      'dist/runtime/kind/lab-images.js',
+      LAB_FILE,
+      'examples/default-lab.yaml',
+      'kind-configs/hub.yaml',
+      'kind-configs/spoke.yaml',
+    ]) {
       expect(entries, f).toContain(f);
     }
-    for (const dir of ['manifests/crds/', 'scenarios/']) expect(entries.some((e) => e.startsWith(dir)), dir).toBe(true);
+    for (const dir of ['manifests/crds/', 'scenarios/'])
+      expect(
+        entries.some((e) => e.startsWith(dir)),
+        dir,
+      ).toBe(true);
     // templates/ is `addon new`'s project: its TypeScript sources are what it writes.
     expect(entries.filter((e) => !e.startsWith('templates/') && /^(src|test|docs|scripts|node_modules)\/|\.map$|\.ts$|^tsconfig/.test(e))).toEqual([]);
     expect(entries).toContain('templates/addon/src/manager.ts');
@@ -99,9 +122,14 @@ describe('npm pack → npm install → npx ocm-lab', () => {
   it('npx ocm-lab scenario list lists the packaged documents', async () => {
     const r = await npx(['scenario', 'list']);
     expect(r.exitCode, r.stderr).toBe(0);
-    const names = (await fs.readdir(path.join(installedPackage, 'scenarios'))).filter((f) => f.endsWith('.md') && f.toLowerCase() !== 'readme.md').map((f) => f.slice(0, -3));
+    const names = (await fs.readdir(path.join(installedPackage, 'scenarios')))
+      .filter((f) => f.endsWith('.md') && f.toLowerCase() !== 'readme.md')
+      .map((f) => f.slice(0, -3));
     expect(names.length).toBeGreaterThan(0);
-    const listed = r.stdout.split('\n').slice(1).map((l) => l.split(/\s+/)[0]);
+    const listed = r.stdout
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(/\s+/)[0]);
     expect(listed.filter(Boolean).sort()).toEqual(names.sort());
   });
 

@@ -45,7 +45,10 @@ async function snapshot(): Promise<Record<string, string[]>> {
     (/OCMLAB-[0-9A-F]{6}/.test(s) && !s.includes(OWN_CHAIN)) ||
     (/ocm-lab:/.test(s) && !s.includes(`ocm-lab:${LAB}`)) ||
     (/\bol[0-9a-f]{6}\d+[hn]\b/.test(s) && !s.includes(OWN_PREFIX));
-  const netns = (await run('ip', ['netns', 'list'])).stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[0]!);
+  const netns = (await run('ip', ['netns', 'list'])).stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' ')[0]!);
   const links = (JSON.parse((await run('ip', ['-j', 'link', 'show'])).stdout) as { ifname: string }[]).map((l) => l.ifname);
   const saved = (await run('iptables-save', [])).stdout.split('\n').filter((l) => l && !l.startsWith('#'));
   const otherLabs = saved.some(otherLab) || netns.some(otherLab);
@@ -57,7 +60,8 @@ async function snapshot(): Promise<Record<string, string[]>> {
 
 /** Compares snapshots; forwarding only when no other lab was up at either time. */
 function expectAsBefore(after: Record<string, string[]>, before: Record<string, string[]>): void {
-  const drop = (x: Record<string, string[]>, y: Record<string, string[]>) => (x.forward![0]!.startsWith('(') || y.forward![0]!.startsWith('(') ? { ...x, forward: [] } : x);
+  const drop = (x: Record<string, string[]>, y: Record<string, string[]>) =>
+    x.forward![0]!.startsWith('(') || y.forward![0]!.startsWith('(') ? { ...x, forward: [] } : x;
   expect(drop(after, before)).toEqual(drop(before, after));
 }
 
@@ -70,7 +74,9 @@ function withoutEmptyTables(lines: string[]): string[] {
   const out: string[] = [];
   let block: string[] = [];
   const flush = () => {
-    const meaningful = block.some((l) => l.startsWith('-A ') || /^:\S+ (DROP|REJECT)/.test(l) || /^:(?!(PREROUTING|INPUT|FORWARD|OUTPUT|POSTROUTING) )/.test(l));
+    const meaningful = block.some(
+      (l) => l.startsWith('-A ') || /^:\S+ (DROP|REJECT)/.test(l) || /^:(?!(PREROUTING|INPUT|FORWARD|OUTPUT|POSTROUTING) )/.test(l),
+    );
     if (meaningful) out.push(...block);
     block = [];
   };
@@ -101,7 +107,14 @@ describe('pod networking in VPC namespaces (root)', () => {
 
   function podNetworkOf(cluster: 'hub' | 'c1'): PodNetwork {
     const vpc = plan.vpcs.find((v) => cluster in v.clusterAddresses)!;
-    return new PodNetwork({ labName: LAB, clusterName: cluster, vpcNetns: vpc.netns, podCidr: vpc.clusterPodCidrs[cluster]!, nodeIP: vpc.clusterAddresses[cluster]!, log });
+    return new PodNetwork({
+      labName: LAB,
+      clusterName: cluster,
+      vpcNetns: vpc.netns,
+      podCidr: vpc.clusterPodCidrs[cluster]!,
+      nodeIP: vpc.clusterAddresses[cluster]!,
+      log,
+    });
   }
 
   async function removeEverything(): Promise<void> {
@@ -190,7 +203,10 @@ describe('pod networking in VPC namespaces (root)', () => {
       {
         metadata: { namespace: 'demo', name: 'web-abc', labels: { 'kubernetes.io/service-name': 'web' } },
         addressType: 'IPv4',
-        endpoints: [{ addresses: [p1.podIP], conditions: { ready: true } }, { addresses: [p2.podIP], conditions: { ready: true } }],
+        endpoints: [
+          { addresses: [p1.podIP], conditions: { ready: true } },
+          { addresses: [p2.podIP], conditions: { ready: true } },
+        ],
         ports: [{ name: 'http', port: PORT, protocol: 'TCP' }],
       },
     ];

@@ -74,15 +74,27 @@ describe('pods on the local runtime: own network, real paths, kubelet API, probe
     return (JSON.parse(r.stdout) as { items: PodJson[] }).items;
   };
   const readyPods = async (context: string, selector: string, count: number, ns = NS) =>
-    waitUntil(async () => {
-      const pods = await podsOf(context, selector, ns);
-      const ready = pods.filter((p) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-      return ready.length === count ? ready : undefined;
-    }, `${count} Ready pods ${selector} on ${context}`, 120_000);
+    waitUntil(
+      async () => {
+        const pods = await podsOf(context, selector, ns);
+        const ready = pods.filter((p) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+        return ready.length === count ? ready : undefined;
+      },
+      `${count} Ready pods ${selector} on ${context}`,
+      120_000,
+    );
   /** A TCP connect from inside a pod (node is on every container's PATH): prints 'connected' or the error code. */
   const connectFrom = async (context: string, pod: string, host: string, port: number) =>
-    k(context, ['-n', NS, 'exec', pod, '--', 'node', '-e',
-      `const s=require('net').connect(${port},'${host}');s.setTimeout(3000,()=>{console.log('TIMEOUT');process.exit(0)});s.on('connect',()=>{console.log('connected');process.exit(0)});s.on('error',e=>{console.log(e.code);process.exit(0)})`]);
+    k(context, [
+      '-n',
+      NS,
+      'exec',
+      pod,
+      '--',
+      'node',
+      '-e',
+      `const s=require('net').connect(${port},'${host}');s.setTimeout(3000,()=>{console.log('TIMEOUT');process.exit(0)});s.on('connect',()=>{console.log('connected');process.exit(0)});s.on('error',e=>{console.log(e.code);process.exit(0)})`,
+    ]);
 
   beforeAll(async () => {
     home = await isolatedLabHome('pods');
@@ -252,10 +264,23 @@ spec:
     expect((await k('cluster1', ['apply', '-f', '-'], bad)).exitCode).toBe(0);
     // Events come one by one (Scheduled first): wait for the one that says why.
     const events = (pod: string, why: RegExp) =>
-      waitUntil(async () => {
-        const r = await k('cluster1', ['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${pod}`, '-o', 'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}']);
-        return why.test(r.stdout) ? r.stdout : undefined;
-      }, `an event of ${pod} matching ${why}`, 60_000);
+      waitUntil(
+        async () => {
+          const r = await k('cluster1', [
+            '-n',
+            NS,
+            'get',
+            'events',
+            '--field-selector',
+            `involvedObject.name=${pod}`,
+            '-o',
+            'jsonpath={range .items[*]}{.reason}: {.message}{"\\n"}{end}',
+          ]);
+          return why.test(r.stdout) ? r.stdout : undefined;
+        },
+        `an event of ${pod} matching ${why}`,
+        60_000,
+      );
     expect(await events('unmapped-image', /quay\.io\/nobody\/nothing:v9/)).toMatch(/quay\.io\/nobody\/nothing:v9/);
     expect(await events('hostpath-volume', /hostPath/)).toMatch(/hostPath/);
     const probe = await events('failing-probe', /Unhealthy: Readiness probe failed: HTTP probe failed with statuscode: 404/);

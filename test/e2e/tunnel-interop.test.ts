@@ -26,9 +26,12 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tunnel-interop-'));
   const pem: Record<string, string> = {
     'ca.crt': pki.caPem,
-    'server.crt': pki.server.certPem, 'server.key': pki.server.keyPem,
-    'agent.crt': pki.agent.certPem, 'agent.key': pki.agent.keyPem,
-    'client.crt': pki.client.certPem, 'client.key': pki.client.keyPem,
+    'server.crt': pki.server.certPem,
+    'server.key': pki.server.keyPem,
+    'agent.crt': pki.agent.certPem,
+    'agent.key': pki.agent.keyPem,
+    'client.crt': pki.client.certPem,
+    'client.key': pki.client.keyPem,
   };
   for (const [name, text] of Object.entries(pem)) {
     files[name] = path.join(dir, name);
@@ -45,7 +48,19 @@ afterAll(() => {
 async function upstreamServer(): Promise<{ p: Spawned; serverPort: number; agentPort: number; healthPort: number }> {
   const [serverPort, agentPort, healthPort, adminPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const p = later(
-    spawnBinary(bins.server, upstreamServerArgs({ serverPort, agentPort, healthPort, adminPort, certFile: files['server.crt']!, keyFile: files['server.key']!, caFile: files['ca.crt']!, strategies: 'destHost' })),
+    spawnBinary(
+      bins.server,
+      upstreamServerArgs({
+        serverPort,
+        agentPort,
+        healthPort,
+        adminPort,
+        certFile: files['server.crt']!,
+        keyFile: files['server.key']!,
+        caFile: files['ca.crt']!,
+        strategies: 'destHost',
+      }),
+    ),
     (x) => x.stop(),
   );
   await until(`upstream proxy-server answers /healthz (output: ${p.output().slice(-500)})`, async () => {
@@ -93,7 +108,9 @@ describe('interop with apiserver-network-proxy v0.36 (Go, built from the module 
     await a.waitForServers(1, 15_000);
     expect(a.connectedServerIDs()).toHaveLength(1);
     await until('upstream server is ready', async () => (await fetch(`http://127.0.0.1:${up.healthPort}/readyz`)).ok);
-    const c = later(createTunnelClient({ address: `127.0.0.1:${up.serverPort}`, tls: { ...peerTLS(pki, pki.client), servername: 'localhost' } }), (x) => x.close());
+    const c = later(createTunnelClient({ address: `127.0.0.1:${up.serverPort}`, tls: { ...peerTLS(pki, pki.client), servername: 'localhost' } }), (x) =>
+      x.close(),
+    );
     const socks = await Promise.all(Array.from({ length: 20 }, () => c.dial('cluster1:443')));
     const ok = await Promise.all(socks.map((s, i) => echoRoundTrip(s, 100_000 + i)));
     expect(ok.every(Boolean)).toBe(true);
@@ -109,12 +126,26 @@ describe('interop with apiserver-network-proxy v0.36 (Go, built from the module 
     const s = await ourServer();
     const [healthPort, adminPort] = [await freePort(), await freePort()];
     const ag = later(
-      spawnBinary(bins.agent, upstreamAgentArgs({ serverPort: s.ports.agent, agentID: 'upstream-agent', identifiers: 'host=localhost&ipv4=127.0.0.1', healthPort, adminPort, certFile: files['agent.crt']!, keyFile: files['agent.key']!, caFile: files['ca.crt']! })),
+      spawnBinary(
+        bins.agent,
+        upstreamAgentArgs({
+          serverPort: s.ports.agent,
+          agentID: 'upstream-agent',
+          identifiers: 'host=localhost&ipv4=127.0.0.1',
+          healthPort,
+          adminPort,
+          certFile: files['agent.crt']!,
+          keyFile: files['agent.key']!,
+          caFile: files['ca.crt']!,
+        }),
+      ),
       (x) => x.stop(),
     );
     await until(`the upstream agent registers (output: ${ag.output().slice(-500)})`, () => s.agents().some((x) => x.agentID === 'upstream-agent'));
     expect(s.agents()[0]!.identifiers.ipv4).toEqual(['127.0.0.1']);
-    const c = later(createTunnelClient({ address: `127.0.0.1:${s.ports.frontend}`, tls: { ...peerTLS(pki, pki.client), servername: 'localhost' } }), (x) => x.close());
+    const c = later(createTunnelClient({ address: `127.0.0.1:${s.ports.frontend}`, tls: { ...peerTLS(pki, pki.client), servername: 'localhost' } }), (x) =>
+      x.close(),
+    );
     const socks = await Promise.all(Array.from({ length: 20 }, () => c.dial(`127.0.0.1:${t.port}`)));
     const ok = await Promise.all(socks.map((x, i) => echoRoundTrip(x, 50_000 + i)));
     expect(ok.every(Boolean)).toBe(true);
@@ -127,7 +158,7 @@ describe('interop with apiserver-network-proxy v0.36 (Go, built from the module 
     await until('the upstream agent drained or left', () => s.agents().every((x) => x.draining));
   });
 
-  it("the upstream konnectivity-client (single-use tunnel) works through our proxy-server", async () => {
+  it('the upstream konnectivity-client (single-use tunnel) works through our proxy-server', async () => {
     const t = await echoTarget();
     const s = await ourServer();
     const a = later(
@@ -142,7 +173,18 @@ describe('interop with apiserver-network-proxy v0.36 (Go, built from the module 
       (x) => x.close(),
     );
     await a.waitForServers(1, 10_000);
-    const args = ['-proxy', `127.0.0.1:${s.ports.frontend}`, '-ca', files['ca.crt']!, '-cert', files['client.crt']!, '-key', files['client.key']!, '-servername', 'localhost'];
+    const args = [
+      '-proxy',
+      `127.0.0.1:${s.ports.frontend}`,
+      '-ca',
+      files['ca.crt']!,
+      '-cert',
+      files['client.crt']!,
+      '-key',
+      files['client.key']!,
+      '-servername',
+      'localhost',
+    ];
     const ok = await execa(bins.client, [...args, '-target', 'cluster1:443', '-bytes', String(4 * 1024 * 1024)], { reject: false });
     expect(ok.exitCode, ok.stdout + ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual({ bytes: 4 * 1024 * 1024, match: true });
@@ -177,19 +219,51 @@ describe('interop with apiserver-network-proxy v0.36 (Go, built from the module 
     );
     await a.waitForServers(1, 10_000);
     const curl = (cert: string, key: string): Promise<{ exitCode?: number; stdout: string; stderr: string }> =>
-      execa('curl', [
-        '--silent', '--show-error', '--max-time', '20',
-        '--proxy', `https://localhost:${s.ports.httpConnect}`,
-        '--proxy-cacert', files['ca.crt']!, '--proxy-cert', cert, '--proxy-key', key,
-        '--cacert', files['ca.crt']!,
-        '--resolve', `localhost:${s.ports.httpConnect}:127.0.0.1`,
-        'https://cluster1/healthz',
-      ], { reject: false, env: { NO_PROXY: '', no_proxy: '' } });
+      execa(
+        'curl',
+        [
+          '--silent',
+          '--show-error',
+          '--max-time',
+          '20',
+          '--proxy',
+          `https://localhost:${s.ports.httpConnect}`,
+          '--proxy-cacert',
+          files['ca.crt']!,
+          '--proxy-cert',
+          cert,
+          '--proxy-key',
+          key,
+          '--cacert',
+          files['ca.crt']!,
+          '--resolve',
+          `localhost:${s.ports.httpConnect}:127.0.0.1`,
+          'https://cluster1/healthz',
+        ],
+        { reject: false, env: { NO_PROXY: '', no_proxy: '' } },
+      );
     const ok = await curl(files['client.crt']!, files['client.key']!);
     expect(ok.exitCode, ok.stderr).toBe(0);
     expect(ok.stdout).toBe('ok');
     // Without a client certificate the proxy refuses the handshake.
-    const anonymous = await execa('curl', ['--silent', '--show-error', '--max-time', '20', '--proxy', `https://127.0.0.1:${s.ports.httpConnect}`, '--proxy-cacert', files['ca.crt']!, '--proxy-insecure', '--cacert', files['ca.crt']!, 'https://cluster1/healthz'], { reject: false });
+    const anonymous = await execa(
+      'curl',
+      [
+        '--silent',
+        '--show-error',
+        '--max-time',
+        '20',
+        '--proxy',
+        `https://127.0.0.1:${s.ports.httpConnect}`,
+        '--proxy-cacert',
+        files['ca.crt']!,
+        '--proxy-insecure',
+        '--cacert',
+        files['ca.crt']!,
+        'https://cluster1/healthz',
+      ],
+      { reject: false },
+    );
     expect(anonymous.exitCode).not.toBe(0);
   });
 });

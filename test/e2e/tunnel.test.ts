@@ -4,10 +4,30 @@ import net from 'node:net';
 import tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTunnelClient, startProxyAgent, startProxyServer, NO_AGENT_AVAILABLE, type ProxyAgent, type ProxyServer, type TunnelClient } from '../../src/tunnel/index.js';
+import {
+  createTunnelClient,
+  startProxyAgent,
+  startProxyServer,
+  NO_AGENT_AVAILABLE,
+  type ProxyAgent,
+  type ProxyServer,
+  type TunnelClient,
+} from '../../src/tunnel/index.js';
 import { PacketType } from '../../src/tunnel/packet.js';
 import { CONNECT_METHOD, Header, deserialize, serialize, type TunnelClientStream, type WirePacket } from '../../src/tunnel/wire.js';
-import { echo, echoRoundTrip, makeTunnelPKI, type Pair, openFileDescriptors, peerTLS, serverTLS, startTarget, until, type Target, type TunnelPKI } from '../support/tunnel/fixture.js';
+import {
+  echo,
+  echoRoundTrip,
+  makeTunnelPKI,
+  type Pair,
+  openFileDescriptors,
+  peerTLS,
+  serverTLS,
+  startTarget,
+  until,
+  type Target,
+  type TunnelPKI,
+} from '../support/tunnel/fixture.js';
 
 let pki: TunnelPKI;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -23,7 +43,9 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function server(opts: { agentPort?: number; strategies?: ('destHost' | 'default' | 'defaultRoute')[]; mode?: 'grpc' | 'http-connect' | 'both' } = {}): Promise<ProxyServer> {
+async function server(
+  opts: { agentPort?: number; strategies?: ('destHost' | 'default' | 'defaultRoute')[]; mode?: 'grpc' | 'http-connect' | 'both' } = {},
+): Promise<ProxyServer> {
   const s = await startProxyServer({
     agent: { port: opts.agentPort ?? 0, tls: serverTLS(pki) },
     frontend: { port: 0, tls: serverTLS(pki) },
@@ -49,7 +71,10 @@ async function agent(s: ProxyServer, target: Target, extra: { agentID?: string; 
 }
 
 function client(s: ProxyServer, foreign = false): TunnelClient {
-  const c = createTunnelClient({ address: `127.0.0.1:${s.ports.frontend}`, tls: { ...peerTLS(pki, foreign ? pki.foreignClient : pki.client), servername: 'localhost' } });
+  const c = createTunnelClient({
+    address: `127.0.0.1:${s.ports.frontend}`,
+    tls: { ...peerTLS(pki, foreign ? pki.foreignClient : pki.client), servername: 'localhost' },
+  });
   return later(c, (x) => x.close());
 }
 
@@ -102,7 +127,9 @@ describe('tunnel on loopback', () => {
     await until('every connection released', () => t.open() === 0 && a.activeConnections() === 0, 30_000);
     latencies.sort((x, y) => x - y);
     const q = (f: number) => latencies[Math.min(latencies.length - 1, Math.floor(f * latencies.length))]!.toFixed(1);
-    console.log(`tunnel load: 1 000 concurrent connections, 4 KiB echo each: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms; RSS of the process (server, agent, client, target) ${(rssBefore / 2 ** 20).toFixed(0)} → ${(rssHeld / 2 ** 20).toFixed(0)} MiB while held`);
+    console.log(
+      `tunnel load: 1 000 concurrent connections, 4 KiB echo each: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms; RSS of the process (server, agent, client, target) ${(rssBefore / 2 ** 20).toFixed(0)} → ${(rssHeld / 2 ** 20).toFixed(0)} MiB while held`,
+    );
   });
 
   it('load: moves 1 GiB through one connection intact (sha256 at both ends); prints the rate', async () => {
@@ -141,7 +168,9 @@ describe('tunnel on loopback', () => {
     sock.destroy();
     expect(received).toBe(GIB);
     expect(got.digest('hex')).toBe(sent.digest('hex'));
-    console.log(`tunnel load: 1 GiB through one connection in ${seconds.toFixed(1)} s (${((GIB * 8) / seconds / 1e6).toFixed(0)} Mbit/s, hashing at both ends included)`);
+    console.log(
+      `tunnel load: 1 GiB through one connection in ${seconds.toFixed(1)} s (${((GIB * 8) / seconds / 1e6).toFixed(0)} Mbit/s, hashing at both ends included)`,
+    );
   });
 
   it('serves HTTPS requests through the tunnel with an https.Agent, TLS end to end', async () => {
@@ -271,7 +300,11 @@ describe('tunnel on loopback', () => {
       }
     };
     await Promise.all(Array.from({ length: 32 }, worker));
-    await until('all tunnelled connections closed', () => t.open() === 0 && a.activeConnections() === 0 && s.metrics.get('established_connections') === 0, 30_000);
+    await until(
+      'all tunnelled connections closed',
+      () => t.open() === 0 && a.activeConnections() === 0 && s.metrics.get('established_connections') === 0,
+      30_000,
+    );
     expect(openFileDescriptors() - before).toBeLessThanOrEqual(5);
   });
 
@@ -372,7 +405,14 @@ describe('tunnel on loopback', () => {
     const names: (string | false)[] = [];
     const logs: string[] = [];
     const start = (port: number) =>
-      startProxyAgent({ proxyServerHost: '127.0.0.1', proxyServerPort: port, agentID: 'sni', tls: peerTLS(pki, pki.agent), backoff: { initialMs: 100, capMs: 200 }, log: (l) => logs.push(l) }).then((a) => later(a, (x) => x.close()));
+      startProxyAgent({
+        proxyServerHost: '127.0.0.1',
+        proxyServerPort: port,
+        agentID: 'sni',
+        tls: peerTLS(pki, pki.agent),
+        backoff: { initialMs: 100, capMs: 200 },
+        log: (l) => logs.push(l),
+      }).then((a) => later(a, (x) => x.close()));
 
     await start(await listen(pki.server, (sock) => names.push(sock.servername ?? false)));
     await until('the agent completed a TLS handshake', () => names.length > 0);
@@ -414,7 +454,14 @@ describe('tunnel on loopback', () => {
     await a.waitForServers(1, 10_000);
     const connect = (target: string, pair = pki.client): Promise<{ head: string; sock: tls.TLSSocket }> =>
       new Promise((resolve, reject) => {
-        const sock = tls.connect({ host: '127.0.0.1', port: s.ports.httpConnect!, servername: 'localhost', ca: pki.caPem, cert: pair.certPem, key: pair.keyPem });
+        const sock = tls.connect({
+          host: '127.0.0.1',
+          port: s.ports.httpConnect!,
+          servername: 'localhost',
+          ca: pki.caPem,
+          cert: pair.certPem,
+          key: pair.keyPem,
+        });
         sock.on('error', reject);
         sock.once('secureConnect', () => sock.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
         let buf = '';

@@ -35,7 +35,12 @@ const AFTER_RECOVERY_MS = 2_000;
 const NS = 'faults';
 const WORK_API = '/apis/work.open-cluster-management.io/v1';
 
-interface Attempt { start: number; end: number; ok: boolean; error?: string }
+interface Attempt {
+  start: number;
+  end: number;
+  ok: boolean;
+  error?: string;
+}
 interface FaultResult {
   fault: string;
   restoredBy: string;
@@ -51,7 +56,10 @@ interface FaultResult {
 const withTimeout = async <T>(p: Promise<T>): Promise<T> => {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -94,7 +102,13 @@ function workTraffic(hub: KubeClient, spoke: KubeClient, tag: string) {
         apiVersion: 'work.open-cluster-management.io/v1',
         kind: 'ManifestWork',
         metadata: { name, namespace: 'cluster1', labels: { 'faults.ocm-lab.io/tag': tag } },
-        spec: { workload: { manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { 'faults.ocm-lab.io/tag': tag } }, data: { n: String(n) } }] } },
+        spec: {
+          workload: {
+            manifests: [
+              { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { 'faults.ocm-lab.io/tag': tag } }, data: { n: String(n) } },
+            ],
+          },
+        },
       };
       const at = Date.now();
       if (await record(() => hub.post(`${WORK_API}/namespaces/cluster1/manifestworks`, body))) created.set(name, at);
@@ -104,7 +118,9 @@ function workTraffic(hub: KubeClient, spoke: KubeClient, tag: string) {
   const reading = (async () => {
     while (running) {
       await record(async () => {
-        const list = await spoke.get<{ items: { metadata: { name: string } }[] }>(`/api/v1/namespaces/${NS}/configmaps`, { labelSelector: `faults.ocm-lab.io/tag=${tag}` });
+        const list = await spoke.get<{ items: { metadata: { name: string } }[] }>(`/api/v1/namespaces/${NS}/configmaps`, {
+          labelSelector: `faults.ocm-lab.io/tag=${tag}`,
+        });
         const now = Date.now();
         for (const cm of list.items) if (!arrived.has(cm.metadata.name)) arrived.set(cm.metadata.name, now);
       });
@@ -123,7 +139,9 @@ function workTraffic(hub: KubeClient, spoke: KubeClient, tag: string) {
     drain: async (bound: number) => {
       const deadline = Date.now() + bound;
       while (Date.now() < deadline && [...created.keys()].some((k) => !arrived.has(k))) {
-        const list = await withTimeout(spoke.get<{ items: { metadata: { name: string } }[] }>(`/api/v1/namespaces/${NS}/configmaps`, { labelSelector: `faults.ocm-lab.io/tag=${tag}` })).catch(() => null);
+        const list = await withTimeout(
+          spoke.get<{ items: { metadata: { name: string } }[] }>(`/api/v1/namespaces/${NS}/configmaps`, { labelSelector: `faults.ocm-lab.io/tag=${tag}` }),
+        ).catch(() => null);
         const now = Date.now();
         for (const cm of list?.items ?? []) if (!arrived.has(cm.metadata.name)) arrived.set(cm.metadata.name, now);
         await new Promise((r) => setTimeout(r, READ_EVERY_MS));
@@ -159,8 +177,16 @@ describe('faults: ManifestWork delivery while control planes, OCM and managed-se
     return r.stdout;
   };
 
-  interface ContainerStatus { name: string; restartCount: number; ready: boolean; containerID?: string }
-  interface PodJson { metadata: { name: string; uid: string }; status: { containerStatuses?: ContainerStatus[] } }
+  interface ContainerStatus {
+    name: string;
+    restartCount: number;
+    ready: boolean;
+    containerID?: string;
+  }
+  interface PodJson {
+    metadata: { name: string; uid: string };
+    status: { containerStatuses?: ContainerStatus[] };
+  }
   const podOf = async (context: string, namespace: string, prefix: string) => {
     const items = (JSON.parse(await k(context, ['-n', namespace, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] }).items;
     const pod = items.find((p) => p.metadata.name.startsWith(`${prefix}-`) && p.status.containerStatuses?.length);
@@ -168,7 +194,8 @@ describe('faults: ManifestWork delivery while control planes, OCM and managed-se
     const status = pod.status.containerStatuses![0]!;
     return { pod, status, pid: Number(status.containerID?.replace('ocm-lab://', '')) };
   };
-  const hostPid = async (cluster: string, component: string) => Number((await fs.readFile(path.join(labDir(LAB), 'clusters', cluster, 'run', `${component}.pid`), 'utf8')).trim());
+  const hostPid = async (cluster: string, component: string) =>
+    Number((await fs.readFile(path.join(labDir(LAB), 'clusters', cluster, 'run', `${component}.pid`), 'utf8')).trim());
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
@@ -177,12 +204,20 @@ describe('faults: ManifestWork delivery while control planes, OCM and managed-se
     spoke = await KubeClient.fromKubeconfig(clusterKubeconfigFile(LAB, 'cluster1'));
     await k('cluster1', ['create', 'namespace', NS]);
     // A ManagedServiceAccount whose token must still work after every fault.
-    await k('hub', ['apply', '-f', '-'], `apiVersion: authentication.open-cluster-management.io/v1beta1
+    await k(
+      'hub',
+      ['apply', '-f', '-'],
+      `apiVersion: authentication.open-cluster-management.io/v1beta1
 kind: ManagedServiceAccount
 metadata: {name: faults, namespace: cluster1}
 spec: {rotation: {enabled: true}}
-`);
-    await waitUntil(async () => ((await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'get', 'secret', 'faults'])).exitCode === 0 ? true : undefined), 'the token Secret of MSA faults', 60_000);
+`,
+    );
+    await waitUntil(
+      async () => ((await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'get', 'secret', 'faults'])).exitCode === 0 ? true : undefined),
+      'the token Secret of MSA faults',
+      60_000,
+    );
   });
 
   afterAll(async () => {
@@ -207,7 +242,12 @@ spec: {rotation: {enabled: true}}
       restoredBy = await restore();
       // Recovered: a work created after the restore arrived; then some more traffic, all of which must be ok.
       const restoredAt = Date.now();
-      await waitUntil(async () => ([...traffic.created].some(([name, c]) => c >= restoredAt && traffic.arrived.has(name)) ? true : undefined), `${fault}: a ManifestWork created after the restore to reach cluster1`, bound, 100);
+      await waitUntil(
+        async () => ([...traffic.created].some(([name, c]) => c >= restoredAt && traffic.arrived.has(name)) ? true : undefined),
+        `${fault}: a ManifestWork created after the restore to reach cluster1`,
+        bound,
+        100,
+      );
       const recoveredAt = Date.now();
       await new Promise((r) => setTimeout(r, AFTER_RECOVERY_MS));
       await traffic.stopCreating();
@@ -228,7 +268,10 @@ spec: {rotation: {enabled: true}}
       results.push(result);
       console.log(`${fault}:\n${table([result])}`);
       expect(missing, `${fault}: ManifestWorks the hub accepted but cluster1 never got`).toEqual([]);
-      expect(afterRecovery.map((a) => a.error), `${fault}: failures after recovery`).toEqual([]);
+      expect(
+        afterRecovery.map((a) => a.error),
+        `${fault}: failures after recovery`,
+      ).toEqual([]);
       expect(traffic.created.size, `${fault}: works created`).toBeGreaterThan(3);
       return result;
     } finally {
@@ -244,10 +287,14 @@ spec: {rotation: {enabled: true}}
     return `up (${s(Date.now() - t0)}${started.length ? `; ${started.join('; ')}` : ''})`;
   };
   const byNodelet = (context: string, namespace: string, prefix: string, before: { status: ContainerStatus; pod: PodJson }) => async () => {
-    const after = await waitUntil(async () => {
-      const now = await podOf(context, namespace, prefix);
-      return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
-    }, `${prefix}: restartCount to rise`, 60_000);
+    const after = await waitUntil(
+      async () => {
+        const now = await podOf(context, namespace, prefix);
+        return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
+      },
+      `${prefix}: restartCount to rise`,
+      60_000,
+    );
     expect(after.pod.metadata.uid).toBe(before.pod.metadata.uid);
     return `nodelet restart (restartCount ${before.status.restartCount} → ${after.status.restartCount})`;
   };
@@ -257,20 +304,35 @@ spec: {rotation: {enabled: true}}
     ['cluster1', 'kube-apiserver'],
     ['cluster1', 'kube-controller-manager'],
     ['hub', 'kube-apiserver'],
-  ])('SIGKILL of %s %s (a host process): up restores it, every accepted ManifestWork arrives', async (cluster, component) => {
-    await inject(`${cluster} ${component} SIGKILL`, await hostPid(cluster, component), byUp);
-  }, 300_000);
+  ])(
+    'SIGKILL of %s %s (a host process): up restores it, every accepted ManifestWork arrives',
+    async (cluster, component) => {
+      await inject(`${cluster} ${component} SIGKILL`, await hostPid(cluster, component), byUp);
+    },
+    300_000,
+  );
 
-  it.each(['cluster1', 'hub'])('SIGKILL of the %s nodelet (a host process): up restores it, it adopts every running container (none restarted), every accepted ManifestWork arrives', async (cluster) => {
-    const containers = async () => {
-      const items = (JSON.parse(await k(cluster, ['get', 'pods', '-A', '-o', 'json'])) as { items: PodJson[] }).items;
-      return Object.fromEntries(items.flatMap((p) => (p.status.containerStatuses ?? []).map((c) => [`${p.metadata.name}/${c.name}`, `${p.metadata.uid} ${c.containerID ?? ''} restarts ${c.restartCount}`])));
-    };
-    const before = await containers();
-    expect(Object.keys(before).length, `${cluster}: containers`).toBeGreaterThan(2);
-    await inject(`${cluster} nodelet SIGKILL`, await hostPid(cluster, 'nodelet'), byUp);
-    expect(await containers(), `${cluster}: every container the same run as before the nodelet's death`).toEqual(before);
-  }, 300_000);
+  it.each(['cluster1', 'hub'])(
+    'SIGKILL of the %s nodelet (a host process): up restores it, it adopts every running container (none restarted), every accepted ManifestWork arrives',
+    async (cluster) => {
+      const containers = async () => {
+        const items = (JSON.parse(await k(cluster, ['get', 'pods', '-A', '-o', 'json'])) as { items: PodJson[] }).items;
+        return Object.fromEntries(
+          items.flatMap((p) =>
+            (p.status.containerStatuses ?? []).map((c) => [
+              `${p.metadata.name}/${c.name}`,
+              `${p.metadata.uid} ${c.containerID ?? ''} restarts ${c.restartCount}`,
+            ]),
+          ),
+        );
+      };
+      const before = await containers();
+      expect(Object.keys(before).length, `${cluster}: containers`).toBeGreaterThan(2);
+      await inject(`${cluster} nodelet SIGKILL`, await hostPid(cluster, 'nodelet'), byUp);
+      expect(await containers(), `${cluster}: every container the same run as before the nodelet's death`).toEqual(before);
+    },
+    300_000,
+  );
 
   it.each([
     ['cluster1', 'open-cluster-management', 'klusterlet'],
@@ -283,22 +345,32 @@ spec: {rotation: {enabled: true}}
     ['hub', 'open-cluster-management-hub', 'cluster-manager-addon-manager-controller'],
     ['cluster1', 'open-cluster-management-managed-serviceaccount', 'managed-serviceaccount-addon-agent'],
     ['hub', 'open-cluster-management-addon', 'managed-serviceaccount-addon-manager'],
-  ])('SIGKILL of %s pod %s/%s: the nodelet restarts it, every accepted ManifestWork arrives', async (context, namespace, prefix) => {
-    const before = await podOf(context, namespace, prefix);
-    await inject(`${context} ${prefix} SIGKILL`, before.pid, byNodelet(context, namespace, prefix, before));
-  }, 300_000);
+  ])(
+    'SIGKILL of %s pod %s/%s: the nodelet restarts it, every accepted ManifestWork arrives',
+    async (context, namespace, prefix) => {
+      const before = await podOf(context, namespace, prefix);
+      await inject(`${context} ${prefix} SIGKILL`, before.pid, byNodelet(context, namespace, prefix, before));
+    },
+    300_000,
+  );
 
   // Last, as its outage outlasts the others: upstream's work agent takes its leader lease only once the
   // killed process's lease has run out (its log: "Worst non-graceful lease acquisition is 2m43s").
   it('SIGKILL of cluster1 pod open-cluster-management-agent/klusterlet-work-agent: the nodelet restarts it; once its leader lease is free again every accepted ManifestWork arrives', async () => {
     const before = await podOf('cluster1', 'open-cluster-management-agent', 'klusterlet-work-agent');
-    await inject('cluster1 klusterlet-work-agent SIGKILL', before.pid, byNodelet('cluster1', 'open-cluster-management-agent', 'klusterlet-work-agent', before), LEASE_BOUND_MS);
+    await inject(
+      'cluster1 klusterlet-work-agent SIGKILL',
+      before.pid,
+      byNodelet('cluster1', 'open-cluster-management-agent', 'klusterlet-work-agent', before),
+      LEASE_BOUND_MS,
+    );
   }, 420_000);
 
   it('after every fault: a second up finds every control plane running, and the ManagedServiceAccount token on the hub works on cluster1', async () => {
     await upLab(config, { renderer: 'silent' });
     for (const cluster of ['hub', 'cluster1']) {
-      for (const component of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'nodelet']) expect(alive(await hostPid(cluster, component)), `${cluster} ${component}`).toBe(true);
+      for (const component of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'nodelet'])
+        expect(alive(await hostPid(cluster, component)), `${cluster} ${component}`).toBe(true);
     }
     const token = Buffer.from(await k('hub', ['-n', 'cluster1', 'get', 'secret', 'faults', '-o', 'jsonpath={.data.token}']), 'base64').toString('utf8');
     const review = await spoke.post<{ status?: { authenticated?: boolean; user?: { username?: string } } }>('/apis/authentication.k8s.io/v1/tokenreviews', {

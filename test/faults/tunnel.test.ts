@@ -37,9 +37,22 @@ const RECOVERY_BOUND_MS = 30_000;
 /** Traffic kept up after recovery, all of which must be ok. */
 const AFTER_RECOVERY_MS = 3_000;
 
-interface Sample { start: number; end: number; ok: boolean; error?: string }
-interface ContainerStatus { name: string; restartCount: number; ready: boolean; containerID?: string }
-interface PodJson { metadata: { name: string; uid: string }; status: { podIP?: string; containerStatuses?: ContainerStatus[] } }
+interface Sample {
+  start: number;
+  end: number;
+  ok: boolean;
+  error?: string;
+}
+interface ContainerStatus {
+  name: string;
+  restartCount: number;
+  ready: boolean;
+  containerID?: string;
+}
+interface PodJson {
+  metadata: { name: string; uid: string };
+  status: { podIP?: string; containerStatuses?: ContainerStatus[] };
+}
 
 interface FaultResult {
   fault: string;
@@ -62,7 +75,9 @@ function steadyTraffic(probe: Probe): { samples: Sample[]; stop: () => Promise<v
   const one = async (): Promise<void> => {
     const start = Date.now();
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<{ ok: false; error: string }>((res) => (timer = setTimeout(() => res({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS)));
+    const timeout = new Promise<{ ok: false; error: string }>(
+      (res) => (timer = setTimeout(() => res({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS)),
+    );
     const r = await Promise.race([probe().catch((err: Error) => ({ ok: false, error: err.message })), timeout]);
     clearTimeout(timer);
     samples.push({ start, end: Date.now(), ok: r.ok, ...(r.error ? { error: r.error } : {}) });
@@ -125,7 +140,9 @@ function analyse(samples: Sample[], killedAt: number): { first?: Sample; recover
 const ms = (n: number) => `${(n / 1000).toFixed(2)} s`;
 
 function table(results: FaultResult[]): string {
-  const rows = results.map((r) => `| ${r.fault} | ${r.restoredBy} | ${ms(r.outageMs)} | ${r.failed} of ${r.requests} | ${ms(r.backAfterMs)} (${r.backLabel}) | ${r.lost} |`);
+  const rows = results.map(
+    (r) => `| ${r.fault} | ${r.restoredBy} | ${ms(r.outageMs)} | ${r.failed} of ${r.requests} | ${ms(r.backAfterMs)} (${r.backLabel}) | ${r.lost} |`,
+  );
   return ['| fault | restored by | outage | requests failed | back after server back | lost |', '|---|---|---:|---:|---:|---:|', ...rows].join('\n');
 }
 
@@ -138,7 +155,12 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
   let serverHost: string;
   const results: FaultResult[] = [];
 
-  const pod = async (context: string, namespace: string, container: string, podPrefix = ''): Promise<{ pod: PodJson; status: ContainerStatus; pid: number }> => {
+  const pod = async (
+    context: string,
+    namespace: string,
+    container: string,
+    podPrefix = '',
+  ): Promise<{ pod: PodJson; status: ContainerStatus; pid: number }> => {
     const r = await kubectl(kubeconfig, ['--context', context, '-n', namespace, 'get', 'pods', '-o', 'json']);
     if (r.exitCode !== 0) throw new Error(`kubectl get pods: ${r.stderr}`);
     const items = (JSON.parse(r.stdout) as { items: PodJson[] }).items;
@@ -157,7 +179,11 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
     const tunnel = await hubTunnel(hub);
     client = tunnel.client;
     serverHost = tunnel.address.slice(0, tunnel.address.lastIndexOf(':'));
-    await waitUntil(async () => ((await probeCluster(client!, 'cluster1', REQUEST_TIMEOUT_MS)).ok ? true : undefined), 'a first probe of cluster1 through the tunnel', 60_000);
+    await waitUntil(
+      async () => ((await probeCluster(client!, 'cluster1', REQUEST_TIMEOUT_MS)).ok ? true : undefined),
+      'a first probe of cluster1 through the tunnel',
+      60_000,
+    );
     await waitUntil(async () => ((await gatewayProbe()).ok ? true : undefined), 'a first request to cluster1 through cluster-gateway', 60_000);
     // The gateway's answers are cluster1's: it calls there as its ManagedServiceAccount, a user only cluster1 knows.
     const refused = await hub.getText(`${GATEWAY_PATH}/api/v1/namespaces/kube-system`).then(
@@ -209,25 +235,39 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
       process.kill(before.pid, 'SIGKILL');
       if (offPath) {
         // Traffic until the manager is back and ready, and some more: none of it may fail.
-        await waitUntil(async () => {
-          const now = await pod(context, namespace, container, podPrefix);
-          return now.status.restartCount > before.status.restartCount && now.status.ready ? true : undefined;
-        }, `${fault}: ${container} restarted and ready`, RECOVERY_BOUND_MS, 100);
+        await waitUntil(
+          async () => {
+            const now = await pod(context, namespace, container, podPrefix);
+            return now.status.restartCount > before.status.restartCount && now.status.ready ? true : undefined;
+          },
+          `${fault}: ${container} restarted and ready`,
+          RECOVERY_BOUND_MS,
+          100,
+        );
         await new Promise((r) => setTimeout(r, AFTER_RECOVERY_MS));
       } else {
-        await waitUntil(async () => {
-          const a = analyse(traffic.samples, killedAt);
-          return a.recovered && Date.now() > a.recovered.end + AFTER_RECOVERY_MS ? true : undefined;
-        }, `${fault}: a request to succeed again, then ${AFTER_RECOVERY_MS} ms more traffic`, RECOVERY_BOUND_MS + AFTER_RECOVERY_MS, 100);
+        await waitUntil(
+          async () => {
+            const a = analyse(traffic.samples, killedAt);
+            return a.recovered && Date.now() > a.recovered.end + AFTER_RECOVERY_MS ? true : undefined;
+          },
+          `${fault}: a request to succeed again, then ${AFTER_RECOVERY_MS} ms more traffic`,
+          RECOVERY_BOUND_MS + AFTER_RECOVERY_MS,
+          100,
+        );
       }
     } finally {
       await traffic.stop();
     }
     // Restored by the nodelet: the same pod, its container restarted once, under a new process.
-    const after = await waitUntil(async () => {
-      const now = await pod(context, namespace, container, podPrefix);
-      return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
-    }, `${fault}: restartCount of ${container} to rise`, 30_000);
+    const after = await waitUntil(
+      async () => {
+        const now = await pod(context, namespace, container, podPrefix);
+        return now.status.restartCount > before.status.restartCount && now.status.ready ? now : undefined;
+      },
+      `${fault}: restartCount of ${container} to rise`,
+      30_000,
+    );
     expect(after.pod.metadata.uid).toBe(before.pod.metadata.uid);
     expect(after.status.restartCount).toBe(before.status.restartCount + 1);
     expect(after.pid).not.toBe(before.pid);
@@ -247,7 +287,10 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
       };
       results.push(result);
       console.log(`${fault}:\n${table([result])}`);
-      expect(a.failed.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`), `${fault}: requests failed although the manager is off the data path`).toEqual([]);
+      expect(
+        a.failed.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`),
+        `${fault}: requests failed although the manager is off the data path`,
+      ).toEqual([]);
       expect(traffic.samples.length, 'requests during the fault').toBeGreaterThan(AFTER_RECOVERY_MS / INTERVAL_MS / 2);
       return result;
     }
@@ -271,16 +314,28 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
       return [...counts].map(([why, n]) => `  ${n} × ${why}`).join('\n') || '  none';
     };
     console.log(`${fault}: failures before back:\n${reasons(0, backAt)}\nfailures after back:\n${reasons(backAt, Infinity)}`);
-    console.log(`${fault}: killed at ${new Date(killedAt).toISOString()}, first failure +${a.first!.start - killedAt} ms (${a.first!.error}), back +${backAt - killedAt} ms, first ok +${a.recovered!.end - killedAt} ms\n${table([result])}`);
+    console.log(
+      `${fault}: killed at ${new Date(killedAt).toISOString()}, first failure +${a.first!.start - killedAt} ms (${a.first!.error}), back +${backAt - killedAt} ms, first ok +${a.recovered!.end - killedAt} ms\n${table([result])}`,
+    );
     // Structural goals, strictly.
     expect(a.failed.length, 'the kill interrupted the traffic').toBeGreaterThan(0);
-    expect(a.lost.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`), 'failures outside the outage window').toEqual([]);
+    expect(
+      a.lost.map((s) => `${new Date(s.start).toISOString()} +${s.end - s.start} ms: ${s.error}`),
+      'failures outside the outage window',
+    ).toEqual([]);
     expect(traffic.samples.filter((s) => s.start > a.recovered!.end).length, 'requests after recovery').toBeGreaterThan(AFTER_RECOVERY_MS / INTERVAL_MS / 2);
     return result;
   };
 
   it('SIGKILL of the hub proxy-server: restarted by the nodelet, tunnel back within 2 s of the server listening, nothing lost outside the outage', async () => {
-    const r = await inject({ fault: 'hub proxy-server SIGKILL', context: 'hub', namespace: PROXY_NAMESPACE, container: 'proxy-server', probe: tunnelProbe, isServer: true });
+    const r = await inject({
+      fault: 'hub proxy-server SIGKILL',
+      context: 'hub',
+      namespace: PROXY_NAMESPACE,
+      container: 'proxy-server',
+      probe: tunnelProbe,
+      isServer: true,
+    });
     expect(r.backAfterMs, 'tunnel back after the proxy-server listens again').toBeLessThanOrEqual(BACK_AFTER_SERVER_GOAL_MS);
   }, 120_000);
 
@@ -289,12 +344,30 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
   }, 120_000);
 
   it('SIGKILL of cluster-gateway under gateway traffic: restarted by the nodelet, requests through the hub API server back, nothing lost outside the outage', async () => {
-    await inject({ fault: 'hub cluster-gateway SIGKILL (gateway traffic)', context: 'hub', namespace: GATEWAY_NAMESPACE, container: 'gateway', probe: gatewayProbe });
+    await inject({
+      fault: 'hub cluster-gateway SIGKILL (gateway traffic)',
+      context: 'hub',
+      namespace: GATEWAY_NAMESPACE,
+      container: 'gateway',
+      probe: gatewayProbe,
+    });
   }, 120_000);
 
-  it.each(['cluster-proxy', 'cluster-gateway'] as const)('SIGKILL of the %s addon manager under gateway traffic (tunnel and gateway): restarted by the nodelet, not one request fails', async (addon) => {
-    await inject({ fault: `hub ${managerName(addon)} SIGKILL (gateway traffic)`, context: 'hub', namespace: ADDON_MANAGER_NAMESPACE, container: 'manager', podPrefix: `${managerName(addon)}-`, probe: gatewayProbe, offPath: true });
-  }, 120_000);
+  it.each(['cluster-proxy', 'cluster-gateway'] as const)(
+    'SIGKILL of the %s addon manager under gateway traffic (tunnel and gateway): restarted by the nodelet, not one request fails',
+    async (addon) => {
+      await inject({
+        fault: `hub ${managerName(addon)} SIGKILL (gateway traffic)`,
+        context: 'hub',
+        namespace: ADDON_MANAGER_NAMESPACE,
+        container: 'manager',
+        podPrefix: `${managerName(addon)}-`,
+        probe: gatewayProbe,
+        offPath: true,
+      });
+    },
+    120_000,
+  );
 
   it('down leaves no process, namespace or link of the lab behind', async () => {
     client?.close();

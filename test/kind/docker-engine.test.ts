@@ -51,7 +51,10 @@ describe('test Docker engine (scripts/docker-engine.sh)', () => {
       'package main\n\nimport (\n\t"fmt"\n\t"os"\n\t"strings"\n)\n\nfunc main() {\n\tb, _ := os.ReadFile("/proc/self/status")\n\tfor _, l := range strings.Split(string(b), "\\n") {\n\t\tif strings.HasPrefix(l, "CapEff:") {\n\t\t\tfmt.Println(strings.TrimSpace(strings.TrimPrefix(l, "CapEff:")))\n\t\t}\n\t}\n}\n',
     );
     await fs.mkdir(path.join(dir, 'rootfs'));
-    await run('go', ['build', '-trimpath', '-ldflags=-s', '-o', path.join(dir, 'rootfs', 'caps'), 'main.go'], { cwd: dir, env: { ...process.env, CGO_ENABLED: '0' } });
+    await run('go', ['build', '-trimpath', '-ldflags=-s', '-o', path.join(dir, 'rootfs', 'caps'), 'main.go'], {
+      cwd: dir,
+      env: { ...process.env, CGO_ENABLED: '0' },
+    });
     await run('tar', ['-C', path.join(dir, 'rootfs'), '-cf', path.join(dir, 'caps.tar'), 'caps']);
 
     engine = await startDockerEngine();

@@ -99,7 +99,11 @@ describe('the default lab on kind', () => {
       const nodes = await kubectl(['--context', context, 'get', 'nodes', '--no-headers']);
       expect(nodes.stdout, `${context}: ${nodes.stderr}`).toMatch(/\sReady\s/);
     }
-    const status = JSON.parse((await ocmLab(['status', '--output', 'json'])).stdout) as { runtime: string; isolation: { enforced: boolean }; capabilities: string[] };
+    const status = JSON.parse((await ocmLab(['status', '--output', 'json'])).stdout) as {
+      runtime: string;
+      isolation: { enforced: boolean };
+      capabilities: string[];
+    };
     expect(status.runtime).toBe('kind');
     expect(status.isolation.enforced).toBe(true);
     expect(status.capabilities).toEqual(expect.arrayContaining(['control-plane', 'vpc-isolation', 'pods', 'ocm']));

@@ -57,13 +57,49 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
     try {
       await docker(['network', 'create', names.a]);
       await docker(['network', 'create', names.b]);
-      await docker(['run', '-d', '--name', names.target, '--network', names.a, '--entrypoint', 'node', 'ocm-lab:dev', '-e', 'require("net").createServer((s) => s.end("hello from the hub\\n")).listen(6443)']);
-      await docker(['create', '--name', names.gw, '--network', names.a, '--entrypoint', 'ocm-lab', 'ocm-lab:dev', 'internal', 'vpc-gateway', '--forward', `6443=${names.target}:6443`, '--forward', `8091=${names.target}:8091`]);
+      await docker([
+        'run',
+        '-d',
+        '--name',
+        names.target,
+        '--network',
+        names.a,
+        '--entrypoint',
+        'node',
+        'ocm-lab:dev',
+        '-e',
+        'require("net").createServer((s) => s.end("hello from the hub\\n")).listen(6443)',
+      ]);
+      await docker([
+        'create',
+        '--name',
+        names.gw,
+        '--network',
+        names.a,
+        '--entrypoint',
+        'ocm-lab',
+        'ocm-lab:dev',
+        'internal',
+        'vpc-gateway',
+        '--forward',
+        `6443=${names.target}:6443`,
+        '--forward',
+        `8091=${names.target}:8091`,
+      ]);
       await docker(['network', 'connect', names.b, names.gw]);
       await docker(['start', names.gw]);
       const client = (port: number, host: string) =>
-        docker(['run', '--rm', '--network', names.b, '--entrypoint', 'node', 'ocm-lab:dev', '-e',
-          `const s = require("net").connect({ port: ${port}, host: "${host}" }); let got = ""; s.on("data", (d) => (got += d)); s.on("error", (e) => console.log("error " + e.code)); s.on("close", () => console.log("got " + JSON.stringify(got)));`]);
+        docker([
+          'run',
+          '--rm',
+          '--network',
+          names.b,
+          '--entrypoint',
+          'node',
+          'ocm-lab:dev',
+          '-e',
+          `const s = require("net").connect({ port: ${port}, host: "${host}" }); let got = ""; s.on("data", (d) => (got += d)); s.on("error", (e) => console.log("error " + e.code)); s.on("close", () => console.log("got " + JSON.stringify(got)));`,
+        ]);
       let out = '';
       for (let i = 0; i < 20 && !out.includes('hello'); i++) {
         out = (await client(6443, names.gw)).stdout;

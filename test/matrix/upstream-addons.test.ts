@@ -42,14 +42,22 @@ describe('upstream cluster-proxy and managed-serviceaccount on the local runtime
   }, 10 * 60_000);
 
   it("runs upstream's managers from upstream's images, and both addons are Available on both spokes", async () => {
-    const images = await k('hub', ['-n', 'open-cluster-management-addon', 'get', 'deployments', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.template.spec.containers[0].image}{"\\n"}{end}']);
+    const images = await k('hub', [
+      '-n',
+      'open-cluster-management-addon',
+      'get',
+      'deployments',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}={.spec.template.spec.containers[0].image}{"\\n"}{end}',
+    ]);
     expect(images.stdout).toContain('cluster-proxy-addon-manager=quay.io/open-cluster-management/cluster-proxy:v0.10.0');
     expect(images.stdout).toContain('managed-serviceaccount-addon-manager=quay.io/open-cluster-management/managed-serviceaccount:v0.10.0');
     const list = await cli(['addon', 'list', '-o', 'json'], env);
     expect(list.exitCode, list.stderr).toBe(0);
     const rows = JSON.parse(list.stdout) as { addon: string; cluster: string; available: boolean }[];
     for (const addon of ['cluster-proxy', 'managed-serviceaccount']) {
-      for (const cluster of ['cluster1', 'cluster2']) expect(rows.find((r) => r.addon === addon && r.cluster === cluster)?.available, `${addon} on ${cluster}`).toBe(true);
+      for (const cluster of ['cluster1', 'cluster2'])
+        expect(rows.find((r) => r.addon === addon && r.cluster === cluster)?.available, `${addon} on ${cluster}`).toBe(true);
     }
   });
 
@@ -61,13 +69,17 @@ describe('upstream cluster-proxy and managed-serviceaccount on the local runtime
   });
 
   it("upstream's managed-serviceaccount agent reports a token that the spoke accepts", async () => {
-    const create = await k('hub', ['apply', '-f', '-'], `
+    const create = await k(
+      'hub',
+      ['apply', '-f', '-'],
+      `
 apiVersion: authentication.open-cluster-management.io/v1beta1
 kind: ManagedServiceAccount
 metadata: {name: e2e-upstream, namespace: cluster1}
 spec:
   rotation: {enabled: true, validity: 24h}
-`);
+`,
+    );
     expect(create.exitCode, create.stderr).toBe(0);
     const token = await waitUntil(
       async () => {
@@ -77,15 +89,31 @@ spec:
       'the token Secret of ManagedServiceAccount e2e-upstream',
       120_000,
     );
-    const review = await k('cluster1', ['create', '-f', '-', '-o', 'jsonpath={.status.authenticated}'], JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }));
+    const review = await k(
+      'cluster1',
+      ['create', '-f', '-', '-o', 'jsonpath={.status.authenticated}'],
+      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
+    );
     expect(review.stdout, review.stderr).toBe('true');
-    const status = await k('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'e2e-upstream', '-o', 'jsonpath={.status.conditions[?(@.type=="TokenReported")].status}']);
+    const status = await k('hub', [
+      '-n',
+      'cluster1',
+      'get',
+      'managedserviceaccount',
+      'e2e-upstream',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="TokenReported")].status}',
+    ]);
     expect(status.stdout).toBe('True');
   });
 
-  it('down leaves nothing behind', async () => {
-    await downLab(config);
-    const after = await machineSnapshot(home.home);
-    expect(after).toEqual(before);
-  }, 10 * 60_000);
+  it(
+    'down leaves nothing behind',
+    async () => {
+      await downLab(config);
+      const after = await machineSnapshot(home.home);
+      expect(after).toEqual(before);
+    },
+    10 * 60_000,
+  );
 });

@@ -84,13 +84,19 @@ export async function machineSnapshot(labHome: string): Promise<{ netns: string[
     .sort();
   const processes = (await text('ps', ['-eo', 'args']))
     .split('\n')
-    .filter((l) => l.includes(labHome) && !l.includes("vitest"))
+    .filter((l) => l.includes(labHome) && !l.includes('vitest'))
     .sort();
   return { netns, links, rules, processes };
 }
 
 /** `kubectl port-forward <target> :<port>` on a free local port; resolves once kubectl says where it listens. */
-export async function portForward(kubeconfig: string, context: string, namespace: string, target: string, port: number): Promise<{ localPort: number; stop: () => Promise<void> }> {
+export async function portForward(
+  kubeconfig: string,
+  context: string,
+  namespace: string,
+  target: string,
+  port: number,
+): Promise<{ localPort: number; stop: () => Promise<void> }> {
   return kubectlPortForward({ kubectl: await kubectlPath(), kubeconfig, context, namespace, target, port });
 }
 
@@ -98,8 +104,18 @@ export async function portForward(kubeconfig: string, context: string, namespace
  * `kubectl logs -f` of `target` while `trigger` runs; resolves with what it streamed once `until` matches
  * (only lines written after it started count: --tail 0).
  */
-export async function followLogs(kubeconfig: string, context: string, namespace: string, target: string, until: RegExp, trigger: () => Promise<unknown> = async () => undefined, timeoutMs = 30_000): Promise<string> {
-  const child = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', context, '-n', namespace, 'logs', '-f', '--tail', '0', target], { reject: false });
+export async function followLogs(
+  kubeconfig: string,
+  context: string,
+  namespace: string,
+  target: string,
+  until: RegExp,
+  trigger: () => Promise<unknown> = async () => undefined,
+  timeoutMs = 30_000,
+): Promise<string> {
+  const child = execa(await kubectlPath(), ['--kubeconfig', kubeconfig, '--context', context, '-n', namespace, 'logs', '-f', '--tail', '0', target], {
+    reject: false,
+  });
   try {
     const streamed = new Promise<string>((resolve, reject) => {
       let seen = '';

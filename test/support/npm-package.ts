@@ -43,7 +43,9 @@ export async function runCommand(file: string, args: string[], opts: RunOptions)
 export async function runChecked(file: string, args: string[], opts: RunOptions): Promise<CommandResult> {
   const r = await runCommand(file, args, opts);
   if (r.exitCode !== 0) {
-    throw new Error(`${file} ${args.join(' ')} (in ${opts.cwd}) exited ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    throw new Error(
+      `${file} ${args.join(' ')} (in ${opts.cwd}) exited ${r.exitCode}${r.timedOut ? ' (timed out)' : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`,
+    );
   }
   return r;
 }
@@ -53,7 +55,9 @@ export async function runChecked(file: string, args: string[], opts: RunOptions)
  * new files git does not ignore; no dist/, no node_modules/) into `dest`.
  */
 export async function copyCheckout(repoRoot: string, dest: string): Promise<string[]> {
-  const listed = (await runChecked('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: repoRoot })).stdout.split('\0').filter(Boolean);
+  const listed = (await runChecked('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: repoRoot })).stdout
+    .split('\0')
+    .filter(Boolean);
   const copied: string[] = [];
   for (const rel of [...new Set(listed)]) {
     const from = path.join(repoRoot, rel);
@@ -71,7 +75,8 @@ export async function npmPack(dir: string, outDir: string): Promise<{ tarball: s
   await fs.mkdir(outDir, { recursive: true });
   const output = await runChecked('npm', ['pack', '--pack-destination', outDir, '--loglevel', 'notice'], { cwd: dir, timeoutMs: 600_000 });
   const tarballs = (await fs.readdir(outDir)).filter((f) => f.endsWith('.tgz'));
-  if (tarballs.length !== 1) throw new Error(`npm pack in ${dir} left ${tarballs.length} tarballs in ${outDir} (${tarballs.join(', ')})\n${output.stdout}\n${output.stderr}`);
+  if (tarballs.length !== 1)
+    throw new Error(`npm pack in ${dir} left ${tarballs.length} tarballs in ${outDir} (${tarballs.join(', ')})\n${output.stdout}\n${output.stderr}`);
   return { tarball: path.join(outDir, tarballs[0] as string), output };
 }
 
@@ -116,13 +121,20 @@ export async function undeclaredImports(dir: string, allowed: readonly string[])
   const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
   const ok = new Set(allowed);
   const found = new Map<string, string>();
-  const patterns = [/\bfrom\s*['"]([^'"\s]+)['"]/g, /\bimport\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g, /\bimport\s+['"]([^'"\s]+)['"]/g, /\brequire\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g, /\bimport\.meta\.resolve\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g];
+  const patterns = [
+    /\bfrom\s*['"]([^'"\s]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g,
+    /\bimport\s+['"]([^'"\s]+)['"]/g,
+    /\brequire\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g,
+    /\bimport\.meta\.resolve\s*\(\s*['"]([^'"\s]+)['"]\s*\)/g,
+  ];
   for (const rel of await jsFiles(dir)) {
     const text = await fs.readFile(path.join(dir, rel), 'utf8');
     for (const re of patterns) {
       for (const m of text.matchAll(re)) {
         const spec = m[1] as string;
-        if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:') || builtins.has(spec) || builtins.has(spec.split('/')[0] as string)) continue;
+        if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:') || builtins.has(spec) || builtins.has(spec.split('/')[0] as string))
+          continue;
         if (spec.startsWith('node:')) continue;
         const name = packageNameOf(spec);
         if (!ok.has(name) && !found.has(name)) found.set(name, rel);

@@ -52,7 +52,10 @@ export function childPids(pid: number): number[] {
  * figure it returns: peaks during a load, sampled (a shorter peak between samples is missed).
  * Also counts the samples and the longest gap between two, which says how fine the sampling was.
  */
-export function peakSampler(measure: () => Record<string, number>, intervalMs = 500): { stop: () => { peaks: Record<string, number>; samples: number; longestGapMs: number } } {
+export function peakSampler(
+  measure: () => Record<string, number>,
+  intervalMs = 500,
+): { stop: () => { peaks: Record<string, number>; samples: number; longestGapMs: number } } {
   const peaks: Record<string, number> = {};
   let samples = 0;
   let longestGapMs = 0;

@@ -26,12 +26,16 @@ export interface PromptSession {
  */
 export function startPromptSession(args: string[], env: NodeJS.ProcessEnv): PromptSession {
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [path.resolve('dist/cli/main.js'), ...args], { env: { ...process.env, CI: 'true', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.resolve('dist/cli/main.js'), ...args], {
+    env: { ...process.env, CI: 'true', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let closed: number | null | undefined;
   let waiting: { resolve: (a: { stdout: string; stderr: string }) => void; reject: (e: Error) => void } | undefined;
-  const gone = () => new Error(`pid ${child.pid}: exited (${closed}) before its prompt; stdout ${JSON.stringify(out.slice(-600))}, stderr ${JSON.stringify(err.slice(-600))}`);
+  const gone = () =>
+    new Error(`pid ${child.pid}: exited (${closed}) before its prompt; stdout ${JSON.stringify(out.slice(-600))}, stderr ${JSON.stringify(err.slice(-600))}`);
   const exited = new Promise<number | null>((resolve) =>
     child.on('close', (code) => {
       closed = code;

@@ -34,7 +34,10 @@ export function secretNeedles(credential: string): string[] {
   if (text.includes('BEGIN CERTIFICATE')) return [];
   if (/^users:/m.test(text)) {
     const tokens = [...text.matchAll(/^\s*token:\s*(\S+)/gm)].flatMap((m) => secretNeedles(m[1]!));
-    const keys = [...text.matchAll(/^\s*client-key-data:\s*(\S+)/gm)].flatMap((m) => [m[1]!.slice(0, 64), ...secretNeedles(Buffer.from(m[1]!, 'base64').toString('utf8'))]);
+    const keys = [...text.matchAll(/^\s*client-key-data:\s*(\S+)/gm)].flatMap((m) => [
+      m[1]!.slice(0, 64),
+      ...secretNeedles(Buffer.from(m[1]!, 'base64').toString('utf8')),
+    ]);
     return [...tokens, ...keys];
   }
   // Random secrets, not names: a DNS-style name (a namespace in a token Secret) is not one.

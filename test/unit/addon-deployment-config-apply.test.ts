@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { agentValues, applyDeploymentConfig, CONFIG_HASH_ANNOTATION, containerIdProblem, containerResources, overrideImage, proxyEnv } from '../../src/addons/framework/agent-config.js';
+import {
+  agentValues,
+  applyDeploymentConfig,
+  CONFIG_HASH_ANNOTATION,
+  containerIdProblem,
+  containerResources,
+  overrideImage,
+  proxyEnv,
+} from '../../src/addons/framework/agent-config.js';
 import type { AddOnDeploymentConfigSpec, ContainerResourceRequirements } from '../../src/addons/framework/deployment-config.js';
 import { managedServiceAccountAddon } from '../../src/addons/managed-serviceaccount/addon.js';
 import { AddonConfigError } from '../../src/addons/framework/deployment-config.js';
@@ -8,8 +16,12 @@ import type { KubeObject } from '../../src/kube/objects.js';
 
 describe('registries: image overrides with upstream matching', () => {
   it('replaces a matching prefix; the last entry that changes the image wins', () => {
-    expect(overrideImage([{ source: 'quay.io/open-cluster-management', mirror: 'mirror.lab/ocm' }], 'quay.io/open-cluster-management/registration:v1.2.1')).toBe('mirror.lab/ocm/registration:v1.2.1');
-    expect(overrideImage([{ source: 'quay.io/open-cluster-management/', mirror: 'mirror.lab/ocm/' }], 'quay.io/open-cluster-management/work:v1')).toBe('mirror.lab/ocm/work:v1');
+    expect(
+      overrideImage([{ source: 'quay.io/open-cluster-management', mirror: 'mirror.lab/ocm' }], 'quay.io/open-cluster-management/registration:v1.2.1'),
+    ).toBe('mirror.lab/ocm/registration:v1.2.1');
+    expect(overrideImage([{ source: 'quay.io/open-cluster-management/', mirror: 'mirror.lab/ocm/' }], 'quay.io/open-cluster-management/work:v1')).toBe(
+      'mirror.lab/ocm/work:v1',
+    );
     expect(overrideImage([{ source: 'docker.io', mirror: 'x' }], 'quay.io/a/b:1')).toBe('quay.io/a/b:1');
     expect(
       overrideImage(
@@ -46,7 +58,9 @@ describe('resourceRequirements: containerID patterns', () => {
   });
   it('a containerID that is not three parts is reported', () => {
     expect(containerIdProblem(reqs)).toBeUndefined();
-    expect(containerIdProblem([{ containerID: 'deployments:agent', resources: {} }])).toMatch(/resourceRequirements\[0\]\.containerID "deployments:agent" is not <resource>:<name>:<container>/);
+    expect(containerIdProblem([{ containerID: 'deployments:agent', resources: {} }])).toMatch(
+      /resourceRequirements\[0\]\.containerID "deployments:agent" is not <resource>:<name>:<container>/,
+    );
     expect(containerIdProblem([{ containerID: 'a::b', resources: {} }])).toBeDefined();
   });
 });
@@ -108,7 +122,13 @@ type Pod = {
     nodeSelector?: Record<string, string>;
     tolerations?: unknown[];
     initContainers: { image: string }[];
-    containers: { name: string; image: string; env?: { name: string; value?: string }[]; resources?: unknown; volumeMounts?: { name: string; mountPath: string }[] }[];
+    containers: {
+      name: string;
+      image: string;
+      env?: { name: string; value?: string }[];
+      resources?: unknown;
+      volumeMounts?: { name: string; mountPath: string }[];
+    }[];
     volumes: { name: string; configMap?: { name: string } }[];
   };
 };
@@ -119,7 +139,12 @@ describe('applying a config to the agent manifests', () => {
   const spec: AddOnDeploymentConfigSpec = {
     nodePlacement: { nodeSelector: { 'kubernetes.io/os': 'linux' }, tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }] },
     registries: [{ source: 'quay.io/ocm', mirror: 'mirror.lab/ocm' }],
-    proxyConfig: { httpProxy: 'http://proxy:3128', httpsProxy: 'http://proxy:3128', noProxy: '10.0.0.0/8', caBundle: Buffer.from('-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n').toString('base64') },
+    proxyConfig: {
+      httpProxy: 'http://proxy:3128',
+      httpsProxy: 'http://proxy:3128',
+      noProxy: '10.0.0.0/8',
+      caBundle: Buffer.from('-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n').toString('base64'),
+    },
     agentInstallNamespace: 'moved-ns',
     resourceRequirements: [{ containerID: 'deployments:agent:main', resources: { requests: { cpu: '10m' } } }],
   };
@@ -143,7 +168,11 @@ describe('applying a config to the agent manifests', () => {
     expect(pod.spec.containers.map((c) => c.image)).toEqual(['mirror.lab/ocm/agent:v1', 'docker.io/library/busybox:1']);
     const main = pod.spec.containers[0]!;
     expect(main.env?.filter((e) => e.name === 'HTTP_PROXY')).toEqual([{ name: 'HTTP_PROXY', value: 'http://proxy:3128' }]);
-    expect(Object.fromEntries((main.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({ https_proxy: 'http://proxy:3128', NO_PROXY: '10.0.0.0/8', CA_BUNDLE_FILE_PATH: '/managed/proxy-ca/ca-bundle.crt' });
+    expect(Object.fromEntries((main.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({
+      https_proxy: 'http://proxy:3128',
+      NO_PROXY: '10.0.0.0/8',
+      CA_BUNDLE_FILE_PATH: '/managed/proxy-ca/ca-bundle.crt',
+    });
     expect(main.volumeMounts).toContainEqual({ name: 'proxy-ca-bundle', mountPath: '/managed/proxy-ca', readOnly: true });
     expect(pod.spec.volumes).toContainEqual({ name: 'proxy-ca-bundle', configMap: { name: 'demo-proxy-ca' } });
     expect(main.resources).toEqual({ requests: { cpu: '10m' } });
@@ -156,7 +185,10 @@ describe('applying a config to the agent manifests', () => {
     expect(out.find((o) => o.kind === 'Namespace')?.metadata.name).toBe('moved-ns');
     expect(out.find((o) => o.kind === 'ServiceAccount')?.metadata.namespace).toBe('moved-ns');
     expect(out.find((o) => o.kind === 'Deployment')?.metadata.namespace).toBe('moved-ns');
-    expect((out.find((o) => o.kind === 'ClusterRoleBinding') as unknown as { subjects: { namespace: string }[] }).subjects.map((s) => s.namespace)).toEqual(['moved-ns', 'kube-system']);
+    expect((out.find((o) => o.kind === 'ClusterRoleBinding') as unknown as { subjects: { namespace: string }[] }).subjects.map((s) => s.namespace)).toEqual([
+      'moved-ns',
+      'kube-system',
+    ]);
     // objects of other namespaces stay where they are
     expect(out.find((o) => o.metadata.name === 'elsewhere')?.metadata.namespace).toBe('kube-system');
   });
@@ -169,7 +201,10 @@ describe('applying a config to the agent manifests', () => {
   });
 
   it('values for the addon: variables by name and the agent namespace', () => {
-    expect(agentValues({ customizedVariables: [{ name: 'replicas', value: '2' }, { name: 'empty' }], agentInstallNamespace: 'x' }, 'd')).toEqual({ variables: { replicas: '2', empty: '' }, installNamespace: 'x' });
+    expect(agentValues({ customizedVariables: [{ name: 'replicas', value: '2' }, { name: 'empty' }], agentInstallNamespace: 'x' }, 'd')).toEqual({
+      variables: { replicas: '2', empty: '' },
+      installNamespace: 'x',
+    });
     expect(agentValues(undefined, 'd')).toEqual({ variables: {}, installNamespace: 'd' });
   });
 });
@@ -180,11 +215,18 @@ describe('per-addon variables', () => {
     const addon = managedServiceAccountAddon();
     const args = (objs: KubeObject[]) => podOf(objs).spec.containers[0] as unknown as { args: string[] };
     const ns = 'open-cluster-management-managed-serviceaccount';
-    expect(args(await addon.agentManifests('cluster1', hub, { variables: { resyncInterval: '500ms' }, installNamespace: ns })).args).toContain('--resync-interval=500ms');
+    expect(args(await addon.agentManifests('cluster1', hub, { variables: { resyncInterval: '500ms' }, installNamespace: ns })).args).toContain(
+      '--resync-interval=500ms',
+    );
     expect(args(await addon.agentManifests('cluster1', hub)).args.some((a) => a.startsWith('--resync-interval'))).toBe(false);
-    await expect(addon.agentManifests('cluster1', hub, { variables: { resyncInterval: 'soon' }, installNamespace: ns })).rejects.toBeInstanceOf(AddonConfigError);
+    await expect(addon.agentManifests('cluster1', hub, { variables: { resyncInterval: 'soon' }, installNamespace: ns })).rejects.toBeInstanceOf(
+      AddonConfigError,
+    );
     // the agent finds its namespace from the pod (downward API), so it can move with agentInstallNamespace
-    const env = (podOf(await addon.agentManifests('cluster1', hub, { variables: {}, installNamespace: 'open-cluster-management-agent-addon' })).spec.containers[0] as unknown as { env: unknown[] }).env;
+    const env = (
+      podOf(await addon.agentManifests('cluster1', hub, { variables: {}, installNamespace: 'open-cluster-management-agent-addon' })).spec
+        .containers[0] as unknown as { env: unknown[] }
+    ).env;
     expect(env).toContainEqual({ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
   });
 });

@@ -41,7 +41,9 @@ describe('AddOnDeploymentConfig spec hash', () => {
   });
 
   it('writes JSON as Go does: sorted keys, HTML characters and control characters escaped', () => {
-    expect(goJson({ b: 1, a: ['<&>', null], c: { z: true, y: '\u0008"\\' } })).toBe('{"a":["\\u003c\\u0026\\u003e",null],"b":1,"c":{"y":"\\u0008\\"\\\\","z":true}}');
+    expect(goJson({ b: 1, a: ['<&>', null], c: { z: true, y: '\u0008"\\' } })).toBe(
+      '{"a":["\\u003c\\u0026\\u003e",null],"b":1,"c":{"y":"\\u0008\\"\\\\","z":true}}',
+    );
   });
 });
 
@@ -49,8 +51,16 @@ describe('which AddOnDeploymentConfig a cluster uses', () => {
   const supported = [{ ...ADC, defaultConfig: { namespace: 'open-cluster-management', name: 'default' } }];
   it('the cluster own (spec.configs) over the default; the first of several', () => {
     expect(desiredDeploymentConfig(supported, [])).toEqual({ namespace: 'open-cluster-management', name: 'default' });
-    expect(desiredDeploymentConfig(supported, [{ ...ADC, namespace: 'cluster1', name: 'mine' }, { ...ADC, namespace: 'cluster1', name: 'second' }])).toEqual({ namespace: 'cluster1', name: 'mine' });
-    expect(desiredDeploymentConfig(supported, [{ group: 'other.io', resource: 'addondeploymentconfigs', namespace: 'x', name: 'y' }])).toEqual({ namespace: 'open-cluster-management', name: 'default' });
+    expect(
+      desiredDeploymentConfig(supported, [
+        { ...ADC, namespace: 'cluster1', name: 'mine' },
+        { ...ADC, namespace: 'cluster1', name: 'second' },
+      ]),
+    ).toEqual({ namespace: 'cluster1', name: 'mine' });
+    expect(desiredDeploymentConfig(supported, [{ group: 'other.io', resource: 'addondeploymentconfigs', namespace: 'x', name: 'y' }])).toEqual({
+      namespace: 'open-cluster-management',
+      name: 'default',
+    });
     expect(desiredDeploymentConfig([ADC], undefined)).toBeNull();
     expect(desiredDeploymentConfig(undefined, undefined)).toBeNull();
   });
@@ -76,14 +86,21 @@ describe('configReferences', () => {
   });
 
   it('keys the work annotation as upstream: <resource>.<group>/<namespace>/<name>', () => {
-    expect(configSpecHashes(withDesiredConfig([], { referent, specHash: 'abc', spec: {} }))).toEqual({ 'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/mine': 'abc' });
+    expect(configSpecHashes(withDesiredConfig([], { referent, specHash: 'abc', spec: {} }))).toEqual({
+      'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/mine': 'abc',
+    });
   });
 
   const work = (hashes: Record<string, string> | undefined, generation = 2, observed = 2): KubeObject =>
     ({
       apiVersion: 'work.open-cluster-management.io/v1',
       kind: 'ManifestWork',
-      metadata: { name: 'addon-x-deploy-0', namespace: 'cluster1', generation, ...(hashes ? { annotations: { [WORK_CONFIG_SPEC_HASH_ANNOTATION]: JSON.stringify(hashes) } } : {}) },
+      metadata: {
+        name: 'addon-x-deploy-0',
+        namespace: 'cluster1',
+        generation,
+        ...(hashes ? { annotations: { [WORK_CONFIG_SPEC_HASH_ANNOTATION]: JSON.stringify(hashes) } } : {}),
+      },
       status: {
         conditions: [
           { type: 'Applied', status: 'True', reason: 'x', message: '', observedGeneration: observed },
@@ -111,7 +128,9 @@ describe('configReferences', () => {
 
   it('reports an unusable config in Configured and records nothing as applied', () => {
     const s = configStatus({ references: current, problem: 'AddOnDeploymentConfig cluster1/mine does not exist' }, null);
-    expect(s.conditions).toEqual([{ type: 'Configured', status: 'False', reason: 'ConfigurationsNotValid', message: 'AddOnDeploymentConfig cluster1/mine does not exist' }]);
+    expect(s.conditions).toEqual([
+      { type: 'Configured', status: 'False', reason: 'ConfigurationsNotValid', message: 'AddOnDeploymentConfig cluster1/mine does not exist' },
+    ]);
     expect(s.references).toBe(current);
   });
 });
@@ -122,17 +141,26 @@ describe('the manager objects with AddOnDeploymentConfig', () => {
 
   it('the ClusterManagementAddOn declares the config, with the addon default or the one a user set', () => {
     expect(supportedOf(clusterManagementAddOn(addon))).toEqual([ADC]);
-    const userSet = clusterManagementAddOn(addon, { ...clusterManagementAddOn(addon), spec: { supportedConfigs: [{ ...ADC, defaultConfig: { namespace: 'a', name: 'b' } }] } });
+    const userSet = clusterManagementAddOn(addon, {
+      ...clusterManagementAddOn(addon),
+      spec: { supportedConfigs: [{ ...ADC, defaultConfig: { namespace: 'a', name: 'b' } }] },
+    });
     expect(supportedOf(userSet)).toEqual([{ ...ADC, defaultConfig: { namespace: 'a', name: 'b' } }]);
     const own = clusterManagementAddOn({ ...addon, defaultDeploymentConfig: { namespace: 'x', name: 'y' } }, userSet);
     expect(supportedOf(own)).toEqual([{ ...ADC, defaultConfig: { namespace: 'x', name: 'y' } }]);
   });
 
   it('the work carries the config hashes; the status has configReferences, supportedConfigs and the agent namespace', () => {
-    const mca: ManagedClusterAddOn = { apiVersion: 'addon.open-cluster-management.io/v1alpha1', kind: 'ManagedClusterAddOn', metadata: { name: 'demo', namespace: 'cluster1', uid: 'u' } };
+    const mca: ManagedClusterAddOn = {
+      apiVersion: 'addon.open-cluster-management.io/v1alpha1',
+      kind: 'ManagedClusterAddOn',
+      metadata: { name: 'demo', namespace: 'cluster1', uid: 'u' },
+    };
     const refs = withDesiredConfig([], { referent: { namespace: 'cluster1', name: 'c' }, specHash: 'h1', spec: {} });
     const w = deployWork(addon, mca, [], refs);
-    expect(JSON.parse(w.metadata.annotations![WORK_CONFIG_SPEC_HASH_ANNOTATION]!)).toEqual({ 'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/c': 'h1' });
+    expect(JSON.parse(w.metadata.annotations![WORK_CONFIG_SPEC_HASH_ANNOTATION]!)).toEqual({
+      'addondeploymentconfigs.addon.open-cluster-management.io/cluster1/c': 'h1',
+    });
     expect(deployWork(addon, mca, []).metadata.annotations).toBeUndefined();
 
     const status = desiredAddonStatus(addon, mca, null, { config: { references: refs }, installNamespace: 'elsewhere' })!;

@@ -10,7 +10,12 @@ import { defaultProxyConfiguration } from '../../src/addons/cluster-proxy/config
 const NS = 'open-cluster-management-demo';
 
 function deployment(name: string, replicas?: number): KubeObject {
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS }, spec: { ...(replicas === undefined ? {} : { replicas }), template: {} } };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: NS },
+    spec: { ...(replicas === undefined ? {} : { replicas }), template: {} },
+  };
 }
 
 const manifests: KubeObject[] = [
@@ -21,7 +26,11 @@ const manifests: KubeObject[] = [
 
 const addon: AddonDefinition = { name: 'demo', displayName: 'demo', description: 'd', installNamespace: NS, agentManifests: async () => manifests };
 
-const mca: ManagedClusterAddOn = { apiVersion: 'addon.open-cluster-management.io/v1alpha1', kind: 'ManagedClusterAddOn', metadata: { name: 'demo', namespace: 'cluster1', uid: 'u-1' } };
+const mca: ManagedClusterAddOn = {
+  apiVersion: 'addon.open-cluster-management.io/v1alpha1',
+  kind: 'ManagedClusterAddOn',
+  metadata: { name: 'demo', namespace: 'cluster1', uid: 'u-1' },
+};
 
 type Values = Record<string, number>;
 
@@ -32,13 +41,26 @@ function work(feedback: Record<string, Values | null>, applied: 'True' | 'False'
     kind: 'ManifestWork',
     metadata: { name: 'addon-demo-deploy-0', namespace: 'cluster1' },
     status: {
-      ...(applied ? { conditions: [{ type: 'Applied', status: applied, reason: applied === 'True' ? 'AppliedManifestWorkComplete' : 'AppliedManifestWorkFailed', message: applied === 'True' ? 'applied' : 'Failed to apply manifest: forbidden' }] } : {}),
+      ...(applied
+        ? {
+            conditions: [
+              {
+                type: 'Applied',
+                status: applied,
+                reason: applied === 'True' ? 'AppliedManifestWorkComplete' : 'AppliedManifestWorkFailed',
+                message: applied === 'True' ? 'applied' : 'Failed to apply manifest: forbidden',
+              },
+            ],
+          }
+        : {}),
       resourceStatus: {
         manifests: [
           { resourceMeta: { ordinal: 0, group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', name: NS, namespace: '' }, conditions: [] },
           ...Object.entries(feedback).map(([name, values], i) => ({
             resourceMeta: { ordinal: i + 2, group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', name, namespace: NS },
-            ...(values ? { statusFeedback: { values: Object.entries(values).map(([n, v]) => ({ name: n, fieldValue: { type: 'Integer', integer: v } })) } } : {}),
+            ...(values
+              ? { statusFeedback: { values: Object.entries(values).map(([n, v]) => ({ name: n, fieldValue: { type: 'Integer', integer: v } })) } }
+              : {}),
             conditions: [],
           })),
         ],
@@ -50,8 +72,16 @@ function work(feedback: Record<string, Values | null>, applied: 'True' | 'False'
 describe('manifestConfigs for Deployment status feedback', () => {
   it('asks for WellKnownStatus of every Deployment among the agent manifests, watched', () => {
     expect(deploymentFeedbackConfigs([...manifests, deployment('second', 2)])).toEqual([
-      { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'demo-agent', namespace: NS }, feedbackRules: [{ type: 'WellKnownStatus' }], feedbackScrapeType: 'Watch' },
-      { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'second', namespace: NS }, feedbackRules: [{ type: 'WellKnownStatus' }], feedbackScrapeType: 'Watch' },
+      {
+        resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'demo-agent', namespace: NS },
+        feedbackRules: [{ type: 'WellKnownStatus' }],
+        feedbackScrapeType: 'Watch',
+      },
+      {
+        resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'second', namespace: NS },
+        feedbackRules: [{ type: 'WellKnownStatus' }],
+        feedbackScrapeType: 'Watch',
+      },
     ]);
     expect(deploymentFeedbackConfigs(manifests.slice(0, 2))).toEqual([]);
     expect(agentDeployments([deployment('a'), deployment('b', 0)]).map((d) => d.replicas)).toEqual([1, 0]);
@@ -80,7 +110,11 @@ describe('Available from Deployment feedback', () => {
   const deps = agentDeployments(manifests);
 
   it('reads the integer values the work agent reported for one Deployment', () => {
-    expect(deploymentFeedback(work({ 'demo-agent': { ReadyReplicas: 1, Replicas: 1, AvailableReplicas: 1 } }), { namespace: NS, name: 'demo-agent' })).toEqual({ ReadyReplicas: 1, Replicas: 1, AvailableReplicas: 1 });
+    expect(deploymentFeedback(work({ 'demo-agent': { ReadyReplicas: 1, Replicas: 1, AvailableReplicas: 1 } }), { namespace: NS, name: 'demo-agent' })).toEqual({
+      ReadyReplicas: 1,
+      Replicas: 1,
+      AvailableReplicas: 1,
+    });
     expect(deploymentFeedback(work({ 'demo-agent': null }), { namespace: NS, name: 'demo-agent' })).toBeNull();
     expect(deploymentFeedback(work({ 'demo-agent': { Replicas: 1 } }), { namespace: 'elsewhere', name: 'demo-agent' })).toBeNull();
     expect(deploymentFeedback(null, { namespace: NS, name: 'demo-agent' })).toBeNull();
@@ -105,7 +139,10 @@ describe('Available from Deployment feedback', () => {
 
   it('is Unknown until the work is applied and every Deployment has feedback', () => {
     expect(deploymentAvailability('demo', deps, null)).toMatchObject({ status: 'Unknown', reason: 'WorkNotApplied' });
-    expect(deploymentAvailability('demo', deps, work({ 'demo-agent': { ReadyReplicas: 1, Replicas: 1 } }, null))).toMatchObject({ status: 'Unknown', reason: 'WorkNotApplied' });
+    expect(deploymentAvailability('demo', deps, work({ 'demo-agent': { ReadyReplicas: 1, Replicas: 1 } }, null))).toMatchObject({
+      status: 'Unknown',
+      reason: 'WorkNotApplied',
+    });
     const c = deploymentAvailability('demo', deps, work({ 'demo-agent': null }));
     expect(c).toMatchObject({ status: 'Unknown', reason: 'NoProbeResult' });
     expect(c.message).toContain(`Deployment ${NS}/demo-agent`);
@@ -143,6 +180,8 @@ describe('the manager with Deployment health', () => {
     expect(status.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'True', reason: 'ProbeAvailable' });
     expect(desiredAddonStatus(addon, { ...mca, status }, ready, { available })).toBeNull();
     const notReady = managerAvailability(addon, undefined, manifests, work({ 'demo-agent': { Replicas: 1 } }));
-    expect(desiredAddonStatus(addon, { ...mca, status }, ready, { available: notReady })?.conditions?.find((c) => c.type === 'Available')?.status).toBe('False');
+    expect(desiredAddonStatus(addon, { ...mca, status }, ready, { available: notReady })?.conditions?.find((c) => c.type === 'Available')?.status).toBe(
+      'False',
+    );
   });
 });

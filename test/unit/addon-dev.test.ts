@@ -10,7 +10,18 @@ import { newAgentRunning } from '../../src/addons/dev/load.js';
 import { InvalidInputError } from '../../src/errors.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 
-type Deployment = KubeObject & { spec: { strategy: { type: string }; template: { metadata: { annotations: Record<string, string> }; spec: { containers: { args: string[]; env?: { name: string; value: string }[] }[]; volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[] } } } };
+type Deployment = KubeObject & {
+  spec: {
+    strategy: { type: string };
+    template: {
+      metadata: { annotations: Record<string, string> };
+      spec: {
+        containers: { args: string[]; env?: { name: string; value: string }[] }[];
+        volumes: { name: string; configMap?: { name: string }; secret?: { secretName: string } }[];
+      };
+    };
+  };
+};
 
 describe('addon names', () => {
   it('accepts DNS-1123 labels', () => {
@@ -30,7 +41,16 @@ describe('the project scaffold', () => {
 
   it('has a manager, an agent, a unit test and a scenario, named after the addon', async () => {
     const files = await projectFiles('demo');
-    expect(files.map((f) => f.path).sort()).toEqual(['README.md', 'package.json', 'scenarios/demo.md', 'src/agent.ts', 'src/manager.ts', 'src/report.ts', 'test/demo.test.ts', 'tsconfig.json']);
+    expect(files.map((f) => f.path).sort()).toEqual([
+      'README.md',
+      'package.json',
+      'scenarios/demo.md',
+      'src/agent.ts',
+      'src/manager.ts',
+      'src/report.ts',
+      'test/demo.test.ts',
+      'tsconfig.json',
+    ]);
     for (const f of files) expect(f.content).not.toContain('__NAME__');
     expect(files.find((f) => f.path === 'src/manager.ts')?.content).toContain("from 'ocm-lab/addon-framework'");
   });
@@ -61,7 +81,10 @@ describe('the project scaffold', () => {
 });
 
 describe('dev addon manifests', () => {
-  const bundles = { manager: { code: 'export default {}', hash: codeHash('export default {}') }, agent: { code: 'console.log(1)', hash: codeHash('console.log(1)') } };
+  const bundles = {
+    manager: { code: 'export default {}', hash: codeHash('export default {}') },
+    agent: { code: 'console.log(1)', hash: codeHash('console.log(1)') },
+  };
 
   it('roll the agent on a new bundle: code ConfigMap named after the hash, hash annotation on the pod template', () => {
     const objs = agentWorkload({ addon: 'demo', cluster: 'cluster1', installNamespace: 'demo-agent', hubAccess: true, bundle: bundles.agent });
@@ -79,7 +102,13 @@ describe('dev addon manifests', () => {
     expect(c.args).toEqual(['internal', 'run-addon', '--agent=/addon/agent.mjs']);
     expect(c.env).toContainEqual({ name: 'OCM_LAB_CLUSTER_NAME', value: 'cluster1' });
     expect(c.env).toContainEqual({ name: 'OCM_LAB_HUB_KUBECONFIG', value: '/etc/hub/kubeconfig' });
-    const other = agentWorkload({ addon: 'demo', cluster: 'cluster1', installNamespace: 'demo-agent', hubAccess: false, bundle: { code: 'x', hash: codeHash('x') } });
+    const other = agentWorkload({
+      addon: 'demo',
+      cluster: 'cluster1',
+      installNamespace: 'demo-agent',
+      hubAccess: false,
+      bundle: { code: 'x', hash: codeHash('x') },
+    });
     expect((other.find((o) => o.kind === 'Deployment') as Deployment).spec.template.metadata.annotations[CODE_HASH_ANNOTATION]).not.toBe(bundles.agent.hash);
   });
 
@@ -88,7 +117,12 @@ describe('dev addon manifests', () => {
     const dep = objs.find((o) => o.kind === 'Deployment') as Deployment;
     expect(dep.metadata.namespace).toBe('open-cluster-management-addon');
     expect(dep.spec.template.metadata.annotations[CODE_HASH_ANNOTATION]).toBe(bundles.manager.hash);
-    expect(dep.spec.template.spec.containers[0]!.args).toEqual(['internal', 'run-addon', '--module=/addon/manager.mjs', '--agent-code=open-cluster-management-addon/demo-addon-agent-code']);
+    expect(dep.spec.template.spec.containers[0]!.args).toEqual([
+      'internal',
+      'run-addon',
+      '--module=/addon/manager.mjs',
+      '--agent-code=open-cluster-management-addon/demo-addon-agent-code',
+    ]);
     expect(dep.spec.template.spec.volumes[0]!.configMap?.name).toBe(`demo-addon-manager-${bundles.manager.hash.slice(0, 10)}`);
     // an agent-only change leaves the manager Deployment as it was
     const next = devHubObjects('demo', { ...bundles, agent: { code: 'y', hash: codeHash('y') } });

@@ -84,7 +84,11 @@ describe('cluster-proxy certificate lifetimes (upstream: CA 10 years, every sign
     expect(names.ipAddresses).toEqual(['127.0.0.1', '10.0.0.1', '192.0.2.7']);
     const { client } = secretStore();
     const ca = await ensureSignerCA(client);
-    const before = await ensureCertificateSecret(client, ca, 'ns', 'proxy-server', { commonName: 'proxy-server', usages: ['server'], ...proxyServerNames('10.0.0.1') });
+    const before = await ensureCertificateSecret(client, ca, 'ns', 'proxy-server', {
+      commonName: 'proxy-server',
+      usages: ['server'],
+      ...proxyServerNames('10.0.0.1'),
+    });
     const after = await ensureCertificateSecret(client, ca, 'ns', 'proxy-server', { commonName: 'proxy-server', usages: ['server'], ...names });
     expect(before.issued && after.issued).toBe(true);
     const san = new crypto.X509Certificate(after.certPem).subjectAltName ?? '';
@@ -97,10 +101,9 @@ describe('ocm-tls-profile', () => {
   it('reads the keys and spellings upstream defines, with TLS 1.2 as the default', () => {
     expect(tlsProfileFromData(undefined)).toEqual({ minVersion: 'VersionTLS12', cipherSuites: [] });
     expect(tlsProfileFromData({ minTLSVersion: 'TLSv1.3' }).minVersion).toBe('VersionTLS13');
-    expect(tlsProfileFromData({ minTLSVersion: 'VersionTLS12', cipherSuites: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ECDHE-ECDSA-AES256-GCM-SHA384' }).cipherSuites).toEqual([
-      'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
-      'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
-    ]);
+    expect(
+      tlsProfileFromData({ minTLSVersion: 'VersionTLS12', cipherSuites: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, ECDHE-ECDSA-AES256-GCM-SHA384' }).cipherSuites,
+    ).toEqual(['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384']);
     expect(() => tlsProfileFromData({ minTLSVersion: 'TLS1.3' })).toThrow(/minTLSVersion: "TLS1.3" is not a TLS version/);
     expect(() => parseCipherSuites('TLS_FOO,TLS_AES_128_GCM_SHA256')).toThrow(/unsupported cipher suites: TLS_FOO/);
     expect(() => tlsProfileFromFlags('VersionTLS14', undefined)).toThrow(TlsProfileError);
@@ -110,14 +113,20 @@ describe('ocm-tls-profile', () => {
     const p = tlsProfileFromData({ minTLSVersion: 'VersionTLS12', cipherSuites: 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256' });
     expect(tlsProfileArgs(p)).toEqual(['--tls-min-version=VersionTLS12', '--cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256']);
     expect(tlsProfileArgs(tlsProfileFromData({}))).toEqual(['--tls-min-version=VersionTLS12']);
-    expect(nodeTlsOptions(p)).toEqual({ minVersion: 'TLSv1.2', ciphers: 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:ECDHE-ECDSA-AES128-GCM-SHA256' });
+    expect(nodeTlsOptions(p)).toEqual({
+      minVersion: 'TLSv1.2',
+      ciphers: 'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256:ECDHE-ECDSA-AES128-GCM-SHA256',
+    });
     // As in Go, a TLS 1.3 minimum leaves the (fixed) suites alone.
-    expect(nodeTlsOptions(tlsProfileFromData({ minTLSVersion: 'VersionTLS13', cipherSuites: 'TLS_AES_128_GCM_SHA256' }))).toEqual({ minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' });
+    expect(nodeTlsOptions(tlsProfileFromData({ minTLSVersion: 'VersionTLS13', cipherSuites: 'TLS_AES_128_GCM_SHA256' }))).toEqual({
+      minVersion: 'TLSv1.3',
+      maxVersion: 'TLSv1.3',
+    });
     // A context with the options is accepted by this Node/OpenSSL.
     expect(() => tls.createSecureContext(nodeTlsOptions(p))).not.toThrow();
   });
 
-  it('the proxy-server Deployment carries the flags, before the user\'s additionalArgs', () => {
+  it("the proxy-server Deployment carries the flags, before the user's additionalArgs", () => {
     const mpc = defaultProxyConfiguration('10.0.0.1');
     mpc.spec.proxyServer.additionalArgs = ['--v=2'];
     const d = proxyServerDeployment(mpc, { tlsArgs: ['--tls-min-version=VersionTLS13'], certificatesDigest: 'abc' }) as unknown as {
@@ -175,7 +184,9 @@ describe('ocm-tls-profile', () => {
       const client = await issueCertificate(ca, { commonName: 'client', usages: ['client'], validityDays: 1 });
       const t = { certPem: serving.certPem, keyPem: serving.keyPem, clientCaPem: ca.certPem };
       server = await startProxyServer({ agent: { port: 0, tls: t }, frontend: { port: 0, tls: t } });
-      await expect(handshake(server.ports.frontend!, { ca: ca.certPem, cert: client.certPem, key: client.keyPem, ALPNProtocols: ['h2'], maxVersion: 'TLSv1.2' })).resolves.toBe('TLSv1.2');
+      await expect(
+        handshake(server.ports.frontend!, { ca: ca.certPem, cert: client.certPem, key: client.keyPem, ALPNProtocols: ['h2'], maxVersion: 'TLSv1.2' }),
+      ).resolves.toBe('TLSv1.2');
     });
   });
 });

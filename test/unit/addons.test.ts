@@ -23,7 +23,9 @@ async function csrPem(cn: string, orgs: string[]): Promise<string> {
   return Buffer.from(req.toString('pem')).toString('base64');
 }
 
-async function csr(overrides: { cn?: string; orgs?: string[]; username?: string; signer?: string; labels?: Record<string, string>; decided?: boolean } = {}): Promise<CertificateSigningRequest> {
+async function csr(
+  overrides: { cn?: string; orgs?: string[]; username?: string; signer?: string; labels?: Record<string, string>; decided?: boolean } = {},
+): Promise<CertificateSigningRequest> {
   const want = agentSubject('cluster1', 'managed-serviceaccount');
   return {
     metadata: { name: 'addon-csr', labels: overrides.labels ?? { [ADDON_NAME_LABEL]: 'managed-serviceaccount', [CLUSTER_NAME_LABEL]: 'cluster1' } },
@@ -71,9 +73,16 @@ describe('addon manager objects and status', () => {
     apiVersion: 'addon.open-cluster-management.io/v1alpha1',
     kind: 'ManagedClusterAddOn',
     metadata: { name: 'managed-serviceaccount', namespace: 'cluster1', uid: 'u-1' },
-    status: { conditions: [{ type: 'Available', status: 'True', reason: 'ManagedClusterAddOnLeaseUpdated', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+    status: {
+      conditions: [{ type: 'Available', status: 'True', reason: 'ManagedClusterAddOnLeaseUpdated', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    },
   };
-  const work = (status: string | null): KubeObject => ({ apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w' }, ...(status ? { status: { conditions: [{ type: 'Applied', status, reason: 'r', message: 'm' }] } } : {}) });
+  const work = (status: string | null): KubeObject => ({
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { name: 'w' },
+    ...(status ? { status: { conditions: [{ type: 'Applied', status, reason: 'r', message: 'm' }] } } : {}),
+  });
 
   it('publishes the registration and keeps conditions it does not own', () => {
     const status = desiredAddonStatus(addon, mca, work('True'))!;
@@ -93,11 +102,17 @@ describe('addon manager objects and status', () => {
 
   it('owns the deploy work by the ManagedClusterAddOn and binds hub RBAC to the cluster’s addon group', () => {
     const w = deployWork(addon, mca, []);
-    expect(w.metadata).toMatchObject({ name: 'addon-managed-serviceaccount-deploy-0', namespace: 'cluster1', labels: { [ADDON_NAME_LABEL]: 'managed-serviceaccount' } });
+    expect(w.metadata).toMatchObject({
+      name: 'addon-managed-serviceaccount-deploy-0',
+      namespace: 'cluster1',
+      labels: { [ADDON_NAME_LABEL]: 'managed-serviceaccount' },
+    });
     expect(w.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'ManagedClusterAddOn', uid: 'u-1', controller: true });
     const [role, binding] = hubPermissionObjects(addon, 'cluster1');
     expect(role?.metadata.namespace).toBe('cluster1');
-    expect((binding as unknown as { subjects: { name: string }[] }).subjects[0]?.name).toBe('system:open-cluster-management:cluster:cluster1:addon:managed-serviceaccount');
+    expect((binding as unknown as { subjects: { name: string }[] }).subjects[0]?.name).toBe(
+      'system:open-cluster-management:cluster:cluster1:addon:managed-serviceaccount',
+    );
     expect(hubPermissionObjects({ ...addon, hubPermissions: undefined }, 'cluster1')).toEqual([]);
   });
 });
@@ -115,7 +130,12 @@ describe('framework helpers', () => {
 
   it('hashes what we want, independent of key order and of fields others own', () => {
     const a: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', labels: { a: '1', b: '2' } }, data: { k: 'v', j: 'w' } };
-    const b: KubeObject = { kind: 'ConfigMap', apiVersion: 'v1', metadata: { labels: { b: '2', a: '1' }, name: 'x', resourceVersion: '9' }, data: { j: 'w', k: 'v' } };
+    const b: KubeObject = {
+      kind: 'ConfigMap',
+      apiVersion: 'v1',
+      metadata: { labels: { b: '2', a: '1' }, name: 'x', resourceVersion: '9' },
+      data: { j: 'w', k: 'v' },
+    };
     expect(desiredHash(a)).toBe(desiredHash(b));
     expect(desiredHash(a)).not.toBe(desiredHash({ ...a, data: { k: 'changed' } }));
   });
@@ -124,7 +144,12 @@ describe('framework helpers', () => {
 describe('cluster-proxy', () => {
   it('names the entrypoint host and the in-cluster Service in the server certificate', () => {
     expect(proxyServerNames('10.0.1.2')).toEqual({
-      dnsNames: ['proxy-entrypoint', 'proxy-entrypoint.open-cluster-management-cluster-proxy', 'proxy-entrypoint.open-cluster-management-cluster-proxy.svc', 'localhost'],
+      dnsNames: [
+        'proxy-entrypoint',
+        'proxy-entrypoint.open-cluster-management-cluster-proxy',
+        'proxy-entrypoint.open-cluster-management-cluster-proxy.svc',
+        'localhost',
+      ],
       ipAddresses: ['127.0.0.1', '10.0.1.2'],
     });
     expect(proxyServerNames('hub.example').dnsNames).toContain('hub.example');
@@ -132,7 +157,10 @@ describe('cluster-proxy', () => {
 
   it('points each agent at the Hostname entrypoint and maps <cluster>:443 to its own API server', () => {
     const objects = proxyAgentManifests('cluster1', defaultProxyConfiguration('10.0.1.2'), { certPem: 'C', keyPem: 'K' }, 'CA');
-    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { metadata: { name: string }; spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as {
+      metadata: { name: string };
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
     expect(deployment.metadata.name).toBe('cluster-proxy-proxy-agent');
     const args = deployment.spec.template.spec.containers[0]!.args;
     expect(args).toContain('--proxy-server-host=10.0.1.2');
@@ -183,7 +211,12 @@ describe('managed-serviceaccount TTL', () => {
   const msa = (ttl?: number, deleting = false) => ({
     apiVersion: 'authentication.open-cluster-management.io/v1beta1',
     kind: 'ManagedServiceAccount',
-    metadata: { name: 'tmp', namespace: 'cluster1', creationTimestamp: '2026-11-22T10:00:00Z', ...(deleting ? { deletionTimestamp: '2026-11-22T10:00:05Z' } : {}) },
+    metadata: {
+      name: 'tmp',
+      namespace: 'cluster1',
+      creationTimestamp: '2026-11-22T10:00:00Z',
+      ...(deleting ? { deletionTimestamp: '2026-11-22T10:00:05Z' } : {}),
+    },
     spec: ttl === undefined ? {} : { ttlSecondsAfterCreation: ttl },
   });
 
@@ -200,7 +233,14 @@ describe('managed-serviceaccount TTL', () => {
 describe('proxy kubectl prompt', () => {
   it('splits a line into kubectl arguments', () => {
     expect(splitCommandLine('get deployments -A')).toEqual(['get', 'deployments', '-A']);
-    expect(splitCommandLine(`get pods -l 'app in (a, b)'  -o "jsonpath={.items[*].metadata.name}"`)).toEqual(['get', 'pods', '-l', 'app in (a, b)', '-o', 'jsonpath={.items[*].metadata.name}']);
+    expect(splitCommandLine(`get pods -l 'app in (a, b)'  -o "jsonpath={.items[*].metadata.name}"`)).toEqual([
+      'get',
+      'pods',
+      '-l',
+      'app in (a, b)',
+      '-o',
+      'jsonpath={.items[*].metadata.name}',
+    ]);
     expect(splitCommandLine("label ns x a=''")).toEqual(['label', 'ns', 'x', 'a=']);
     expect(() => splitCommandLine('get "pods')).toThrow(/unclosed/);
   });

@@ -49,10 +49,13 @@ beforeAll(async () => {
     const st = await fs.stat(f).catch(() => null);
     if (!st || st.mtimeMs < started - 1000) stale.push(f);
   }
-  if (stale.length) throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
+  if (stale.length)
+    throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
   const help = await cli(['--help']);
   if (help.exitCode !== 0) {
-    throw new Error(`the built CLI does not start (node dist/cli/main.js --help exited ${help.exitCode}):\n${help.stderr.slice(-2000)}\ntsc (exit ${build.exitCode}):\n${String(build.all).slice(-2000)}`);
+    throw new Error(
+      `the built CLI does not start (node dist/cli/main.js --help exited ${help.exitCode}):\n${help.stderr.slice(-2000)}\ntsc (exit ${build.exitCode}):\n${String(build.all).slice(-2000)}`,
+    );
   }
 }, 360_000);
 
@@ -116,7 +119,10 @@ clusters:
 describe('ocm-lab up with a bad lab file', () => {
   it('exits 2 before creating anything: no lab directory, no cache, no network namespace', async () => {
     const file = path.join(dir, 'two-hubs.yaml');
-    await fs.writeFile(file, `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nname: ${BAD_LAB}\nvpcs: [{name: vpc-1}]\nclusters:\n  - {name: a, vpc: vpc-1, hub: true}\n  - {name: b, vpc: vpc-1, hub: true}\n`);
+    await fs.writeFile(
+      file,
+      `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nname: ${BAD_LAB}\nvpcs: [{name: vpc-1}]\nclusters:\n  - {name: a, vpc: vpc-1, hub: true}\n  - {name: b, vpc: vpc-1, hub: true}\n`,
+    );
     const before = await labNamespaces();
     const r = await cli(['up', '--config', file]);
     expect(r.exitCode).toBe(2);

@@ -17,7 +17,10 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const GV = '/apis/cluster.core.oam.dev/v1alpha1';
 
 function secret(name: string, labels: Record<string, string>, data: Record<string, string>, extra: Partial<SecretLike['metadata']> = {}): SecretLike {
-  return { metadata: { name, namespace: 'open-cluster-management-credentials', resourceVersion: '10', labels, ...extra }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) };
+  return {
+    metadata: { name, namespace: 'open-cluster-management-credentials', resourceVersion: '10', labels, ...extra },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  };
 }
 const TOKEN_PROXY = { 'cluster.core.oam.dev/cluster-credential-type': 'ServiceAccountToken', 'cluster.core.oam.dev/cluster-endpoint-type': 'ClusterProxy' };
 
@@ -44,7 +47,11 @@ describe('cluster-gateway routing', () => {
   });
 
   it('keeps the proxied path byte for byte (encoding, trailing slash)', () => {
-    expect(routeRequest(`${GV}/clustergateways/c1/proxy/api/v1/namespaces/a%2Fb/pods/`, q())).toEqual({ kind: 'proxy', name: 'c1', path: '/api/v1/namespaces/a%2Fb/pods/' });
+    expect(routeRequest(`${GV}/clustergateways/c1/proxy/api/v1/namespaces/a%2Fb/pods/`, q())).toEqual({
+      kind: 'proxy',
+      name: 'c1',
+      path: '/api/v1/namespaces/a%2Fb/pods/',
+    });
     expect(routeRequest(`${GV}/clustergateways/c1/proxy/healthz`, q())).toEqual({ kind: 'proxy', name: 'c1', path: '/healthz' });
   });
 
@@ -70,10 +77,19 @@ describe('cluster-gateway routing', () => {
 describe('cluster-gateway identity', () => {
   it('reads user, groups (one per header line) and extras from the front-proxy headers', () => {
     const who = identityFromHeaders(
-      { 'x-remote-user': ['alice'], 'x-remote-group': ['team-a', 'with,comma', 'system:authenticated'], 'x-remote-extra-scopes': ['s1', 's2'], 'x-remote-extra-authentication.kubernetes.io%2fpod-name': ['p'] },
+      {
+        'x-remote-user': ['alice'],
+        'x-remote-group': ['team-a', 'with,comma', 'system:authenticated'],
+        'x-remote-extra-scopes': ['s1', 's2'],
+        'x-remote-extra-authentication.kubernetes.io%2fpod-name': ['p'],
+      },
       DEFAULT_HEADER_NAMES,
     );
-    expect(who).toEqual({ user: 'alice', groups: ['team-a', 'with,comma', 'system:authenticated'], extra: { scopes: ['s1', 's2'], 'authentication.kubernetes.io/pod-name': ['p'] } });
+    expect(who).toEqual({
+      user: 'alice',
+      groups: ['team-a', 'with,comma', 'system:authenticated'],
+      extra: { scopes: ['s1', 's2'], 'authentication.kubernetes.io/pod-name': ['p'] },
+    });
     expect(identityFromHeaders({ 'x-remote-group': ['g'] }, DEFAULT_HEADER_NAMES)).toBeNull();
   });
 
@@ -86,7 +102,8 @@ describe('cluster-gateway identity', () => {
   });
 
   it('never forwards identity headers as they came', () => {
-    for (const h of ['Authorization', 'X-Remote-User', 'x-remote-group', 'X-Remote-Extra-foo', 'Impersonate-User', 'impersonate-group']) expect(isIdentityHeader(h, DEFAULT_HEADER_NAMES)).toBe(true);
+    for (const h of ['Authorization', 'X-Remote-User', 'x-remote-group', 'X-Remote-Extra-foo', 'Impersonate-User', 'impersonate-group'])
+      expect(isIdentityHeader(h, DEFAULT_HEADER_NAMES)).toBe(true);
     expect(isIdentityHeader('Accept', DEFAULT_HEADER_NAMES)).toBe(false);
   });
 
@@ -98,7 +115,13 @@ describe('cluster-gateway identity', () => {
       'requestheader-group-headers': '["X-Remote-Group"]',
       'requestheader-extra-headers-prefix': '["X-Remote-Extra-"]',
     });
-    expect(c).toMatchObject({ caPem: 'PEM', allowedNames: ['front-proxy-client'], usernameHeaders: ['X-Remote-User'], groupHeaders: ['X-Remote-Group'], extraHeaderPrefixes: ['X-Remote-Extra-'] });
+    expect(c).toMatchObject({
+      caPem: 'PEM',
+      allowedNames: ['front-proxy-client'],
+      usernameHeaders: ['X-Remote-User'],
+      groupHeaders: ['X-Remote-Group'],
+      extraHeaderPrefixes: ['X-Remote-Extra-'],
+    });
     expect(() => frontProxyConfigFrom({})).toThrow(/requestheader-client-ca-file/);
   });
 
@@ -110,7 +133,13 @@ describe('cluster-gateway identity', () => {
 
   it('words a refusal like the API server', () => {
     const who = { user: 'bob', groups: [], extra: {} };
-    expect(forbiddenMessage(who, { group: 'cluster.core.oam.dev', version: 'v1alpha1', resource: 'clustergateways', subresource: 'proxy', name: 'c1', verb: 'get' }, '')).toBe(
+    expect(
+      forbiddenMessage(
+        who,
+        { group: 'cluster.core.oam.dev', version: 'v1alpha1', resource: 'clustergateways', subresource: 'proxy', name: 'c1', verb: 'get' },
+        '',
+      ),
+    ).toBe(
       'clustergateways.cluster.core.oam.dev "c1" is forbidden: User "bob" cannot get resource "clustergateways/proxy" in API group "cluster.core.oam.dev" at the cluster scope',
     );
   });
@@ -118,40 +147,76 @@ describe('cluster-gateway identity', () => {
 
 describe('cluster-gateway objects', () => {
   it('a ServiceAccountToken/ClusterProxy Secret becomes a gateway whose token stays out of the object', () => {
-    const r = gatewayFromSecret(secret('cluster1', TOKEN_PROXY, { token: 'sekret', 'ca.crt': 'CA' }, { annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } }));
+    const r = gatewayFromSecret(
+      secret('cluster1', TOKEN_PROXY, { token: 'sekret', 'ca.crt': 'CA' }, { annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } }),
+    );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.gateway).toMatchObject({ apiVersion: 'cluster.core.oam.dev/v1alpha1', kind: 'ClusterGateway', metadata: { name: 'cluster1' }, spec: { provider: '', access: { endpoint: { type: 'ClusterProxy' }, credential: { type: 'ServiceAccountToken' } } }, status: { healthy: true } });
+    expect(r.gateway).toMatchObject({
+      apiVersion: 'cluster.core.oam.dev/v1alpha1',
+      kind: 'ClusterGateway',
+      metadata: { name: 'cluster1' },
+      spec: { provider: '', access: { endpoint: { type: 'ClusterProxy' }, credential: { type: 'ServiceAccountToken' } } },
+      status: { healthy: true },
+    });
     expect(JSON.stringify(r.gateway)).not.toContain('sekret');
     expect(r.target).toMatchObject({ endpoint: 'https://cluster1', token: 'sekret', caPem: 'CA', insecure: false });
   });
 
   it('Const takes the endpoint from the Secret, or from the ManagedCluster with OCM', () => {
-    const s = secret('c2', { 'cluster.core.oam.dev/cluster-credential-type': 'X509Certificate' }, { endpoint: 'https://10.0.0.1:6443/prefix\n', 'tls.crt': 'C', 'tls.key': 'K' });
+    const s = secret(
+      'c2',
+      { 'cluster.core.oam.dev/cluster-credential-type': 'X509Certificate' },
+      { endpoint: 'https://10.0.0.1:6443/prefix\n', 'tls.crt': 'C', 'tls.key': 'K' },
+    );
     const plain = gatewayFromSecret(s);
-    expect(plain.ok && plain.target).toMatchObject({ endpointType: 'Const', endpoint: 'https://10.0.0.1:6443/prefix', insecure: true, certPem: 'C', keyPem: 'K' });
-    const ocm = gatewayFromSecret(s, { metadata: { name: 'c2' }, spec: { managedClusterClientConfigs: [{ url: 'https://10.9.9.9:6443', caBundle: b64('MCCA') }] } });
+    expect(plain.ok && plain.target).toMatchObject({
+      endpointType: 'Const',
+      endpoint: 'https://10.0.0.1:6443/prefix',
+      insecure: true,
+      certPem: 'C',
+      keyPem: 'K',
+    });
+    const ocm = gatewayFromSecret(s, {
+      metadata: { name: 'c2' },
+      spec: { managedClusterClientConfigs: [{ url: 'https://10.9.9.9:6443', caBundle: b64('MCCA') }] },
+    });
     expect(ocm.ok && ocm.target).toMatchObject({ endpoint: 'https://10.9.9.9:6443', caPem: 'MCCA', insecure: false });
   });
 
   it('explains Secrets that are not (valid) gateways', () => {
-    expect(gatewayFromSecret(secret('x', {}, {}))).toMatchObject({ ok: false, reason: expect.stringContaining('no cluster.core.oam.dev/cluster-credential-type') });
-    expect(gatewayFromSecret(secret('x', { ...TOKEN_PROXY, 'cluster.core.oam.dev/cluster-credential-type': 'Password' }, {}))).toMatchObject({ ok: false, reason: expect.stringContaining('not one of ServiceAccountToken, X509Certificate') });
+    expect(gatewayFromSecret(secret('x', {}, {}))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('no cluster.core.oam.dev/cluster-credential-type'),
+    });
+    expect(gatewayFromSecret(secret('x', { ...TOKEN_PROXY, 'cluster.core.oam.dev/cluster-credential-type': 'Password' }, {}))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('not one of ServiceAccountToken, X509Certificate'),
+    });
     expect(gatewayFromSecret(secret('x', TOKEN_PROXY, {}))).toMatchObject({ ok: false, reason: expect.stringContaining('needs data.token') });
-    expect(gatewayFromSecret(secret('x', { 'cluster.core.oam.dev/cluster-credential-type': 'ServiceAccountToken' }, { token: 't' }))).toMatchObject({ ok: false, reason: expect.stringContaining('needs data.endpoint') });
+    expect(gatewayFromSecret(secret('x', { 'cluster.core.oam.dev/cluster-credential-type': 'ServiceAccountToken' }, { token: 't' }))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('needs data.endpoint'),
+    });
   });
 
   it('renders the kubectl table: NAME PROVIDER CREDENTIAL-TYPE ENDPOINT-TYPE HEALTHY', () => {
     const r = gatewayFromSecret(secret('cluster1', TOKEN_PROXY, { token: 't' }));
     if (!r.ok) throw new Error(r.reason);
-    const table = gatewayTable([r.gateway], { resourceVersion: '5' }) as { columnDefinitions: { name: string }[]; rows: { cells: string[]; object: { kind: string } }[] };
+    const table = gatewayTable([r.gateway], { resourceVersion: '5' }) as {
+      columnDefinitions: { name: string }[];
+      rows: { cells: string[]; object: { kind: string } }[];
+    };
     expect(table.columnDefinitions.map((c) => c.name.toUpperCase())).toEqual(['NAME', 'PROVIDER', 'CREDENTIAL-TYPE', 'ENDPOINT-TYPE', 'HEALTHY']);
     expect(table.rows[0]!.cells).toEqual(['cluster1', '', 'ServiceAccountToken', 'ClusterProxy', 'Unknown']);
     expect(table.rows[0]!.object.kind).toBe('PartialObjectMetadata');
   });
 
   it('picks the representation from kubectl’s Accept header', () => {
-    expect(presentationFor('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json')).toEqual({ presentation: 'table', version: 'v1' });
+    expect(presentationFor('application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json')).toEqual({
+      presentation: 'table',
+      version: 'v1',
+    });
     expect(presentationFor('application/json')).toEqual({ presentation: 'object', version: '' });
     expect(presentationFor('application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io')).toEqual({ presentation: 'metadata', version: 'v1' });
     expect(presentationFor(undefined)).toEqual({ presentation: 'object', version: '' });
@@ -161,9 +226,19 @@ describe('cluster-gateway objects', () => {
     const resources = (apiResourceList() as { resources: { name: string; verbs: string[] }[] }).resources;
     expect(resources.map((r) => r.name)).toEqual(['clustergateways', 'clustergateways/health', 'clustergateways/proxy']);
     const schemas = (openApiV3() as { components: { schemas: Record<string, { 'x-kubernetes-group-version-kind'?: unknown[] }> } }).components.schemas;
-    expect(Object.values(schemas).some((s) => JSON.stringify(s['x-kubernetes-group-version-kind']) === JSON.stringify([{ group: 'cluster.core.oam.dev', version: 'v1alpha1', kind: 'ClusterGateway' }]))).toBe(true);
+    expect(
+      Object.values(schemas).some(
+        (s) =>
+          JSON.stringify(s['x-kubernetes-group-version-kind']) ===
+          JSON.stringify([{ group: 'cluster.core.oam.dev', version: 'v1alpha1', kind: 'ClusterGateway' }]),
+      ),
+    ).toBe(true);
     expect(Object.keys((openApiV3Index() as { paths: Record<string, unknown> }).paths)).toEqual(['apis/cluster.core.oam.dev/v1alpha1']);
-    expect(wantsOnlyAggregatedDiscovery('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList')).toBe(true);
+    expect(
+      wantsOnlyAggregatedDiscovery(
+        'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList',
+      ),
+    ).toBe(true);
     expect(wantsOnlyAggregatedDiscovery('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json')).toBe(false);
   });
 });
@@ -172,10 +247,23 @@ describe('cluster-gateway proxying', () => {
   const r = gatewayFromSecret(secret('cluster1', TOKEN_PROXY, { token: 'tok', 'ca.crt': 'CA' }));
   if (!r.ok) throw new Error(r.reason);
   const caller = { user: 'alice', groups: ['devs'], extra: {} };
-  const incoming = { accept: ['application/json'], authorization: ['Bearer hub-token'], 'x-remote-user': ['alice'], 'impersonate-user': ['mallory'], connection: ['keep-alive'], host: ['hub'], 'content-type': ['application/json'], upgrade: ['websocket'] };
+  const incoming = {
+    accept: ['application/json'],
+    authorization: ['Bearer hub-token'],
+    'x-remote-user': ['alice'],
+    'impersonate-user': ['mallory'],
+    connection: ['keep-alive'],
+    host: ['hub'],
+    'content-type': ['application/json'],
+    upgrade: ['websocket'],
+  };
 
   it('sends the gateway credential, drops identity and hop-by-hop headers', () => {
-    expect(outgoingHeaders(incoming, r.target, caller, { identityPenetration: false, headerNames: DEFAULT_HEADER_NAMES }, false)).toEqual({ accept: 'application/json', 'content-type': 'application/json', authorization: 'Bearer tok' });
+    expect(outgoingHeaders(incoming, r.target, caller, { identityPenetration: false, headerNames: DEFAULT_HEADER_NAMES }, false)).toEqual({
+      accept: 'application/json',
+      'content-type': 'application/json',
+      authorization: 'Bearer tok',
+    });
   });
 
   it('with identity penetration the cluster judges the caller; upgrades keep Connection/Upgrade', () => {
@@ -191,7 +279,9 @@ describe('cluster-gateway proxying', () => {
   });
 
   it('keeps the endpoint’s path prefix and the query', () => {
-    expect(upstreamPath({ ...r.target, endpoint: 'https://h:6443/base/' }, '/api/v1/pods', 'watch=1&__dryRun=All')).toBe('/base/api/v1/pods?watch=1&dryRun=All');
+    expect(upstreamPath({ ...r.target, endpoint: 'https://h:6443/base/' }, '/api/v1/pods', 'watch=1&__dryRun=All')).toBe(
+      '/base/api/v1/pods?watch=1&dryRun=All',
+    );
     expect(upstreamPath(r.target, '/healthz', '')).toBe('/healthz');
   });
 
@@ -207,17 +297,38 @@ describe('cluster-gateway proxying', () => {
 
 describe('cluster-gateway addon mode', () => {
   it('copies the MSA token into a ServiceAccountToken/ClusterProxy Secret, keeping health annotations', () => {
-    const token = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cluster-gateway', namespace: 'cluster1' }, data: { token: b64('t'), 'ca.crt': b64('CA') } };
-    const existing = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'cluster1', namespace: 'open-cluster-management-credentials', resourceVersion: '7', annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } } };
+    const token = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'cluster-gateway', namespace: 'cluster1' },
+      data: { token: b64('t'), 'ca.crt': b64('CA') },
+    };
+    const existing = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'cluster1',
+        namespace: 'open-cluster-management-credentials',
+        resourceVersion: '7',
+        annotations: { 'status.cluster.core.oam.dev/healthy': 'true' },
+      },
+    };
     const s = credentialSecret('cluster1', token, existing);
-    expect(s.metadata).toMatchObject({ name: 'cluster1', resourceVersion: '7', annotations: { 'status.cluster.core.oam.dev/healthy': 'true' }, labels: TOKEN_PROXY });
+    expect(s.metadata).toMatchObject({
+      name: 'cluster1',
+      resourceVersion: '7',
+      annotations: { 'status.cluster.core.oam.dev/healthy': 'true' },
+      labels: TOKEN_PROXY,
+    });
     expect(s.data).toEqual({ token: b64('t'), 'ca.crt': b64('CA') });
   });
 
   it('writes health annotations only when they change; Available follows the probe', () => {
     const s = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c', annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } } };
     expect(healthAnnotationPatch(s, { healthy: true, reason: '' })).toBeNull();
-    expect(healthAnnotationPatch(s, { healthy: false, reason: 'timeout' })).toEqual({ metadata: { annotations: { 'status.cluster.core.oam.dev/healthy': 'false', 'status.cluster.core.oam.dev/healthy-reason': 'timeout' } } });
+    expect(healthAnnotationPatch(s, { healthy: false, reason: 'timeout' })).toEqual({
+      metadata: { annotations: { 'status.cluster.core.oam.dev/healthy': 'false', 'status.cluster.core.oam.dev/healthy-reason': 'timeout' } },
+    });
     expect(availableCondition('c', { healthy: true, reason: '' })).toMatchObject({ type: 'Available', status: 'True' });
     expect(availableCondition('c', { healthy: false, reason: 'no agent' })).toMatchObject({ status: 'False', message: expect.stringContaining('no agent') });
     expect(availableCondition('c', undefined)).toMatchObject({ status: 'Unknown' });
@@ -253,7 +364,10 @@ describe('cluster-gateway store', () => {
     store.watch(null, (e) => seen.push(`${e.type} ${e.object.metadata.name} ${e.rv}`));
     secrets.feed('ADDED', secret('cluster1', TOKEN_PROXY, { token: 't' }, { resourceVersion: '11' }));
     clusters.feed('ADDED', { metadata: { name: 'cluster1', resourceVersion: '12' } });
-    secrets.feed('MODIFIED', secret('cluster1', TOKEN_PROXY, { token: 't' }, { resourceVersion: '13', annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } }));
+    secrets.feed(
+      'MODIFIED',
+      secret('cluster1', TOKEN_PROXY, { token: 't' }, { resourceVersion: '13', annotations: { 'status.cluster.core.oam.dev/healthy': 'true' } }),
+    );
     secrets.feed('ADDED', secret('not-a-gateway', {}, {}, { resourceVersion: '14' }));
     secrets.feed('DELETED', secret('cluster1', TOKEN_PROXY, { token: 't' }, { resourceVersion: '15' }));
     expect(seen).toEqual(['ADDED cluster1 11', 'MODIFIED cluster1 13', 'DELETED cluster1 15']);

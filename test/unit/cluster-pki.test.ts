@@ -103,7 +103,9 @@ describe('ensureClusterPki', () => {
     const api = certificateInfo(await read(paths.apiServerCert));
     expect(api.commonName).toBe('kube-apiserver');
     expect(api.ipAddresses.sort()).toEqual(['10.213.1.10', '127.0.0.1', '::1', '10.96.0.1'].sort());
-    expect(api.dnsNames.sort()).toEqual(['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost'].sort());
+    expect(api.dnsNames.sort()).toEqual(
+      ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost'].sort(),
+    );
     expect(certificateInfo(await read(paths.adminCert))).toMatchObject({ commonName: 'kubernetes-admin', organizations: ['system:masters'] });
     expect(certificateInfo(await read(paths.controllerManagerCert))).toMatchObject({ commonName: 'system:kube-controller-manager', organizations: [] });
     expect(certificateInfo(await read(paths.frontProxyClientCert)).commonName).toBe('front-proxy-client');
@@ -120,7 +122,8 @@ describe('ensureClusterPki', () => {
       expect(isSignedBy(pem, issuer), cert).toBe(true);
       expect(isSignedBy(pem, issuer === ca ? fpCa : ca), cert).toBe(false);
     }
-    const purpose = (cert: string, caFile: string, p: string) => execa('openssl', ['verify', '-x509_strict', '-purpose', p, '-CAfile', caFile, cert], { reject: false });
+    const purpose = (cert: string, caFile: string, p: string) =>
+      execa('openssl', ['verify', '-x509_strict', '-purpose', p, '-CAfile', caFile, cert], { reject: false });
     expect((await purpose(paths.apiServerCert, paths.caCert, 'sslserver')).exitCode).toBe(0);
     expect((await purpose(paths.adminCert, paths.caCert, 'sslclient')).exitCode).toBe(0);
     expect((await purpose(paths.frontProxyClientCert, paths.frontProxyCaCert, 'sslclient')).exitCode).toBe(0);
@@ -134,8 +137,9 @@ describe('ensureClusterPki', () => {
     const { dir } = await freshPki();
     const p = clusterPkiPaths(dir);
     const read = (f: string) => fs.readFile(f, 'utf8');
-    const srv = tls.createServer({ cert: await read(p.apiServerCert), key: await read(p.apiServerKey), ca: await read(p.caCert), requestCert: true, rejectUnauthorized: true }, (s) =>
-      s.end((s.getPeerCertificate().subject as { CN?: string }).CN ?? ''),
+    const srv = tls.createServer(
+      { cert: await read(p.apiServerCert), key: await read(p.apiServerKey), ca: await read(p.caCert), requestCert: true, rejectUnauthorized: true },
+      (s) => s.end((s.getPeerCertificate().subject as { CN?: string }).CN ?? ''),
     );
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     try {

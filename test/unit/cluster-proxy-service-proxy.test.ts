@@ -41,7 +41,16 @@ describe('user server: what a path asks for', () => {
   });
 
   it('sends everything else to the API server, path from the second segment on', () => {
-    expect(parseUserRequest('/cluster1/api/v1/pods?timeout=32s')).toMatchObject({ kind: 'kube-apiserver', cluster: 'cluster1', proto: 'https', namespace: 'default', service: 'kubernetes', port: '443', path: '/api/v1/pods', query: 'timeout=32s' });
+    expect(parseUserRequest('/cluster1/api/v1/pods?timeout=32s')).toMatchObject({
+      kind: 'kube-apiserver',
+      cluster: 'cluster1',
+      proto: 'https',
+      namespace: 'default',
+      service: 'kubernetes',
+      port: '443',
+      path: '/api/v1/pods',
+      query: 'timeout=32s',
+    });
     // Exactly 9 parts (nothing after proxy-service) is not a Service request upstream either.
     expect(parseUserRequest('/c/api/v1/namespaces/ns/services/http:web:80/proxy-service').kind).toBe('kube-apiserver');
     expect(parseUserRequest('/c/').path).toBe('/');
@@ -75,7 +84,12 @@ describe('user server: what a path asks for', () => {
 describe('service proxy: the Cluster-Proxy-* headers', () => {
   it('carries a Service target and reads it back as <proto>://<svc>.<ns>.svc:<port>', () => {
     const h = lower(targetHeaders({ proto: 'http', namespace: 'demo', service: 'web', port: '8080' }));
-    expect(Object.keys(targetHeaders({ proto: 'http', namespace: 'demo', service: 'web', port: '8080' }))).toEqual(['Cluster-Proxy-Proto', 'Cluster-Proxy-Namespace', 'Cluster-Proxy-Service', 'Cluster-Proxy-Port']);
+    expect(Object.keys(targetHeaders({ proto: 'http', namespace: 'demo', service: 'web', port: '8080' }))).toEqual([
+      'Cluster-Proxy-Proto',
+      'Cluster-Proxy-Namespace',
+      'Cluster-Proxy-Service',
+      'Cluster-Proxy-Port',
+    ]);
     expect(targetFromHeaders(h)).toMatchObject({ kind: 'service', url: 'http://web.demo.svc:8080' });
   });
 
@@ -84,7 +98,9 @@ describe('service proxy: the Cluster-Proxy-* headers', () => {
   });
 
   it('refuses missing or malformed headers by name', () => {
-    expect(() => targetFromHeaders({ 'cluster-proxy-proto': 'http' })).toThrow(/missing header Cluster-Proxy-Namespace, Cluster-Proxy-Service, Cluster-Proxy-Port/);
+    expect(() => targetFromHeaders({ 'cluster-proxy-proto': 'http' })).toThrow(
+      /missing header Cluster-Proxy-Namespace, Cluster-Proxy-Service, Cluster-Proxy-Port/,
+    );
     const ok = lower(targetHeaders({ proto: 'http', namespace: 'demo', service: 'web', port: '8080' }));
     expect(() => targetFromHeaders({ ...ok, 'cluster-proxy-port': '99999' })).toThrow(/Cluster-Proxy-Port: "99999"/);
     expect(() => targetFromHeaders({ ...ok, 'cluster-proxy-service': 'web.evil.com' })).toThrow(/Cluster-Proxy-Service/);
@@ -97,7 +113,7 @@ describe('service proxy: whose identity reaches the API server', () => {
     expect(decideAuthentication({ username: 'system:serviceaccount:default:app' }, null)).toEqual({ action: 'pass' });
   });
 
-  it("impersonates a hub ServiceAccount as cluster:hub:system:serviceaccount:… with its groups", () => {
+  it('impersonates a hub ServiceAccount as cluster:hub:system:serviceaccount:… with its groups', () => {
     expect(decideAuthentication(null, { username: 'system:serviceaccount:team:bot', groups: ['system:serviceaccounts', 'system:authenticated'] })).toEqual({
       action: 'impersonate',
       user: 'cluster:hub:system:serviceaccount:team:bot',
@@ -121,13 +137,32 @@ describe('service proxy: whose identity reaches the API server', () => {
 
 describe('HTTP hops', () => {
   it('drop hop-by-hop headers and those Connection names, keep Authorization', () => {
-    expect(endToEndHeaders({ connection: 'keep-alive, x-drop', 'keep-alive': '5', 'x-drop': '1', 'transfer-encoding': 'chunked', host: 'h', authorization: 'Bearer t', accept: '*/*' })).toEqual({ authorization: 'Bearer t', accept: '*/*' });
+    expect(
+      endToEndHeaders({
+        connection: 'keep-alive, x-drop',
+        'keep-alive': '5',
+        'x-drop': '1',
+        'transfer-encoding': 'chunked',
+        host: 'h',
+        authorization: 'Bearer t',
+        accept: '*/*',
+      }),
+    ).toEqual({ authorization: 'Bearer t', accept: '*/*' });
   });
 });
 
 describe('cluster-proxy manifests with spec.userServer', () => {
   const mpc = defaultProxyConfiguration('10.0.1.2');
-  type Deployment = { spec: { template: { spec: { containers: { name: string; args: string[]; volumeMounts: { name: string }[] }[]; volumes: { name: string; secret?: { secretName: string; optional?: boolean } }[] } } } };
+  type Deployment = {
+    spec: {
+      template: {
+        spec: {
+          containers: { name: string; args: string[]; volumeMounts: { name: string }[] }[];
+          volumes: { name: string; secret?: { secretName: string; optional?: boolean } }[];
+        };
+      };
+    };
+  };
 
   it('is on in the lab by default', () => {
     expect(userServerEnabled(mpc)).toBe(true);
@@ -135,19 +170,33 @@ describe('cluster-proxy manifests with spec.userServer', () => {
   });
 
   it('gives the agent pod the service proxy: identifier, loopback mapping, container, certificate, RBAC', () => {
-    const objects = proxyAgentManifests('cluster1', mpc, { certPem: 'C', keyPem: 'K' }, 'CA', { cert: { certPem: 'SC', keyPem: 'SK' }, tlsArgs: ['--tls-min-version=VersionTLS13'], agentNamespace: 'moved' });
+    const objects = proxyAgentManifests('cluster1', mpc, { certPem: 'C', keyPem: 'K' }, 'CA', {
+      cert: { certPem: 'SC', keyPem: 'SK' },
+      tlsArgs: ['--tls-min-version=VersionTLS13'],
+      agentNamespace: 'moved',
+    });
     const host = serviceProxyHost('cluster1');
     const d = objects.find((o) => o.kind === 'Deployment') as unknown as Deployment;
     const [agent, sp] = d.spec.template.spec.containers;
     expect(agent!.args).toContain(`--agent-identifiers=host=cluster1&host=cluster1.open-cluster-management-cluster-proxy&host=${host}`);
     expect(agent!.args).toContain(`--host-mapping=${host}:7443=127.0.0.1:7443`);
     expect(sp!.name).toBe('service-proxy');
-    expect(sp!.args).toEqual(expect.arrayContaining(['service-proxy', '--enable-impersonation=true', '--hub-kubeconfig=/etc/kubeconfig/kubeconfig', '--tls-min-version=VersionTLS13']));
-    expect(d.spec.template.spec.volumes.find((v) => v.name === 'hub-kubeconfig')?.secret).toEqual({ secretName: 'cluster-proxy-hub-kubeconfig', optional: true });
+    expect(sp!.args).toEqual(
+      expect.arrayContaining(['service-proxy', '--enable-impersonation=true', '--hub-kubeconfig=/etc/kubeconfig/kubeconfig', '--tls-min-version=VersionTLS13']),
+    );
+    expect(d.spec.template.spec.volumes.find((v) => v.name === 'hub-kubeconfig')?.secret).toEqual({
+      secretName: 'cluster-proxy-hub-kubeconfig',
+      optional: true,
+    });
     expect(objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'cluster-proxy-service-proxy-server-certificates')).toBeTruthy();
     const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as { rules: { resources: string[]; verbs: string[] }[] };
     expect((objects.find((o) => o.kind === 'ClusterRoleBinding') as unknown as { subjects: { namespace: string }[] }).subjects[0]!.namespace).toBe('moved');
-    expect(role.rules).toEqual(expect.arrayContaining([expect.objectContaining({ resources: ['users', 'groups'], verbs: ['impersonate'] }), expect.objectContaining({ resources: ['tokenreviews'], verbs: ['create'] })]));
+    expect(role.rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ resources: ['users', 'groups'], verbs: ['impersonate'] }),
+        expect.objectContaining({ resources: ['tokenreviews'], verbs: ['create'] }),
+      ]),
+    );
   });
 
   it('leaves the agent pod as before without it', () => {
@@ -159,22 +208,40 @@ describe('cluster-proxy manifests with spec.userServer', () => {
 
   it("names the user server's certificate as upstream: loopback, the Service's names, additionalSANs", () => {
     expect(userServerNames(['user.example', '192.0.2.7'])).toEqual({
-      dnsNames: ['localhost', 'cluster-proxy-addon-user', 'cluster-proxy-addon-user.open-cluster-management-cluster-proxy', 'cluster-proxy-addon-user.open-cluster-management-cluster-proxy.svc', 'cluster-proxy-addon-user.open-cluster-management-cluster-proxy.svc.cluster.local', 'user.example'],
+      dnsNames: [
+        'localhost',
+        'cluster-proxy-addon-user',
+        'cluster-proxy-addon-user.open-cluster-management-cluster-proxy',
+        'cluster-proxy-addon-user.open-cluster-management-cluster-proxy.svc',
+        'cluster-proxy-addon-user.open-cluster-management-cluster-proxy.svc.cluster.local',
+        'user.example',
+      ],
       ipAddresses: ['127.0.0.1', '192.0.2.7'],
     });
   });
 
   it('runs the user server in Deployment and Service cluster-proxy-addon-user on 9092 with the TLS profile', () => {
-    const d = userServerDeployment(mpc, { tlsArgs: ['--tls-min-version=VersionTLS13'], certificateDigest: 'x' }) as unknown as Deployment & { metadata: { name: string } };
+    const d = userServerDeployment(mpc, { tlsArgs: ['--tls-min-version=VersionTLS13'], certificateDigest: 'x' }) as unknown as Deployment & {
+      metadata: { name: string };
+    };
     expect(d.metadata.name).toBe('cluster-proxy-addon-user');
     const args = d.spec.template.spec.containers[0]!.args;
-    expect(args).toEqual(expect.arrayContaining(['user-server', '--server-port=9092', '--host=proxy-entrypoint.open-cluster-management-cluster-proxy.svc', '--tls-min-version=VersionTLS13']));
+    expect(args).toEqual(
+      expect.arrayContaining([
+        'user-server',
+        '--server-port=9092',
+        '--host=proxy-entrypoint.open-cluster-management-cluster-proxy.svc',
+        '--tls-min-version=VersionTLS13',
+      ]),
+    );
     expect(d.spec.template.spec.volumes.map((v) => v.secret?.secretName)).toEqual(['cluster-proxy-user-serving-cert', 'proxy-server-ca', 'proxy-client']);
     expect(userServerService().spec).toMatchObject({ ports: [{ port: 9092, targetPort: 9092 }] });
   });
 
   it("binds hub TokenReview to cluster-proxy's agents with the manager", () => {
-    const crb = managerObjects('cluster-proxy', '10.0.1.2').find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'cluster-proxy-addon-agent-tokenreview') as unknown as { subjects: { name: string }[] };
+    const crb = managerObjects('cluster-proxy', '10.0.1.2').find(
+      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'cluster-proxy-addon-agent-tokenreview',
+    ) as unknown as { subjects: { name: string }[] };
     expect(crb.subjects[0]!.name).toBe('system:open-cluster-management:addon:cluster-proxy');
     expect(managerObjects('managed-serviceaccount', '').some((o) => o.metadata.name === 'cluster-proxy-addon-agent-tokenreview')).toBe(false);
   });

@@ -193,7 +193,13 @@ describe('round trip', () => {
 
 describe('rejected files (exit code 2, file:line: field = value: what to do)', () => {
   it('unknown fields at every level, with the closest known name or the allowed ones', () => {
-    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpcc: vpc-2\n  - name: cluster2'), 11, 'clusters[1].vpcc', null, "unknown field; did you mean 'vpc'?");
+    expectProblem(
+      VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpcc: vpc-2\n  - name: cluster2'),
+      11,
+      'clusters[1].vpcc',
+      null,
+      "unknown field; did you mean 'vpc'?",
+    );
     expectProblem(`nmae: lab\n${VALID}`, 1, 'nmae', null, "did you mean 'name'?");
     expectProblem(`network:\n  cdir: 10.213.0.0/16\n${VALID}`, 2, 'network.cdir', null, "did you mean 'cidr'?");
     expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n    subnet: x\n'), 6, 'vpcs[1].subnet', null, 'fields allowed here: name');
@@ -235,7 +241,14 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it('a cluster in an unknown VPC, listing the known ones', () => {
-    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpc: vpc-3\n  - name: cluster2'), 11, 'clusters[1].vpc', '"vpc-3"', 'unknown VPC', 'vpc-1, vpc-2');
+    expectProblem(
+      VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpc: vpc-3\n  - name: cluster2'),
+      11,
+      'clusters[1].vpc',
+      '"vpc-3"',
+      'unknown VPC',
+      'vpc-1, vpc-2',
+    );
   });
 
   it('a cluster without a vpc', () => {
@@ -254,25 +267,38 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-3\n'), 6, 'vpcs[2].name', '"vpc-3"', 'VPC has no cluster', 'remove it');
   });
 
-  it.each(['default', 'kube-system', 'kube-public', 'kube-node-lease', 'open-cluster-management', 'open-cluster-management-agent', 'open-cluster-management-hub'])(
-    'the reserved cluster name %s',
-    (name) => {
-      expectProblem(VALID.replace('- name: cluster1', `- name: ${name}`), 10, 'clusters[1].name', `"${name}"`, 'is reserved', 'choose another name');
-    },
-  );
+  it.each([
+    'default',
+    'kube-system',
+    'kube-public',
+    'kube-node-lease',
+    'open-cluster-management',
+    'open-cluster-management-agent',
+    'open-cluster-management-hub',
+  ])('the reserved cluster name %s', (name) => {
+    expectProblem(VALID.replace('- name: cluster1', `- name: ${name}`), 10, 'clusters[1].name', `"${name}"`, 'is reserved', 'choose another name');
+  });
 
   it(`more than ${MAX_CLUSTERS} clusters or ${MAX_VPCS} VPCs, saying why`, () => {
     const spokes = (n: number, vpc = 'vpc-2') => Array.from({ length: n }, (_, i) => `  - name: spoke${i}\n    vpc: ${vpc}\n`).join('');
     expectProblem(`${VALID}${spokes(58)}`, 6, 'clusters', null, '61 clusters are more than the 60', '4 VPCs of 15 clusters', 'remove 1');
     // 20 clusters, as issue 16's scale lab: no longer refused by the file.
     expect(parseLabConfig(`${VALID}${spokes(17)}`, FILE).clusters).toHaveLength(20);
-    const vpcs = (n: number) => `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
+    const vpcs = (n: number) =>
+      `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
     expectProblem(vpcs(5), 3, 'vpcs', null, '5 VPCs are more than the 4', 'CPU cores');
     expect(parseLabConfig(vpcs(4), FILE).vpcs).toHaveLength(4);
   });
 
   it('unsupported versions, listing the supported ones', () => {
-    expectProblem(`kubernetesVersion: v1.20.0\n${VALID}`, 1, 'kubernetesVersion', '"v1.20.0"', 'not a supported Kubernetes version', 'v1.37.2, v1.36.3, v1.35.4, v1.34.4');
+    expectProblem(
+      `kubernetesVersion: v1.20.0\n${VALID}`,
+      1,
+      'kubernetesVersion',
+      '"v1.20.0"',
+      'not a supported Kubernetes version',
+      'v1.37.2, v1.36.3, v1.35.4, v1.34.4',
+    );
     expectProblem(`ocmVersion: v0.13.0\n${VALID}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
     expectProblem(`kubernetesVersion: 1.34\n${VALID}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
   });
@@ -296,9 +322,19 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
 
   it('addons: only known names, each once', () => {
     expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID}`, FILE).addons).toEqual(['managed-serviceaccount', 'cluster-proxy']);
-    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID}`, FILE).addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
+    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID}`, FILE).addons).toEqual([
+      'cluster-proxy',
+      'managed-serviceaccount',
+      'cluster-gateway',
+    ]);
     expectProblem(`addons: [cluster-proxy, cluster-gateway]\n${VALID}`, 1, 'addons[1]', '"cluster-gateway"', 'needs managed-serviceaccount in the same lab');
-    expectProblem(`addons: [cluster-proxy, cluster-gatway]\n${VALID}`, 1, 'addons[1]', '"cluster-gatway"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
+    expectProblem(
+      `addons: [cluster-proxy, cluster-gatway]\n${VALID}`,
+      1,
+      'addons[1]',
+      '"cluster-gatway"',
+      'cluster-proxy, managed-serviceaccount, cluster-gateway',
+    );
     expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
   });
 
@@ -308,7 +344,13 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     expect(lab.addonImplementations).toEqual({ 'cluster-proxy': 'upstream' });
     expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID}`, FILE).addonImplementations).toEqual({});
     expectProblem(`addons: [{name: cluster-proxy, implementation: go}]\n${VALID}`, 1, 'addons[0].implementation', '"go"', 'ocm-lab, upstream');
-    expectProblem(`addons: [{name: cluster-proxi}]\n${VALID}`, 1, 'addons[0].name', '"cluster-proxi"', 'cluster-proxy, managed-serviceaccount, cluster-gateway');
+    expectProblem(
+      `addons: [{name: cluster-proxi}]\n${VALID}`,
+      1,
+      'addons[0].name',
+      '"cluster-proxi"',
+      'cluster-proxy, managed-serviceaccount, cluster-gateway',
+    );
     expectProblem(`addons: [{name: cluster-proxy, version: x}]\n${VALID}`, 1, 'addons[0].version', null, 'unknown field');
     expectProblem(`addons: [cluster-proxy, {name: cluster-proxy}]\n${VALID}`, 1, 'addons[1].name', '"cluster-proxy"', 'listed twice');
     expectProblem(
@@ -335,7 +377,10 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it('aliases that expand without bound', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`)].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 8 }, (_, i) => `${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`),
+    ].join('\n');
     expect(problemsOf(`${bomb}\n${VALID}`)).toEqual([expect.stringContaining('cannot read the YAML')]);
   });
 

@@ -15,7 +15,16 @@ const MERGE = path.join(ROOT, 'scripts/matrix-summary.mjs');
 const golden = (name: string, actual: string): Promise<void> => expectGolden(name, actual, 'test/unit/conformance-summary.test.ts');
 
 function scenario(name: string, lines: number[]): Scenario {
-  const steps: Step[] = lines.map((line) => ({ language: 'sh', code: 'true\n', line, endLine: line + 2, indent: '', timeoutSeconds: 60, cleanup: false, expectations: [] }));
+  const steps: Step[] = lines.map((line) => ({
+    language: 'sh',
+    code: 'true\n',
+    line,
+    endLine: line + 2,
+    indent: '',
+    timeoutSeconds: 60,
+    cleanup: false,
+    expectations: [],
+  }));
   return { name, file: `/repo/scenarios/${name}.md`, title: name, summary: '', requires: { clusters: [], addons: [], capabilities: [] }, steps, lines: [] };
 }
 
@@ -23,7 +32,14 @@ function outcome(s: Scenario, status: ScenarioResult['status'], durationMs: numb
   const steps: StepResult[] =
     status === 'skipped'
       ? []
-      : s.steps.map((step) => ({ step, status: step.line === failedLine ? 'failed' : 'passed', exitCode: step.line === failedLine ? 1 : 0, output: '', durationMs: 10, ...(step.line === failedLine ? { failure: 'exit status 1' } : {}) }));
+      : s.steps.map((step) => ({
+          step,
+          status: step.line === failedLine ? 'failed' : 'passed',
+          exitCode: step.line === failedLine ? 1 : 0,
+          output: '',
+          durationMs: 10,
+          ...(step.line === failedLine ? { failure: 'exit status 1' } : {}),
+        }));
   return { scenario: s, result: { name: s.name, title: s.title, status, skipReason, durationMs, steps } };
 }
 
@@ -44,7 +60,13 @@ const FAILED_RUN: RunSummary = {
   transcripts: [],
 };
 
-const PASSED_RUN: RunSummary = { ...FAILED_RUN, passed: 3, failed: 0, durationMs: 52_100, results: FAILED_RUN.results.map((r) => (r.scenario.name === 'proxy-health' ? outcome(r.scenario, 'passed', 30_000) : r)) };
+const PASSED_RUN: RunSummary = {
+  ...FAILED_RUN,
+  passed: 3,
+  failed: 0,
+  durationMs: 52_100,
+  results: FAILED_RUN.results.map((r) => (r.scenario.name === 'proxy-health' ? outcome(r.scenario, 'passed', 30_000) : r)),
+};
 
 const config = (extra: Partial<LabConfig> = {}): LabConfig => ({
   name: 'default',
@@ -117,8 +139,22 @@ describe('scripts/matrix-summary.mjs', () => {
   it('merges per-cell summaries, including a cell whose `up` failed, into one table sorted by cell (golden)', async () => {
     await fs.mkdir(path.join(dir, 'cells', 'a'), { recursive: true });
     await fs.writeFile(path.join(dir, 'cells', 'a', 'summary.md'), conformanceSummaryMarkdown(UPSTREAM, FAILED_RUN));
-    await fs.writeFile(path.join(dir, 'cells', 'local-v1.35.4.md'), conformanceSummaryMarkdown(cellOf(config({ kubernetesVersion: 'v1.35.4' }), 'local'), PASSED_RUN));
-    const failed = await execa('node', [MERGE, '--failed-cell', '--runtime', 'kind', '--kubernetes-version', 'v1.37.2', '--addons', 'ocm-lab', '--reason', "'ocm-lab up' failed; see the job's log"]);
+    await fs.writeFile(
+      path.join(dir, 'cells', 'local-v1.35.4.md'),
+      conformanceSummaryMarkdown(cellOf(config({ kubernetesVersion: 'v1.35.4' }), 'local'), PASSED_RUN),
+    );
+    const failed = await execa('node', [
+      MERGE,
+      '--failed-cell',
+      '--runtime',
+      'kind',
+      '--kubernetes-version',
+      'v1.37.2',
+      '--addons',
+      'ocm-lab',
+      '--reason',
+      "'ocm-lab up' failed; see the job's log",
+    ]);
     await fs.writeFile(path.join(dir, 'cells', 'kind-v1.37.2.md'), failed.stdout);
     await fs.writeFile(path.join(dir, 'cells', 'notes.txt'), 'not a summary');
 

@@ -129,9 +129,13 @@ describe('CriLogWriter', () => {
     expect(text === `${big}\n`).toBe(true);
   });
 
-  it('takes a real process\'s stdout and stderr through pipes', async () => {
+  it("takes a real process's stdout and stderr through pipes", async () => {
     const sink = await CriLogWriter.open(file);
-    const child = spawn(process.execPath, ['-e', 'process.stdout.write("out 1\\n"); setTimeout(() => { process.stderr.write("err 1\\n"); process.stdout.write("no newline at exit"); }, 30)'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['-e', 'process.stdout.write("out 1\\n"); setTimeout(() => { process.stderr.write("err 1\\n"); process.stdout.write("no newline at exit"); }, 30)'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const piped = Promise.all([once(child.stdout, sink.stdout), once(child.stderr, sink.stderr)]);
     await piped;
     await sink.close();

@@ -57,7 +57,11 @@ const LABS_TO_PLAN: { id: string; config: () => Promise<LabConfig> }[] = [
 /** The local runtime on a machine where namespaces can be made and nothing uses the first candidate range. */
 function localUp(config: LabConfig): RuntimePlan {
   const network = planNetworkIn(planInput(config), config.network.cidr ?? '10.213.0.0/16');
-  const plan = planLocalLab(config, { labDir: path.join(LABS, config.name), network, networkWhy: 'the first candidate range no route or address of this machine uses' });
+  const plan = planLocalLab(config, {
+    labDir: path.join(LABS, config.name),
+    network,
+    networkWhy: 'the first candidate range no route or address of this machine uses',
+  });
   return { runtime: 'local', steps: titles(new LocalRuntime().upSteps(config, {}).steps), plan, text: renderLocalPlan(plan) };
 }
 
@@ -95,7 +99,10 @@ function existingUp(base: LabConfig): { config: LabConfig; runtime: RuntimePlan 
     previous: null,
     hubIsOurs: false,
   });
-  return { config, runtime: { runtime: 'existing', steps: titles(new ExistingRuntime(input).upSteps(config, {}).steps), plan, text: renderExistingPlan(plan) } };
+  return {
+    config,
+    runtime: { runtime: 'existing', steps: titles(new ExistingRuntime(input).upSteps(config, {}).steps), plan, text: renderExistingPlan(plan) },
+  };
 }
 
 describe('up --dry-run: golden text and JSON per runtime', () => {
@@ -139,7 +146,10 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
     };
     const plan = planLocalDown(config.name, path.join(LABS, config.name), state, false);
     expect(plan.processes).toHaveLength(config.clusters.length * 4);
-    await goldenPair('dry-run-local-three-spokes-down', labDryRun(config, 'down', true, { name: 'local', ...CHOSEN }, { runtime: 'local', steps: [], plan, text: renderLocalDownPlan(plan) }));
+    await goldenPair(
+      'dry-run-local-three-spokes-down',
+      labDryRun(config, 'down', true, { name: 'local', ...CHOSEN }, { runtime: 'local', steps: [], plan, text: renderLocalDownPlan(plan) }),
+    );
   });
 
   it('kind', async () => {
@@ -151,7 +161,13 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
     const { config } = existingUp(await threeSpokes());
     const specs = clusterSpecs(existingInput(config));
     const plan = planExistingDown(config.name, { OCM_LAB_HOME: LABS }, { kubeconfig: USER_KUBECONFIG, clusters: specs }, false);
-    const result = labDryRun(config, 'down', true, { name: 'existing', ...CHOSEN }, { runtime: 'existing', steps: [], plan, text: renderExistingDownPlan(plan) });
+    const result = labDryRun(
+      config,
+      'down',
+      true,
+      { name: 'existing', ...CHOSEN },
+      { runtime: 'existing', steps: [], plan, text: renderExistingDownPlan(plan) },
+    );
     expect(result.text).toMatch(/Installs taken off the clusters first/);
     await goldenPair('dry-run-existing-three-spokes-down', result);
   });
@@ -199,7 +215,11 @@ describe('dry-run plans', () => {
       ['managed-serviceaccount', 'ocm-lab'],
       ['cluster-gateway', 'ocm-lab'],
     ]);
-    expect(dryRun.installs.addons[0]!.manager).toEqual({ namespace: UPSTREAM_RELEASE_NAMESPACE, name: UPSTREAM_MANAGER_DEPLOYMENT['cluster-proxy'], image: upstreamAddonImage('cluster-proxy') });
+    expect(dryRun.installs.addons[0]!.manager).toEqual({
+      namespace: UPSTREAM_RELEASE_NAMESPACE,
+      name: UPSTREAM_MANAGER_DEPLOYMENT['cluster-proxy'],
+      image: upstreamAddonImage('cluster-proxy'),
+    });
     expect(dryRun.installs.addons[1]!.manager!.image).toBe(OCM_LAB_IMAGE);
     const plan = runtime.plan as ReturnType<typeof planLocalLab>;
     const binaries = plan.binaries.map((b) => b.name);
@@ -226,7 +246,9 @@ describe('a dry run creates nothing', () => {
 
   async function labNamespaces(): Promise<string[]> {
     const r = await execa('ip', ['netns', 'list'], { reject: false });
-    return String(r.stdout ?? '').split('\n').filter((l) => l.startsWith(`ocmlab.${LAB}.`));
+    return String(r.stdout ?? '')
+      .split('\n')
+      .filter((l) => l.startsWith(`ocmlab.${LAB}.`));
   }
 
   beforeAll(async () => {
@@ -275,9 +297,14 @@ describe('a dry run creates nothing', () => {
       await planLab('local', config, { action: 'down' }),
       await planLab('kind', config, { action: 'up' }),
       await planLab('kind', config, { action: 'down' }),
-      await planLab('existing', existingLabConfig(config, clusterSpecs({ kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] })), { action: 'up' }, {
-        existing: { kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] },
-      }),
+      await planLab(
+        'existing',
+        existingLabConfig(config, clusterSpecs({ kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] })),
+        { action: 'up' },
+        {
+          existing: { kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] },
+        },
+      ),
       await planLab('existing', config, { action: 'down' }),
     ];
     expect(runs.map((r) => [r.dryRun.runtime.name, r.dryRun.action, r.dryRun.exists])).toEqual([
@@ -297,6 +324,8 @@ describe('a dry run creates nothing', () => {
   it('refuses a context the kubeconfig does not have, as up would (exit 2)', async () => {
     const config = { ...defaultLabConfig(), name: LAB };
     const input = { kubeconfig, hubContext: 'three=hub', spokeContexts: ['two=cluster1'] };
-    await expect(planLab('existing', existingLabConfig(config, clusterSpecs(input)), { action: 'up' }, { existing: input })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(planLab('existing', existingLabConfig(config, clusterSpecs(input)), { action: 'up' }, { existing: input })).rejects.toMatchObject({
+      exitCode: 2,
+    });
   });
 });

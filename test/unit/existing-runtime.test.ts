@@ -12,7 +12,11 @@ import { whyStillThere } from '../../src/ocm/removal.js';
 describe('existing runtime: cluster names from contexts', () => {
   it('names a cluster after its context when that is a DNS label, else takes CTX=NAME', () => {
     expect(parseClusterSpec('hub', true)).toEqual({ context: 'hub', name: 'hub', hub: true });
-    expect(parseClusterSpec('arn:aws:eks:eu-west-1:1:cluster/prod=prod', false)).toEqual({ context: 'arn:aws:eks:eu-west-1:1:cluster/prod', name: 'prod', hub: false });
+    expect(parseClusterSpec('arn:aws:eks:eu-west-1:1:cluster/prod=prod', false)).toEqual({
+      context: 'arn:aws:eks:eu-west-1:1:cluster/prod',
+      name: 'prod',
+      hub: false,
+    });
     expect(parseClusterSpec('a=b=c1', false)).toEqual({ context: 'a=b', name: 'c1', hub: false });
     expect(() => parseClusterSpec('kind-Hub', true)).toThrow(/--hub-context kind-Hub: cluster name 'kind-Hub' is not a DNS label/);
     expect(() => parseClusterSpec('gke_p_z_c', false)).toThrow(InvalidInputError);
@@ -34,7 +38,15 @@ describe('existing runtime: cluster names from contexts', () => {
   it('builds the lab config: everything from the lab file but the clusters, which are the contexts in one VPC', () => {
     const base = { ...defaultLabConfig(), name: 'mine', addons: ['cluster-proxy' as const] };
     const config = existingLabConfig(base, clusterSpecs({ kubeconfig: 'k', hubContext: 'h', spokeContexts: ['c1'] }));
-    expect(config).toMatchObject({ name: 'mine', addons: ['cluster-proxy'], vpcs: [{ name: 'existing' }], clusters: [{ name: 'h', vpc: 'existing', hub: true }, { name: 'c1', vpc: 'existing', hub: false }] });
+    expect(config).toMatchObject({
+      name: 'mine',
+      addons: ['cluster-proxy'],
+      vpcs: [{ name: 'existing' }],
+      clusters: [
+        { name: 'h', vpc: 'existing', hub: true },
+        { name: 'c1', vpc: 'existing', hub: false },
+      ],
+    });
   });
 });
 
@@ -96,7 +108,16 @@ describe('uninstall: what holds an object that does not go away', () => {
         kind: 'Namespace',
         metadata: { name: 'cluster1', deletionTimestamp: '2026-11-23T12:00:00Z', finalizers: [] },
         spec: { finalizers: ['kubernetes'] },
-        status: { conditions: [{ type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: manifestworks.work.open-cluster-management.io has 1 resource instances' }] },
+        status: {
+          conditions: [
+            {
+              type: 'NamespaceContentRemaining',
+              status: 'True',
+              reason: 'SomeResourcesRemain',
+              message: 'Some resources are remaining: manifestworks.work.open-cluster-management.io has 1 resource instances',
+            },
+          ],
+        },
       },
       'Namespace cluster1',
     );

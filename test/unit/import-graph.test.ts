@@ -197,13 +197,14 @@ describe('declared dependencies (package.json)', () => {
     const used = (name: string) =>
       imported.has(name) || name in USED_WITHOUT_IMPORT || (name.startsWith('@types/') && imported.has(name.slice('@types/'.length)));
     const unused = [...declared].filter((name) => !used(name)).sort();
-    const undeclared = [...imported].filter(([name]) => !declared.has(name)).map(([name, by]) => `${name} (imported by ${by})`).sort();
+    const undeclared = [...imported]
+      .filter(([name]) => !declared.has(name))
+      .map(([name, by]) => `${name} (imported by ${by})`)
+      .sort();
     expect({ unused, undeclared }).toEqual({ unused: [], undeclared: [] });
 
     const execute = await fs.readFile(path.join(ROOT, 'src/scenario/execute.ts'), 'utf8');
-    expect(execute, 'zx is kept for the js blocks of scenario documents: execute.ts must still import it for them').toContain(
-      "import.meta.resolve('zx')",
-    );
+    expect(execute, 'zx is kept for the js blocks of scenario documents: execute.ts must still import it for them').toContain("import.meta.resolve('zx')");
   });
 });
 
@@ -216,19 +217,22 @@ describe('the import rules on a sample tree', () => {
     'src/util/exec.ts': "import { E } from '../errors.js';\nexport const run = () => new E();\n",
     'src/kube/client.ts': "import { run } from '../util/exec.js';\nexport const k = run;\n",
     'src/runtime/types.ts': 'export interface Runtime { name: string }\n',
-    'src/runtime/local/runtime.ts': "import type { Runtime } from '../types.js';\nimport { node } from '../../nodelet/nodelet.js';\nexport const local: Runtime = { name: node };\n",
+    'src/runtime/local/runtime.ts':
+      "import type { Runtime } from '../types.js';\nimport { node } from '../../nodelet/nodelet.js';\nexport const local: Runtime = { name: node };\n",
     'src/runtime/select.ts': "import { local } from './local/runtime.js';\nexport const select = () => local;\n",
     'src/nodelet/nodelet.ts': "import { k } from '../kube/client.js';\nexport const node = String(k);\n",
     'src/install/ocm.ts': "import type { Runtime } from '../runtime/types.js';\nexport const install = (r: Runtime) => r.name;\n",
     'src/addons/addon.ts': "import { install } from '../install/ocm.js';\nexport const addon = install;\n",
-    'src/lab/lifecycle.ts': "import { addon } from '../addons/addon.js';\nimport { select } from '../runtime/select.js';\nexport const up = () => addon(select());\n",
+    'src/lab/lifecycle.ts':
+      "import { addon } from '../addons/addon.js';\nimport { select } from '../runtime/select.js';\nexport const up = () => addon(select());\n",
     'src/cli/commands/internal/nodelet.ts': "import { node } from '../../../nodelet/nodelet.js';\nexport const cmd = node;\n",
     'src/cli/main.ts': "import { up } from '../lab/lifecycle.js';\nexport const main = up;\n",
     'src/bench/lab.ts': "import { local } from '../runtime/local/runtime.js';\nexport const b = local;\n",
     // broken on purpose
     'src/ocm/status.ts': "import { up } from '../lab/lifecycle.js';\nexport const s = up;\n",
     'src/cli/commands/logs.ts': "import { node } from '../../nodelet/nodelet.js';\nexport const l = node;\n",
-    'src/scenario/env.ts': "import { local } from '../runtime/local/runtime.js';\nimport { select } from '../runtime/select.js';\nexport const e = [local, select];\n",
+    'src/scenario/env.ts':
+      "import { local } from '../runtime/local/runtime.js';\nimport { select } from '../runtime/select.js';\nexport const e = [local, select];\n",
     'src/config/load.ts': "import { p } from '../pki/x509.js';\nexport const c = p;\n",
     'src/pki/x509.ts': "import { c } from '../config/load.js';\nexport const p = () => c;\n",
     'src/extra.ts': "import { E } from './errors.js';\nexport const x = E;\n",

@@ -29,7 +29,27 @@ describe('debootstrap rootfs', () => {
   });
 
   it('gives the node what kind, kubelet and kube-proxy need; the base what kube-proxy execs', () => {
-    for (const p of ['systemd', 'systemd-sysv', 'dbus', 'containerd', 'runc', 'iptables', 'iproute2', 'conntrack', 'ethtool', 'socat', 'kmod', 'ca-certificates', 'util-linux', 'mount', 'procps', 'jq', 'containernetworking-plugins', 'libseccomp2', 'bash']) {
+    for (const p of [
+      'systemd',
+      'systemd-sysv',
+      'dbus',
+      'containerd',
+      'runc',
+      'iptables',
+      'iproute2',
+      'conntrack',
+      'ethtool',
+      'socat',
+      'kmod',
+      'ca-certificates',
+      'util-linux',
+      'mount',
+      'procps',
+      'jq',
+      'containernetworking-plugins',
+      'libseccomp2',
+      'bash',
+    ]) {
       expect(NODE_ROOTFS.packages).toContain(p);
     }
     for (const p of ['iptables', 'conntrack', 'ca-certificates']) expect(BASE_ROOTFS.packages).toContain(p);
@@ -151,12 +171,19 @@ describe('CNI conflist', () => {
     const conf = JSON.parse(cniConflist('10.244.0.0/16')) as { cniVersion: string; plugins: Record<string, unknown>[] };
     expect(conf.cniVersion).toBe('0.4.0');
     const [bridge, portmap] = conf.plugins as [Record<string, unknown>, Record<string, unknown>];
-    expect(bridge).toMatchObject({ type: 'bridge', isGateway: true, ipMasq: true, ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.0.0/16' }]], routes: [{ dst: '10.96.0.0/16' }] } });
+    expect(bridge).toMatchObject({
+      type: 'bridge',
+      isGateway: true,
+      ipMasq: true,
+      ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.0.0/16' }]], routes: [{ dst: '10.96.0.0/16' }] },
+    });
     expect(portmap).toEqual({ type: 'portmap', capabilities: { portMappings: true } });
   });
 
   it('adds the routes the runtime names, once, and refuses a non-CIDR', () => {
-    const conf = JSON.parse(cniConflist('10.250.0.0/16', { serviceSubnet: '10.97.0.0/16', extraRoutes: ['172.30.0.0/24', '10.97.0.0/16', '10.250.0.0/16'], ipMasq: false }));
+    const conf = JSON.parse(
+      cniConflist('10.250.0.0/16', { serviceSubnet: '10.97.0.0/16', extraRoutes: ['172.30.0.0/24', '10.97.0.0/16', '10.250.0.0/16'], ipMasq: false }),
+    );
     expect(conf.plugins[0].ipam.routes).toEqual([{ dst: '10.97.0.0/16' }, { dst: '172.30.0.0/24' }]);
     expect(conf.plugins[0].ipMasq).toBe(false);
     expect(() => cniConflist('10.244.0.0')).toThrow(/CIDR/);

@@ -56,7 +56,13 @@ describe('kind plan (--dry-run)', () => {
     expect(spoke.internalServer).toBe("https://<default-cluster1-control-plane's address on ocm-lab-default-vpc-2>:6443");
     expect(p.hubEndpoint.networks).toEqual(['ocm-lab-default-vpc-1', 'ocm-lab-default-vpc-2']);
     expect(p.hubEndpoint.command).toEqual([
-      'ocm-lab', 'internal', 'vpc-gateway', '--forward', '6443=default-hub-control-plane:6443', '--forward', '8091=default-hub-control-plane:8091',
+      'ocm-lab',
+      'internal',
+      'vpc-gateway',
+      '--forward',
+      '6443=default-hub-control-plane:6443',
+      '--forward',
+      '8091=default-hub-control-plane:8091',
     ]);
     expect(hub.kindConfig).toContain('- ocm-lab-default-hub-endpoint');
     expect(spoke.kindConfig).not.toContain('certSANs');

@@ -70,7 +70,13 @@ describe('kind kubeconfigs', () => {
       `    client-certificate-data: ${b64('CERT')}`,
       `    client-key-data: ${b64('KEY')}`,
     ].join('\n');
-    expect(entryFromKindKubeconfig(text, 'hub')).toEqual({ name: 'hub', server: 'https://127.0.0.1:40123', caPem: 'CA PEM', clientCertPem: 'CERT', clientKeyPem: 'KEY' });
+    expect(entryFromKindKubeconfig(text, 'hub')).toEqual({
+      name: 'hub',
+      server: 'https://127.0.0.1:40123',
+      caPem: 'CA PEM',
+      clientCertPem: 'CERT',
+      clientKeyPem: 'KEY',
+    });
     expect(() => entryFromKindKubeconfig('apiVersion: v1\nkind: Config\n', 'hub')).toThrow(/without a complete current context/);
   });
 });

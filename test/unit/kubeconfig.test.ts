@@ -26,7 +26,10 @@ describe('kubeconfig', () => {
     const existing = YAML.stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'prod', cluster: { server: 'https://prod' } }, { name: 'hub', cluster: { server: 'https://old' } }],
+      clusters: [
+        { name: 'prod', cluster: { server: 'https://prod' } },
+        { name: 'hub', cluster: { server: 'https://old' } },
+      ],
       users: [{ name: 'prod', user: { token: 't' } }],
       contexts: [{ name: 'prod', context: { cluster: 'prod', user: 'prod' } }],
       'current-context': 'prod',

@@ -10,7 +10,14 @@ import net from 'node:net';
 import { PassThrough, type Writable } from 'node:stream';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKubeletServer, KubeletNotFound, type ExecProcess, type KubeletBackend, type KubeletServer, type LogStreamOptions } from '../../src/nodelet/kubelet-api/index.js';
+import {
+  startKubeletServer,
+  KubeletNotFound,
+  type ExecProcess,
+  type KubeletBackend,
+  type KubeletServer,
+  type LogStreamOptions,
+} from '../../src/nodelet/kubelet-api/index.js';
 import { SpdySession, type SpdyStream } from '../../src/nodelet/kubelet-api/spdy-session.js';
 import { createCA, issueCertificate, type KeyPairPem } from '../../src/pki/index.js';
 
@@ -23,7 +30,11 @@ interface Certs {
 }
 
 const pods = [
-  { metadata: { namespace: 'default', name: 'web', uid: 'uid-web' }, spec: { containers: [{ name: 'app' }, { name: 'sidecar' }] }, status: { phase: 'Running' } },
+  {
+    metadata: { namespace: 'default', name: 'web', uid: 'uid-web' },
+    spec: { containers: [{ name: 'app' }, { name: 'sidecar' }] },
+    status: { phase: 'Running' },
+  },
 ];
 
 class FakeBackend implements KubeletBackend {
@@ -250,7 +261,14 @@ describe('kubelet API server', () => {
       const before = backend.aborted;
       const received = await new Promise<string>((resolve, reject) => {
         const req = https.request(
-          { host: '127.0.0.1', port: server.port, path: '/containerLogs/default/web/app?follow=true', ca: certs.ca.certPem, cert: certs.apiserver.certPem, key: certs.apiserver.keyPem },
+          {
+            host: '127.0.0.1',
+            port: server.port,
+            path: '/containerLogs/default/web/app?follow=true',
+            ca: certs.ca.certPem,
+            cert: certs.apiserver.certPem,
+            key: certs.apiserver.keyPem,
+          },
           (res) => {
             expect(res.headers['content-type']).toBe('text/plain');
             let text = '';
@@ -285,7 +303,13 @@ describe('kubelet API server', () => {
       `/exec/default/web/app?${['sh', '-c', cmd].map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${flags}`;
 
     it('negotiates the version, runs the command and reports a non-zero exit code (v4)', async () => {
-      const up = await spdyUpgrade(server.port, url('echo out; echo err >&2; exit 3', 'output=1&error=1'), ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io'], certs.apiserver, certs.ca.certPem);
+      const up = await spdyUpgrade(
+        server.port,
+        url('echo out; echo err >&2; exit 3', 'output=1&error=1'),
+        ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io'],
+        certs.apiserver,
+        certs.ca.certPem,
+      );
       expect(up.status).toBe(101);
       expect(up.headers['upgrade']).toBe('SPDY/3.1');
       expect(up.headers['x-stream-protocol-version']).toBe('v4.channel.k8s.io');
@@ -340,7 +364,9 @@ describe('kubelet API server', () => {
     });
 
     it('refuses unknown pods, missing protocols and plain requests before upgrading', async () => {
-      expect((await spdyUpgrade(server.port, '/exec/default/nope/app?command=ls&output=1', ['v4.channel.k8s.io'], certs.apiserver, certs.ca.certPem)).status).toBe(404);
+      expect(
+        (await spdyUpgrade(server.port, '/exec/default/nope/app?command=ls&output=1', ['v4.channel.k8s.io'], certs.apiserver, certs.ca.certPem)).status,
+      ).toBe(404);
       const mismatch = await spdyUpgrade(server.port, url('true', 'output=1'), ['v9.channel.k8s.io'], certs.apiserver, certs.ca.certPem);
       expect(mismatch.status).toBe(403);
       expect(mismatch.headers['x-accepted-stream-protocol-versions']).toContain('v4.channel.k8s.io');

@@ -84,7 +84,12 @@ describe('SPDY header blocks', () => {
   });
 
   it('decompresses blocks from one long-lived compression context (as Go sends them)', async () => {
-    const headers: SpdyHeaders[] = [{ streamtype: 'error' }, { streamtype: 'stdout' }, { streamtype: 'data', port: '80', requestid: '0' }, { streamtype: 'data', port: '80', requestid: '1' }];
+    const headers: SpdyHeaders[] = [
+      { streamtype: 'error' },
+      { streamtype: 'stdout' },
+      { streamtype: 'data', port: '80', requestid: '0' },
+      { streamtype: 'data', port: '80', requestid: '1' },
+    ];
     const compressed = await goLikeCompress(headers.map((h) => encodeHeaderBlock(h)));
     const inflater = new HeaderInflater();
     expect(compressed.map((b) => inflater.decompress(b))).toEqual(headers);
@@ -147,14 +152,33 @@ describe('SPDY frames', () => {
 describe('remotecommand details', () => {
   it('reads the channel flags kube-apiserver sends (input/output/error/tty) and the stdin/stdout names', () => {
     const q = new URLSearchParams('command=sh&command=-c&command=true&input=1&output=1&error=1');
-    expect(parseExecRequest(['ns', 'p', 'c'], q)).toMatchObject({ ns: 'ns', pod: 'p', container: 'c', command: ['sh', '-c', 'true'], stdin: true, stdout: true, stderr: true, tty: false });
-    expect(parseExecRequest(['ns', 'p', 'uid', 'c'], new URLSearchParams('command=ls&stdout=1&stderr=1&tty=1'))).toMatchObject({ container: 'c', stdout: true, stderr: false, tty: true });
+    expect(parseExecRequest(['ns', 'p', 'c'], q)).toMatchObject({
+      ns: 'ns',
+      pod: 'p',
+      container: 'c',
+      command: ['sh', '-c', 'true'],
+      stdin: true,
+      stdout: true,
+      stderr: true,
+      tty: false,
+    });
+    expect(parseExecRequest(['ns', 'p', 'uid', 'c'], new URLSearchParams('command=ls&stdout=1&stderr=1&tty=1'))).toMatchObject({
+      container: 'c',
+      stdout: true,
+      stderr: false,
+      tty: true,
+    });
     expect(parseExecRequest(['ns', 'p', 'c'], new URLSearchParams('command=ls'))).toMatchObject({ status: 400 });
   });
 
   it('writes v4 statuses as metav1.Status JSON and older ones as text', () => {
     expect(encodeExecStatus('v4.channel.k8s.io', { status: 'Success' })!.toString()).toBe('{"metadata":{},"status":"Success"}');
-    const failure = { status: 'Failure' as const, message: 'command terminated with non-zero exit code: x', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } };
+    const failure = {
+      status: 'Failure' as const,
+      message: 'command terminated with non-zero exit code: x',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    };
     expect(JSON.parse(encodeExecStatus('v4.channel.k8s.io', failure)!.toString())).toEqual({ metadata: {}, ...failure });
     expect(encodeExecStatus('v3.channel.k8s.io', { status: 'Success' })).toBeUndefined();
     expect(encodeExecStatus('v2.channel.k8s.io', failure)!.toString()).toBe('command terminated with non-zero exit code: x');
@@ -205,10 +229,11 @@ describe('port-forward stream headers', () => {
   });
 });
 
-
 describe('SPDY session (server side, raw frames from the client)', () => {
   /** A server session on loopback and a raw client socket that collects the frames it receives. */
-  async function pair(onStream: (s: SpdyStream) => void): Promise<{ client: net.Socket; frames: RawFrame[]; server: Promise<SpdySession>; cleanup: () => void }> {
+  async function pair(
+    onStream: (s: SpdyStream) => void,
+  ): Promise<{ client: net.Socket; frames: RawFrame[]; server: Promise<SpdySession>; cleanup: () => void }> {
     let resolveSession!: (s: SpdySession) => void;
     const server = new Promise<SpdySession>((r) => (resolveSession = r));
     const listener = net.createServer((sock) => {
@@ -254,7 +279,7 @@ describe('SPDY session (server side, raw frames from the client)', () => {
     }
   });
 
-  it('sends without waiting for windows and closes after the client\'s GOAWAY once streams are done', async () => {
+  it("sends without waiting for windows and closes after the client's GOAWAY once streams are done", async () => {
     const t = await pair((s) => {
       s.reply();
       s.end(Buffer.alloc(1024 * 1024, 7)); // far beyond SPDY's 64 KiB initial window

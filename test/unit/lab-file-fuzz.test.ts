@@ -20,7 +20,16 @@ import { ExitCode, InvalidInputError } from '../../src/errors.js';
 import { Rng, fuzzSeed } from '../support/fuzz/rng.js';
 import { BadOutcomes, Tally, type Verdict } from '../support/fuzz/tally.js';
 import { TEXT_MUTATIONS, type Mutant } from '../support/fuzz/text-mutations.js';
-import { DATA_MUTATIONS, YAML_TEXT_MUTATIONS, aliasBomb, applyData, applyYamlText, deepBlock, deepCompactSeq, deepFlow } from '../support/fuzz/yaml-mutations.js';
+import {
+  DATA_MUTATIONS,
+  YAML_TEXT_MUTATIONS,
+  aliasBomb,
+  applyData,
+  applyYamlText,
+  deepBlock,
+  deepCompactSeq,
+  deepFlow,
+} from '../support/fuzz/yaml-mutations.js';
 
 // Hostile lab files (docs/reliability.md, "Hostile input: lab files and
 // scenario documents"): valid files mutated at the YAML level and as text or
@@ -36,7 +45,8 @@ const RANDOM_CASES = 2_000;
 const HANG_MS = 5_000;
 
 const EXAMPLES = ['default-lab.yaml', 'three-spokes.yaml', 'upstream-addons.yaml'];
-const MINIMAL = 'apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n  - name: vpc-1\n  - name: vpc-2\nclusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-2\n';
+const MINIMAL =
+  'apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n  - name: vpc-1\n  - name: vpc-2\nclusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-2\n';
 
 let dir: string;
 let labPath: string;
@@ -118,7 +128,6 @@ function badRejection(err: unknown, source: string, text: string): string | null
 
 type Entry = 'parseLabConfig' | 'validateLabFile' | 'loadLabConfig';
 
-
 /** Feeds one input to one entry point and judges what came out. */
 async function judge(input: string | Buffer, entry: Entry): Promise<Verdict> {
   const text = typeof input === 'string' ? input : input.toString('utf8');
@@ -128,7 +137,8 @@ async function judge(input: string | Buffer, entry: Entry): Promise<Verdict> {
   let lab: LabConfig | undefined;
   let error: unknown;
   try {
-    lab = entry === 'parseLabConfig' ? parseLabConfig(text, source) : entry === 'validateLabFile' ? await validateLabFile(labPath) : await loadLabConfig(labPath);
+    lab =
+      entry === 'parseLabConfig' ? parseLabConfig(text, source) : entry === 'validateLabFile' ? await validateLabFile(labPath) : await loadLabConfig(labPath);
   } catch (err) {
     error = err;
   }
@@ -199,7 +209,12 @@ describe(`hostile lab files (seed ${seed})`, () => {
       ['10 × 10 levels, unused', [...aliasBomb(10, 10), base].join('\n')],
       ['9 × 9 levels, used as name', [...aliasBomb(9, 9), base.replace('name: default', 'name: *lol8')].join('\n')],
       ['used as clusters', [...aliasBomb(9, 10), base.replace(/clusters:\n(  - .*\n|    .*\n)*/, 'clusters: *lol8\n')].join('\n')],
-      ['inside a cluster', base.replace('  - name: cluster2', `  - name: cluster2\n    extra: [${'*lol7, '.repeat(9)}*lol7]`).replace('apiVersion', `${aliasBomb(8, 10).join('\n')}\napiVersion`)],
+      [
+        'inside a cluster',
+        base
+          .replace('  - name: cluster2', `  - name: cluster2\n    extra: [${'*lol7, '.repeat(9)}*lol7]`)
+          .replace('apiVersion', `${aliasBomb(8, 10).join('\n')}\napiVersion`),
+      ],
       ['in flow style', `{${aliasBomb(10, 10).join(', ')}, apiVersion: ocm-lab/v1alpha1}`],
     ];
     for (const [label, text] of bombs) {
@@ -224,7 +239,13 @@ describe(`hostile lab files (seed ${seed})`, () => {
       }
       // Block mappings indented one space per level: past ~250 levels the file is over the size limit.
       const block = base.replace('name: default', ['name:', ...deepBlock(Math.min(depth, 250), '')].join('\n'));
-      record(`block maps, depth ${Math.min(depth, 250)}`, 'deep-nesting (fixed)', { kind: 'deep', input: block }, 'parseLabConfig', await judge(block, 'parseLabConfig'));
+      record(
+        `block maps, depth ${Math.min(depth, 250)}`,
+        'deep-nesting (fixed)',
+        { kind: 'deep', input: block },
+        'parseLabConfig',
+        await judge(block, 'parseLabConfig'),
+      );
     }
     expect(tally.count('deep-nesting (fixed)', 'accepted')).toBe(0);
     expectNoFailures();
@@ -236,13 +257,25 @@ describe(`hostile lab files (seed ${seed})`, () => {
       flow
         ? `clusters: [${Array.from({ length: n }, (_, i) => `{name: c${i}, vpc: vpc-2}`).join(', ')}]\n`
         : `clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: vpc-2\n`).join('')}`;
-    const withClusters = (n: number, flow: boolean) => base.replace(/clusters:\n(  - .*\n|    .*\n)*/, `${clusters(n, flow).replace('{name: c0, vpc: vpc-2}', '{name: c0, vpc: vpc-1, hub: true}').replace('  - name: c0\n    vpc: vpc-2\n', '  - name: c0\n    vpc: vpc-1\n    hub: true\n')}`);
+    const withClusters = (n: number, flow: boolean) =>
+      base.replace(
+        /clusters:\n(  - .*\n|    .*\n)*/,
+        `${clusters(n, flow).replace('{name: c0, vpc: vpc-2}', '{name: c0, vpc: vpc-1, hub: true}').replace('  - name: c0\n    vpc: vpc-2\n', '  - name: c0\n    vpc: vpc-1\n    hub: true\n')}`,
+      );
     const cases: [string, string, RegExp][] = [
       ['10 000 clusters, block', withClusters(10_000, false), /^ {2}\/labs\/lab\.yaml: the file has \d+ characters, more than the 32768 a lab file may have /m],
       ['10 000 clusters, flow', withClusters(10_000, true), /the file has \d+ characters/],
-      ['1 000 clusters, flow', withClusters(1_000, true), new RegExp(`/labs/lab\\.yaml:\\d+: clusters: 1000 clusters are more than the ${MAX_CLUSTERS} a lab may have`)],
+      [
+        '1 000 clusters, flow',
+        withClusters(1_000, true),
+        new RegExp(`/labs/lab\\.yaml:\\d+: clusters: 1000 clusters are more than the ${MAX_CLUSTERS} a lab may have`),
+      ],
       ['1 000 addons', base.replace(/addons:.*/s, `addons: [${Array(1_000).fill('helloworld').join(', ')}]\n`), /addons\[999\] = "helloworld": listed twice/],
-      ['1 000 VPCs', base.replace(/vpcs:\n(  - .*\n)*/, `vpcs: [${Array.from({ length: 1_000 }, (_, i) => `{name: v${i}}`).join(', ')}]\n`), new RegExp(`vpcs: 1000 VPCs are more than the ${MAX_VPCS}`)],
+      [
+        '1 000 VPCs',
+        base.replace(/vpcs:\n(  - .*\n)*/, `vpcs: [${Array.from({ length: 1_000 }, (_, i) => `{name: v${i}}`).join(', ')}]\n`),
+        new RegExp(`vpcs: 1000 VPCs are more than the ${MAX_VPCS}`),
+      ],
     ];
     for (const [label, text, expected] of cases) {
       const verdict = await judge(text, 'parseLabConfig');
@@ -262,7 +295,10 @@ describe('hostile lab files: exact messages', () => {
       parseLabConfig(text, FILE);
     } catch (err) {
       expect(err).toBeInstanceOf(InvalidInputError);
-      return (err as Error).message.split('\n').slice(1).map((l) => l.trim());
+      return (err as Error).message
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim());
     }
     throw new Error('expected the lab file to be rejected');
   };
@@ -283,7 +319,9 @@ describe('hostile lab files: exact messages', () => {
       `${FILE}:3:14: cannot read the YAML: alias *a is inside the value anchored as &a, so that value would contain itself; write the value out`,
     ]);
     const block = base.replace('vpcs:\n', 'vpcs: &v\n  - *v\n');
-    expect(problems(block)).toEqual([`${FILE}:7:5: cannot read the YAML: alias *v is inside the value anchored as &v, so that value would contain itself; write the value out`]);
+    expect(problems(block)).toEqual([
+      `${FILE}:7:5: cannot read the YAML: alias *v is inside the value anchored as &v, so that value would contain itself; write the value out`,
+    ]);
   });
 
   it('an alias bomb is refused at its first alias', () => {
@@ -304,16 +342,22 @@ describe('hostile lab files: exact messages', () => {
 
   it('a file over 32 KiB is refused before it is parsed', () => {
     const text = `${base}# ${'x'.repeat(40_000)}\n`;
-    expect(problems(text)).toEqual([`${FILE}: the file has ${text.length} characters, more than the 32768 a lab file may have (the largest lab takes a few thousand); is it the right file?`]);
+    expect(problems(text)).toEqual([
+      `${FILE}: the file has ${text.length} characters, more than the 32768 a lab file may have (the largest lab takes a few thousand); is it the right file?`,
+    ]);
   });
 
   it('control characters from the file are escaped in the message', () => {
     const text = `${base}"evil\\e[2Jkey\\u0007": 1\n`;
-    expect(problems(text)).toEqual([`${FILE}:${lineCount(base)}: evil\\u001b[2Jkey\\u0007: unknown field; fields allowed here: apiVersion, kind, name, kubernetesVersion, ocmVersion, network, vpcs, clusters, addons`]);
+    expect(problems(text)).toEqual([
+      `${FILE}:${lineCount(base)}: evil\\u001b[2Jkey\\u0007: unknown field; fields allowed here: apiVersion, kind, name, kubernetesVersion, ocmVersion, network, vpcs, clusters, addons`,
+    ]);
   });
 
   it('a BOM and CRLF line endings read as the same lab; tabs as indentation are a syntax error at their line', () => {
     expect(parseLabConfig(`\ufeff${base.replace(/\n/g, '\r\n')}`, FILE)).toEqual({ ...defaultLabConfig(), source: FILE });
-    expect(problems(base.replace('  - name: cluster1', '\t- name: cluster1'))[0]).toBe(`${FILE}:${lineOf(base, 'name: cluster1')}:1: YAML syntax error: Tabs are not allowed as indentation`);
+    expect(problems(base.replace('  - name: cluster1', '\t- name: cluster1'))[0]).toBe(
+      `${FILE}:${lineOf(base, 'name: cluster1')}:1: YAML syntax error: Tabs are not allowed as indentation`,
+    );
   });
 });

@@ -24,19 +24,24 @@ describe('labImages', () => {
     const ocm = labImages({ ocmVersion: 'v1.2.1' });
     const addons = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'] as const;
     expect(labImages({ ocmVersion: 'v1.2.1', addons: [...addons] })).toEqual(ocm);
-    expect(labImages({ ocmVersion: 'v1.2.1', addons: [...addons], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } })).toEqual([
-      ...ocm,
-      'quay.io/open-cluster-management/cluster-proxy:v0.10.0',
-      'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0',
-    ]);
-    expect(labImages({ ocmVersion: 'v1.2.1', addons: ['managed-serviceaccount'], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } })).toEqual([
-      ...ocm,
-      'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0',
-    ]);
+    expect(
+      labImages({ ocmVersion: 'v1.2.1', addons: [...addons], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } }),
+    ).toEqual([...ocm, 'quay.io/open-cluster-management/cluster-proxy:v0.10.0', 'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0']);
+    expect(
+      labImages({
+        ocmVersion: 'v1.2.1',
+        addons: ['managed-serviceaccount'],
+        addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' },
+      }),
+    ).toEqual([...ocm, 'quay.io/open-cluster-management/managed-serviceaccount:v0.10.0']);
   });
 
   it("lays upstream's addon images out as the nodelet maps them (one set of facts on both runtimes)", () => {
-    const all = upstreamAddonImages({ ocmVersion: 'v1.2.1', addons: ['cluster-proxy', 'managed-serviceaccount'], addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' } });
+    const all = upstreamAddonImages({
+      ocmVersion: 'v1.2.1',
+      addons: ['cluster-proxy', 'managed-serviceaccount'],
+      addonImplementations: { 'cluster-proxy': 'upstream', 'managed-serviceaccount': 'upstream' },
+    });
     expect(all).toEqual(UPSTREAM_ADDON_IMAGES);
   });
 
@@ -65,7 +70,11 @@ describe('productionModules', () => {
 
   it('in a checkout: the dependencies and theirs, not dev ones; nested copies go with their parent', async () => {
     dir = await tree({
-      'package.json': JSON.stringify({ dependencies: { yaml: '^2', '@grpc/grpc-js': '^1' }, optionalDependencies: { fsevents: '*' }, devDependencies: { vitest: '*' } }),
+      'package.json': JSON.stringify({
+        dependencies: { yaml: '^2', '@grpc/grpc-js': '^1' },
+        optionalDependencies: { fsevents: '*' },
+        devDependencies: { vitest: '*' },
+      }),
       'node_modules/yaml/package.json': pkg('2.9.1'),
       'node_modules/@grpc/grpc-js/package.json': pkg('1.14.7', { semver: '^7', '@js-sdsl/ordered-map': '*' }),
       'node_modules/@grpc/grpc-js/node_modules/semver/package.json': pkg('7.0.0'),
@@ -106,7 +115,14 @@ describe('ocmLabContentHash', () => {
 
   it('changes when a file of dist/ or a module version changes, not when a module file does', async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-content-'));
-    for (const [f, text] of Object.entries({ 'dist/cli/main.js': 'a', 'manifests/crds/x.yaml': 'x', 'package.json': pkg('0.1.0', { y: '*' }), Dockerfile: 'FROM x', 'node_modules/y/package.json': pkg('1.0.0'), 'node_modules/y/index.js': '1' })) {
+    for (const [f, text] of Object.entries({
+      'dist/cli/main.js': 'a',
+      'manifests/crds/x.yaml': 'x',
+      'package.json': pkg('0.1.0', { y: '*' }),
+      Dockerfile: 'FROM x',
+      'node_modules/y/package.json': pkg('1.0.0'),
+      'node_modules/y/index.js': '1',
+    })) {
       await fs.mkdir(path.dirname(path.join(dir, f)), { recursive: true });
       await fs.writeFile(path.join(dir, f), text);
     }

@@ -83,7 +83,8 @@ describe('network plan', () => {
           expect(parseCidr(podCidr).prefix).toBeGreaterThan(v.prefixLength);
           expect(parseCidr(podCidr).prefix).toBeLessThanOrEqual(SMALLEST_POD_PREFIX);
           expect(overlaps(podCidr, `${v.gateway}/32`)).toBe(false);
-          for (const address of Object.values(v.clusterAddresses)) expect(overlaps(podCidr, `${address}/32`), `${cluster} ${podCidr} vs ${address}`).toBe(false);
+          for (const address of Object.values(v.clusterAddresses))
+            expect(overlaps(podCidr, `${address}/32`), `${cluster} ${podCidr} vs ${address}`).toBe(false);
           ranges.push(podCidr);
         }
       }
@@ -110,7 +111,10 @@ describe('network plan', () => {
   });
 
   it('keeps names within Linux limits for the longest lab name and many VPCs', () => {
-    const many: NetworkPlanInput = { labName: 'a'.repeat(20), vpcs: Array.from({ length: 200 }, (_, i) => ({ name: `vpc-${i}`, hub: i === 0, clusters: [`c${i}`] })) };
+    const many: NetworkPlanInput = {
+      labName: 'a'.repeat(20),
+      vpcs: Array.from({ length: 200 }, (_, i) => ({ name: `vpc-${i}`, hub: i === 0, clusters: [`c${i}`] })),
+    };
     const plan = planNetworkIn(many, '10.0.0.0/12');
     for (const v of plan.vpcs) {
       expect(v.hostIf.length).toBeLessThanOrEqual(MAX_INTERFACE_NAME);
@@ -271,7 +275,16 @@ describe('iptables scripts', () => {
   ].join('\n');
 
   it('splits iptables -S lines like a shell would', () => {
-    expect(splitRuleLine('-A FORWARD -m comment --comment "ocm-lab:a b" -j X')).toEqual(['-A', 'FORWARD', '-m', 'comment', '--comment', 'ocm-lab:a b', '-j', 'X']);
+    expect(splitRuleLine('-A FORWARD -m comment --comment "ocm-lab:a b" -j X')).toEqual([
+      '-A',
+      'FORWARD',
+      '-m',
+      'comment',
+      '--comment',
+      'ocm-lab:a b',
+      '-j',
+      'X',
+    ]);
     expect(splitRuleLine('-A X -m comment --comment "say \\"hi\\"" -j Y')).toEqual(['-A', 'X', '-m', 'comment', '--comment', 'say "hi"', '-j', 'Y']);
     expect(splitRuleLine('-A X --comment "" -j Y')).toEqual(['-A', 'X', '--comment', '', '-j', 'Y']);
   });
@@ -288,7 +301,10 @@ describe('iptables scripts', () => {
     for (const c of chains) expect(script).toContain(`:${c.chain} - [0:0]`);
     expect(script.filter((l) => l.startsWith('-A ')).length).toBe(chains.reduce((n, c) => n + c.rules.length, 0));
     const jumps = script.filter((l) => l.startsWith('-I '));
-    expect(jumps).toEqual([`-I INPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-IN`, `-I OUTPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-OUT`]);
+    expect(jumps).toEqual([
+      `-I INPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-IN`,
+      `-I OUTPUT 1 -m comment --comment ocm-lab:default -j ${plan.chain}-OUT`,
+    ]);
   });
 
   it('removes every jump and then the chains, once each, or nothing when all are gone', () => {
@@ -357,14 +373,29 @@ describe('lab range choice', () => {
   });
 
   it('fails with exit 6 when every candidate is taken', () => {
-    const err = thrown(() => chooseCidr(undefined, usedRanges([{ dst: '0.0.0.0/1', dev: 'x' }, { dst: '128.0.0.0/1', dev: 'x' }], []), 'olabc123'));
+    const err = thrown(() =>
+      chooseCidr(
+        undefined,
+        usedRanges(
+          [
+            { dst: '0.0.0.0/1', dev: 'x' },
+            { dst: '128.0.0.0/1', dev: 'x' },
+          ],
+          [],
+        ),
+        'olabc123',
+      ),
+    );
     expect(err).toBeInstanceOf(ConflictError);
     expect((err as ConflictError).hint).toContain('network.cidr');
   });
 });
 
 describe('spokes added and removed on a running lab', () => {
-  const withSpokes = (spokes: string[]): NetworkPlanInput => ({ labName: 'default', vpcs: [input('default').vpcs[0]!, { name: 'vpc-2', hub: false, clusters: spokes }] });
+  const withSpokes = (spokes: string[]): NetworkPlanInput => ({
+    labName: 'default',
+    vpcs: [input('default').vpcs[0]!, { name: 'vpc-2', hub: false, clusters: spokes }],
+  });
 
   it('gives a new spoke the lowest free slot and moves nobody', () => {
     const plan = planNetworkIn(input('default'), '10.213.0.0/16');
@@ -396,9 +427,13 @@ describe('spokes added and removed on a running lab', () => {
     const spoke = (name: string, vpc = 'vpc-2') => ({ name, vpc, hub: false });
     expect(reshapeRefusal(lab, { ...lab, clusters: [...lab.clusters, spoke('cluster3')] })).toBeNull();
     expect(reshapeRefusal(lab, { ...lab, clusters: lab.clusters.filter((c) => c.name !== 'cluster2') })).toBeNull();
-    expect(reshapeRefusal(lab, { ...lab, clusters: [{ name: 'hub2', vpc: 'vpc-1', hub: true }, spoke('cluster1')] })).toContain('the hub of a lab cannot change');
+    expect(reshapeRefusal(lab, { ...lab, clusters: [{ name: 'hub2', vpc: 'vpc-1', hub: true }, spoke('cluster1')] })).toContain(
+      'the hub of a lab cannot change',
+    );
     expect(reshapeRefusal(lab, { ...lab, vpcs: [...lab.vpcs, { name: 'vpc-3' }] })).toContain('VPCs cannot be added or removed');
-    expect(reshapeRefusal(lab, { ...lab, clusters: lab.clusters.map((c) => (c.name === 'cluster1' ? { ...c, vpc: 'vpc-1' } : c)) })).toContain('a cluster cannot move to vpc-1');
+    expect(reshapeRefusal(lab, { ...lab, clusters: lab.clusters.map((c) => (c.name === 'cluster1' ? { ...c, vpc: 'vpc-1' } : c)) })).toContain(
+      'a cluster cannot move to vpc-1',
+    );
     expect(reshapeRefusal(lab, { ...lab, kubernetesVersion: 'v1.33.0' })).toContain('Kubernetes');
     expect(reshapeRefusal(lab, { ...lab, network: { ...lab.network, cidr: '10.9.0.0/16' } })).toContain('network.cidr');
   });
@@ -406,7 +441,9 @@ describe('spokes added and removed on a running lab', () => {
   it("refuses switching a kept addon between ours and upstream's, and lets addons come and go", () => {
     const lab = defaultLabConfig();
     const upstream = { ...lab, addonImplementations: { 'cluster-proxy': 'upstream' as const } };
-    expect(reshapeRefusal(lab, upstream)).toBe("its cluster-proxy is ocm-lab's build, and a running lab's addon cannot switch implementations (asked: upstream)");
+    expect(reshapeRefusal(lab, upstream)).toBe(
+      "its cluster-proxy is ocm-lab's build, and a running lab's addon cannot switch implementations (asked: upstream)",
+    );
     expect(reshapeRefusal(upstream, lab)).toContain("its cluster-proxy is upstream's build");
     expect(reshapeRefusal(upstream, upstream)).toBeNull();
     expect(reshapeRefusal(lab, { ...upstream, addons: lab.addons.filter((a) => a !== 'cluster-proxy') })).toBeNull();

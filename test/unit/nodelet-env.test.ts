@@ -186,11 +186,19 @@ describe('container command mapping', () => {
   it('treats command ["ocm-lab", …] (also by path) as the same entry point, command before args', () => {
     const c: Container = { name: 'c', image: 'docker.io/library/ocm-lab:dev', command: ['ocm-lab', 'internal'], args: ['test-workload'] };
     expect(containerArgv(c, image('docker.io/library/ocm-lab:dev'), env)).toEqual([...cli, 'internal', 'test-workload']);
-    expect(containerArgv({ name: 'c', command: ['/usr/local/bin/ocm-lab', 'internal', 'nodelet'] }, image('ocm-lab:dev'), env)).toEqual([...cli, 'internal', 'nodelet']);
+    expect(containerArgv({ name: 'c', command: ['/usr/local/bin/ocm-lab', 'internal', 'nodelet'] }, image('ocm-lab:dev'), env)).toEqual([
+      ...cli,
+      'internal',
+      'nodelet',
+    ]);
   });
 
   it('runs any other command as given (found on PATH inside the container)', () => {
-    expect(containerArgv({ name: 'c', command: ['/bin/sh', '-c', 'echo $(ENTRY)'] }, image('ocm-lab:dev'), env)).toEqual(['/bin/sh', '-c', 'echo test-workload']);
+    expect(containerArgv({ name: 'c', command: ['/bin/sh', '-c', 'echo $(ENTRY)'] }, image('ocm-lab:dev'), env)).toEqual([
+      '/bin/sh',
+      '-c',
+      'echo test-workload',
+    ]);
   });
 
   it("runs an upstream image's binary at its path in the image; without command there is nothing to run", () => {

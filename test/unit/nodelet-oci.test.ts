@@ -38,7 +38,11 @@ describe('image map', () => {
     const img = catalog.resolve('docker.io/library/ocm-lab:dev');
     expect(img?.entrypoint).toEqual(['/usr/bin/node', '/opt/ocm-lab/dist/cli/main.js']);
     expect(img?.files).toEqual([{ source: '/opt/ocm-lab', destination: '/opt/ocm-lab' }]);
-    const elsewhere = new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli: { nodeBinary: '/opt/node/bin/node', cliMain: '/p/dist/cli/main.js', packageRoot: '/p' } });
+    const elsewhere = new ImageCatalog({
+      ocmVersion: 'v1',
+      binaries: {},
+      cli: { nodeBinary: '/opt/node/bin/node', cliMain: '/p/dist/cli/main.js', packageRoot: '/p' },
+    });
     expect(elsewhere.resolve('ocm-lab:dev')?.files).toContainEqual({ source: '/opt/node/bin/node', destination: '/opt/node/bin/node' });
   });
 
@@ -62,7 +66,11 @@ describe('image map', () => {
     expect(catalog.whyNot('quay.io/open-cluster-management/work:latest')).toContain("only at the lab's OCM version v1.2.1");
     expect(catalog.runs('nginx:1.27')).toBe(false);
     expect(catalog.whyNot('nginx:1.27')).toMatch(/^image "nginx:1.27" is not available on this node: the ocm-lab nodelet runs only ocm-lab:dev, quay.io/);
-    const partial = new ImageCatalog({ ocmVersion: 'v1.2.1', binaries: { work: '/w' }, cli: { nodeBinary: '/usr/bin/node', cliMain: '/p/dist/cli/main.js', packageRoot: '/p' } });
+    const partial = new ImageCatalog({
+      ocmVersion: 'v1.2.1',
+      binaries: { work: '/w' },
+      cli: { nodeBinary: '/usr/bin/node', cliMain: '/p/dist/cli/main.js', packageRoot: '/p' },
+    });
     expect(partial.runs('quay.io/open-cluster-management/placement:v1.2.1')).toBe(false);
     expect(partial.whyNot('quay.io/open-cluster-management/placement:v1.2.1')).toContain('needs the provisioned binary placement');
   });
@@ -154,10 +162,19 @@ describe('OCI bundle', () => {
     ]);
     expect(byDest['/usr']).toEqual({ destination: '/usr', type: 'bind', source: '/usr', options: ['rbind', 'ro'] });
     expect(byDest['/registration-operator']).toMatchObject({ source: '/cache/bin/ocm-v1.2.1/registration-operator', options: expect.arrayContaining(['ro']) });
-    expect(byDest['/var/run/secrets/kubernetes.io/serviceaccount']).toMatchObject({ source: '/pods/p/volumes/kube-api-access-x', options: expect.arrayContaining(['ro']) });
+    expect(byDest['/var/run/secrets/kubernetes.io/serviceaccount']).toMatchObject({
+      source: '/pods/p/volumes/kube-api-access-x',
+      options: expect.arrayContaining(['ro']),
+    });
     expect(byDest['/tmp/scratch']).toMatchObject({ source: '/pods/p/volumes/tmp', options: expect.arrayContaining(['rw']) });
     expect(byDest['/tmp']).toMatchObject({ type: 'tmpfs' });
-    expect(config.linux.namespaces).toEqual([{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'network', path: '/var/run/netns/ocmlab.lab.pod-1' }]);
+    expect(config.linux.namespaces).toEqual([
+      { type: 'pid' },
+      { type: 'ipc' },
+      { type: 'uts' },
+      { type: 'mount' },
+      { type: 'network', path: '/var/run/netns/ocmlab.lab.pod-1' },
+    ]);
     expect(config.linux.cgroupsPath).toBe('/ocm-lab-1b4e28ba-2fa1-11d2-883f-0016d3cca427-klusterlet');
     expect(config.linux).not.toHaveProperty('resources');
   });
@@ -180,12 +197,24 @@ describe('OCI bundle', () => {
       list: (d) => (Array.isArray(tree[d]) ? (tree[d] as string[]) : []),
     };
     // Everything the container needs exists: bound whole.
-    expect(sharedDirMounts('/etc', ['/etc/hosts', '/etc/ssl/certs'], view)).toEqual({ mounts: [{ destination: '/etc', type: 'bind', source: '/etc', options: ['rbind', 'ro'] }], readonlyPaths: [] });
+    expect(sharedDirMounts('/etc', ['/etc/hosts', '/etc/ssl/certs'], view)).toEqual({
+      mounts: [{ destination: '/etc', type: 'bind', source: '/etc', options: ['rbind', 'ro'] }],
+      readonlyPaths: [],
+    });
     // A volume at /etc/ssl/private/key: /etc and /etc/ssl become read-only tmpfs with the host entries bound in; dangling entries and replaced files are left out.
     const split = sharedDirMounts('/etc', ['/etc/hosts', '/etc/ssl/private/key'], view);
-    expect(split.mounts.map((m) => `${m.type} ${m.destination}`)).toEqual(['tmpfs /etc', 'bind /etc/hostname', 'bind /etc/passwd', 'tmpfs /etc/ssl', 'bind /etc/ssl/certs', 'bind /etc/ssl/openssl.cnf']);
+    expect(split.mounts.map((m) => `${m.type} ${m.destination}`)).toEqual([
+      'tmpfs /etc',
+      'bind /etc/hostname',
+      'bind /etc/passwd',
+      'tmpfs /etc/ssl',
+      'bind /etc/ssl/certs',
+      'bind /etc/ssl/openssl.cnf',
+    ]);
     expect(split.readonlyPaths).toEqual(['/etc', '/etc/ssl']);
-    const config = ociConfig(bundleInput({ hostView: view, hostDirs: ['/usr', '/etc'], volumes: [{ source: '/pods/p/volumes/hub', destination: '/etc/hub', readOnly: true }] }));
+    const config = ociConfig(
+      bundleInput({ hostView: view, hostDirs: ['/usr', '/etc'], volumes: [{ source: '/pods/p/volumes/hub', destination: '/etc/hub', readOnly: true }] }),
+    );
     expect(config.mounts.find((m) => m.destination === '/etc')?.type).toBe('tmpfs');
     expect(config.mounts.find((m) => m.destination === '/usr')?.type).toBe('bind');
     expect(config.linux.readonlyPaths).toContain('/etc');
@@ -207,7 +236,10 @@ describe('OCI bundle', () => {
   it('runs as runAsUser of the container, then the pod, then the image; fsGroup joins the groups and owns shared volumes', () => {
     const img = catalog.resolve('quay.io/open-cluster-management/work:v1.2.1');
     const c = { name: 'c', image: 'quay.io/open-cluster-management/work:v1.2.1' };
-    const pod = (sc: object, csc?: object): Pod => ({ metadata: { name: 'p' }, spec: { securityContext: sc, containers: [{ ...c, ...(csc ? { securityContext: csc } : {}) }] } as Pod['spec'] });
+    const pod = (sc: object, csc?: object): Pod => ({
+      metadata: { name: 'p' },
+      spec: { securityContext: sc, containers: [{ ...c, ...(csc ? { securityContext: csc } : {}) }] } as Pod['spec'],
+    });
     expect(processUser(pod({}), c, img)).toEqual({ uid: 10001, gid: 0, additionalGids: [] });
     expect(processUser(pod({ runAsUser: 2000, fsGroup: 3000 }), c, img)).toEqual({ uid: 2000, gid: 0, additionalGids: [3000] });
     const p = pod({ runAsUser: 2000, runAsGroup: 2001 }, { runAsUser: 4000 });
@@ -251,7 +283,9 @@ describe('in-cluster credentials', () => {
     const e = await inClusterEndpoint({ KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '6443' }, dir);
     expect(e).toEqual({ server: 'https://[fd00::1]:6443', caPem: 'CA', tokenFile: path.join(dir, 'token'), namespace: 'team' });
     await expect(inClusterEndpoint({}, dir)).rejects.toThrow('KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');
-    await expect(inClusterEndpoint({ KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '1' }, path.join(dir, 'none'))).rejects.toThrow('no ServiceAccount credentials mounted');
+    await expect(inClusterEndpoint({ KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '1' }, path.join(dir, 'none'))).rejects.toThrow(
+      'no ServiceAccount credentials mounted',
+    );
   });
 
   it('sends the token file as it is now: a renewed token is used on the next request', async () => {

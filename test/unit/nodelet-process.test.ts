@@ -54,12 +54,20 @@ describe('pod tokens', () => {
       },
     } as unknown as KubeClient;
     let now = 0;
-    const tokens = new PodTokens(client, { metadata: { name: 'web', namespace: 'team', uid: 'u1' }, spec: { serviceAccountName: 'reader', containers: [] } }, () => now);
+    const tokens = new PodTokens(
+      client,
+      { metadata: { name: 'web', namespace: 'team', uid: 'u1' }, spec: { serviceAccountName: 'reader', containers: [] } },
+      () => now,
+    );
     expect(await tokens.token(undefined, 3607)).toBe('t1');
     expect(await tokens.token(undefined, 3607)).toBe('t1');
     expect(await tokens.token('vault', 600)).toBe('t2');
     expect(posts[0]?.path).toBe('/api/v1/namespaces/team/serviceaccounts/reader/token');
-    expect(posts[0]?.body.spec).toEqual({ audiences: null, expirationSeconds: 3607, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'u1' } });
+    expect(posts[0]?.body.spec).toEqual({
+      audiences: null,
+      expirationSeconds: 3607,
+      boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'web', uid: 'u1' },
+    });
     expect(posts[1]?.body.spec.audiences).toEqual(['vault']);
     expect(tokens.nextRefresh()).toBe(480_000);
     now = 480_000;
@@ -87,7 +95,14 @@ describe('test-workload as a container', () => {
 describe('test-workload --check', () => {
   it('parses verb:resource[.group][/name][@namespace]', () => {
     expect(parseCheck('list:pods')).toEqual({ verb: 'list', resource: 'pods', group: '', text: 'list:pods' });
-    expect(parseCheck('get:deployments.apps/web@team')).toEqual({ verb: 'get', resource: 'deployments', group: 'apps', name: 'web', namespace: 'team', text: 'get:deployments.apps/web@team' });
+    expect(parseCheck('get:deployments.apps/web@team')).toEqual({
+      verb: 'get',
+      resource: 'deployments',
+      group: 'apps',
+      name: 'web',
+      namespace: 'team',
+      text: 'get:deployments.apps/web@team',
+    });
   });
 
   it('rejects malformed checks with exit code 2', () => {

@@ -8,7 +8,15 @@ import { canonicalJson, computePodStatus, type ContainerRuntimeState } from '../
 import { tokenRefreshAt } from '../../src/nodelet/tokens.js';
 import type { Pod } from '../../src/nodelet/types.js';
 
-const pod: Pod = { metadata: { name: 'web', namespace: 'team', uid: 'u' }, spec: { containers: [{ name: 'a', image: OCM_LAB_IMAGE }, { name: 'b', image: OCM_LAB_IMAGE }] } };
+const pod: Pod = {
+  metadata: { name: 'web', namespace: 'team', uid: 'u' },
+  spec: {
+    containers: [
+      { name: 'a', image: OCM_LAB_IMAGE },
+      { name: 'b', image: OCM_LAB_IMAGE },
+    ],
+  },
+};
 const t0 = new Date('2026-01-01T00:00:00.123Z');
 const t1 = new Date('2026-01-01T00:05:00Z');
 
@@ -54,7 +62,8 @@ describe('pod status', () => {
   });
 
   it('is Succeeded when all containers exited 0 for good, Failed when one failed', () => {
-    const done = (name: string, exitCode: number) => c(name, { state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed', finishedAt: 'x' } } });
+    const done = (name: string, exitCode: number) =>
+      c(name, { state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed', finishedAt: 'x' } } });
     expect(computePodStatus(pod, { address: 'x', now: t0, containers: [done('a', 0), done('b', 0)] }).phase).toBe('Succeeded');
     const failed = computePodStatus(pod, { address: 'x', now: t0, containers: [done('a', 0), done('b', 2)] });
     expect(failed.phase).toBe('Failed');

@@ -81,7 +81,9 @@ describe('volume rendering', () => {
     const err = await renderVolume(pod([hostPath], []), hostPath, sources()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContainerStartError);
     expect((err as ContainerStartError).retryable).toBe(false);
-    expect((err as Error).message).toBe('volume h: type hostPath is not supported by the nodelet (supported: secret, configMap, projected, downwardAPI, emptyDir)');
+    expect((err as Error).message).toBe(
+      'volume h: type hostPath is not supported by the nodelet (supported: secret, configMap, projected, downwardAPI, emptyDir)',
+    );
   });
 });
 
@@ -99,12 +101,20 @@ describe('mount paths', () => {
     expect(volumeBinds('/pods/team_p_u', p, p.spec.containers[0]!)).toEqual([
       { source: '/pods/team_p_u/volumes/cfg', destination: '/srv', readOnly: false, volume: 'cfg' },
       { source: '/pods/team_p_u/volumes/cfg/config.yaml', destination: '/etc/app/config.yaml', readOnly: false, volume: 'cfg', subPath: 'config.yaml' },
-      { source: '/pods/team_p_u/volumes/kube-api-access-abcde', destination: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true, volume: 'kube-api-access-abcde' },
+      {
+        source: '/pods/team_p_u/volumes/kube-api-access-abcde',
+        destination: '/var/run/secrets/kubernetes.io/serviceaccount',
+        readOnly: true,
+        volume: 'kube-api-access-abcde',
+      },
     ]);
   });
 
   it('allows nested mounts (each container has its own mount namespace)', () => {
-    const v = [{ name: 'a', emptyDir: {} }, { name: 'b', emptyDir: {} }];
+    const v = [
+      { name: 'a', emptyDir: {} },
+      { name: 'b', emptyDir: {} },
+    ];
     const nested = pod(v, [
       { name: 'b', mountPath: '/data/inner' },
       { name: 'a', mountPath: '/data' },
@@ -113,8 +123,12 @@ describe('mount paths', () => {
   });
 
   it('rejects mounts of unknown volumes, relative paths, a path used twice and subPaths that leave the volume', () => {
-    const v = [{ name: 'a', emptyDir: {} }, { name: 'b', emptyDir: {} }];
-    const binds = (mounts: { name: string; mountPath: string; subPath?: string }[]) => () => volumeBinds('/d', pod(v, mounts), pod(v, mounts).spec.containers[0]!);
+    const v = [
+      { name: 'a', emptyDir: {} },
+      { name: 'b', emptyDir: {} },
+    ];
+    const binds = (mounts: { name: string; mountPath: string; subPath?: string }[]) => () =>
+      volumeBinds('/d', pod(v, mounts), pod(v, mounts).spec.containers[0]!);
     expect(binds([{ name: 'zzz', mountPath: '/x' }])).toThrow('volumeMount zzz names no volume');
     expect(binds([{ name: 'a', mountPath: 'x' }])).toThrow("mountPath 'x' must be an absolute path");
     expect(binds([{ name: 'a', mountPath: '/' }])).toThrow("mountPath '/' must be an absolute path below /");

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { renderClusters } from '../../src/cli/commands/get.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { ApiError, type KubeClient, type RequestOptions } from '../../src/kube/client.js';
-import { acceptClusters, acceptTimeoutReport, approvable, clusterState, csrState, type CertificateSigningRequest, type ManagedCluster } from '../../src/ocm/accept.js';
+import {
+  acceptClusters,
+  acceptTimeoutReport,
+  approvable,
+  clusterState,
+  csrState,
+  type CertificateSigningRequest,
+  type ManagedCluster,
+} from '../../src/ocm/accept.js';
 import { BOOTSTRAP_TOKEN_SECONDS, BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL } from '../../src/ocm/constants.js';
 import { clusterManagerObject, clusterManagerReady, hubBootstrapObjects } from '../../src/ocm/cluster-manager.js';
 import { bootstrapKubeconfigIsCurrent, klusterletObject, tokenExpiry } from '../../src/ocm/klusterlet.js';
@@ -11,11 +19,21 @@ import { checkWorkName, createWork, parseManifests, type ManifestWork } from '..
 import { ConflictError } from '../../src/errors.js';
 import { renderKubeconfig } from '../../src/kube/kubeconfig.js';
 
-function csr(opts: { name?: string; username?: string; cluster?: string; signer?: string; conditions?: string[]; certificate?: string }): CertificateSigningRequest {
+function csr(opts: {
+  name?: string;
+  username?: string;
+  cluster?: string;
+  signer?: string;
+  conditions?: string[];
+  certificate?: string;
+}): CertificateSigningRequest {
   return {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',
-    metadata: { name: opts.name ?? 'cluster1-abcde', labels: opts.cluster === undefined ? { [CLUSTER_NAME_LABEL]: 'cluster1' } : { [CLUSTER_NAME_LABEL]: opts.cluster } },
+    metadata: {
+      name: opts.name ?? 'cluster1-abcde',
+      labels: opts.cluster === undefined ? { [CLUSTER_NAME_LABEL]: 'cluster1' } : { [CLUSTER_NAME_LABEL]: opts.cluster },
+    },
     spec: { request: 'cmVx', signerName: opts.signer ?? CLIENT_SIGNER, username: opts.username ?? BOOTSTRAP_USERNAME },
     status: { conditions: (opts.conditions ?? []).map((type) => ({ type, status: 'True' })), ...(opts.certificate ? { certificate: opts.certificate } : {}) },
   };
@@ -52,7 +70,9 @@ describe('ManifestWork manifests', () => {
     const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n';
     expect(() => parseManifests(text, 'in.yaml')).toThrowError(/in\.yaml: document 2: missing field 'kind'/);
     expect(() => parseManifests('kind: ConfigMap\nmetadata: {name: a}\n', '-')).toThrowError(/document 1: missing field 'apiVersion'/);
-    expect(() => parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: a-}\n', 'f')).toThrowError(/document 1 \(ConfigMap\): missing field 'metadata.name'/);
+    expect(() => parseManifests('apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: a-}\n', 'f')).toThrowError(
+      /document 1 \(ConfigMap\): missing field 'metadata.name'/,
+    );
     expect(() => parseManifests('apiVersion: v1\nkind: List\nitems:\n- kind: X\n', 'f')).toThrowError(/document 1, item 1: missing field 'apiVersion'/);
   });
 
@@ -95,18 +115,37 @@ describe('ManifestWork manifests', () => {
     const created = workHub(null);
     expect((await createWork(created.hub, { name: 'w1', cluster: 'cluster1', manifests })).action).toBe('created');
     expect(created.writes).toEqual([
-      { method: 'POST', path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks', body: expect.objectContaining({ kind: 'ManifestWork', spec: { workload: { manifests } } }), query: { fieldManager: 'ocm-lab' } },
+      {
+        method: 'POST',
+        path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks',
+        body: expect.objectContaining({ kind: 'ManifestWork', spec: { workload: { manifests } } }),
+        query: { fieldManager: 'ocm-lab' },
+      },
     ]);
 
-    const old: ManifestWork = { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w1', namespace: 'cluster1', resourceVersion: '7' }, spec: { workload: { manifests: [] } } };
+    const old: ManifestWork = {
+      apiVersion: 'work.open-cluster-management.io/v1',
+      kind: 'ManifestWork',
+      metadata: { name: 'w1', namespace: 'cluster1', resourceVersion: '7' },
+      spec: { workload: { manifests: [] } },
+    };
     await expect(createWork(workHub(old).hub, { name: 'w1', cluster: 'cluster1', manifests })).rejects.toThrow(ConflictError);
     const replaced = workHub(old);
     expect((await createWork(replaced.hub, { name: 'w1', cluster: 'cluster1', manifests, overwrite: true })).action).toBe('updated');
     expect(replaced.writes).toEqual([
-      { method: 'PUT', path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks/w1', body: { ...old, spec: { workload: { manifests } } }, query: { fieldManager: 'ocm-lab' } },
+      {
+        method: 'PUT',
+        path: '/apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks/w1',
+        body: { ...old, spec: { workload: { manifests } } },
+        query: { fieldManager: 'ocm-lab' },
+      },
     ]);
 
-    const refusal = new ApiError(422, 'Invalid', 'POST /apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks: 422 Invalid: ManifestWork "w1" is invalid: spec.workload: too big');
+    const refusal = new ApiError(
+      422,
+      'Invalid',
+      'POST /apis/work.open-cluster-management.io/v1/namespaces/cluster1/manifestworks: 422 Invalid: ManifestWork "w1" is invalid: spec.workload: too big',
+    );
     const refused = createWork(workHub(null, refusal).hub, { name: 'w1', cluster: 'cluster1', manifests });
     await expect(refused).rejects.toThrow(InvalidInputError);
     await expect(refused).rejects.toThrow(/the hub refused ManifestWork cluster1\/w1: .*422 Invalid: ManifestWork "w1" is invalid: spec.workload: too big/);
@@ -139,7 +178,8 @@ describe('accept', () => {
           if (state.managedCluster) return state.managedCluster;
           throw new ApiError(404, 'NotFound', `GET ${path}: 404 NotFound: managedclusters.cluster.open-cluster-management.io "cluster1" not found`);
         }
-        if (path === '/apis/certificates.k8s.io/v1/certificatesigningrequests' && query?.labelSelector === `${CLUSTER_NAME_LABEL}=cluster1`) return { items: state.csrs };
+        if (path === '/apis/certificates.k8s.io/v1/certificatesigningrequests' && query?.labelSelector === `${CLUSTER_NAME_LABEL}=cluster1`)
+          return { items: state.csrs };
         throw new Error(`unexpected GET ${path}`);
       },
       request: async (method: string, path: string, opts: RequestOptions) => {
@@ -197,7 +237,8 @@ describe('accept', () => {
       timeoutMs: 90_000,
       managedCluster: null,
       csrs: [],
-      diagnostics: 'cluster2:\n  Deployment open-cluster-management-agent/klusterlet-registration-agent: 0/1 available\n    dial tcp 10.0.0.1:6443: connect: connection refused',
+      diagnostics:
+        'cluster2:\n  Deployment open-cluster-management-agent/klusterlet-registration-agent: 0/1 available\n    dial tcp 10.0.0.1:6443: connect: connection refused',
     });
     expect(report).toContain('cluster cluster2 was not accepted, joined and available within 90 s');
     expect(report).toContain('ManagedCluster cluster2 does not exist on the hub');
@@ -216,7 +257,9 @@ describe('accept', () => {
     expect(report).not.toContain('hubAcceptsClient');
     expect(report).not.toContain('condition ManagedClusterJoined');
     expect(report).not.toContain('condition HubAcceptedManagedCluster');
-    expect(report).toContain('missing: condition ManagedClusterConditionAvailable is False (ManagedClusterConditionAvailableReason: ManagedClusterConditionAvailable says hi)');
+    expect(report).toContain(
+      'missing: condition ManagedClusterConditionAvailable is False (ManagedClusterConditionAvailableReason: ManagedClusterConditionAvailable says hi)',
+    );
     expect(report).toContain('CSR cluster1-good: Issued, requested by the bootstrap identity');
     expect(report).toContain('CSR cluster1-evil: Pending, requested by mallory (not the bootstrap identity: not approved)');
   });
@@ -256,7 +299,16 @@ describe('OCM as clusteradm installs it', () => {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'klusterlet', namespace: 'open-cluster-management' },
-      spec: { template: { spec: { containers: [{ name: 'klusterlet', image: 'quay.io/open-cluster-management/registration-operator:latest' }, { name: 'other', image: 'busybox' }] } } },
+      spec: {
+        template: {
+          spec: {
+            containers: [
+              { name: 'klusterlet', image: 'quay.io/open-cluster-management/registration-operator:latest' },
+              { name: 'other', image: 'busybox' },
+            ],
+          },
+        },
+      },
     };
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'open-cluster-management' } };
     const [ns, pinned] = pinOperatorImage([namespace, deployment], 'v1.2.1');
@@ -289,7 +341,10 @@ describe('OCM as clusteradm installs it', () => {
     const [sa, role, binding] = hubBootstrapObjects();
     expect(sa!.metadata).toEqual({ name: 'cluster-bootstrap', namespace: 'open-cluster-management' });
     expect(role!.metadata.name).toBe('system:open-cluster-management:bootstrap');
-    expect(binding).toMatchObject({ roleRef: { name: 'system:open-cluster-management:bootstrap' }, subjects: [{ kind: 'ServiceAccount', name: 'cluster-bootstrap', namespace: 'open-cluster-management' }] });
+    expect(binding).toMatchObject({
+      roleRef: { name: 'system:open-cluster-management:bootstrap' },
+      subjects: [{ kind: 'ServiceAccount', name: 'cluster-bootstrap', namespace: 'open-cluster-management' }],
+    });
     expect(BOOTSTRAP_USERNAME).toBe('system:serviceaccount:open-cluster-management:cluster-bootstrap');
   });
 
@@ -299,9 +354,16 @@ describe('OCM as clusteradm installs it', () => {
       status: { conditions: Object.entries(conditions).map(([type, status]) => ({ type, status, reason: `${type}Reason`, message: '' })) },
     });
     expect(clusterManagerReady(null)).toEqual({ ready: false, why: 'no ClusterManager yet' });
-    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'True', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' })).why).toBe('Progressing is True (ProgressingReason)');
-    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False' })).why).toBe('HubPlacementDegraded is not reported yet');
-    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' }))).toEqual({ ready: true, why: '' });
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'True', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' })).why).toBe(
+      'Progressing is True (ProgressingReason)',
+    );
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False' })).why).toBe(
+      'HubPlacementDegraded is not reported yet',
+    );
+    expect(clusterManagerReady(cm({ Applied: 'True', Progressing: 'False', HubRegistrationDegraded: 'False', HubPlacementDegraded: 'False' }))).toEqual({
+      ready: true,
+      why: '',
+    });
   });
 });
 

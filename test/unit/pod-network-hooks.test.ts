@@ -11,7 +11,8 @@ describe('pod worker network hooks', () => {
     },
     teardown: async (uid) => void calls.push(`teardown ${uid}`),
   });
-  const pod = (hostNetwork: boolean): Pod => ({ metadata: { namespace: 'demo', name: 'web', uid: 'u-1' }, spec: { containers: [], hostNetwork } }) as unknown as Pod;
+  const pod = (hostNetwork: boolean): Pod =>
+    ({ metadata: { namespace: 'demo', name: 'web', uid: 'u-1' }, spec: { containers: [], hostNetwork } }) as unknown as Pod;
 
   it('gives a pod its namespace and address, and a hostNetwork pod the node’s', async () => {
     expect(await hooks.attach(pod(false))).toEqual({ netnsPath: '/var/run/netns/ocmlab.x.p-c-1', podIP: '10.213.33.1' });

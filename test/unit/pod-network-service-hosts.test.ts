@@ -14,15 +14,26 @@ describe('serviceHostAliases (cluster DNS names in /etc/hosts)', () => {
 
   it('names a ClusterIP Service as the search path would, the short name only in its own namespace', () => {
     const aliases = serviceHostAliases(services, 'default');
-    expect(aliases).toContainEqual({ ip: '10.96.0.1', hostnames: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] });
-    expect(serviceHostAliases(services, 'x')).toContainEqual({ ip: '10.96.0.1', hostnames: ['kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'] });
+    expect(aliases).toContainEqual({
+      ip: '10.96.0.1',
+      hostnames: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    });
+    expect(serviceHostAliases(services, 'x')).toContainEqual({
+      ip: '10.96.0.1',
+      hostnames: ['kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    });
   });
 
   it("resolves an ExternalName of another Service to that Service's ClusterIP (upstream cluster-proxy's <cluster> name)", () => {
     const aliases = serviceHostAliases(services, 'open-cluster-management-cluster-proxy');
     expect(aliases).toContainEqual({
       ip: '10.96.0.1',
-      hostnames: ['cluster1', 'cluster1.open-cluster-management-cluster-proxy', 'cluster1.open-cluster-management-cluster-proxy.svc', 'cluster1.open-cluster-management-cluster-proxy.svc.cluster.local'],
+      hostnames: [
+        'cluster1',
+        'cluster1.open-cluster-management-cluster-proxy',
+        'cluster1.open-cluster-management-cluster-proxy.svc',
+        'cluster1.open-cluster-management-cluster-proxy.svc.cluster.local',
+      ],
     });
     expect(aliases.find((a) => a.hostnames.includes('short.other'))?.ip).toBe('10.96.0.1');
   });

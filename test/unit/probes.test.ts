@@ -6,7 +6,16 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCA, issueCertificate } from '../../src/pki/index.js';
 import { spawn } from 'node:child_process';
-import { execProbe, execThroughProcess, grpcProbe, httpGetProbe, resolveContainerPort, tcpSocketProbe, type ProbeContext, type ProbeOutcome } from '../../src/nodelet/probe-actions.js';
+import {
+  execProbe,
+  execThroughProcess,
+  grpcProbe,
+  httpGetProbe,
+  resolveContainerPort,
+  tcpSocketProbe,
+  type ProbeContext,
+  type ProbeOutcome,
+} from '../../src/nodelet/probe-actions.js';
 import { ContainerProbes, hasProbes, probeUserAgent, readyWhenRunning, type ContainerProbesOptions } from '../../src/nodelet/probes.js';
 import type { Container, Probe } from '../../src/nodelet/types.js';
 
@@ -36,7 +45,14 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const container: Container = { name: 'main', ports: [{ name: 'http', containerPort: 0 }], env: [{ name: 'FILE', value: '/tmp/healthy' }, { name: 'SECRET', valueFrom: { secretKeyRef: { key: 'k' } } }] };
+const container: Container = {
+  name: 'main',
+  ports: [{ name: 'http', containerPort: 0 }],
+  env: [
+    { name: 'FILE', value: '/tmp/healthy' },
+    { name: 'SECRET', valueFrom: { secretKeyRef: { key: 'k' } } },
+  ],
+};
 const ctx = (over: Partial<ProbeContext> = {}): ProbeContext => ({ podIP: '127.0.0.1', container, timeoutMs: 1000, userAgent: 'kube-probe/1.34', ...over });
 
 describe('httpGet probes', () => {
@@ -86,17 +102,32 @@ describe('httpGet probes', () => {
 
   it('uses httpHeaders (Host, Accept, repeated names), a named port, a path without a slash', async () => {
     const c: Container = { ...container, ports: [{ name: 'web', containerPort: port }] };
-    const action = { port: 'web', path: 'ok', httpHeaders: [{ name: 'Host', value: 'probe.example' }, { name: 'X-Probe', value: 'a' }, { name: 'x-probe', value: 'b' }, { name: 'Accept', value: '' }] };
+    const action = {
+      port: 'web',
+      path: 'ok',
+      httpHeaders: [
+        { name: 'Host', value: 'probe.example' },
+        { name: 'X-Probe', value: 'a' },
+        { name: 'x-probe', value: 'b' },
+        { name: 'Accept', value: '' },
+      ],
+    };
     const r = await httpGetProbe(action, ctx({ container: c }));
-    expect(r).toEqual({ result: "success", output: "fine" });
+    expect(r).toEqual({ result: 'success', output: 'fine' });
     expect(seen[0]).toMatchObject({ host: 'probe.example', 'x-probe': 'a, b' });
     expect(seen[0]?.accept).toBeUndefined();
   });
 
   it('follows redirects to the same host only; a redirect elsewhere is a warning; more than 10 fail', async () => {
     await expect(httpGetProbe({ port, path: '/redirect-same' }, ctx())).resolves.toEqual({ result: 'success', output: 'fine' });
-    await expect(httpGetProbe({ port, path: '/redirect-other' }, ctx())).resolves.toEqual({ result: 'warning', output: 'Probe terminated redirects, Response body: moved away' });
-    await expect(httpGetProbe({ port, path: '/loop' }, ctx())).resolves.toEqual({ result: 'failure', output: `Get "http://127.0.0.1:${port}/loop": stopped after 10 redirects` });
+    await expect(httpGetProbe({ port, path: '/redirect-other' }, ctx())).resolves.toEqual({
+      result: 'warning',
+      output: 'Probe terminated redirects, Response body: moved away',
+    });
+    await expect(httpGetProbe({ port, path: '/loop' }, ctx())).resolves.toEqual({
+      result: 'failure',
+      output: `Get "http://127.0.0.1:${port}/loop": stopped after 10 redirects`,
+    });
   });
 
   it('reports a timeout, a refused connection and a port the container does not have like the kubelet', async () => {
@@ -134,7 +165,10 @@ describe('tcpSocket probes', () => {
     const port = await listen(net.createServer((s) => s.destroy()));
     await expect(tcpSocketProbe('127.0.0.1', port, 1000)).resolves.toEqual({ result: 'success', output: '' });
     const closed = await closedPort();
-    await expect(tcpSocketProbe('127.0.0.1', closed, 1000)).resolves.toEqual({ result: 'failure', output: `dial tcp 127.0.0.1:${closed}: connect: connection refused` });
+    await expect(tcpSocketProbe('127.0.0.1', closed, 1000)).resolves.toEqual({
+      result: 'failure',
+      output: `dial tcp 127.0.0.1:${closed}: connect: connection refused`,
+    });
   });
 
   it('resolves named ports and numbers written as strings', () => {
@@ -153,7 +187,10 @@ describe('exec probes', () => {
       return command[1] === 'ok' ? { exitCode: 0, output: 'fine\n' } : { exitCode: 1, output: 'cat: /tmp/healthy: No such file or directory\n' };
     };
     await expect(execProbe(['check', 'ok'], ctx({ exec, timeoutMs: 2000 }))).resolves.toEqual({ result: 'success', output: 'fine\n' });
-    await expect(execProbe(['cat', '$(FILE)', '$(SECRET)'], ctx({ exec }))).resolves.toEqual({ result: 'failure', output: 'cat: /tmp/healthy: No such file or directory\n' });
+    await expect(execProbe(['cat', '$(FILE)', '$(SECRET)'], ctx({ exec }))).resolves.toEqual({
+      result: 'failure',
+      output: 'cat: /tmp/healthy: No such file or directory\n',
+    });
     expect(calls).toEqual([
       { command: ['check', 'ok'], timeoutMs: 2000 },
       { command: ['cat', '/tmp/healthy', '$(SECRET)'], timeoutMs: 1000 },
@@ -166,7 +203,10 @@ describe('exec probes', () => {
     const timedOut = () => Promise.reject(Object.assign(new Error('deadline'), { timedOut: true }));
     await expect(execProbe(['sleep', '9'], ctx({ exec: timedOut }))).resolves.toEqual({ result: 'failure', output: 'command "sleep 9" timed out' });
     const broken = () => Promise.reject(new Error('runc exec: container not running'));
-    await expect(execProbe(['true'], ctx({ exec: broken }))).resolves.toMatchObject({ result: 'unknown', error: { message: 'runc exec: container not running' } });
+    await expect(execProbe(['true'], ctx({ exec: broken }))).resolves.toMatchObject({
+      result: 'unknown',
+      error: { message: 'runc exec: container not running' },
+    });
     await expect(execProbe(['true'], ctx())).resolves.toMatchObject({ result: 'unknown' });
   });
 });
@@ -187,7 +227,10 @@ describe('execThroughProcess', () => {
   it('collects stdout and stderr, gives the exit status, kills a command that runs too long', async () => {
     await expect(local(['sh', '-c', 'echo out; echo err >&2; exit 3'], 2000)).resolves.toEqual({ exitCode: 3, output: 'out\nerr\n' });
     await expect(execProbe(['sh', '-c', 'exit 0'], ctx({ exec: local }))).resolves.toEqual({ result: 'success', output: '' });
-    await expect(execProbe(['sleep', '5'], ctx({ exec: local, timeoutMs: 100 }))).resolves.toEqual({ result: 'failure', output: 'command "sleep 5" timed out' });
+    await expect(execProbe(['sleep', '5'], ctx({ exec: local, timeoutMs: 100 }))).resolves.toEqual({
+      result: 'failure',
+      output: 'command "sleep 5" timed out',
+    });
   });
 });
 
@@ -221,7 +264,10 @@ describe('grpc probes', () => {
 
   it('passes for SERVING, fails for other states, explains a server without the health service', async () => {
     await expect(grpcProbe('127.0.0.1', await healthServer(1), '', ctx())).resolves.toEqual({ result: 'success', output: 'service healthy' });
-    await expect(grpcProbe('127.0.0.1', await healthServer(2), 'svc', ctx())).resolves.toEqual({ result: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
+    await expect(grpcProbe('127.0.0.1', await healthServer(2), 'svc', ctx())).resolves.toEqual({
+      result: 'failure',
+      output: 'service unhealthy (responded with "NOT_SERVING")',
+    });
     const r = await grpcProbe('127.0.0.1', await healthServer('unimplemented'), '', ctx());
     expect(r.result).toBe('failure');
     expect(r.output).toMatch(/^this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\)/);
@@ -275,7 +321,10 @@ describe('ContainerProbes', () => {
   });
 
   it('readiness: waits initialDelaySeconds, then ticks every periodSeconds; thresholds decide the state', async () => {
-    const c: Container = { name: 'main', readinessProbe: { httpGet: { port: 80 }, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 2, successThreshold: 2, failureThreshold: 2 } };
+    const c: Container = {
+      name: 'main',
+      readinessProbe: { httpGet: { port: 80 }, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 2, successThreshold: 2, failureThreshold: 2 },
+    };
     const { probes, log, calls } = harness(c, { readiness: [ok, ok, fail500, ok, fail500, fail500, ok] });
     probes.start('10.0.0.5');
     expect(log).toEqual(['started']);
@@ -355,7 +404,11 @@ describe('ContainerProbes', () => {
     const { probes, log } = harness(c, { startup: [{ result: 'failure', output: 'nope' }] }, { restartPolicy: 'Never' });
     probes.start('10.0.0.5');
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(log).toEqual(['Warning Unhealthy: Startup probe failed: nope', 'Warning Unhealthy: Startup probe failed: nope', 'kill: Container job failed startup probe (startup, grace undefined)']);
+    expect(log).toEqual([
+      'Warning Unhealthy: Startup probe failed: nope',
+      'Warning Unhealthy: Startup probe failed: nope',
+      'kill: Container job failed startup probe (startup, grace undefined)',
+    ]);
     probes.stop();
   });
 
@@ -367,7 +420,10 @@ describe('ContainerProbes', () => {
     probes.start('10.0.0.5');
     await vi.advanceTimersByTimeAsync(0);
     expect(calls.length).toBe(3);
-    expect(log).toEqual(['started', 'Warning Unhealthy: Readiness probe errored and resulted in unknown state: port nope not found in the ports of container main']);
+    expect(log).toEqual([
+      'started',
+      'Warning Unhealthy: Readiness probe errored and resulted in unknown state: port nope not found in the ports of container main',
+    ]);
     expect(probes.ready).toBe(false);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(log.slice(2)).toEqual(['Warning ProbeWarning: Readiness probe warning: Probe terminated redirects, Response body: ', 'ready=true']);

@@ -96,7 +96,12 @@ describe('go build progress', () => {
   it('counts downloads, names compiled packages, announces linking and throttles', () => {
     let now = 0;
     const lines: string[] = [];
-    const p = new GoBuildProgress((l) => lines.push(l), { 'k8s.io/kubernetes/cmd/kubectl': 'kubectl' }, 1000, () => now);
+    const p = new GoBuildProgress(
+      (l) => lines.push(l),
+      { 'k8s.io/kubernetes/cmd/kubectl': 'kubectl' },
+      1000,
+      () => now,
+    );
     p.feed('go: downloading github.com/a/b v1.0.0\ngo: down');
     p.feed('loading github.com/c/d v1.0.0\n');
     expect(lines).toEqual(['downloading modules (1 so far)']); // the second came within the interval

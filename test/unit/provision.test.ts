@@ -191,7 +191,9 @@ describe('provisioning: resolution order and the cache', () => {
   });
 
   it('says what is missing and how to provide it when there is no Go toolchain (exit 3)', async () => {
-    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     expect((err as MissingPrerequisiteError).exitCode).toBe(3);
     expect((err as Error).message).toContain('no Go toolchain found');
@@ -252,7 +254,12 @@ esac
   it('builds in a generated wrapper module with the version stamped, GONOSUMDB set and progress reported', async () => {
     const progress: string[] = [];
     const cache = path.join(tmp, 'cache');
-    const found = await ensureBinaries(['registration', 'placement'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false, onProgress: (l) => progress.push(l) });
+    const found = await ensureBinaries(['registration', 'placement'], {
+      kubernetesVersion: 'v1.34.4',
+      cacheDir: cache,
+      allowDownload: false,
+      onProgress: (l) => progress.push(l),
+    });
     expect((await execa(found.registration, ['--version'])).stdout).toBe('registration version v1.2.1');
     const call = await fs.readFile(path.join(tmp, 'build-call'), 'utf8');
     expect(call).toContain('build -v -trimpath -ldflags -s -w -X open-cluster-management.io/ocm/pkg/version.versionFromGit=v1.2.1');
@@ -268,7 +275,9 @@ esac
 
   it('reports a failed build with the go command, its exit status and the end of its output (exit 3)', async () => {
     process.env.SHIM_BUILD_FAIL = '1';
-    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     const message = (err as Error).message;
     expect(message).toContain('building OCM v1.2.1 failed: go build -v -trimpath');
@@ -287,12 +296,16 @@ esac
     process.env.SHIM_FAIL = '1';
     const err = await ensureGoModuleSource('open-cluster-management.io/api', 'v9.9.9').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
-    expect((err as Error).message).toContain('go mod download -json open-cluster-management.io/api@v9.9.9 failed (exit status 1): x@v9.9.9: reading proxy: 403 Forbidden');
+    expect((err as Error).message).toContain(
+      'go mod download -json open-cluster-management.io/api@v9.9.9 failed (exit status 1): x@v9.9.9: reading proxy: 403 Forbidden',
+    );
   });
 
   it('refuses a Go toolchain older than 1.25', async () => {
     process.env.SHIM_GO = 'go1.22.5';
-    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch((e: unknown) => e);
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     expect((err as Error).message).toContain('Go 1.22 is too old');
   });
@@ -408,7 +421,12 @@ describe('provisioning: release downloads', () => {
     process.env.OCM_LAB_NO_DOWNLOAD = '1';
     try {
       const calls: string[][] = [];
-      await ensureBinaries(['kubectl'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), downloadBase: { kubernetes: `${base}/k8s` }, builder: fakeBuilder(calls) });
+      await ensureBinaries(['kubectl'], {
+        kubernetesVersion: 'v1.34.4',
+        cacheDir: path.join(tmp, 'cache'),
+        downloadBase: { kubernetes: `${base}/k8s` },
+        builder: fakeBuilder(calls),
+      });
       expect(calls).toHaveLength(1);
       expect(requests).toEqual([]);
     } finally {

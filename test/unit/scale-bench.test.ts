@@ -14,7 +14,8 @@ describe('scale bench: its labs and its plot', () => {
   });
 
   it('memory: Rss and Pss from a smaps_rollup text, null when either is missing', () => {
-    const rollup = '55d0c0000000-7ffc00000000 ---p 00000000 00:00 0    [rollup]\nRss:              112348 kB\nPss:               61234 kB\nPss_Anon:          50000 kB\n';
+    const rollup =
+      '55d0c0000000-7ffc00000000 ---p 00000000 00:00 0    [rollup]\nRss:              112348 kB\nPss:               61234 kB\nPss_Anon:          50000 kB\n';
     expect(parseSmapsRollup(rollup)).toEqual({ rssKb: 112348, pssKb: 61234 });
     expect(parseSmapsRollup('Rss:              112348 kB\n')).toBeNull();
     expect(parseSmapsRollup('')).toBeNull();
@@ -29,8 +30,32 @@ describe('scale bench: its labs and its plot', () => {
   it('the SVG: one point per value, labels escaped, every element closed', () => {
     const svg = stackedLinePlotSvg(
       [
-        { title: 'up <time>', yLabel: 's', series: [{ name: 'up', points: [{ x: 1, y: 27 }, { x: 20, y: 238 }] }] },
-        { title: 'memory', yLabel: 'GiB', series: [{ name: 'PSS & RSS', points: [{ x: 1, y: 1.7 }, { x: 20, y: 10.4 }] }] },
+        {
+          title: 'up <time>',
+          yLabel: 's',
+          series: [
+            {
+              name: 'up',
+              points: [
+                { x: 1, y: 27 },
+                { x: 20, y: 238 },
+              ],
+            },
+          ],
+        },
+        {
+          title: 'memory',
+          yLabel: 'GiB',
+          series: [
+            {
+              name: 'PSS & RSS',
+              points: [
+                { x: 1, y: 1.7 },
+                { x: 20, y: 10.4 },
+              ],
+            },
+          ],
+        },
       ],
       'spokes',
       [1, 20],

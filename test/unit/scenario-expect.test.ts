@@ -54,7 +54,9 @@ describe('expectations', () => {
     expect(checkExpectation(e('row', 'AVAILABLE  NAME\n1          klusterlet-registration-agent'), DEPLOYMENTS)).toBeNull();
     expect(checkExpectation(e('row', 'NAME     READY\ncoredns  1/2'), DEPLOYMENTS)).toBe('expected rows under the columns NAME, READY:\ncoredns  1/2');
     expect(checkExpectation(e('row', 'CLUSTER NAME   PROBED HEALTH\ncluster1       True'), HEALTH)).toBeNull();
-    expect(checkExpectation(e('row', 'NAME  STATUS\ncoredns  Running'), DEPLOYMENTS)).toMatch(/^expected a table with the columns NAME, STATUS; the output's tables have NAMESPACE, NAME, READY/);
+    expect(checkExpectation(e('row', 'NAME  STATUS\ncoredns  Running'), DEPLOYMENTS)).toMatch(
+      /^expected a table with the columns NAME, STATUS; the output's tables have NAMESPACE, NAME, READY/,
+    );
   });
 
   it('judges a step: exit status first, then every expectation', () => {
@@ -65,7 +67,10 @@ describe('expectations', () => {
     const forbidden = e('fails', 'Forbidden');
     expect(judgeStep(step(forbidden), 'Error from server (Forbidden): pods is forbidden', 1).failure).toBeNull();
     expect(judgeStep(step(forbidden), 'NAME', 0)).toEqual({ failure: 'expected the command to fail, but it exited 0', expectation: forbidden });
-    expect(judgeStep(step(forbidden), 'Error from server (NotFound)', 1)).toEqual({ failure: 'expected the failure to say:\nForbidden', expectation: forbidden });
+    expect(judgeStep(step(forbidden), 'Error from server (NotFound)', 1)).toEqual({
+      failure: 'expected the failure to say:\nForbidden',
+      expectation: forbidden,
+    });
     expect(judgeStep(step(e('fails', '')), 'anything', 2).failure).toBeNull();
     // With expect fails, other expectations check the failure's output.
     expect(judgeStep(step(e('fails', ''), e('matches', 'pods')), 'Error: pods is forbidden', 1).failure).toBeNull();

@@ -50,7 +50,8 @@ function invalidities(s: Scenario, file: string, text: string): string[] {
   if (typeof s.title !== 'string' || !s.title.trim() || typeof s.summary !== 'string' || !s.summary.trim()) out.push('title or summary empty');
   if (!s.requires.clusters.every((c) => typeof c === 'string' && dns.test(c))) out.push(`requires.clusters ${JSON.stringify(s.requires.clusters)}`);
   if (!s.requires.addons.every((a) => (ADDON_NAMES as readonly string[]).includes(a))) out.push(`requires.addons ${JSON.stringify(s.requires.addons)}`);
-  if (!s.requires.capabilities.every((c) => (KNOWN_CAPABILITIES as readonly string[]).includes(c))) out.push(`requires.capabilities ${JSON.stringify(s.requires.capabilities)}`);
+  if (!s.requires.capabilities.every((c) => (KNOWN_CAPABILITIES as readonly string[]).includes(c)))
+    out.push(`requires.capabilities ${JSON.stringify(s.requires.capabilities)}`);
   if (!s.steps.some((step) => !step.cleanup)) out.push('nothing to run');
   if (s.lines.length !== lineCount) out.push(`lines ${s.lines.length}, not ${lineCount}`);
   let after = 0;
@@ -58,7 +59,8 @@ function invalidities(s: Scenario, file: string, text: string): string[] {
     const at = `step at line ${step.line}`;
     if (step.language !== 'sh' && step.language !== 'js') out.push(`${at}: language ${String(step.language)}`);
     if (typeof step.code !== 'string' || !step.code.trim()) out.push(`${at}: empty code`);
-    if (!(step.line > after && step.endLine > step.line && step.endLine <= lineCount)) out.push(`${at}: lines ${step.line}-${step.endLine} out of order or outside the document`);
+    if (!(step.line > after && step.endLine > step.line && step.endLine <= lineCount))
+      out.push(`${at}: lines ${step.line}-${step.endLine} out of order or outside the document`);
     if (!Number.isInteger(step.timeoutSeconds) || step.timeoutSeconds < 1 || step.timeoutSeconds > 3600) out.push(`${at}: timeout ${step.timeoutSeconds}`);
     if (typeof step.cleanup !== 'boolean') out.push(`${at}: cleanup ${String(step.cleanup)}`);
     if (step.expectations.filter((e) => e.kind === 'fails').length > 1) out.push(`${at}: two expect fails`);
@@ -90,12 +92,12 @@ function badRejection(err: unknown, file: string, text: string): string | null {
   if (!m || m[1] !== file) return `message names no file and line: ${JSON.stringify(err.message.slice(0, 200))}`;
   const lineCount = text.replace(/\r\n/g, '\n').split('\n').length;
   // "nothing to run" points at the line after the front matter, which may be one past the last.
-  if (Number(m[2]) < 1 || Number(m[2]) > lineCount + 1) return `line ${m[2]} is outside the document (${lineCount} lines): ${JSON.stringify(err.message.slice(0, 200))}`;
+  if (Number(m[2]) < 1 || Number(m[2]) > lineCount + 1)
+    return `line ${m[2]} is outside the document (${lineCount} lines): ${JSON.stringify(err.message.slice(0, 200))}`;
   return null;
 }
 
 type Entry = 'parseScenario' | 'listScenarios';
-
 
 /** Feeds one document to one entry point and judges what came out. */
 async function judge(input: string | Buffer, entry: Entry, name = 'fuzzed.md'): Promise<Verdict> {
@@ -209,7 +211,10 @@ describe('hostile scenario documents: exact messages', () => {
   it('a block whose info word is an Object property (constructor, __proto__, toString) is shown, not run', () => {
     for (const word of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
       const s = parseScenario(doc(`${F}${word}\nrm -rf /\n${F}\n\n${F}sh\necho ok\n${F}\n`), FILE);
-      expect(s.steps.map((step) => [step.language, step.code]), word).toEqual([['sh', 'echo ok']]);
+      expect(
+        s.steps.map((step) => [step.language, step.code]),
+        word,
+      ).toEqual([['sh', 'echo ok']]);
     }
   });
 
@@ -226,24 +231,32 @@ describe('hostile scenario documents: exact messages', () => {
   });
 
   it('a YAML error in the front matter names its own line (it named line 2 whatever the line)', () => {
-    expect(messageOf(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires: {clusters: [hub}\n'))).toMatch(new RegExp(`^${FILE}:4: front matter is not valid YAML: `));
+    expect(messageOf(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires: {clusters: [hub}\n'))).toMatch(
+      new RegExp(`^${FILE}:4: front matter is not valid YAML: `),
+    );
   });
 
   it('a front matter too long to be one is refused before it is read as YAML: its closing --- is missing', () => {
     const prose = Array.from({ length: 300 }, (_, i) => `Line ${i} of prose that the missing --- left inside the front matter.`).join('\n');
     const text = `---\ntitle: T\nsummary: S\n\n${prose}\n\n---\n\n${F}sh\necho\n${F}\n`;
     expect(messageOf(text)).toMatch(
-      new RegExp(`^${FILE}:306: the front matter closed here has \\d+ characters, more than the 8192 it may have \\(title, summary and requires take a few hundred\\): is the --- that should close it missing\\?$`),
+      new RegExp(
+        `^${FILE}:306: the front matter closed here has \\d+ characters, more than the 8192 it may have \\(title, summary and requires take a few hundred\\): is the --- that should close it missing\\?$`,
+      ),
     );
   });
 
   it('a title or summary of the wrong type says so, not that it is missing', () => {
     expect(messageOf(doc(`${F}sh\necho\n${F}\n`, 'title: [a, b]\nsummary: S\n'))).toBe(`${FILE}:2: front matter field 'title' must be text: a one-line title`);
-    expect(messageOf(doc(`${F}sh\necho\n${F}\n`, 'title: T\n'))).toBe(`${FILE}:2: front matter field 'summary' is required: a sentence or two on what the document shows`);
+    expect(messageOf(doc(`${F}sh\necho\n${F}\n`, 'title: T\n'))).toBe(
+      `${FILE}:2: front matter field 'summary' is required: a sentence or two on what the document shows`,
+    );
   });
 
   it('control characters quoted from the document are escaped', () => {
     expect(messageOf(doc(`${F}sh \u001b[2J\necho\n${F}\n`))).toBe(`${FILE}:6: unknown block attribute '\\u001b[2J'; known: timeout=<seconds>, cleanup, norun`);
-    expect(messageOf(doc(`${F}expect \u202econtains\nx\n${F}\n`))).toBe(`${FILE}:6: unknown expectation kind '\\u202econtains'; use one of: contains, matches, row, fails`);
+    expect(messageOf(doc(`${F}expect \u202econtains\nx\n${F}\n`))).toBe(
+      `${FILE}:6: unknown expectation kind '\\u202econtains'; use one of: contains, matches, row, fails`,
+    );
   });
 });

@@ -2,18 +2,27 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { junitXml, parseScenario, runScenario, transcriptHtml, transcriptMarkdown, writeTranscripts, type ScenarioEnvironment } from '../../src/scenario/index.js';
+import {
+  junitXml,
+  parseScenario,
+  runScenario,
+  transcriptHtml,
+  transcriptMarkdown,
+  writeTranscripts,
+  type ScenarioEnvironment,
+} from '../../src/scenario/index.js';
 
 const F = '```';
 const FRONT = 'title: Pods & <things>\nsummary: Shows "quoted" output.\nrequires:\n  clusters: [hub]\n';
-const doc = (body: string) => `---\n${FRONT}---\n\n# Heading\n\nSome prose with \`code\` and a [link](https://example.org/a?b=1&c=2) and a [bad one](javascript:alert(1)).\n\n${body}`;
+const doc = (body: string) =>
+  `---\n${FRONT}---\n\n# Heading\n\nSome prose with \`code\` and a [link](https://example.org/a?b=1&c=2) and a [bad one](javascript:alert(1)).\n\n${body}`;
 const env: ScenarioEnvironment = { labName: 'unit', kubeconfig: '/dev/null', pathDirs: [], env: {}, clusters: ['hub'], addons: [], capabilities: [] };
 const DATE = new Date('2026-01-02T03:04:05.000Z');
 
 const TEXT = `${doc(
   [
     `${F}sh`,
-    "printf 'a < b & \"c\" \\x01 ``` </pre><script>alert(1)</script>\\n'",
+    'printf \'a < b & "c" \\x01 ``` </pre><script>alert(1)</script>\\n\'',
     F,
     '',
     `${F}expect contains`,
@@ -76,7 +85,9 @@ describe('transcripts and JUnit', () => {
     // The output contains ``` so its fence is longer; it sits between the command and its expectation.
     expect(md).toContain(`${F}\n\n${F}\`output\na < b & "c" \u0001 ${F} </pre><script>alert(1)</script>\n${F}\`\n\n${F}expect contains\na < b`);
     expect(md).toContain(`${F}sh\necho quiet >/dev/null\n${F}\n\n${F}sh\necho wrong`);
-    expect(md).toContain(`${F}sh\necho wrong\n${F}\n\n${F}output\nwrong\n${F}\n\n> **✖ step failed** (exit status 0): expected the output to contain:\n> right\n${F}expect contains`);
+    expect(md).toContain(
+      `${F}sh\necho wrong\n${F}\n\n${F}output\nwrong\n${F}\n\n> **✖ step failed** (exit status 0): expected the output to contain:\n> right\n${F}expect contains`,
+    );
     expect(md).toContain(`${F}sh\necho never\n${F}\n\n> not run: an earlier step failed`);
     const again = parseScenario(md, '/d/t.md');
     expect(again.steps.map((x) => [x.code, x.expectations.map((e) => e.text)])).toEqual(s.steps.map((x) => [x.code, x.expectations.map((e) => e.text)]));
@@ -118,7 +129,10 @@ describe('transcripts and JUnit', () => {
   it('writes well-formed JUnit: a testsuite per document, a testcase per block, failures with the details', async () => {
     const s = parseScenario(TEXT, '/d/t.md');
     const r = await runScenario(s, env);
-    const skipped = parseScenario(`---\ntitle: Needs OCM\nsummary: S\nrequires:\n  clusters: [hub]\n  capabilities: [ocm]\n---\n\n${F}sh\necho\n${F}\n`, '/d/needs-ocm.md');
+    const skipped = parseScenario(
+      `---\ntitle: Needs OCM\nsummary: S\nrequires:\n  clusters: [hub]\n  capabilities: [ocm]\n---\n\n${F}sh\necho\n${F}\n`,
+      '/d/needs-ocm.md',
+    );
     // Output may hold any bytes: a control character and markup must not break the XML.
     const result = { ...r, steps: r.steps.map((st, i) => (i === 2 ? { ...st, output: `${st.output}\u0001 ]]> </failure>` } : st)) };
     const xml = junitXml([
@@ -128,10 +142,14 @@ describe('transcripts and JUnit', () => {
     expect(() => assertWellFormedXml('<a><b></a>')).toThrow(); // the checker itself can fail
     expect(() => assertWellFormedXml('<a>x & y</a>')).toThrow();
     assertWellFormedXml(xml);
-    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="ocm-lab conformance" tests="5" failures="1" errors="0" skipped="2" time="[\d.]+">/);
+    expect(xml).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites name="ocm-lab conformance" tests="5" failures="1" errors="0" skipped="2" time="[\d.]+">/,
+    );
     expect(xml).toMatch(/<testsuite name="t" tests="4" failures="1" errors="0" skipped="1" time="[\d.]+">/);
     expect(xml).toContain('<testcase classname="t" name="line 22: echo quiet &gt;/dev/null" file="/d/t.md" line="22"');
-    expect(xml).toContain('<failure message="expected the output to contain:" type="expect contains">/d/t.md:26: step failed: expected the output to contain:\nright\n--- command (sh, line 26) ---\necho wrong\n');
+    expect(xml).toContain(
+      '<failure message="expected the output to contain:" type="expect contains">/d/t.md:26: step failed: expected the output to contain:\nright\n--- command (sh, line 26) ---\necho wrong\n',
+    );
     expect(xml).toContain('\nwrong\n\uFFFD ]]&gt; &lt;/failure&gt;</failure>');
     expect(xml).toContain('<skipped message="not run: an earlier step failed"/>');
     expect(xml).toContain('<testsuite name="needs-ocm" tests="1" failures="0" errors="0" skipped="1" time="0.000">');

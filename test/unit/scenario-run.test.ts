@@ -23,7 +23,10 @@ const env = (extra: Partial<ScenarioEnvironment> = {}): ScenarioEnvironment => (
 
 /** True while the process exists and is not a zombie. */
 async function alive(pid: number): Promise<boolean> {
-  return fs.readFile(`/proc/${pid}/stat`, 'utf8').then((st) => !/\) [ZX] /.test(st), () => false);
+  return fs.readFile(`/proc/${pid}/stat`, 'utf8').then(
+    (st) => !/\) [ZX] /.test(st),
+    () => false,
+  );
 }
 
 /** Waits for the kernel to finish a process we already SIGKILLed (bounded, not a timing assertion). */
@@ -68,13 +71,24 @@ describe('running documents', () => {
 
   it('reports a failed expectation with step, command, expectation and output; later blocks do not run, cleanup does', async () => {
     const s = parseScenario(
-      doc([block('sh', 'echo actual-output'), block('expect contains', 'expected-output'), block('sh', `touch ${dir}/should-not-run`), block('sh cleanup', `touch ${dir}/cleaned`)].join('\n')),
+      doc(
+        [
+          block('sh', 'echo actual-output'),
+          block('expect contains', 'expected-output'),
+          block('sh', `touch ${dir}/should-not-run`),
+          block('sh cleanup', `touch ${dir}/cleaned`),
+        ].join('\n'),
+      ),
       '/d/bad.md',
     );
     const r = await runScenario(s, env());
     expect(r.status).toBe('failed');
     expect(r.steps.map((x) => x.status)).toEqual(['failed', 'not-run', 'passed']);
-    expect(r.steps[0]).toMatchObject({ exitCode: 0, failure: 'expected the output to contain:\nexpected-output', failedExpectation: { kind: 'contains', line: 14 } });
+    expect(r.steps[0]).toMatchObject({
+      exitCode: 0,
+      failure: 'expected the output to contain:\nexpected-output',
+      failedExpectation: { kind: 'contains', line: 14 },
+    });
     expect(r.steps[0]!.output).toBe('actual-output\n');
     await expect(fs.access(path.join(dir, 'cleaned'))).resolves.toBeUndefined();
     await expect(fs.access(path.join(dir, 'should-not-run'))).rejects.toThrow();
@@ -101,7 +115,13 @@ describe('running documents', () => {
 
   it('kills the whole process group of a block that times out, and background jobs of a block that ends', async () => {
     const s = parseScenario(
-      doc([block('sh', `sleep 300 &\necho $! > ${dir}/leftover.pid`), block('sh timeout=1', `sleep 300 &\necho $! > ${dir}/child.pid\nwait`), block('sh cleanup', 'echo cleanup ran')].join('\n')),
+      doc(
+        [
+          block('sh', `sleep 300 &\necho $! > ${dir}/leftover.pid`),
+          block('sh timeout=1', `sleep 300 &\necho $! > ${dir}/child.pid\nwait`),
+          block('sh cleanup', 'echo cleanup ran'),
+        ].join('\n'),
+      ),
       '/d/slow.md',
     );
     const r = await runScenario(s, env());
@@ -116,12 +136,27 @@ describe('running documents', () => {
   });
 
   it('an interrupted run kills the running block, still runs cleanup blocks and starts no further document', async () => {
-    const first = parseScenario(doc([block('sh', `echo $$ > ${dir}/block.pid\ntouch ${dir}/started\ntail -f /dev/null`), block('sh', 'echo never'), block('sh cleanup', `touch ${dir}/cleaned`)].join('\n')), '/d/first.md');
+    const first = parseScenario(
+      doc(
+        [
+          block('sh', `echo $$ > ${dir}/block.pid\ntouch ${dir}/started\ntail -f /dev/null`),
+          block('sh', 'echo never'),
+          block('sh cleanup', `touch ${dir}/cleaned`),
+        ].join('\n'),
+      ),
+      '/d/first.md',
+    );
     const second = parseScenario(doc(block('sh', `touch ${dir}/second-ran`)), '/d/second.md');
     const controller = new AbortController();
     const watcher = (async () => {
       for (;;) {
-        if (await fs.access(path.join(dir, 'started')).then(() => true, () => false)) return controller.abort();
+        if (
+          await fs.access(path.join(dir, 'started')).then(
+            () => true,
+            () => false,
+          )
+        )
+          return controller.abort();
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
@@ -145,7 +180,13 @@ describe('running documents', () => {
   });
 
   it('skips documents the lab cannot run, saying what is missing', async () => {
-    const s = parseScenario(doc(block('sh', 'echo'), 'title: T\nsummary: S\nrequires:\n  clusters: [hub, cluster9]\n  addons: [cluster-proxy]\n  capabilities: [ocm, control-plane]\n'), '/d/req.md');
+    const s = parseScenario(
+      doc(
+        block('sh', 'echo'),
+        'title: T\nsummary: S\nrequires:\n  clusters: [hub, cluster9]\n  addons: [cluster-proxy]\n  capabilities: [ocm, control-plane]\n',
+      ),
+      '/d/req.md',
+    );
     const r = await runScenario(s, env());
     expect(r).toMatchObject({ status: 'skipped', skipReason: 'the lab lacks cluster cluster9; addon cluster-proxy; capability ocm', steps: [] });
   });
@@ -179,7 +220,10 @@ describe('running documents', () => {
     expect((await runConformance(config, { dir, environment: env(), only: '^on' })).results.map((r) => r.scenario.name)).toEqual(['one']);
     await expect(runConformance(config, { dir, environment: env(), only: '(' })).rejects.toMatchObject({ exitCode: 2 });
     await expect(runConformance(config, { dir, environment: env(), only: 'zzz' })).rejects.toMatchObject({ exitCode: 5, message: "no scenario matches 'zzz'" });
-    await expect(runConformance(config, { dir, environment: env(), names: ['three'] })).rejects.toMatchObject({ exitCode: 5, hint: 'known scenarios: one, two' });
+    await expect(runConformance(config, { dir, environment: env(), names: ['three'] })).rejects.toMatchObject({
+      exitCode: 5,
+      hint: 'known scenarios: one, two',
+    });
     await expect(runConformance(config, { dir, environment: env(), names: ['one', 'two'], requireAll: true })).rejects.toMatchObject({
       exitCode: 3,
       message: "lab 'unit' cannot run two (the lab lacks capability ocm)",

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { cpuTicksOfStat, summarize } from '../../src/bench/tunnel.js';
 
-const result = (mbitPerSec: number, p99ms: number): Parameters<typeof summarize>[0][number] => ({ mbitPerSec, p50ms: 1, p99ms, cpuSecPerGiB: 5, cpuUsPerRequest: 600 });
+const result = (mbitPerSec: number, p99ms: number): Parameters<typeof summarize>[0][number] => ({
+  mbitPerSec,
+  p50ms: 1,
+  p99ms,
+  cpuSecPerGiB: 5,
+  cpuUsPerRequest: 600,
+});
 
 describe('tunnel bench: rounds and CPU accounting', () => {
   it('summarize: the median of each figure over the rounds, and its range', () => {

@@ -11,7 +11,8 @@ describe('what the proxy-agent agrees to dial', () => {
   });
 
   it('refuses other protocols, saying which', () => {
-    for (const p of ['udp', 'unix', '', 'TCP', 'tcp4']) expect(() => checkDialTarget(p, 'a:1')).toThrow(`protocol ${JSON.stringify(p)} is not supported; only tcp`);
+    for (const p of ['udp', 'unix', '', 'TCP', 'tcp4'])
+      expect(() => checkDialTarget(p, 'a:1')).toThrow(`protocol ${JSON.stringify(p)} is not supported; only tcp`);
   });
 
   it('refuses ports out of range instead of letting net.connect throw', () => {
@@ -21,7 +22,24 @@ describe('what the proxy-agent agrees to dial', () => {
   });
 
   it('refuses malformed addresses and hosts a resolver should never see', () => {
-    const bad = ['127.0.0.1', '127.0.0.1:', ':443', '127.0.0.1:https', '127.0.0.1:-1', '[::1:443', '[]:443', 'a:b:443', 'cluster1 :443', 'clu ster1:443', 'cluster1\n:443', 'user@cluster1:443', 'cluster1/x:443', '[::1]]:443', '[not-v6]:443', ''];
+    const bad = [
+      '127.0.0.1',
+      '127.0.0.1:',
+      ':443',
+      '127.0.0.1:https',
+      '127.0.0.1:-1',
+      '[::1:443',
+      '[]:443',
+      'a:b:443',
+      'cluster1 :443',
+      'clu ster1:443',
+      'cluster1\n:443',
+      'user@cluster1:443',
+      'cluster1/x:443',
+      '[::1]]:443',
+      '[not-v6]:443',
+      '',
+    ];
     for (const a of bad) expect(() => checkDialTarget('tcp', a), JSON.stringify(a)).toThrow(DialTargetError);
   });
 });

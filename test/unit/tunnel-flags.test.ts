@@ -46,7 +46,21 @@ describe('tunnel entry-point flags', () => {
   });
 
   it('rejects bad proxy-server input before starting anything', async () => {
-    const base = { 'server-port': 0, 'server-bind-address': '127.0.0.1', 'http-connect-port': 0, 'agent-port': 0, 'agent-bind-address': '127.0.0.1', 'health-port': 0, 'health-bind-address': '127.0.0.1', 'admin-port': 0, 'admin-bind-address': '127.0.0.1', mode: 'grpc', 'server-count': 1, 'proxy-strategies': 'destHost', 'backend-dial-timeout': '30s' };
+    const base = {
+      'server-port': 0,
+      'server-bind-address': '127.0.0.1',
+      'http-connect-port': 0,
+      'agent-port': 0,
+      'agent-bind-address': '127.0.0.1',
+      'health-port': 0,
+      'health-bind-address': '127.0.0.1',
+      'admin-port': 0,
+      'admin-bind-address': '127.0.0.1',
+      mode: 'grpc',
+      'server-count': 1,
+      'proxy-strategies': 'destHost',
+      'backend-dial-timeout': '30s',
+    };
     const handler = proxyServerCommand.handler as (a: unknown) => Promise<void>;
     await expect(handler({ ...base, mode: 'udp' })).rejects.toThrow(/--mode "udp" is not one of grpc, http-connect, both/);
     await expect(handler({ ...base, 'proxy-strategies': 'nearest' })).rejects.toThrow(/--proxy-strategies: unknown proxy strategy "nearest"/);
@@ -55,7 +69,17 @@ describe('tunnel entry-point flags', () => {
   });
 
   it('rejects bad proxy-agent input before connecting', async () => {
-    const base = { 'proxy-server-host': '127.0.0.1', 'proxy-server-port': 1, 'agent-identifiers': '', 'host-mapping': [], 'sync-interval': '1s', 'sync-interval-cap': '10s', 'health-server-host': '127.0.0.1', 'health-server-port': 0, 'drain-timeout': '30s' };
+    const base = {
+      'proxy-server-host': '127.0.0.1',
+      'proxy-server-port': 1,
+      'agent-identifiers': '',
+      'host-mapping': [],
+      'sync-interval': '1s',
+      'sync-interval-cap': '10s',
+      'health-server-host': '127.0.0.1',
+      'health-server-port': 0,
+      'drain-timeout': '30s',
+    };
     const handler = proxyAgentCommand.handler as (a: unknown) => Promise<void>;
     await expect(handler(base)).rejects.toThrow(/--agent-id is required/);
     await expect(handler({ ...base, 'agent-id': 'a', 'agent-identifiers': ';' })).rejects.toThrow(/--agent-identifiers: .*';' is not a separator/);

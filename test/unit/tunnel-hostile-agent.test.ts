@@ -49,7 +49,12 @@ async function connection(): Promise<{ connectID: bigint; probe: () => Promise<v
       current.call.write(encodePacket({ type: PacketType.DATA, connectID, error: '', data }));
       let got = Buffer.alloc(0);
       await until(`echo on connection ${connectID}`, () => {
-        got = Buffer.concat(current.received.slice(from).filter((p): p is WirePacket & { type: 4 } => p.type === PacketType.DATA && p.connectID === connectID).map((p) => p.data));
+        got = Buffer.concat(
+          current.received
+            .slice(from)
+            .filter((p): p is WirePacket & { type: 4 } => p.type === PacketType.DATA && p.connectID === connectID)
+            .map((p) => p.data),
+        );
         return got.length >= data.length;
       });
       expect(got.equals(data), `connection ${connectID} echoed exactly what was sent`).toBe(true);
@@ -63,7 +68,17 @@ beforeAll(async () => {
   closedPort = await closedLoopbackPort();
   fake = new grpc.Server({ 'grpc.max_send_message_length': -1 });
   fake.addService(
-    { Connect: { path: CONNECT_METHOD, requestStream: true, responseStream: true, requestSerialize: (b: Buffer) => b, requestDeserialize: deserialize, responseSerialize: (b: Buffer) => b, responseDeserialize: (b: Buffer) => b } },
+    {
+      Connect: {
+        path: CONNECT_METHOD,
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: deserialize,
+        responseSerialize: (b: Buffer) => b,
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
     {
       Connect: (call: grpc.ServerDuplexStream<WirePacket, Buffer>) => {
         const md = new grpc.Metadata();
@@ -81,7 +96,11 @@ beforeAll(async () => {
       },
     },
   );
-  const creds = grpc.ServerCredentials.createSsl(Buffer.from(pki.caPem), [{ cert_chain: Buffer.from(pki.server.certPem), private_key: Buffer.from(pki.server.keyPem) }], true);
+  const creds = grpc.ServerCredentials.createSsl(
+    Buffer.from(pki.caPem),
+    [{ cert_chain: Buffer.from(pki.server.certPem), private_key: Buffer.from(pki.server.keyPem) }],
+    true,
+  );
   const port = await new Promise<number>((resolve, reject) => fake.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))));
   agent = await startProxyAgent({
     proxyServerHost: '127.0.0.1',
@@ -126,13 +145,18 @@ describe('proxy-agent under hostile input from its server', () => {
       const random = nextRandom++;
       send({ type: PacketType.DIAL_REQ, protocol, address, random });
       counts.add('agent: DIAL_REQ it must refuse');
-      const rsp = await answer(`DIAL_RSP for ${protocol} ${address}`, (p): p is WirePacket & { type: 1 } => p.type === PacketType.DIAL_RSP && p.random === random);
+      const rsp = await answer(
+        `DIAL_RSP for ${protocol} ${address}`,
+        (p): p is WirePacket & { type: 1 } => p.type === PacketType.DIAL_RSP && p.random === random,
+      );
       expect(rsp.error, `${protocol} ${address}`).toMatch(why);
       await good.probe();
     }
     send({ type: PacketType.DIAL_REQ, protocol: 'tcp', address: `127.0.0.1:${closedPort}`, random: 77n });
     counts.add('agent: DIAL_REQ to a closed loopback port');
-    expect((await answer('DIAL_RSP 77', (p): p is WirePacket & { type: 1 } => p.type === PacketType.DIAL_RSP && p.random === 77n)).error).toMatch(/ECONNREFUSED/);
+    expect((await answer('DIAL_RSP 77', (p): p is WirePacket & { type: 1 } => p.type === PacketType.DIAL_RSP && p.random === 77n)).error).toMatch(
+      /ECONNREFUSED/,
+    );
     expect(logs.some((l) => /refused a dial from proxy server stand-in: dial address "127\.0\.0\.1:65536": port 65536 is out of range/.test(l))).toBe(true);
     expect(links).toBe(1);
   });
@@ -146,7 +170,12 @@ describe('proxy-agent under hostile input from its server', () => {
       send({ type: PacketType.FLOW, connectID: id, paused: true });
       counts.add('agent: DATA / CLOSE_REQ / FLOW for an unknown connection', 3);
     }
-    for (const p of [{ type: PacketType.DIAL_CLS, random: 424242n }, { type: PacketType.DIAL_RSP, random: 1n, connectID: good.connectID, error: '' }, { type: PacketType.CLOSE_RSP, connectID: good.connectID, error: '' }, { type: PacketType.DRAIN }] as const) {
+    for (const p of [
+      { type: PacketType.DIAL_CLS, random: 424242n },
+      { type: PacketType.DIAL_RSP, random: 1n, connectID: good.connectID, error: '' },
+      { type: PacketType.CLOSE_RSP, connectID: good.connectID, error: '' },
+      { type: PacketType.DRAIN },
+    ] as const) {
       send(p);
       counts.add('agent: packet only an agent or client sends');
     }
@@ -195,7 +224,11 @@ describe('proxy-agent under hostile input from its server', () => {
     const cases: [string, Buffer, RegExp][] = [
       ['garbage bytes', Buffer.from('ffffffffffffffffffffff', 'hex'), /Response message parsing error: malformed tunnel packet: varint longer than 10 bytes/],
       ['type contradicts payload', Buffer.from([0x08, 0x02, 0x22, 0x00]), /does not match its payload/],
-      ['oversized frame (16 MiB + 1 KiB)', encodePacket({ type: PacketType.DATA, connectID: 5n, error: '', data: Buffer.alloc(OVERSIZED_BYTES) }), /RESOURCE_EXHAUSTED|larger than max/],
+      [
+        'oversized frame (16 MiB + 1 KiB)',
+        encodePacket({ type: PacketType.DATA, connectID: 5n, error: '', data: Buffer.alloc(OVERSIZED_BYTES) }),
+        /RESOURCE_EXHAUSTED|larger than max/,
+      ],
     ];
     for (const [kind, bytes, why] of cases) {
       const before = links;

@@ -1,6 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTunnelClient, startProxyAgent, startProxyServer, type ProxyAgent, type ProxyServer, type TunnelClient, type TunnelSocket } from '../../src/tunnel/index.js';
+import {
+  createTunnelClient,
+  startProxyAgent,
+  startProxyServer,
+  type ProxyAgent,
+  type ProxyServer,
+  type TunnelClient,
+  type TunnelSocket,
+} from '../../src/tunnel/index.js';
 import { decodePacket, encodePacket, PacketType } from '../../src/tunnel/packet.js';
 import { echo, makeTunnelPKI, peerTLS, serverTLS, startTarget, until, type Target, type TunnelPKI } from '../support/tunnel/fixture.js';
 import {
@@ -162,7 +170,12 @@ describe('proxy-server frontend (/ProxyService/Proxy) under hostile input', () =
       }
     }
     expect(inputs).toHaveLength(8 * 7);
-    await expectEachRejected('type contradicts payload', inputs, grpc.status.INVALID_ARGUMENT, /^malformed tunnel packet: packet type \d+ does not match its payload/);
+    await expectEachRejected(
+      'type contradicts payload',
+      inputs,
+      grpc.status.INVALID_ARGUMENT,
+      /^malformed tunnel packet: packet type \d+ does not match its payload/,
+    );
     await stillServing();
   });
 
@@ -338,7 +351,12 @@ describe('proxy-server agent port (/AgentService/Connect) under hostile input', 
     const md = new grpc.Metadata();
     md.add('agentid', 'a');
     md.add('agentid', 'b');
-    const twoCall = agentPort.makeBidiStreamRequest('/AgentService/Connect', (b: Buffer) => b, (b: Buffer) => b, md);
+    const twoCall = agentPort.makeBidiStreamRequest(
+      '/AgentService/Connect',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      md,
+    );
     twoCall.on('error', () => undefined);
     const two = new Promise<grpc.StatusObject>((resolve) => twoCall.on('status', resolve));
     counts.add('agent port: bad metadata', 3);
@@ -353,7 +371,12 @@ describe('proxy-server agent port (/AgentService/Connect) under hostile input', 
     const rng = new Rng(seed + 2);
     const cases: [string, Buffer, string, RegExp][] = [
       ['garbage bytes', Buffer.from('ffffffffffffffffffffff', 'hex'), 'INVALID_ARGUMENT', /^malformed tunnel packet: varint longer than 10 bytes/],
-      ['truncated packet', encodePacket({ type: PacketType.DATA, connectID: 3n, error: '', data: Buffer.from('abc') }).subarray(0, 5), 'INVALID_ARGUMENT', /^malformed tunnel packet: /],
+      [
+        'truncated packet',
+        encodePacket({ type: PacketType.DATA, connectID: 3n, error: '', data: Buffer.from('abc') }).subarray(0, 5),
+        'INVALID_ARGUMENT',
+        /^malformed tunnel packet: /,
+      ],
       ['type contradicts payload', mismatchedPacket(rng), 'INVALID_ARGUMENT', /does not match its payload/],
       ['oversized frame (16 MiB + 1 KiB)', Buffer.concat([rawPacket(4, 4, Buffer.alloc(OVERSIZED_BYTES))]), 'RESOURCE_EXHAUSTED', /larger than max/],
     ];
@@ -390,7 +413,12 @@ describe('proxy-server agent port (/AgentService/Connect) under hostile input', 
     s.send({ type: PacketType.DATA, connectID: goodSocket.connectID, error: '', data: Buffer.from('hijack') });
     s.send({ type: PacketType.CLOSE_RSP, connectID: goodSocket.connectID, error: '' });
     counts.add("agent port: DATA / CLOSE_RSP naming another agent's connection", 2);
-    for (const p of [{ type: PacketType.DIAL_REQ, protocol: 'tcp', address: 'cluster1:443', random: 5n }, { type: PacketType.CLOSE_REQ, connectID: 1n }, { type: PacketType.DIAL_CLS, random: 5n }, { type: PacketType.FLOW, connectID: 1n, paused: true }] as const) {
+    for (const p of [
+      { type: PacketType.DIAL_REQ, protocol: 'tcp', address: 'cluster1:443', random: 5n },
+      { type: PacketType.CLOSE_REQ, connectID: 1n },
+      { type: PacketType.DIAL_CLS, random: 5n },
+      { type: PacketType.FLOW, connectID: 1n, paused: true },
+    ] as const) {
       s.send(p);
       counts.add('agent port: packet only a server or client sends');
     }
@@ -401,7 +429,12 @@ describe('proxy-server agent port (/AgentService/Connect) under hostile input', 
     expect(logs.some((l) => /agent stray answered dial 123456789, which it was never sent/.test(l))).toBe(true);
     await good.probe();
     expect(s.status).toBeUndefined();
-    expect(server.agents().map((a) => a.agentID).sort()).toEqual(['cluster1', 'stray']);
+    expect(
+      server
+        .agents()
+        .map((a) => a.agentID)
+        .sort(),
+    ).toEqual(['cluster1', 'stray']);
     // Still a working agent: it gets and answers a dial.
     const f = proxyStream();
     f.send({ type: PacketType.DIAL_REQ, protocol: 'tcp', address: 'stray:1', random: 31n });

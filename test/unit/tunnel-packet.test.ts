@@ -17,18 +17,38 @@ function reference(): protobuf.Type {
     root.add(t);
     return t;
   };
-  sub('DialRequest', [['protocol', 1, 'string'], ['address', 2, 'string'], ['random', 3, 'int64']]);
-  sub('DialResponse', [['error', 1, 'string'], ['connectID', 2, 'int64'], ['random', 3, 'int64']]);
+  sub('DialRequest', [
+    ['protocol', 1, 'string'],
+    ['address', 2, 'string'],
+    ['random', 3, 'int64'],
+  ]);
+  sub('DialResponse', [
+    ['error', 1, 'string'],
+    ['connectID', 2, 'int64'],
+    ['random', 3, 'int64'],
+  ]);
   sub('CloseRequest', [['connectID', 1, 'int64']]);
-  sub('CloseResponse', [['error', 1, 'string'], ['connectID', 2, 'int64']]);
+  sub('CloseResponse', [
+    ['error', 1, 'string'],
+    ['connectID', 2, 'int64'],
+  ]);
   sub('CloseDial', [['random', 1, 'int64']]);
   sub('Drain', []);
-  sub('Data', [['connectID', 1, 'int64'], ['error', 2, 'string'], ['data', 3, 'bytes']]);
+  sub('Data', [
+    ['connectID', 1, 'int64'],
+    ['error', 2, 'string'],
+    ['data', 3, 'bytes'],
+  ]);
   const packet = new protobuf.Type('Packet');
   packet.add(new protobuf.Field('type', 1, 'int32'));
   const members: [string, number, string][] = [
-    ['dialRequest', 2, 'DialRequest'], ['dialResponse', 3, 'DialResponse'], ['data', 4, 'Data'],
-    ['closeRequest', 5, 'CloseRequest'], ['closeResponse', 6, 'CloseResponse'], ['closeDial', 7, 'CloseDial'], ['drain', 8, 'Drain'],
+    ['dialRequest', 2, 'DialRequest'],
+    ['dialResponse', 3, 'DialResponse'],
+    ['data', 4, 'Data'],
+    ['closeRequest', 5, 'CloseRequest'],
+    ['closeResponse', 6, 'CloseResponse'],
+    ['closeDial', 7, 'CloseDial'],
+    ['drain', 8, 'Drain'],
   ];
   const oneof = new protobuf.OneOf('payload');
   packet.add(oneof);
@@ -60,7 +80,9 @@ const samples: Packet[] = [
 
 function toReference(p: Packet): Record<string, unknown> {
   const { type, ...rest } = p as Packet & Record<string, unknown>;
-  const member = ({ 0: 'dialRequest', 1: 'dialResponse', 2: 'closeRequest', 3: 'closeResponse', 4: 'data', 5: 'closeDial', 6: 'drain' } as Record<number, string>)[type]!;
+  const member = (
+    { 0: 'dialRequest', 1: 'dialResponse', 2: 'closeRequest', 3: 'closeResponse', 4: 'data', 5: 'closeDial', 6: 'drain' } as Record<number, string>
+  )[type]!;
   const body: Record<string, unknown> = {};
   // proto3: fields holding their default value are not on the wire.
   for (const [k, v] of Object.entries(rest)) {
@@ -71,18 +93,22 @@ function toReference(p: Packet): Record<string, unknown> {
 }
 
 describe('tunnel packet codec', () => {
-  it.each(samples.map((s) => [PacketType[Object.keys(PacketType).find((k) => PacketType[k as keyof typeof PacketType] === s.type) as keyof typeof PacketType], s] as const))(
-    'round-trips %s exactly',
-    (_t, p) => {
-      const decoded = decodePacket(encodePacket(p));
-      expect(decoded).toEqual(p);
-    },
-  );
+  it.each(
+    samples.map(
+      (s) => [PacketType[Object.keys(PacketType).find((k) => PacketType[k as keyof typeof PacketType] === s.type) as keyof typeof PacketType], s] as const,
+    ),
+  )('round-trips %s exactly', (_t, p) => {
+    const decoded = decodePacket(encodePacket(p));
+    expect(decoded).toEqual(p);
+  });
 
   it('encodes byte-for-byte like an independent protobuf implementation', () => {
     for (const p of samples) {
       const theirs = Buffer.from(Ref.encode(Ref.fromObject(toReference(p))).finish());
-      expect(encodePacket(p).toString('hex'), JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).toBe(theirs.toString('hex'));
+      expect(
+        encodePacket(p).toString('hex'),
+        JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      ).toBe(theirs.toString('hex'));
     }
   });
 

@@ -13,7 +13,7 @@ describe('the proxy-agent reconnect delay', () => {
 
   it('jitters by ±20% around the base, and takes the flags in place of the defaults', () => {
     const seen = new Set(Array.from({ length: 200 }, () => reconnectDelay(0, { initialMs: 1000, capMs: 10_000 })));
-    for (const d of seen) expect(d).toBeGreaterThanOrEqual(800), expect(d).toBeLessThanOrEqual(1200);
+    for (const d of seen) (expect(d).toBeGreaterThanOrEqual(800), expect(d).toBeLessThanOrEqual(1200));
     expect(seen.size).toBeGreaterThan(20);
     expect(reconnectDelay(20, { initialMs: 1000, capMs: 10_000 }, () => 0.5)).toBe(10_000);
   });

@@ -5,7 +5,9 @@ import { splitHostPort } from '../../src/tunnel/wire.js';
 
 describe('agent identifiers', () => {
   it('parses every kind, repeated keys and percent-encoding', () => {
-    const ids = parseAgentIdentifiers('host=cluster1&host=cluster1.open-cluster-management-cluster-proxy&ipv4=10.0.0.2&ipv6=fd00%3A%3A1&cidr=10.0.0.0%2F8&default-route=true');
+    const ids = parseAgentIdentifiers(
+      'host=cluster1&host=cluster1.open-cluster-management-cluster-proxy&ipv4=10.0.0.2&ipv6=fd00%3A%3A1&cidr=10.0.0.0%2F8&default-route=true',
+    );
     expect(ids).toEqual({
       host: ['cluster1', 'cluster1.open-cluster-management-cluster-proxy'],
       ipv4: ['10.0.0.2'],
@@ -16,7 +18,13 @@ describe('agent identifiers', () => {
   });
 
   it('ignores unknown keys and counts only the first default-route', () => {
-    expect(parseAgentIdentifiers('uid=x&future=1&default-route=false&default-route=true')).toEqual({ host: [], ipv4: [], ipv6: [], cidr: [], defaultRoute: false });
+    expect(parseAgentIdentifiers('uid=x&future=1&default-route=false&default-route=true')).toEqual({
+      host: [],
+      ipv4: [],
+      ipv6: [],
+      cidr: [],
+      defaultRoute: false,
+    });
     expect(parseAgentIdentifiers('default-route=nonsense').defaultRoute).toBe(false);
     expect(parseAgentIdentifiers('').host).toEqual([]);
   });

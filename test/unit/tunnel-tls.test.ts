@@ -37,8 +37,7 @@ type Who = 'our CA' | 'another CA' | 'no certificate';
 
 function grpcClient(port: number, who: Who, pair: Pair): grpc.Client {
   const ca = Buffer.from(pki.caPem);
-  const creds =
-    who === 'no certificate' ? grpc.credentials.createSsl(ca) : grpc.credentials.createSsl(ca, Buffer.from(pair.keyPem), Buffer.from(pair.certPem));
+  const creds = who === 'no certificate' ? grpc.credentials.createSsl(ca) : grpc.credentials.createSsl(ca, Buffer.from(pair.keyPem), Buffer.from(pair.certPem));
   return new grpc.Client(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost', 'grpc.default_authority': 'localhost' });
 }
 
@@ -48,7 +47,10 @@ async function frontendOutcome(who: Who): Promise<string> {
   try {
     const s = openProxyStream(c);
     s.send({ type: PacketType.DIAL_REQ, protocol: 'tcp', address: 'cluster1:443', random: 1n });
-    const first = await Promise.race([s.next('DIAL_RSP', (p) => p.type === PacketType.DIAL_RSP).then((p) => (p.type === PacketType.DIAL_RSP ? `DIAL_RSP ${p.error}` : '')), s.closed.then((st) => `status ${grpc.status[st.code]}`)]);
+    const first = await Promise.race([
+      s.next('DIAL_RSP', (p) => p.type === PacketType.DIAL_RSP).then((p) => (p.type === PacketType.DIAL_RSP ? `DIAL_RSP ${p.error}` : '')),
+      s.closed.then((st) => `status ${grpc.status[st.code]}`),
+    ]);
     return first;
   } finally {
     c.close();
@@ -70,7 +72,13 @@ async function agentOutcome(who: Who): Promise<string> {
 function httpConnectOutcome(who: Who): Promise<string> {
   const pair = who === 'another CA' ? pki.foreignClient : pki.client;
   return new Promise((resolve) => {
-    const sock = tls.connect({ host: '127.0.0.1', port: server.ports.httpConnect!, servername: 'localhost', ca: pki.caPem, ...(who === 'no certificate' ? {} : { cert: pair.certPem, key: pair.keyPem }) });
+    const sock = tls.connect({
+      host: '127.0.0.1',
+      port: server.ports.httpConnect!,
+      servername: 'localhost',
+      ca: pki.caPem,
+      ...(who === 'no certificate' ? {} : { cert: pair.certPem, key: pair.keyPem }),
+    });
     let buf = '';
     sock.once('secureConnect', () => sock.write('CONNECT cluster1:443 HTTP/1.1\r\nHost: cluster1:443\r\n\r\n'));
     sock.on('data', (d: Buffer) => {
@@ -100,7 +108,12 @@ describe('TLS on every port of the proxy-server that serves it', () => {
       expect(await agentOutcome(who), who).toBe('status UNAVAILABLE');
       counts.add(`agent port: agent with ${who}`);
     }
-    expect(server.agents().map((a) => a.agentID).filter((id) => id === 'tls-check').length).toBeLessThanOrEqual(1);
+    expect(
+      server
+        .agents()
+        .map((a) => a.agentID)
+        .filter((id) => id === 'tls-check').length,
+    ).toBeLessThanOrEqual(1);
   });
 
   it('HTTP CONNECT frontend: only a certificate of our CA gets an HTTP answer', async () => {

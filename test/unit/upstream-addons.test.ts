@@ -17,12 +17,19 @@ import type { KubeObject } from '../../src/kube/objects.js';
 
 /** What Go embeds: a sentinel-wrapped text block of `path`, `mod` and `dep` lines. */
 function fakeBinary(lines: string[]): Buffer {
-  return Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]), Buffer.from(`\x30\x77\xaf\x0c\x92\x74\x08\x02path\tx/cmd\n${lines.join('\n')}\n\xf9\x32\x43\x31`, 'latin1')]);
+  return Buffer.concat([
+    Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]),
+    Buffer.from(`\x30\x77\xaf\x0c\x92\x74\x08\x02path\tx/cmd\n${lines.join('\n')}\n\xf9\x32\x43\x31`, 'latin1'),
+  ]);
 }
 
 describe('Go build information', () => {
   it('finds a dependency and the main module at their versions', () => {
-    const bin = fakeBinary(['mod\tocm-lab.local/build/x\t(devel)\t', 'dep\topen-cluster-management.io/cluster-proxy\tv0.10.0\th1:abc=', 'dep\tk8s.io/api\tv0.34.2\th1:def=']);
+    const bin = fakeBinary([
+      'mod\tocm-lab.local/build/x\t(devel)\t',
+      'dep\topen-cluster-management.io/cluster-proxy\tv0.10.0\th1:abc=',
+      'dep\tk8s.io/api\tv0.34.2\th1:def=',
+    ]);
     expect(moduleVersionInBuildInfo(bin, 'open-cluster-management.io/cluster-proxy')).toBe('v0.10.0');
     expect(moduleVersionInBuildInfo(bin, 'ocm-lab.local/build/x')).toBe('(devel)');
     expect(moduleVersionInBuildInfo(bin, 'open-cluster-management.io/cluster')).toBeNull();
@@ -52,7 +59,11 @@ describe('upstream addon recipes', () => {
 
 describe('upstream addon images on the nodelet', () => {
   const cli = { nodeBinary: '/usr/bin/node', cliMain: '/pkg/dist/cli/main.js', packageRoot: '/pkg' };
-  const all = Object.fromEntries(Object.values(UPSTREAM_ADDON_BINARIES).flat().map((b) => [b, `/cache/${b}`]));
+  const all = Object.fromEntries(
+    Object.values(UPSTREAM_ADDON_BINARIES)
+      .flat()
+      .map((b) => [b, `/cache/${b}`]),
+  );
 
   it('maps each image to its binaries at the paths the real image has them', () => {
     const catalog = new ImageCatalog({ ocmVersion: 'v1.2.1', binaries: all, cli });
@@ -64,7 +75,9 @@ describe('upstream addon images on the nodelet', () => {
       { source: '/cache/proxy-agent', destination: '/proxy-agent' },
     ]);
     expect(proxy?.user).toEqual({ uid: 65532, gid: 65532 });
-    expect(catalog.resolve('quay.io/open-cluster-management/managed-serviceaccount:v0.10.0')?.files).toEqual([{ source: '/cache/managed-serviceaccount', destination: '/msa' }]);
+    expect(catalog.resolve('quay.io/open-cluster-management/managed-serviceaccount:v0.10.0')?.files).toEqual([
+      { source: '/cache/managed-serviceaccount', destination: '/msa' },
+    ]);
   });
 
   it('offers no image whose binaries it was not given, and says why', () => {
@@ -81,7 +94,8 @@ describe('upstream addon images on the nodelet', () => {
   });
 });
 
-const find = (objs: KubeObject[], kind: string, name?: string) => objs.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name)) as (KubeObject & Record<string, any>) | undefined;
+const find = (objs: KubeObject[], kind: string, name?: string) =>
+  objs.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name)) as (KubeObject & Record<string, any>) | undefined;
 
 describe("upstream charts' hub objects", () => {
   it('cluster-proxy: manager, PortForward configuration, Placement install strategy', () => {
@@ -104,7 +118,7 @@ describe("upstream charts' hub objects", () => {
     expect(find(objs, 'ClusterRoleBinding')?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'cluster-proxy', namespace: 'open-cluster-management-addon' }]);
   });
 
-  it('managed-serviceaccount: `/msa manager` in Deployment mode, one ManagedClusterAddOn per spoke in the chart\'s installNamespace', () => {
+  it("managed-serviceaccount: `/msa manager` in Deployment mode, one ManagedClusterAddOn per spoke in the chart's installNamespace", () => {
     const objs = managedServiceAccountHubObjects(['cluster1', 'cluster2']);
     const container = find(objs, 'Deployment', 'managed-serviceaccount-addon-manager')?.spec.template.spec.containers[0];
     expect(container.command).toEqual(['/msa', 'manager']);
@@ -135,7 +149,10 @@ describe("upstream charts' hub objects", () => {
 
 describe('CRDs from a chart', () => {
   it('keeps only CustomResourceDefinitions of a multi-document stream', () => {
-    const crds = crdsInYaml('---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\n---\n# empty\n---\nkind: ConfigMap\nmetadata: {name: c}\n', 'x.yaml');
+    const crds = crdsInYaml(
+      '---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: a.b}\n---\n# empty\n---\nkind: ConfigMap\nmetadata: {name: c}\n',
+      'x.yaml',
+    );
     expect(crds.map((c) => c.metadata.name)).toEqual(['a.b']);
   });
 });

@@ -50,7 +50,8 @@ describe('parseForward', () => {
     expect(parseForward('0=[::1]:80')).toEqual({ listenPort: 0, host: '::1', port: 80 });
   });
   it('rejects what is not', () => {
-    for (const bad of ['6443', 'hub:6443', '6443=hub', '70000=hub:1', '1=hub:0', '1=hub:99999', '1=a b:2']) expect(() => parseForward(bad)).toThrow(/--forward/);
+    for (const bad of ['6443', 'hub:6443', '6443=hub', '70000=hub:1', '1=hub:0', '1=hub:99999', '1=a b:2'])
+      expect(() => parseForward(bad)).toThrow(/--forward/);
   });
 });
 
@@ -151,6 +152,8 @@ describe('startVpcGateway', () => {
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => busy.close(() => r())));
     const port = (busy.address() as net.AddressInfo).port;
-    await expect(startVpcGateway([{ listenPort: port, host: 'localhost', port: 1 }], { listenHost: '127.0.0.1' })).rejects.toThrow(new RegExp(`127.0.0.1:${port}: EADDRINUSE`));
+    await expect(startVpcGateway([{ listenPort: port, host: 'localhost', port: 1 }], { listenHost: '127.0.0.1' })).rejects.toThrow(
+      new RegExp(`127.0.0.1:${port}: EADDRINUSE`),
+    );
   });
 });

@@ -40,7 +40,12 @@ export function credentialSecret(cluster: string, token: Secret, existing: Secre
       ...(existing?.metadata ?? {}),
       name: cluster,
       namespace: CREDENTIALS_NAMESPACE,
-      labels: { ...existing?.metadata.labels, [CREDENTIAL_TYPE_LABEL]: 'ServiceAccountToken', [ENDPOINT_TYPE_LABEL]: 'ClusterProxy', [MANAGED_BY_LABEL]: MANAGED_BY },
+      labels: {
+        ...existing?.metadata.labels,
+        [CREDENTIAL_TYPE_LABEL]: 'ServiceAccountToken',
+        [ENDPOINT_TYPE_LABEL]: 'ClusterProxy',
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+      },
     },
     data: { token: token.data?.token ?? '', 'ca.crt': token.data?.['ca.crt'] ?? '' },
   };
@@ -61,7 +66,13 @@ export function healthAnnotationPatch(secret: Secret, probe: ProbeResult): Recor
 }
 
 export function availableCondition(cluster: string, probe: ProbeResult | undefined): Condition | null {
-  if (!probe) return { type: 'Available', status: 'Unknown', reason: 'NoCredential', message: `no ClusterGateway ${cluster} yet: waiting for the token of ManagedServiceAccount ${cluster}/${GATEWAY_MSA}` };
+  if (!probe)
+    return {
+      type: 'Available',
+      status: 'Unknown',
+      reason: 'NoCredential',
+      message: `no ClusterGateway ${cluster} yet: waiting for the token of ManagedServiceAccount ${cluster}/${GATEWAY_MSA}`,
+    };
   return probe.healthy
     ? { type: 'Available', status: 'True', reason: 'ProbeSucceeded', message: `GET /healthz on ${cluster} through cluster-proxy answered ok` }
     : { type: 'Available', status: 'False', reason: 'ProbeFailed', message: `GET /healthz on ${cluster} through cluster-proxy: ${probe.reason}` };
@@ -87,7 +98,8 @@ export function clusterGatewayAddon(log: (line: string) => void = () => undefine
     healthCheck: 'Customized',
     async agentManifests(cluster, _hub, values) {
       const timeout = values?.variables.probeTimeout;
-      if (timeout !== undefined && !/^[0-9]+(ms|s)$/.test(timeout)) throw new AddonConfigError(`customizedVariables probeTimeout=${JSON.stringify(timeout)} is not a duration such as 800ms or 5s`);
+      if (timeout !== undefined && !/^[0-9]+(ms|s)$/.test(timeout))
+        throw new AddonConfigError(`customizedVariables probeTimeout=${JSON.stringify(timeout)} is not a duration such as 800ms or 5s`);
       if (timeout === undefined) probeTimeouts.delete(cluster);
       else probeTimeouts.set(cluster, timeout.endsWith('ms') ? Number(timeout.slice(0, -2)) : Number(timeout.slice(0, -1)) * 1000);
       return [];
@@ -97,13 +109,16 @@ export function clusterGatewayAddon(log: (line: string) => void = () => undefine
     },
     async reconcileHub(hub: KubeClient) {
       tunnel ??= new TunnelSource(hub, log);
-      const clusters = (await hub.get<{ items: (KubeObject & { spec?: { hubAcceptsClient?: boolean } })[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items
+      const clusters = (
+        await hub.get<{ items: (KubeObject & { spec?: { hubAcceptsClient?: boolean } })[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))
+      ).items
         .filter((c) => c.spec?.hubAcceptsClient && !c.metadata.deletionTimestamp)
         .map((c) => c.metadata.name);
       const secrets = (await hub.get<{ items: Secret[] }>(`/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets`)).items;
       for (const s of secrets) {
         if (s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY && !clusters.includes(s.metadata.name)) {
-          if (await deleteIfPresent(hub, `/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets/${s.metadata.name}`)) log(`deleted Secret ${CREDENTIALS_NAMESPACE}/${s.metadata.name}: cluster ${s.metadata.name} is gone`);
+          if (await deleteIfPresent(hub, `/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets/${s.metadata.name}`))
+            log(`deleted Secret ${CREDENTIALS_NAMESPACE}/${s.metadata.name}: cluster ${s.metadata.name} is gone`);
           probes.delete(s.metadata.name);
         }
       }
@@ -119,11 +134,17 @@ export function clusterGatewayAddon(log: (line: string) => void = () => undefine
           if (!existing) {
             current = await hub.post<Secret>(`/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets`, desired);
             log(`Secret ${CREDENTIALS_NAMESPACE}/${cluster} created from the token of ManagedServiceAccount ${cluster}/${GATEWAY_MSA}`);
-          } else if (JSON.stringify(existing.data) !== JSON.stringify(desired.data) || JSON.stringify(existing.metadata.labels) !== JSON.stringify(desired.metadata.labels)) {
+          } else if (
+            JSON.stringify(existing.data) !== JSON.stringify(desired.data) ||
+            JSON.stringify(existing.metadata.labels) !== JSON.stringify(desired.metadata.labels)
+          ) {
             current = await hub.put<Secret>(`/api/v1/namespaces/${CREDENTIALS_NAMESPACE}/secrets/${cluster}`, desired);
             log(`Secret ${CREDENTIALS_NAMESPACE}/${cluster} updated (token refreshed)`);
           }
-          const probe = await probeCluster(await tunnel.get(), cluster, probeTimeouts.get(cluster) ?? 5_000).catch((err: Error) => ({ ok: false, error: err.message }));
+          const probe = await probeCluster(await tunnel.get(), cluster, probeTimeouts.get(cluster) ?? 5_000).catch((err: Error) => ({
+            ok: false,
+            error: err.message,
+          }));
           const result = { healthy: probe.ok, reason: probe.ok ? '' : (probe.error ?? 'no answer') };
           probes.set(cluster, result);
           if (/proxy stream failed|closed the stream/.test(result.reason)) tunnel.invalidate();

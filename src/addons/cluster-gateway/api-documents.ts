@@ -22,7 +22,13 @@ export function apiResourceList(): Record<string, unknown> {
     resources: [
       { name: GATEWAY_RESOURCE, singularName: 'clustergateway', namespaced: false, kind: GATEWAY_KIND, verbs: ['get', 'list', 'watch'] },
       { name: `${GATEWAY_RESOURCE}/health`, singularName: '', namespaced: false, kind: GATEWAY_KIND, verbs: ['get', 'update'] },
-      { name: `${GATEWAY_RESOURCE}/proxy`, singularName: '', namespaced: false, kind: 'ClusterGatewayProxy', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+      {
+        name: `${GATEWAY_RESOURCE}/proxy`,
+        singularName: '',
+        namespaced: false,
+        kind: 'ClusterGatewayProxy',
+        verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      },
     ],
   };
 }
@@ -33,7 +39,10 @@ export function apiResourceList(): Record<string, unknown> {
  */
 export function wantsOnlyAggregatedDiscovery(accept: string | undefined): boolean {
   if (!accept) return false;
-  const entries = accept.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = accept
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   return entries.length > 0 && entries.every((e) => /g=apidiscovery\.k8s\.io/.test(e));
 }
 
@@ -97,7 +106,11 @@ function schemas(ref: (name: string) => string): Record<string, unknown> {
             const: {
               type: 'object',
               description: 'For type Const.',
-              properties: { address: str("The API server's URL."), caBundle: { type: 'string', format: 'byte', description: 'PEM CA bundle, base64.' }, insecure: { type: 'boolean', description: 'Skip verification (no CA known).' } },
+              properties: {
+                address: str("The API server's URL."),
+                caBundle: { type: 'string', format: 'byte', description: 'PEM CA bundle, base64.' },
+                insecure: { type: 'boolean', description: 'Skip verification (no CA known).' },
+              },
             },
           },
         },
@@ -131,13 +144,27 @@ function paths(v3: boolean): Record<string, unknown> {
     v3
       ? { '200': { description: 'OK', content: { 'application/json': { schema: { $ref: `#/components/schemas/${PREFIX}.${schema}` } } } } }
       : { '200': { description: 'OK', schema: { $ref: `#/definitions/${PREFIX}.${schema}` } } };
-  const nameParam = v3 ? { name: 'name', in: 'path', required: true, description: 'name of the ClusterGateway', schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, description: 'name of the ClusterGateway', type: 'string' };
+  const nameParam = v3
+    ? { name: 'name', in: 'path', required: true, description: 'name of the ClusterGateway', schema: { type: 'string' } }
+    : { name: 'name', in: 'path', required: true, description: 'name of the ClusterGateway', type: 'string' };
   return {
     [base]: {
-      get: { description: 'list or watch ClusterGateways', operationId: 'listClusterCoreOamDevV1alpha1ClusterGateway', responses: response('ClusterGatewayList'), 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': { ...gvk } },
+      get: {
+        description: 'list or watch ClusterGateways',
+        operationId: 'listClusterCoreOamDevV1alpha1ClusterGateway',
+        responses: response('ClusterGatewayList'),
+        'x-kubernetes-action': 'list',
+        'x-kubernetes-group-version-kind': { ...gvk },
+      },
     },
     [`${base}/{name}`]: {
-      get: { description: 'read the specified ClusterGateway', operationId: 'readClusterCoreOamDevV1alpha1ClusterGateway', responses: response('ClusterGateway'), 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': { ...gvk } },
+      get: {
+        description: 'read the specified ClusterGateway',
+        operationId: 'readClusterCoreOamDevV1alpha1ClusterGateway',
+        responses: response('ClusterGateway'),
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { ...gvk },
+      },
       parameters: [nameParam],
     },
   };
@@ -145,17 +172,31 @@ function paths(v3: boolean): Record<string, unknown> {
 
 /** /openapi/v2 (swagger 2.0): definitions only, enough for the hub to merge. */
 export function openApiV2(): Record<string, unknown> {
-  return { swagger: '2.0', info: { title: 'cluster-gateway (ocm-lab)', version: GATEWAY_VERSION }, paths: paths(false), definitions: schemas((n) => `#/definitions/${n}`) };
+  return {
+    swagger: '2.0',
+    info: { title: 'cluster-gateway (ocm-lab)', version: GATEWAY_VERSION },
+    paths: paths(false),
+    definitions: schemas((n) => `#/definitions/${n}`),
+  };
 }
 
 /** /openapi/v3/apis/cluster.core.oam.dev/v1alpha1: what `kubectl explain clustergateway` reads. */
 export function openApiV3(): Record<string, unknown> {
-  return { openapi: '3.0.0', info: { title: 'cluster-gateway (ocm-lab)', version: GATEWAY_VERSION }, paths: paths(true), components: { schemas: schemas((n) => `#/components/schemas/${n}`) } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'cluster-gateway (ocm-lab)', version: GATEWAY_VERSION },
+    paths: paths(true),
+    components: { schemas: schemas((n) => `#/components/schemas/${n}`) },
+  };
 }
 
 export const OPENAPI_V3_HASH = createHash('sha512').update(JSON.stringify(openApiV3())).digest('hex').slice(0, 64).toUpperCase();
 
 /** /openapi/v3: the index of group-version documents. */
 export function openApiV3Index(): Record<string, unknown> {
-  return { paths: { [`apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}?hash=${OPENAPI_V3_HASH}` } } };
+  return {
+    paths: {
+      [`apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}?hash=${OPENAPI_V3_HASH}` },
+    },
+  };
 }

@@ -30,18 +30,23 @@ export class SubjectAccessReviewer {
     const now = Date.now();
     const hit = this.cache.get(key);
     if (hit && hit.until > now) return hit.decision;
-    const review = await this.hub.post<{ status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec: {
-        user: who.user,
-        groups: who.groups,
-        ...(who.uid ? { uid: who.uid } : {}),
-        ...(Object.keys(who.extra).length ? { extra: who.extra } : {}),
-        resourceAttributes: { ...attributes, subresource: attributes.subresource ?? '', name: attributes.name ?? '' },
+    const review = await this.hub.post<{ status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string } }>(
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: who.user,
+          groups: who.groups,
+          ...(who.uid ? { uid: who.uid } : {}),
+          ...(Object.keys(who.extra).length ? { extra: who.extra } : {}),
+          resourceAttributes: { ...attributes, subresource: attributes.subresource ?? '', name: attributes.name ?? '' },
+        },
       },
-    });
-    const decision: Decision = review.status?.allowed ? { allowed: true } : { allowed: false, reason: review.status?.reason || review.status?.evaluationError || '' };
+    );
+    const decision: Decision = review.status?.allowed
+      ? { allowed: true }
+      : { allowed: false, reason: review.status?.reason || review.status?.evaluationError || '' };
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { decision, until: now + TTL_MS });
     return decision;

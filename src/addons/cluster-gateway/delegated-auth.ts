@@ -61,13 +61,22 @@ export function authenticate(req: IncomingMessage, config: FrontProxyConfig): Au
   const socket = req.socket as TLSSocket;
   if (!socket.authorized) {
     const peer = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate() : undefined;
-    const why = peer && Object.keys(peer).length ? `its client certificate is not from the front-proxy CA (${String(socket.authorizationError ?? 'unverified')})` : 'it has no client certificate';
-    return { ok: false, message: `Unauthorized: this API is served through the hub API server's aggregation layer, and this request did not come from it (${why})` };
+    const why =
+      peer && Object.keys(peer).length
+        ? `its client certificate is not from the front-proxy CA (${String(socket.authorizationError ?? 'unverified')})`
+        : 'it has no client certificate';
+    return {
+      ok: false,
+      message: `Unauthorized: this API is served through the hub API server's aggregation layer, and this request did not come from it (${why})`,
+    };
   }
   const cn = socket.getPeerCertificate().subject?.CN;
   const cnText = Array.isArray(cn) ? cn.join(',') : (cn ?? '');
   if (config.allowedNames.length && !config.allowedNames.includes(cnText)) {
-    return { ok: false, message: `Unauthorized: client certificate CN ${JSON.stringify(cnText)} is not one of the allowed front-proxy names (${config.allowedNames.join(', ')})` };
+    return {
+      ok: false,
+      message: `Unauthorized: client certificate CN ${JSON.stringify(cnText)} is not one of the allowed front-proxy names (${config.allowedNames.join(', ')})`,
+    };
   }
   const identity = identityFromHeaders(distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }), config);
   if (!identity) return { ok: false, message: `Unauthorized: the front proxy named no user (header ${config.usernameHeaders.join(' or ')} is missing)` };

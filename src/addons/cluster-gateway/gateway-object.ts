@@ -94,7 +94,14 @@ export function gatewayFromSecret(secret: SecretLike, cluster?: ManagedClusterLi
   if (endpointType === 'ClusterProxy') address = `https://${name}`;
   else if (!address) return { ok: false, reason: `Secret ${name}: endpoint type Const needs data.endpoint (the cluster's API server URL)` };
 
-  const target: GatewayTarget = { name, endpointType, endpoint: address, insecure: !caPem, credentialType: credentialType as CredentialType, ...(caPem ? { caPem } : {}) };
+  const target: GatewayTarget = {
+    name,
+    endpointType,
+    endpoint: address,
+    insecure: !caPem,
+    credentialType: credentialType as CredentialType,
+    ...(caPem ? { caPem } : {}),
+  };
   if (credentialType === 'ServiceAccountToken') {
     const token = fromBase64(data.token).trim();
     if (!token) return { ok: false, reason: `Secret ${name}: credential type ServiceAccountToken needs data.token` };

@@ -59,7 +59,10 @@ export class GatewayStore {
 
   /** The list's resourceVersion: the newest change either cache has seen. */
   resourceVersion(): string {
-    const fromCaches = [rvOf({ metadata: { resourceVersion: this.secrets.lastResourceVersion() } }), rvOf({ metadata: { resourceVersion: this.clusters?.lastResourceVersion() } })];
+    const fromCaches = [
+      rvOf({ metadata: { resourceVersion: this.secrets.lastResourceVersion() } }),
+      rvOf({ metadata: { resourceVersion: this.clusters?.lastResourceVersion() } }),
+    ];
     const max = [this.latest, ...fromCaches].reduce((a, b) => (b > a ? b : a), 0n);
     return String(max);
   }

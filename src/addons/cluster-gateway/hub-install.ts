@@ -29,7 +29,12 @@ export interface GatewayInstallOptions {
 
 /** The DNS names the hub's aggregator checks in the gateway's certificate (it verifies `<service>.<namespace>.svc`). */
 export function gatewayServingNames(): string[] {
-  return [GATEWAY_SERVICE, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}`, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`, `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc.cluster.local`];
+  return [
+    GATEWAY_SERVICE,
+    `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}`,
+    `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`,
+    `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc.cluster.local`,
+  ];
 }
 
 async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
@@ -46,7 +51,13 @@ async function ensureGatewayCA(hub: KubeClient): Promise<CertificateAuthority> {
   const keyPem = fromBase64(existing?.data?.['tls.key']);
   if (certPem && keyPem) return { certPem, keyPem };
   const ca = await createCA('cluster-gateway-ca', { validityDays: 3650 });
-  const body = { apiVersion: 'v1', kind: 'Secret', metadata: { name: SIGNER_SECRET, namespace: GATEWAY_NAMESPACE }, type: 'kubernetes.io/tls', data: { 'tls.crt': toBase64(ca.certPem), 'tls.key': toBase64(ca.keyPem) } };
+  const body = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: SIGNER_SECRET, namespace: GATEWAY_NAMESPACE },
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': toBase64(ca.certPem), 'tls.key': toBase64(ca.keyPem) },
+  };
   if (existing) await hub.put(path, { ...body, metadata: { ...existing.metadata, ...body.metadata } });
   else await hub.post(`/api/v1/namespaces/${GATEWAY_NAMESPACE}/secrets`, body);
   return ca;
@@ -65,7 +76,13 @@ export function gatewayRbacObjects(): KubeObject[] {
   const name = 'open-cluster-management:cluster-gateway';
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE } },
-    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: `${name}:auth-delegator` }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:auth-delegator' }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${name}:auth-delegator` },
+      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:auth-delegator' },
+      subjects: sa,
+    },
     {
       apiVersion: `${rbac}/v1`,
       kind: 'RoleBinding',
@@ -73,7 +90,12 @@ export function gatewayRbacObjects(): KubeObject[] {
       roleRef: { apiGroup: rbac, kind: 'Role', name: 'extension-apiserver-authentication-reader' },
       subjects: sa,
     },
-    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name }, rules: [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] }] },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name },
+      rules: [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] }],
+    },
     { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name }, subjects: sa },
     {
       apiVersion: `${rbac}/v1`,
@@ -81,7 +103,13 @@ export function gatewayRbacObjects(): KubeObject[] {
       metadata: { name, namespace: CREDENTIALS_NAMESPACE },
       rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }],
     },
-    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: CREDENTIALS_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: CREDENTIALS_NAMESPACE },
+      roleRef: { apiGroup: rbac, kind: 'Role', name },
+      subjects: sa,
+    },
     {
       apiVersion: `${rbac}/v1`,
       kind: 'Role',
@@ -92,10 +120,27 @@ export function gatewayRbacObjects(): KubeObject[] {
         { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       ],
     },
-    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: PROXY_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: PROXY_NAMESPACE },
+      roleRef: { apiGroup: rbac, kind: 'Role', name },
+      subjects: sa,
+    },
     // ocm-tls-profile, which the gateway serves TLS by (list/watch cannot be limited by resourceNames).
-    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }] },
-    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE }, roleRef: { apiGroup: rbac, kind: 'Role', name }, subjects: sa },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+    },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE },
+      roleRef: { apiGroup: rbac, kind: 'Role', name },
+      subjects: sa,
+    },
   ];
 }
 
@@ -169,7 +214,12 @@ export async function installGatewayServer(hub: KubeClient, options: GatewayInst
   const changed: string[] = [];
   for (const ns of [GATEWAY_NAMESPACE, CREDENTIALS_NAMESPACE, PROXY_NAMESPACE]) await ensureNamespace(hub, ns);
   const ca = await ensureGatewayCA(hub);
-  const serving = await ensureCertificateSecret(hub, ca, GATEWAY_NAMESPACE, GATEWAY_SERVING_SECRET, { commonName: `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`, usages: ['server'], dnsNames: gatewayServingNames(), ipAddresses: [] });
+  const serving = await ensureCertificateSecret(hub, ca, GATEWAY_NAMESPACE, GATEWAY_SERVING_SECRET, {
+    commonName: `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}.svc`,
+    usages: ['server'],
+    dnsNames: gatewayServingNames(),
+    ipAddresses: [],
+  });
   if (serving.issued) changed.push(`Secret/${GATEWAY_SERVING_SECRET} issued`);
   for (const obj of [...gatewayRbacObjects(), ...gatewayServingObjects(ca.certPem, options)]) {
     const result = await applyObject(hub, obj);
@@ -180,7 +230,10 @@ export async function installGatewayServer(hub: KubeClient, options: GatewayInst
 
 /** The APIService's Available condition: how the hub's aggregator sees the gateway. */
 export async function apiServiceAvailable(hub: KubeClient): Promise<{ available: boolean; message: string }> {
-  const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(hub, `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
+  const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(
+    hub,
+    `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`,
+  );
   const c = svc?.status?.conditions?.find((x) => x.type === 'Available');
   return { available: c?.status === 'True', message: c ? `${c.reason ?? ''}: ${c.message ?? ''}` : 'no status yet' };
 }

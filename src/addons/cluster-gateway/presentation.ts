@@ -26,7 +26,8 @@ export function presentationFor(accept: string | undefined): { presentation: Pre
     if (params.get('g') !== 'meta.k8s.io') continue;
     const version = params.get('v') ?? 'v1';
     if (as === 'Table' && (version === 'v1' || version === 'v1beta1')) return { presentation: 'table', version };
-    if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && (version === 'v1' || version === 'v1beta1')) return { presentation: 'metadata', version };
+    if ((as === 'PartialObjectMetadata' || as === 'PartialObjectMetadataList') && (version === 'v1' || version === 'v1beta1'))
+      return { presentation: 'metadata', version };
   }
   return { presentation: 'object', version: '' };
 }
@@ -44,7 +45,10 @@ function partialMetadata(gw: ClusterGateway, version: string) {
 }
 
 /** One Table row per gateway, as `kubectl get clustergateway` prints it. */
-export function gatewayTable(gateways: ClusterGateway[], options: { version?: string; resourceVersion?: string; headers?: boolean } = {}): Record<string, unknown> {
+export function gatewayTable(
+  gateways: ClusterGateway[],
+  options: { version?: string; resourceVersion?: string; headers?: boolean } = {},
+): Record<string, unknown> {
   const version = options.version || 'v1';
   return {
     kind: 'Table',
@@ -52,7 +56,13 @@ export function gatewayTable(gateways: ClusterGateway[], options: { version?: st
     metadata: options.resourceVersion ? { resourceVersion: options.resourceVersion } : {},
     columnDefinitions: options.headers === false ? [] : TABLE_COLUMNS,
     rows: gateways.map((gw) => ({
-      cells: [gw.metadata.name, gw.spec.provider, gw.spec.access.credential.type || '<none>', gw.spec.access.endpoint.type, gw.status.healthy ? 'True' : gw.status.healthyReason ? 'False' : 'Unknown'],
+      cells: [
+        gw.metadata.name,
+        gw.spec.provider,
+        gw.spec.access.credential.type || '<none>',
+        gw.spec.access.endpoint.type,
+        gw.status.healthy ? 'True' : gw.status.healthyReason ? 'False' : 'Unknown',
+      ],
       object: partialMetadata(gw, version),
     })),
   };
@@ -60,7 +70,8 @@ export function gatewayTable(gateways: ClusterGateway[], options: { version?: st
 
 /** A single object in the asked-for representation. */
 export function presentObject(gw: ClusterGateway, how: { presentation: Presentation; version: string }, headers = true): unknown {
-  if (how.presentation === 'table') return gatewayTable([gw], { version: how.version, headers, ...(gw.metadata.resourceVersion ? { resourceVersion: gw.metadata.resourceVersion } : {}) });
+  if (how.presentation === 'table')
+    return gatewayTable([gw], { version: how.version, headers, ...(gw.metadata.resourceVersion ? { resourceVersion: gw.metadata.resourceVersion } : {}) });
   if (how.presentation === 'metadata') return partialMetadata(gw, how.version);
   return gw;
 }
@@ -69,7 +80,12 @@ export function presentObject(gw: ClusterGateway, how: { presentation: Presentat
 export function presentList(gateways: ClusterGateway[], resourceVersion: string, how: { presentation: Presentation; version: string }): unknown {
   if (how.presentation === 'table') return gatewayTable(gateways, { version: how.version, resourceVersion });
   if (how.presentation === 'metadata') {
-    return { kind: 'PartialObjectMetadataList', apiVersion: `meta.k8s.io/${how.version || 'v1'}`, metadata: { resourceVersion }, items: gateways.map((g) => partialMetadata(g, how.version)) };
+    return {
+      kind: 'PartialObjectMetadataList',
+      apiVersion: `meta.k8s.io/${how.version || 'v1'}`,
+      metadata: { resourceVersion },
+      items: gateways.map((g) => partialMetadata(g, how.version)),
+    };
   }
   return { kind: `${GATEWAY_KIND}List`, apiVersion: GATEWAY_API, metadata: { resourceVersion }, items: gateways };
 }

@@ -7,7 +7,18 @@ import { impersonationHeaders, isIdentityHeader, type CallerIdentity, type Reque
 import { forwardedQuery } from './routing.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the gateway sets itself. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /** The managed cluster's API server names this in its certificate whatever address reaches it. */
 export const CLUSTER_PROXY_SERVER_NAME = 'kubernetes.default.svc';

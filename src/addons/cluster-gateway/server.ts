@@ -57,7 +57,8 @@ function sendStatus(res: ServerResponse, code: number, reason: string, message: 
 /** An error answer on a raw socket (an upgrade request that will not be upgraded). */
 function socketStatus(socket: Duplex, code: number, reason: string, message: string): void {
   const text = JSON.stringify(statusObject(code, reason, message));
-  const phrase = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 502: 'Bad Gateway', 503: 'Service Unavailable' }[code] ?? 'Error';
+  const phrase =
+    { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 502: 'Bad Gateway', 503: 'Service Unavailable' }[code] ?? 'Error';
   socket.end(`HTTP/1.1 ${code} ${phrase}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
 }
 
@@ -90,15 +91,31 @@ function attributesFor(route: Route, method: string): ResourceAttributes | null 
 export async function startGatewayServer(o: GatewayServerOptions): Promise<GatewayServer> {
   const stop = new AbortController();
   const credentialsNamespace = o.credentialsNamespace ?? CREDENTIALS_NAMESPACE;
-  const authConfigMaps = new Informer<{ metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>(o.hub, '/api/v1/namespaces/kube-system/configmaps', o.log, {
-    fieldSelector: 'metadata.name=extension-apiserver-authentication',
-  });
+  const authConfigMaps = new Informer<{ metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>(
+    o.hub,
+    '/api/v1/namespaces/kube-system/configmaps',
+    o.log,
+    {
+      fieldSelector: 'metadata.name=extension-apiserver-authentication',
+    },
+  );
   const secrets = new Informer<SecretLike & { metadata: { name: string } }>(o.hub, `/api/v1/namespaces/${credentialsNamespace}/secrets`, o.log);
-  const clusters = o.ocmIntegration ? new Informer<ManagedClusterLike & { metadata: { name: string; resourceVersion?: string } }>(o.hub, '/apis/cluster.open-cluster-management.io/v1/managedclusters', o.log) : null;
+  const clusters = o.ocmIntegration
+    ? new Informer<ManagedClusterLike & { metadata: { name: string; resourceVersion?: string } }>(
+        o.hub,
+        '/apis/cluster.open-cluster-management.io/v1/managedclusters',
+        o.log,
+      )
+    : null;
   // OCM's ocm-tls-profile, where our other addons' servers read it (the addon managers' namespace).
-  const tlsProfiles = new Informer<{ metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>(o.hub, `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`, o.log, {
-    fieldSelector: `metadata.name=${TLS_PROFILE_CONFIGMAP}`,
-  });
+  const tlsProfiles = new Informer<{ metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> }>(
+    o.hub,
+    `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`,
+    o.log,
+    {
+      fieldSelector: `metadata.name=${TLS_PROFILE_CONFIGMAP}`,
+    },
+  );
   const store = new GatewayStore(secrets, clusters, o.log);
   for (const inf of [authConfigMaps, tlsProfiles, secrets, clusters]) void inf?.run(stop.signal);
   await Promise.all([authConfigMaps.waitForSync(), tlsProfiles.waitForSync()]);
@@ -146,7 +163,9 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     if (!next || JSON.stringify(next) === JSON.stringify(tlsProfile)) return;
     tlsProfile = next;
     server.setSecureContext(secureContext());
-    o.log(`TLS profile from ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}: minimum ${next.minVersion}${next.cipherSuites.length ? `, cipher suites ${next.cipherSuites.join(',')}` : ''}`);
+    o.log(
+      `TLS profile from ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}: minimum ${next.minVersion}${next.cipherSuites.length ? `, cipher suites ${next.cipherSuites.join(',')}` : ''}`,
+    );
   });
 
   const synced = () => secrets.hasSynced() && (clusters?.hasSynced() ?? true);
@@ -161,7 +180,11 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     try {
       decision = await reviewer.authorize(authn.identity, attributes);
     } catch (err) {
-      return { code: 500, reason: 'InternalError', message: `authorization failed: the SubjectAccessReview on the hub did not answer: ${(err as Error).message}` };
+      return {
+        code: 500,
+        reason: 'InternalError',
+        message: `authorization failed: the SubjectAccessReview on the hub did not answer: ${(err as Error).message}`,
+      };
     }
     if (!decision.allowed) return { code: 403, reason: 'Forbidden', message: forbiddenMessage(authn.identity, attributes, decision.reason) };
     return { identity: authn.identity };
@@ -200,7 +223,13 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     } catch (err) {
       return [503, 'ServiceUnavailable', `cannot reach cluster ${name} through cluster-proxy: ${(err as Error).message}`];
     }
-    const headers = outgoingHeaders(distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }), target, identity, { identityPenetration: o.identityPenetration, headerNames: frontProxy }, upgrade);
+    const headers = outgoingHeaders(
+      distinctHeaders(req as IncomingMessage & { headersDistinct?: Record<string, string[]> }),
+      target,
+      identity,
+      { identityPenetration: o.identityPenetration, headerNames: frontProxy },
+      upgrade,
+    );
     return { target, upstream: openUpstream({ target, method: req.method ?? 'GET', path: upstreamPath(target, path, rawQuery), headers, agent }) };
   }
 
@@ -227,7 +256,15 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     req.pipe(upstream);
   }
 
-  async function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, name: string, path: string, rawQuery: string, identity: CallerIdentity): Promise<void> {
+  async function proxyUpgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    name: string,
+    path: string,
+    rawQuery: string,
+    identity: CallerIdentity,
+  ): Promise<void> {
     const opened = await upstreamFor(req, name, path, rawQuery, identity, true);
     if (Array.isArray(opened)) return socketStatus(socket, ...opened);
     const { upstream } = opened;
@@ -272,7 +309,10 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     }
     const entry = store.get(name);
     if (!entry) return sendStatus(res, ...notFound(name));
-    sendJson(res, 200, { ...entry.gateway, status: { healthy: !!body.status?.healthy, ...(body.status?.healthyReason ? { healthyReason: body.status.healthyReason } : {}) } });
+    sendJson(res, 200, {
+      ...entry.gateway,
+      status: { healthy: !!body.status?.healthy, ...(body.status?.healthyReason ? { healthyReason: body.status.healthyReason } : {}) },
+    });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -297,7 +337,8 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
       case 'openapi-v3':
         return sendJson(res, 200, openApiV3());
       case 'api-groups':
-        if (wantsOnlyAggregatedDiscovery(req.headers.accept)) return sendStatus(res, 406, 'NotAcceptable', 'only legacy discovery is served here: ask /apis/cluster.core.oam.dev/v1alpha1');
+        if (wantsOnlyAggregatedDiscovery(req.headers.accept))
+          return sendStatus(res, 406, 'NotAcceptable', 'only legacy discovery is served here: ask /apis/cluster.core.oam.dev/v1alpha1');
         return sendJson(res, 200, apiGroupList());
       case 'api-group':
         return sendJson(res, 200, apiGroup());
@@ -313,7 +354,13 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
       default:
         break;
     }
-    if (method !== 'GET' && method !== 'HEAD') return sendStatus(res, 405, 'MethodNotAllowed', `${method} is not supported on ${GATEWAY_RESOURCE}: ClusterGateways are read-only (they follow their Secrets)`);
+    if (method !== 'GET' && method !== 'HEAD')
+      return sendStatus(
+        res,
+        405,
+        'MethodNotAllowed',
+        `${method} is not supported on ${GATEWAY_RESOURCE}: ClusterGateways are read-only (they follow their Secrets)`,
+      );
     if (!synced()) return sendStatus(res, 503, 'ServiceUnavailable', 'the gateway is still loading its caches; try again in a moment');
     const fieldSelector = query.get('fieldSelector') ?? '';
     let selectedName: string | undefined;
@@ -326,7 +373,12 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
       const name = route.kind === 'object' ? route.name : selectedName;
       if (route.watch) {
         const timeout = Number(query.get('timeoutSeconds') ?? '0');
-        return streamWatch(res, store, { ...(name ? { name } : {}), resourceVersion: query.get('resourceVersion') ?? '', timeoutSeconds: Number.isFinite(timeout) ? timeout : 0, how }, stop.signal);
+        return streamWatch(
+          res,
+          store,
+          { ...(name ? { name } : {}), resourceVersion: query.get('resourceVersion') ?? '', timeoutSeconds: Number.isFinite(timeout) ? timeout : 0, how },
+          stop.signal,
+        );
       }
       if (route.kind === 'collection') {
         const items = store.list().filter((g) => !selectedName || g.metadata.name === selectedName);
@@ -371,7 +423,9 @@ export async function startGatewayServer(o: GatewayServerOptions): Promise<Gatew
     server.listen(o.port, o.host, resolve);
   });
   await Promise.all([secrets.waitForSync(), clusters?.waitForSync()]);
-  o.log(`cluster-gateway serving ${GATEWAY_GROUP}/${GATEWAY_VERSION} on ${o.host}:${(server.address() as net.AddressInfo).port}; ${store.list().length} ClusterGateways from ${credentialsNamespace}`);
+  o.log(
+    `cluster-gateway serving ${GATEWAY_GROUP}/${GATEWAY_VERSION} on ${o.host}:${(server.address() as net.AddressInfo).port}; ${store.list().length} ClusterGateways from ${credentialsNamespace}`,
+  );
   return {
     port: (server.address() as net.AddressInfo).port,
     store,

@@ -11,7 +11,10 @@ export class TunnelSource {
   private current: Promise<TunnelClient> | undefined;
   private readonly onReset = new Set<() => void>();
 
-  constructor(private readonly hub: KubeClient, private readonly log: (line: string) => void = () => undefined) {}
+  constructor(
+    private readonly hub: KubeClient,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
 
   get(): Promise<TunnelClient> {
     if (!this.current) {
@@ -31,7 +34,10 @@ export class TunnelSource {
   invalidate(): void {
     const old = this.current;
     this.current = undefined;
-    old?.then((c) => c.close(), () => undefined);
+    old?.then(
+      (c) => c.close(),
+      () => undefined,
+    );
     for (const f of this.onReset) f();
   }
 
@@ -40,7 +46,10 @@ export class TunnelSource {
   }
 
   close(): void {
-    this.current?.then((c) => c.close(), () => undefined);
+    this.current?.then(
+      (c) => c.close(),
+      () => undefined,
+    );
     this.current = undefined;
   }
 }

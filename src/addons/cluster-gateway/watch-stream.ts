@@ -33,7 +33,9 @@ export function streamWatch(res: ServerResponse, store: GatewayStore, w: WatchRe
   const subscription = store.watch(since, write);
   if (!subscription) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${w.resourceVersion}`, reason: 'Expired', code: 410 } })}\n`);
+    res.end(
+      `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${w.resourceVersion}`, reason: 'Expired', code: 410 } })}\n`,
+    );
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });

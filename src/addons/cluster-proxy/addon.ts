@@ -8,7 +8,16 @@ import { canonicalIp, isDnsName } from '../../pki/names.js';
 import { readTlsProfile, tlsProfileArgs } from '../../tunnel/tls-profile.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
-import { additionalSANs, agentEntrypoint, defaultProxyConfiguration, proxyConfigurationPath, readProxyConfiguration, userServerAdditionalSANs, userServerEnabled, type ManagedProxyConfiguration } from './configuration.js';
+import {
+  additionalSANs,
+  agentEntrypoint,
+  defaultProxyConfiguration,
+  proxyConfigurationPath,
+  readProxyConfiguration,
+  userServerAdditionalSANs,
+  userServerEnabled,
+  type ManagedProxyConfiguration,
+} from './configuration.js';
 import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
 import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
 import { SERVICE_PROXY_NAMES, userServerDeployment, userServerNames, userServerService } from './user-server-manifests.js';
@@ -62,18 +71,36 @@ const digest = (...pems: string[]) => crypto.createHash('sha256').update(pems.jo
  * `cluster-proxy-addon-user`. Without: the Deployment and Service go. Returns whether the
  * user server's certificate is in place (for the UserServerSecretSigned condition).
  */
-async function reconcileUserServer(hub: KubeClient, mpc: ManagedProxyConfiguration, ca: CertificateAuthority, tlsArgs: string[] | null, issues: string[]): Promise<boolean> {
+async function reconcileUserServer(
+  hub: KubeClient,
+  mpc: ManagedProxyConfiguration,
+  ca: CertificateAuthority,
+  tlsArgs: string[] | null,
+  issues: string[],
+): Promise<boolean> {
   const objects = [userServerService(), userServerDeployment(mpc, { tlsArgs: [], certificateDigest: '' })];
   if (!userServerEnabled(mpc)) {
-    for (const obj of objects) await hub.delete(objectPath(obj)).catch((err: unknown) => {
-      if (!isStatus(err, 404)) issues.push(`removing ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`);
-    });
+    for (const obj of objects)
+      await hub.delete(objectPath(obj)).catch((err: unknown) => {
+        if (!isStatus(err, 404)) issues.push(`removing ${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`);
+      });
     return false;
   }
   const sans = checkedAdditionalSANs(userServerAdditionalSANs(mpc));
-  if (sans.rejected.length) issues.push(`spec.userServer.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the user server's certificate)`);
-  const serving = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.userServing, { commonName: 'cluster-proxy-addon-user', usages: ['server'], ...userServerNames(sans.usable) });
-  await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, { commonName: 'cluster-proxy-service-proxy', usages: ['server'], ...SERVICE_PROXY_NAMES });
+  if (sans.rejected.length)
+    issues.push(
+      `spec.userServer.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the user server's certificate)`,
+    );
+  const serving = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.userServing, {
+    commonName: 'cluster-proxy-addon-user',
+    usages: ['server'],
+    ...userServerNames(sans.usable),
+  });
+  await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, {
+    commonName: 'cluster-proxy-service-proxy',
+    usages: ['server'],
+    ...SERVICE_PROXY_NAMES,
+  });
   // The Service first: the pod's /etc/hosts names the Services that exist when it starts.
   const apply = [userServerService(), ...(tlsArgs ? [userServerDeployment(mpc, { tlsArgs, certificateDigest: digest(serving.certPem) })] : [])];
   for (const obj of apply) await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
@@ -83,12 +110,34 @@ async function reconcileUserServer(hub: KubeClient, mpc: ManagedProxyConfigurati
 async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[], userServer: boolean): Promise<void> {
   const conditions: Condition[] = [...(mpc.status?.conditions ?? [])];
   const ok = issues.length === 0;
-  let changed = setCondition(conditions, ok
-    ? { type: 'ProxyServerDeployed', status: 'True', reason: 'Deployed', message: 'proxy-server Deployment and Service are applied' }
-    : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') });
-  changed = setCondition(conditions, { type: 'ProxyServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.proxyServer} is signed by ${SECRETS.signer}` }) || changed;
-  changed = setCondition(conditions, { type: 'AgentServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.agentServer} is signed by ${SECRETS.signer}` }) || changed;
-  if (userServer) changed = setCondition(conditions, { type: 'UserServerSecretSigned', status: 'True', reason: 'SelfSigned', message: `${SECRETS.userServing} is signed by ${SECRETS.signer}` }) || changed;
+  let changed = setCondition(
+    conditions,
+    ok
+      ? { type: 'ProxyServerDeployed', status: 'True', reason: 'Deployed', message: 'proxy-server Deployment and Service are applied' }
+      : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') },
+  );
+  changed =
+    setCondition(conditions, {
+      type: 'ProxyServerSecretSigned',
+      status: 'True',
+      reason: 'SelfSigned',
+      message: `${SECRETS.proxyServer} is signed by ${SECRETS.signer}`,
+    }) || changed;
+  changed =
+    setCondition(conditions, {
+      type: 'AgentServerSecretSigned',
+      status: 'True',
+      reason: 'SelfSigned',
+      message: `${SECRETS.agentServer} is signed by ${SECRETS.signer}`,
+    }) || changed;
+  if (userServer)
+    changed =
+      setCondition(conditions, {
+        type: 'UserServerSecretSigned',
+        status: 'True',
+        reason: 'SelfSigned',
+        message: `${SECRETS.userServing} is signed by ${SECRETS.signer}`,
+      }) || changed;
   if (changed) await hub.put(`${proxyConfigurationPath()}/status`, { ...mpc, status: { ...mpc.status, conditions } }).catch(() => undefined);
 }
 
@@ -116,10 +165,21 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       await ensureCaSecret(hub, ca);
       const issues: string[] = [];
       const sans = checkedAdditionalSANs(additionalSANs(mpc));
-      if (sans.rejected.length) issues.push(`spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the certificates)`);
+      if (sans.rejected.length)
+        issues.push(
+          `spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the certificates)`,
+        );
       const names = proxyServerNames(agentEntrypoint(mpc).host, sans.usable);
-      const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, { commonName: 'proxy-server', usages: ['server'], ...names });
-      const agentServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.agentServer, { commonName: 'agent-server', usages: ['server'], ...names });
+      const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, {
+        commonName: 'proxy-server',
+        usages: ['server'],
+        ...names,
+      });
+      const agentServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.agentServer, {
+        commonName: 'agent-server',
+        usages: ['server'],
+        ...names,
+      });
       await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyClient, { commonName: 'proxy-client', usages: ['client'] });
       const tlsArgs = await proxyServerTlsArgs(hub, issues, tls);
       const rollout = { tlsArgs: tlsArgs ?? [], certificatesDigest: digest(proxyServer.certPem, agentServer.certPem) };
@@ -134,16 +194,28 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       if (!mpc) throw new Error('ManagedProxyConfiguration cluster-proxy does not exist yet');
       // AddOnDeploymentConfig variable `replicas` (upstream's chart value of that name): the agent's replicas on this cluster.
       const replicas = values?.variables.replicas;
-      if (replicas !== undefined && !/^[1-9][0-9]?$/.test(replicas)) throw new AddonConfigError(`customizedVariables replicas=${JSON.stringify(replicas)} is not a whole number from 1 to 99`);
+      if (replicas !== undefined && !/^[1-9][0-9]?$/.test(replicas))
+        throw new AddonConfigError(`customizedVariables replicas=${JSON.stringify(replicas)} is not a whole number from 1 to 99`);
       const effective = replicas ? { ...mpc, spec: { ...mpc.spec, proxyAgent: { ...mpc.spec.proxyAgent, replicas: Number(replicas) } } } : mpc;
       const ca = await ensureSignerCA(hub);
-      const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, { commonName: `cluster-proxy-agent:${cluster}`, usages: ['client'] });
+      const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, {
+        commonName: `cluster-proxy-agent:${cluster}`,
+        usages: ['client'],
+      });
       if (!userServerEnabled(mpc)) return proxyAgentManifests(cluster, effective, cert, ca.certPem);
-      const serviceProxyCert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, { commonName: 'cluster-proxy-service-proxy', usages: ['server'], ...SERVICE_PROXY_NAMES });
+      const serviceProxyCert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, {
+        commonName: 'cluster-proxy-service-proxy',
+        usages: ['server'],
+        ...SERVICE_PROXY_NAMES,
+      });
       const issues: string[] = [];
       const tlsArgs = await proxyServerTlsArgs(hub, issues, tls);
       if (!tlsArgs) throw new Error(`the service proxy's TLS settings are unknown: ${issues.join('; ')}; fix or delete that ConfigMap`);
-      return proxyAgentManifests(cluster, effective, cert, ca.certPem, { cert: serviceProxyCert, tlsArgs, agentNamespace: values?.installNamespace ?? PROXY_NAMESPACE });
+      return proxyAgentManifests(cluster, effective, cert, ca.certPem, {
+        cert: serviceProxyCert,
+        tlsArgs,
+        agentNamespace: values?.installNamespace ?? PROXY_NAMESPACE,
+      });
     },
   };
 }

@@ -52,7 +52,14 @@ function stillGood(pair: KeyPairPem, ca: CertificateAuthority, names?: { dnsName
   }
 }
 
-async function writeSecret(hub: KubeClient, namespace: string, name: string, data: Record<string, string>, existing: Secret | null, labels: Record<string, string> = {}): Promise<void> {
+async function writeSecret(
+  hub: KubeClient,
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  existing: Secret | null,
+  labels: Record<string, string> = {},
+): Promise<void> {
   const body: Secret = {
     apiVersion: 'v1',
     kind: 'Secret',

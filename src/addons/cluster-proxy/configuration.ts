@@ -48,7 +48,8 @@ export function additionalSANs(mpc: ManagedProxyConfiguration): string[] {
   return mpc.spec.authentication?.signer?.selfSigned?.additionalSANs ?? [];
 }
 
-export const proxyConfigurationPath = () => objectPath({ apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } });
+export const proxyConfigurationPath = () =>
+  objectPath({ apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } });
 
 export async function readProxyConfiguration(hub: KubeClient): Promise<ManagedProxyConfiguration | null> {
   return getOrNull<ManagedProxyConfiguration>(hub, proxyConfigurationPath());
@@ -58,7 +59,9 @@ export async function readProxyConfiguration(hub: KubeClient): Promise<ManagedPr
 export function agentEntrypoint(mpc: ManagedProxyConfiguration): { host: string; port: number } {
   const ep = mpc.spec.proxyServer.entrypoint;
   if (ep?.type && ep.type !== 'Hostname') {
-    throw new Error(`ManagedProxyConfiguration ${PROXY_CONFIGURATION_NAME}: spec.proxyServer.entrypoint.type ${ep.type} is not supported in this lab; use Hostname`);
+    throw new Error(
+      `ManagedProxyConfiguration ${PROXY_CONFIGURATION_NAME}: spec.proxyServer.entrypoint.type ${ep.type} is not supported in this lab; use Hostname`,
+    );
   }
   const host = ep?.hostname?.value;
   if (!host) throw new Error(`ManagedProxyConfiguration ${PROXY_CONFIGURATION_NAME}: spec.proxyServer.entrypoint.hostname.value is empty`);

@@ -47,7 +47,14 @@ export async function proxyHealth(hub: KubeClient, tunnel: TunnelClient | null, 
   const rows: ProxyHealthRow[] = [];
   for (const s of states) {
     const probe = tunnel ? await probeCluster(tunnel, s.cluster) : { ok: false, latencyMs: null, error: 'no tunnel client' };
-    rows.push({ cluster: s.cluster, installed: s.installed, available: s.available, probedHealth: probe.ok, latencyMs: probe.ok ? probe.latencyMs : null, ...(probe.error ? { error: probe.error } : {}) });
+    rows.push({
+      cluster: s.cluster,
+      installed: s.installed,
+      available: s.available,
+      probedHealth: probe.ok,
+      latencyMs: probe.ok ? probe.latencyMs : null,
+      ...(probe.error ? { error: probe.error } : {}),
+    });
   }
   return rows;
 }

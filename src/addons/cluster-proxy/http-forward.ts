@@ -8,11 +8,27 @@ import type { Duplex } from 'node:stream';
  * SPDY, WebSockets) becomes a byte pipe once the target answers 101.
  */
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /** The end-to-end headers of `headers` (RFC 9110 §7.6.1: minus hop-by-hop ones and those `Connection` names). */
 export function endToEndHeaders(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
-  const named = new Set(String(headers.connection ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const named = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
   const out: http.OutgoingHttpHeaders = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined || HOP_BY_HOP.has(k) || named.has(k)) continue;
@@ -36,7 +52,15 @@ export interface HopTarget {
 function open(req: http.IncomingMessage, target: HopTarget, upgrade: boolean): http.ClientRequest {
   const headers = { ...target.headers };
   if (upgrade) Object.assign(headers, { connection: 'Upgrade', upgrade: req.headers.upgrade ?? '' });
-  const options: https.RequestOptions = { method: req.method, host: target.host, port: target.port, path: target.path, headers, ...(target.agent ? { agent: target.agent } : {}), ...(target.tls ?? {}) };
+  const options: https.RequestOptions = {
+    method: req.method,
+    host: target.host,
+    port: target.port,
+    path: target.path,
+    headers,
+    ...(target.agent ? { agent: target.agent } : {}),
+    ...(target.tls ?? {}),
+  };
   return target.protocol === 'https:' ? https.request(options) : http.request(options);
 }
 
@@ -67,7 +91,13 @@ function statusLine(status: number, message: string | undefined, rawHeaders: str
  * Forwards an upgrade request. A 101 joins the two sockets; any other answer (a 401, a 403)
  * is passed back with `Connection: close` and the socket ends after its body.
  */
-export function forwardUpgrade(req: http.IncomingMessage, client: Duplex, head: Buffer, target: HopTarget, failed: (status: number, message: string) => void): void {
+export function forwardUpgrade(
+  req: http.IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  target: HopTarget,
+  failed: (status: number, message: string) => void,
+): void {
   const out = open(req, target, true);
   client.on('error', () => out.destroy());
   out.on('upgrade', (up, upstream, upstreamHead) => {
@@ -96,5 +126,7 @@ export function forwardUpgrade(req: http.IncomingMessage, client: Duplex, head: 
 /** A plain-text error answer on a raw socket (for upgrade requests, which have no ServerResponse). */
 export function socketError(client: Duplex, status: number, message: string): void {
   const body = `${message}\n`;
-  client.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  client.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -59,10 +59,15 @@ async function forwardTo(portForward: PodPortForwarder, pod: string): Promise<{ 
  * through `options.portForward` when given.
  */
 export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {}): Promise<{ client: TunnelClient; address: string }> {
-  const secret = await asHubUser(`read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`, `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`, () =>
-    hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
+  const secret = await asHubUser(
+    `read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`,
+    `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`,
+    () => hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
   ).catch((err: unknown) => {
-    if (isStatus(err, 404)) throw new NotReadyError(`cluster-proxy is not installed on the hub (no Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient})`, { hint: "run 'ocm-lab up' (it installs cluster-proxy by default)" });
+    if (isStatus(err, 404))
+      throw new NotReadyError(`cluster-proxy is not installed on the hub (no Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient})`, {
+        hint: "run 'ocm-lab up' (it installs cluster-proxy by default)",
+      });
     throw err;
   });
   // Upstream's proxy-server pods carry only the component label (ours carry the addon label too).
@@ -71,7 +76,10 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
     hub.get<{ items: Pod[] }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/pods`, { labelSelector: selector }),
   );
   const ready = pods.items.find((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-  if (!ready?.status?.podIP) throw new NotReadyError(`no proxy-server pod is ready in ${PROXY_NAMESPACE} on the hub`, { hint: "see 'kubectl --context hub -n open-cluster-management-cluster-proxy get pods'" });
+  if (!ready?.status?.podIP)
+    throw new NotReadyError(`no proxy-server pod is ready in ${PROXY_NAMESPACE} on the hub`, {
+      hint: "see 'kubectl --context hub -n open-cluster-management-cluster-proxy get pods'",
+    });
   const caPem = fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub));
   const forward = options.portForward && !ready.spec?.hostNetwork ? await forwardTo(options.portForward, ready.metadata.name) : null;
   const address = forward?.address ?? `${ready.status.podIP}:${PROXY_PORTS.frontend}`;

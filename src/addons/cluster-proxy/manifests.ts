@@ -2,11 +2,21 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
 import { toBase64, type KubeObject } from '../../kube/objects.js';
 import type { KeyPairPem } from '../../pki/index.js';
-import { AGENT_SERVICE_ACCOUNT, CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_AGENT_DEPLOYMENT, PROXY_AGENT_HEALTH_PORT, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_DEPLOYMENT, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
+import {
+  AGENT_SERVICE_ACCOUNT,
+  CLUSTER_PROXY,
+  ENTRYPOINT_SERVICE,
+  PROXY_AGENT_DEPLOYMENT,
+  PROXY_AGENT_HEALTH_PORT,
+  PROXY_NAMESPACE,
+  PROXY_PORTS,
+  PROXY_SERVER_DEPLOYMENT,
+  PROXY_SERVER_LABELS,
+  SECRETS,
+} from './constants.js';
 import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import { serviceProxyHost, SERVICE_PROXY_PORT } from './service-routing.js';
-
 
 function secretVolume(name: string, secretName: string, mountPath: string) {
   return { volume: { name, secret: { secretName } }, mount: { name, mountPath, readOnly: true } };
@@ -38,7 +48,10 @@ export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: P
       strategy: { type: 'Recreate' },
       selector: { matchLabels: PROXY_SERVER_LABELS },
       template: {
-        metadata: { labels: PROXY_SERVER_LABELS, ...(rollout.certificatesDigest ? { annotations: { [CERTIFICATES_DIGEST_ANNOTATION]: rollout.certificatesDigest } } : {}) },
+        metadata: {
+          labels: PROXY_SERVER_LABELS,
+          ...(rollout.certificatesDigest ? { annotations: { [CERTIFICATES_DIGEST_ANNOTATION]: rollout.certificatesDigest } } : {}),
+        },
         spec: {
           hostNetwork: true,
           containers: [
@@ -134,12 +147,24 @@ function serviceProxyRbac(agentNamespace: string): KubeObject[] {
  */
 function serviceProxyContainer(image: string, part: ServiceProxyPart) {
   const serving = secretVolume('service-proxy-server-cert', SECRETS.serviceProxyAgent, '/server-cert');
-  const hub = { volume: { name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(CLUSTER_PROXY), optional: true } }, mount: { name: 'hub-kubeconfig', mountPath: '/etc/kubeconfig', readOnly: true } };
+  const hub = {
+    volume: { name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(CLUSTER_PROXY), optional: true } },
+    mount: { name: 'hub-kubeconfig', mountPath: '/etc/kubeconfig', readOnly: true },
+  };
   return {
     container: {
       name: 'service-proxy',
       image,
-      args: ['internal', 'service-proxy', '--cert=/server-cert/tls.crt', '--key=/server-cert/tls.key', '--hub-kubeconfig=/etc/kubeconfig/kubeconfig', '--enable-impersonation=true', `--port=${SERVICE_PROXY_PORT}`, ...part.tlsArgs],
+      args: [
+        'internal',
+        'service-proxy',
+        '--cert=/server-cert/tls.crt',
+        '--key=/server-cert/tls.key',
+        '--hub-kubeconfig=/etc/kubeconfig/kubeconfig',
+        '--enable-impersonation=true',
+        `--port=${SERVICE_PROXY_PORT}`,
+        ...part.tlsArgs,
+      ],
       volumeMounts: [serving.mount, hub.mount],
     },
     volumes: [serving.volume, hub.volume],
@@ -153,7 +178,13 @@ function serviceProxyContainer(image: string, part: ServiceProxyPart) {
  * to the cluster's own kube-apiserver; with `serviceProxy`, also the service proxy (its
  * host as an identifier, mapped to its loopback port) and its certificate and RBAC.
  */
-export function proxyAgentManifests(cluster: string, mpc: ManagedProxyConfiguration, agentCert: KeyPairPem, caPem: string, serviceProxy?: ServiceProxyPart): KubeObject[] {
+export function proxyAgentManifests(
+  cluster: string,
+  mpc: ManagedProxyConfiguration,
+  agentCert: KeyPairPem,
+  caPem: string,
+  serviceProxy?: ServiceProxyPart,
+): KubeObject[] {
   const entry = agentEntrypoint(mpc);
   const labels = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-agent' };
   const cert = secretVolume('agent-client', SECRETS.agentClient, '/etc/agent');

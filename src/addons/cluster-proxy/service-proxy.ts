@@ -31,7 +31,10 @@ export interface ServiceProxy {
 
 /** A status with a message for the caller (nothing secret in it). */
 class Refusal extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -41,7 +44,11 @@ interface TokenReview {
 }
 
 async function review(client: KubeClient, token: string): Promise<Review> {
-  const r = await client.post<TokenReview>('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+  const r = await client.post<TokenReview>('/apis/authentication.k8s.io/v1/tokenreviews', {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenReview',
+    spec: { token },
+  });
   if (!r.status?.authenticated || !r.status.user?.username) return null;
   return { username: r.status.user.username, groups: r.status.user.groups ?? [] };
 }
@@ -66,7 +73,10 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
     try {
       hub = await KubeClient.fromKubeconfig(opts.hubKubeconfig);
     } catch (err) {
-      throw new Refusal(503, `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR`);
+      throw new Refusal(
+        503,
+        `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR`,
+      );
     }
     try {
       return await review(hub, token);
@@ -82,10 +92,12 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
     const onCluster = await review(managed, token).catch((err: Error) => {
       throw new Refusal(503, `TokenReview on the managed cluster failed: ${err.message}`);
     });
-    const onHub = onCluster ? null : await hubReview(token).catch((err: Error) => {
-      if (err instanceof Refusal) throw err;
-      throw new Refusal(503, `TokenReview on the hub failed: ${err.message}`);
-    });
+    const onHub = onCluster
+      ? null
+      : await hubReview(token).catch((err: Error) => {
+          if (err instanceof Refusal) throw err;
+          throw new Refusal(503, `TokenReview on the hub failed: ${err.message}`);
+        });
     const decision = decideAuthentication(onCluster, onHub);
     if (decision.action === 'reject') throw new Refusal(401, `authentication failed: ${decision.reason}`);
     if (decision.action === 'pass') return 'cluster token';
@@ -103,12 +115,28 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
     const path = req.url ?? '/';
     if (target.kind === 'kube-apiserver') {
       const who = opts.impersonation ? await authenticate(headers) : 'not authenticated here';
-      const hop: HopTarget = { protocol: 'https:', host: apiserver.hostname.replace(/^\[|\]$/g, ''), port: Number(apiserver.port || 443), path, headers, agent: agents.https, tls: { ca: opts.cluster.caPem } };
+      const hop: HopTarget = {
+        protocol: 'https:',
+        host: apiserver.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(apiserver.port || 443),
+        path,
+        headers,
+        agent: agents.https,
+        tls: { ca: opts.cluster.caPem },
+      };
       return { hop, what: `kube-apiserver (${who})` };
     }
     const u = new URL(target.url);
     const https_ = u.protocol === 'https:';
-    const hop: HopTarget = { protocol: https_ ? 'https:' : 'http:', host: u.hostname, port: Number(u.port), path, headers, agent: https_ ? agents.https : agents.http, ...(https_ ? { tls: { ca: serviceCas } } : {}) };
+    const hop: HopTarget = {
+      protocol: https_ ? 'https:' : 'http:',
+      host: u.hostname,
+      port: Number(u.port),
+      path,
+      headers,
+      agent: https_ ? agents.https : agents.http,
+      ...(https_ ? { tls: { ca: serviceCas } } : {}),
+    };
     return { hop, what: target.url };
   };
   const refusal = (err: unknown): Refusal => {

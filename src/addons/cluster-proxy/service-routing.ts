@@ -85,13 +85,18 @@ export function parseUserRequest(requestUri: string): UserRequestTarget {
     const namespace = parts[5]!;
     const id = splitSchemeNamePort(parts[7]!);
     if (!id) throw new UserRequestError(`service ${JSON.stringify(parts[7])} in ${rawPath}: expected [http:|https:]name:port, e.g. http:web:8080`);
-    if (!id.port) throw new UserRequestError(`service ${JSON.stringify(parts[7])} in ${rawPath} names no port: add it, e.g. ${id.scheme ? `${id.scheme}:` : ''}${id.name}:8080`);
+    if (!id.port)
+      throw new UserRequestError(
+        `service ${JSON.stringify(parts[7])} in ${rawPath} names no port: add it, e.g. ${id.scheme ? `${id.scheme}:` : ''}${id.name}:8080`,
+      );
     if (!cluster) throw new UserRequestError(`${rawPath}: the first path segment must name a managed cluster`);
     if (!namespace) throw new UserRequestError(`${rawPath}: the namespace (after /namespaces/) is empty`);
     return { kind: 'service', cluster, proto: id.scheme || 'https', namespace, service: id.name, port: id.port, path: `/${parts.slice(9).join('/')}`, query };
   }
   if (parts.length <= 2 || !parts[1]) {
-    throw new UserRequestError(`${rawPath}: expected /<cluster>/<kube-apiserver path> or /<cluster>/api/v1/namespaces/<ns>/services/<[scheme:]name:port>/proxy-service/<path>`);
+    throw new UserRequestError(
+      `${rawPath}: expected /<cluster>/<kube-apiserver path> or /<cluster>/api/v1/namespaces/<ns>/services/<[scheme:]name:port>/proxy-service/<path>`,
+    );
   }
   return { kind: 'kube-apiserver', cluster: parts[1], ...KUBE_APISERVER_TARGET, path: `/${parts.slice(2).join('/')}`, query };
 }
@@ -114,15 +119,28 @@ function header(headers: Headers, name: string): string {
  * name the header.
  */
 export function targetFromHeaders(headers: Headers): { kind: 'kube-apiserver' } | { kind: 'service'; url: string; target: ServiceTarget } {
-  const t: ServiceTarget = { proto: header(headers, TARGET_HEADERS.proto), namespace: header(headers, TARGET_HEADERS.namespace), service: header(headers, TARGET_HEADERS.service), port: header(headers, TARGET_HEADERS.port) };
+  const t: ServiceTarget = {
+    proto: header(headers, TARGET_HEADERS.proto),
+    namespace: header(headers, TARGET_HEADERS.namespace),
+    service: header(headers, TARGET_HEADERS.service),
+    port: header(headers, TARGET_HEADERS.port),
+  };
   const missing = (Object.keys(TARGET_HEADERS) as (keyof ServiceTarget)[]).filter((k) => !t[k]).map((k) => TARGET_HEADERS[k]);
-  if (missing.length) throw new UserRequestError(`missing header ${missing.join(', ')}: requests to the service proxy come from cluster-proxy's user server, which sets them`);
-  if (t.proto === KUBE_APISERVER_TARGET.proto && t.service === KUBE_APISERVER_TARGET.service && t.namespace === KUBE_APISERVER_TARGET.namespace && t.port === KUBE_APISERVER_TARGET.port) return { kind: 'kube-apiserver' };
+  if (missing.length)
+    throw new UserRequestError(`missing header ${missing.join(', ')}: requests to the service proxy come from cluster-proxy's user server, which sets them`);
+  if (
+    t.proto === KUBE_APISERVER_TARGET.proto &&
+    t.service === KUBE_APISERVER_TARGET.service &&
+    t.namespace === KUBE_APISERVER_TARGET.namespace &&
+    t.port === KUBE_APISERVER_TARGET.port
+  )
+    return { kind: 'kube-apiserver' };
   if (t.proto !== 'http' && t.proto !== 'https') throw new UserRequestError(`${TARGET_HEADERS.proto}: ${JSON.stringify(t.proto)} is neither http nor https`);
   const label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
   if (!label.test(t.service)) throw new UserRequestError(`${TARGET_HEADERS.service}: ${JSON.stringify(t.service)} is not a Service name`);
   if (!label.test(t.namespace)) throw new UserRequestError(`${TARGET_HEADERS.namespace}: ${JSON.stringify(t.namespace)} is not a namespace name`);
-  if (!/^[0-9]{1,5}$/.test(t.port) || Number(t.port) < 1 || Number(t.port) > 65535) throw new UserRequestError(`${TARGET_HEADERS.port}: ${JSON.stringify(t.port)} is not a port number from 1 to 65535`);
+  if (!/^[0-9]{1,5}$/.test(t.port) || Number(t.port) < 1 || Number(t.port) > 65535)
+    throw new UserRequestError(`${TARGET_HEADERS.port}: ${JSON.stringify(t.port)} is not a port number from 1 to 65535`);
   return { kind: 'service', url: `${t.proto}://${t.service}.${t.namespace}.svc:${t.port}`, target: t };
 }
 
@@ -140,10 +158,7 @@ export interface ReviewedUser {
 /** A TokenReview's answer: null when the token is not valid there. */
 export type Review = ReviewedUser | null;
 
-export type AuthDecision =
-  | { action: 'pass' }
-  | { action: 'impersonate'; user: string; groups: string[] }
-  | { action: 'reject'; reason: string };
+export type AuthDecision = { action: 'pass' } | { action: 'impersonate'; user: string; groups: string[] } | { action: 'reject'; reason: string };
 
 /**
  * The API-server path with impersonation on: a token the managed cluster accepts goes on

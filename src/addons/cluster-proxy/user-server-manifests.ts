@@ -34,7 +34,10 @@ export const SERVICE_PROXY_NAMES = { dnsNames: ['localhost', '*.open-cluster-man
  * (port 9092), e.g. by `kubectl port-forward`.
  */
 export function userServerDeployment(mpc: ManagedProxyConfiguration, rollout: { tlsArgs: string[]; certificateDigest: string }): KubeObject {
-  const mount = (name: string, secretName: string, mountPath: string) => ({ volume: { name, secret: { secretName } }, mount: { name, mountPath, readOnly: true } });
+  const mount = (name: string, secretName: string, mountPath: string) => ({
+    volume: { name, secret: { secretName } },
+    mount: { name, mountPath, readOnly: true },
+  });
   const serving = mount('user-tls', SECRETS.userServing, '/user-tls');
   const ca = mount('proxy-server-ca', SECRETS.ca, '/proxy-ca');
   const client = mount('proxy-client-cert', SECRETS.proxyClient, '/proxy-client-tls');

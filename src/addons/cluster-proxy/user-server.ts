@@ -5,7 +5,15 @@ import { listen } from '../../util/listen.js';
 import { nodeTlsOptions, type TlsProfile } from '../../tunnel/tls-profile.js';
 import type { TunnelClient } from '../../tunnel/index.js';
 import { endToEndHeaders, forwardRequest, forwardUpgrade, socketError, type HopTarget } from './http-forward.js';
-import { parseUserRequest, serviceProxyHost, SERVICE_PROXY_PORT, TARGET_HEADERS, targetHeaders, UserRequestError, type UserRequestTarget } from './service-routing.js';
+import {
+  parseUserRequest,
+  serviceProxyHost,
+  SERVICE_PROXY_PORT,
+  TARGET_HEADERS,
+  targetHeaders,
+  UserRequestError,
+  type UserRequestTarget,
+} from './service-routing.js';
 
 export interface UserServerOptions {
   /** A tunnel client of the hub's proxy-server (the `proxy-client` certificate). */
@@ -52,7 +60,8 @@ export async function startUserServer(opts: UserServerOptions): Promise<UserServ
     const path = `${t.path}${t.query ? `?${t.query}` : ''}`;
     return { t, hop: { protocol: 'https:', host: serviceProxyHost(t.cluster), port: SERVICE_PROXY_PORT, path, headers, agent } };
   };
-  const describe = (req: http.IncomingMessage, t: UserRequestTarget) => `${req.method} ${t.cluster} ${t.kind === 'service' ? `${t.proto}:${t.namespace}/${t.service}:${t.port}` : 'kube-apiserver'} ${t.path}`;
+  const describe = (req: http.IncomingMessage, t: UserRequestTarget) =>
+    `${req.method} ${t.cluster} ${t.kind === 'service' ? `${t.proto}:${t.namespace}/${t.service}:${t.port}` : 'kube-apiserver'} ${t.path}`;
 
   const server = https.createServer({ cert: opts.serving.certPem, key: opts.serving.keyPem, ...nodeTlsOptions(opts.tlsProfile) }, (req, res) => {
     let routed: ReturnType<typeof route>;

@@ -52,7 +52,10 @@ export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
     { name: AGENT_ENV.codeHash, value: bundle.hash },
     ...(o.hubAccess ? [{ name: AGENT_ENV.hubKubeconfig, value: `${HUB_KUBECONFIG_DIR}/kubeconfig` }] : []),
   ];
-  const volumeMounts = [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }, ...(o.hubAccess ? [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }] : [])];
+  const volumeMounts = [
+    { name: 'code', mountPath: CODE_MOUNT, readOnly: true },
+    ...(o.hubAccess ? [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }] : []),
+  ];
   const volumes = [
     { name: 'code', configMap: { name: codeName } },
     // Written by the cluster's registration agent once the manager approved the agent's CSR.
@@ -60,7 +63,12 @@ export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
   ];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } } },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } }, data: { [AGENT_FILE]: bundle.code } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } },
+      data: { [AGENT_FILE]: bundle.code },
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',

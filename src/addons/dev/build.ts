@@ -26,7 +26,9 @@ export async function buildAddon(dir: string): Promise<AddonBundles> {
     try {
       await fs.access(file);
     } catch {
-      throw new InvalidInputError(`${file} does not exist: an addon project needs src/manager.ts and src/agent.ts (the ${what})`, { hint: 'create a project with: ocm-lab addon new NAME DIR' });
+      throw new InvalidInputError(`${file} does not exist: an addon project needs src/manager.ts and src/agent.ts (the ${what})`, {
+        hint: 'create a project with: ocm-lab addon new NAME DIR',
+      });
     }
   }
   const { build } = await import('esbuild');
@@ -47,7 +49,9 @@ export async function buildAddon(dir: string): Promise<AddonBundles> {
       return { code, hash: codeHash(code) };
     } catch (err) {
       const errors = (err as { errors?: { text: string; location?: { file: string; line: number; column: number } | null }[] }).errors;
-      const detail = errors?.length ? errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column}: ${e.text}` : e.text)).join('\n') : (err as Error).message;
+      const detail = errors?.length
+        ? errors.map((e) => (e.location ? `${e.location.file}:${e.location.line}:${e.location.column}: ${e.text}` : e.text)).join('\n')
+        : (err as Error).message;
       throw new InvalidInputError(`esbuild could not bundle ${entry}:\n${detail}`, { hint: 'fix the error and save again' });
     }
   };

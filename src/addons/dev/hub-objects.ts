@@ -3,7 +3,16 @@ import type { KubeObject } from '../../kube/objects.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { AddonBundles } from './build.js';
 import { FRAMEWORK_MANAGER_RULES } from '../framework/manager-rules.js';
-import { AGENT_FILE, agentCodeHubConfigMapName, CODE_HASH_ANNOTATION, CODE_MOUNT, DEV_ADDON_LABEL, MANAGER_FILE, managerCodeConfigMapName, managerDeploymentName } from './names.js';
+import {
+  AGENT_FILE,
+  agentCodeHubConfigMapName,
+  CODE_HASH_ANNOTATION,
+  CODE_MOUNT,
+  DEV_ADDON_LABEL,
+  MANAGER_FILE,
+  managerCodeConfigMapName,
+  managerDeploymentName,
+} from './names.js';
 
 /**
  * What a dev addon's manager may do on the hub: what the framework's AddonManager does (addon API,
@@ -40,7 +49,12 @@ export function devHubObjects(addon: string, bundles: Pick<AddonBundles, 'manage
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: managerRoleName(addon) },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: agentCodeHubConfigMapName(addon), namespace: ns, labels }, data: { [AGENT_FILE]: bundles.agent.code } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: agentCodeHubConfigMapName(addon), namespace: ns, labels },
+      data: { [AGENT_FILE]: bundles.agent.code },
+    },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: codeName, namespace: ns, labels }, data: { [MANAGER_FILE]: bundles.manager.code } },
     {
       apiVersion: 'apps/v1',

@@ -23,7 +23,9 @@ export async function inspectManagerBundle(code: string, hash: string): Promise<
   try {
     mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
-    throw new InvalidInputError(`importing the manager bundle (src/manager.ts) failed: ${(err as Error).message}`, { hint: 'src/manager.ts must run without side effects: it only defines the addon' });
+    throw new InvalidInputError(`importing the manager bundle (src/manager.ts) failed: ${(err as Error).message}`, {
+      hint: 'src/manager.ts must run without side effects: it only defines the addon',
+    });
   } finally {
     await fs.rm(file, { force: true });
   }

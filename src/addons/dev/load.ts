@@ -18,9 +18,9 @@ export async function applyDevAddon(hub: KubeClient, addon: string, bundles: Pic
     if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
   }
   const current = managerCodeConfigMapName(addon, bundles.manager.hash);
-  const old = (await hub.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`, { labelSelector: `${DEV_ADDON_LABEL}=${addon}` })).items.filter(
-    (c) => c.metadata.name.startsWith(`${addon}-addon-manager-`) && c.metadata.name !== current,
-  );
+  const old = (
+    await hub.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`, { labelSelector: `${DEV_ADDON_LABEL}=${addon}` })
+  ).items.filter((c) => c.metadata.name.startsWith(`${addon}-addon-manager-`) && c.metadata.name !== current);
   for (const c of old) {
     await hub.delete(`/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps/${c.metadata.name}`).catch(() => undefined);
   }
@@ -34,7 +34,10 @@ interface Pod extends KubeObject {
 /** True when a pod of the addon's agent with this code hash is Ready (its container runs the new bundle). */
 export function newAgentRunning(pods: Pod[], hash: string): boolean {
   return pods.some(
-    (p) => !p.metadata.deletionTimestamp && p.metadata.annotations?.[CODE_HASH_ANNOTATION] === hash && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    (p) =>
+      !p.metadata.deletionTimestamp &&
+      p.metadata.annotations?.[CODE_HASH_ANNOTATION] === hash &&
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
   );
 }
 
@@ -64,11 +67,21 @@ export async function waitPodsRunning(
           options.onRunning?.(name, times[name]);
           return;
         }
-        lastSeen[name] = pods.map((p) => `${p.metadata.namespace}/${p.metadata.name} hash=${p.metadata.annotations?.[CODE_HASH_ANNOTATION] ?? '-'} phase=${p.status?.phase ?? '-'}`).join(', ') || lastSeen[name] || `no pod matches ${what.labelSelector}`;
+        lastSeen[name] =
+          pods
+            .map(
+              (p) => `${p.metadata.namespace}/${p.metadata.name} hash=${p.metadata.annotations?.[CODE_HASH_ANNOTATION] ?? '-'} phase=${p.status?.phase ?? '-'}`,
+            )
+            .join(', ') ||
+          lastSeen[name] ||
+          `no pod matches ${what.labelSelector}`;
         if (Date.now() > deadline) {
-          throw new NotReadyError(`no pod of ${addon} (${what.labelSelector}) with code ${hash} runs on ${name} within ${Math.round(options.timeoutMs / 1000)} s; its pods: ${lastSeen[name]}`, {
-            hint: `see the ManifestWork: kubectl --context hub -n ${name} get manifestwork addon-${addon}-deploy-0 -o yaml, and the manager's log in ${ADDON_MANAGER_NAMESPACE}`,
-          });
+          throw new NotReadyError(
+            `no pod of ${addon} (${what.labelSelector}) with code ${hash} runs on ${name} within ${Math.round(options.timeoutMs / 1000)} s; its pods: ${lastSeen[name]}`,
+            {
+              hint: `see the ManifestWork: kubectl --context hub -n ${name} get manifestwork addon-${addon}-deploy-0 -o yaml, and the manager's log in ${ADDON_MANAGER_NAMESPACE}`,
+            },
+          );
         }
         await new Promise((r) => setTimeout(r, 150));
       }

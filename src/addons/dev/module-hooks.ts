@@ -7,7 +7,10 @@
 import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-type Resolve = (specifier: string, context: { parentURL?: string; conditions?: string[] }) => Promise<{ url: string; format?: string | null; shortCircuit?: boolean }>;
+type Resolve = (
+  specifier: string,
+  context: { parentURL?: string; conditions?: string[] },
+) => Promise<{ url: string; format?: string | null; shortCircuit?: boolean }>;
 type Load = (url: string, context: { format?: string | null }) => Promise<{ format: string; source?: string | Buffer | null; shortCircuit?: boolean }>;
 
 export async function resolve(specifier: string, context: { parentURL?: string; conditions?: string[] }, next: Resolve) {

@@ -7,7 +7,13 @@ import { managerRoleName } from './hub-objects.js';
 
 /** True when the hub runs a dev addon (`addon dev`) of this name: what `addon disable` can check first. */
 export async function isDevAddon(hub: KubeClient, addon: string): Promise<boolean> {
-  const found = await labelledObjects(hub, 'apps/v1', 'Deployment', `/apis/apps/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/deployments`, `${DEV_ADDON_LABEL}=${addon}`).catch(() => []);
+  const found = await labelledObjects(
+    hub,
+    'apps/v1',
+    'Deployment',
+    `/apis/apps/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/deployments`,
+    `${DEV_ADDON_LABEL}=${addon}`,
+  ).catch(() => []);
   return found.length > 0;
 }
 
@@ -26,7 +32,9 @@ export async function removeDevAddon(hub: KubeClient, addon: string, options: Re
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ns}/pods`, `${DEV_ADDON_LABEL}=${addon}`).catch(() => []);
   await waitGone(hub, pods, `the ${addon} manager pods`, options);
 
-  const mcas = (await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${addon}` })).items.map((m) => ({
+  const mcas = (
+    await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${addon}` })
+  ).items.map((m) => ({
     apiVersion: ADDON_API,
     kind: 'ManagedClusterAddOn',
     metadata: { name: addon, namespace: m.metadata.namespace ?? '' },
@@ -39,12 +47,30 @@ export async function removeDevAddon(hub: KubeClient, addon: string, options: Re
   const hubRbac = (
     await Promise.all(
       clusters.flatMap((c) => [
-        labelledObjects(hub, 'rbac.authorization.k8s.io/v1', 'Role', `/apis/rbac.authorization.k8s.io/v1/namespaces/${c}/roles`, `${ADDON_NAME_LABEL}=${addon}`).catch(() => []),
-        labelledObjects(hub, 'rbac.authorization.k8s.io/v1', 'RoleBinding', `/apis/rbac.authorization.k8s.io/v1/namespaces/${c}/rolebindings`, `${ADDON_NAME_LABEL}=${addon}`).catch(() => []),
+        labelledObjects(
+          hub,
+          'rbac.authorization.k8s.io/v1',
+          'Role',
+          `/apis/rbac.authorization.k8s.io/v1/namespaces/${c}/roles`,
+          `${ADDON_NAME_LABEL}=${addon}`,
+        ).catch(() => []),
+        labelledObjects(
+          hub,
+          'rbac.authorization.k8s.io/v1',
+          'RoleBinding',
+          `/apis/rbac.authorization.k8s.io/v1/namespaces/${c}/rolebindings`,
+          `${ADDON_NAME_LABEL}=${addon}`,
+        ).catch(() => []),
       ]),
     )
   ).flat();
-  const csrs = await labelledObjects(hub, 'certificates.k8s.io/v1', 'CertificateSigningRequest', '/apis/certificates.k8s.io/v1/certificatesigningrequests', `${ADDON_NAME_LABEL}=${addon}`).catch(() => []);
+  const csrs = await labelledObjects(
+    hub,
+    'certificates.k8s.io/v1',
+    'CertificateSigningRequest',
+    '/apis/certificates.k8s.io/v1/certificatesigningrequests',
+    `${ADDON_NAME_LABEL}=${addon}`,
+  ).catch(() => []);
   const configMaps = await labelledObjects(hub, 'v1', 'ConfigMap', `/api/v1/namespaces/${ns}/configmaps`, `${DEV_ADDON_LABEL}=${addon}`).catch(() => []);
   const hubSide = [
     { apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } },

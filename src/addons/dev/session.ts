@@ -47,7 +47,9 @@ export class DevSession {
 
   static async open(config: LabConfig, dir: string, options: DevSessionOptions): Promise<DevSession> {
     const hub = await hubClientFor(config);
-    const spokes = await Promise.all(spokeClusters(config).map(async (c) => ({ name: c.name, client: await KubeClient.fromKubeconfig(clusterKubeconfigFile(config.name, c.name)) })));
+    const spokes = await Promise.all(
+      spokeClusters(config).map(async (c) => ({ name: c.name, client: await KubeClient.fromKubeconfig(clusterKubeconfigFile(config.name, c.name)) })),
+    );
     return new DevSession(path.resolve(dir), hub, spokes, options);
   }
 
@@ -66,19 +68,44 @@ export class DevSession {
     const changed: LoadResult['changed'] = [];
     if (first || this.last?.manager.hash !== bundles.manager.hash) changed.push('manager');
     if (first || this.last?.agent.hash !== bundles.agent.hash) changed.push('agent');
-    const result: LoadResult = { addon: def.name, managerHash: bundles.manager.hash, agentHash: bundles.agent.hash, changed, buildMs: bundles.ms, runningMs: {} };
+    const result: LoadResult = {
+      addon: def.name,
+      managerHash: bundles.manager.hash,
+      agentHash: bundles.agent.hash,
+      changed,
+      buildMs: bundles.ms,
+      runningMs: {},
+    };
     if (!changed.length) return result;
-    this.options.progress(`built ${def.name} in ${bundles.ms} ms (manager ${bundles.manager.hash}, agent ${bundles.agent.hash}); loading ${changed.join(' and ')}`);
+    this.options.progress(
+      `built ${def.name} in ${bundles.ms} ms (manager ${bundles.manager.hash}, agent ${bundles.agent.hash}); loading ${changed.join(' and ')}`,
+    );
     await applyDevAddon(this.hub, def.name, bundles);
     this.last = bundles;
-    const report = (cluster: string, ms: number) => this.options.progress(`${cluster}: new ${changed.includes('agent') ? 'agent' : 'manager'} pod Ready ${(ms / 1000).toFixed(1)} s after the ${first ? 'start' : 'save'}`);
+    const report = (cluster: string, ms: number) =>
+      this.options.progress(
+        `${cluster}: new ${changed.includes('agent') ? 'agent' : 'manager'} pod Ready ${(ms / 1000).toFixed(1)} s after the ${first ? 'start' : 'save'}`,
+      );
     if (changed.includes('agent')) {
-      result.runningMs = await waitPodsRunning(this.spokes, { addon: def.name, labelSelector: `app=${agentDeploymentName(def.name)}`, hash: bundles.agent.hash }, { since, timeoutMs, onRunning: report });
+      result.runningMs = await waitPodsRunning(
+        this.spokes,
+        { addon: def.name, labelSelector: `app=${agentDeploymentName(def.name)}`, hash: bundles.agent.hash },
+        { since, timeoutMs, onRunning: report },
+      );
     } else {
-      result.runningMs = await waitPodsRunning([{ name: 'hub', client: this.hub }], { addon: def.name, labelSelector: `app=${managerDeploymentName(def.name)}`, hash: bundles.manager.hash }, { since, timeoutMs, onRunning: report });
+      result.runningMs = await waitPodsRunning(
+        [{ name: 'hub', client: this.hub }],
+        { addon: def.name, labelSelector: `app=${managerDeploymentName(def.name)}`, hash: bundles.manager.hash },
+        { since, timeoutMs, onRunning: report },
+      );
     }
     if (first) {
-      await waitForAddonAvailable(this.hub, def.name, this.spokes.map((s) => s.name), { timeoutMs, progress: this.options.progress });
+      await waitForAddonAvailable(
+        this.hub,
+        def.name,
+        this.spokes.map((s) => s.name),
+        { timeoutMs, progress: this.options.progress },
+      );
       this.options.progress(`${def.name} is Available on ${this.spokes.map((s) => s.name).join(', ')}`);
     }
     return result;
@@ -103,7 +130,7 @@ export class DevSession {
         if (!r.changed.length) this.options.progress('saved, but the bundles did not change: nothing to reload');
         else onResult(r);
       } catch (err) {
-        this.options.progress(`reload failed: ${err instanceof LabError ? err.message : (err as Error).stack ?? String(err)}`);
+        this.options.progress(`reload failed: ${err instanceof LabError ? err.message : ((err as Error).stack ?? String(err))}`);
       } finally {
         running = false;
         if (pending !== null) timer = setTimeout(run, 0);

@@ -59,7 +59,12 @@ export function containerIdProblem(requirements: ContainerResourceRequirements[]
 }
 
 /** The resources for one container: the last requirement whose containerID matches (`*` matches any one part). */
-export function containerResources(requirements: ContainerResourceRequirements[] | undefined, resource: string, workload: string, container: string): ContainerResourceRequirements['resources'] | undefined {
+export function containerResources(
+  requirements: ContainerResourceRequirements[] | undefined,
+  resource: string,
+  workload: string,
+  container: string,
+): ContainerResourceRequirements['resources'] | undefined {
   const id = [resource, workload, container];
   const list = requirements ?? [];
   for (const r of [...list].reverse()) {
@@ -157,7 +162,11 @@ export interface ApplyContext {
  * The agent manifests with the config applied; the input is left untouched. With no config
  * (null) the manifests come back as they are.
  */
-export function applyDeploymentConfig(manifests: KubeObject[], config: { spec: AddOnDeploymentConfigSpec; specHash: string } | null, ctx: ApplyContext): KubeObject[] {
+export function applyDeploymentConfig(
+  manifests: KubeObject[],
+  config: { spec: AddOnDeploymentConfigSpec; specHash: string } | null,
+  ctx: ApplyContext,
+): KubeObject[] {
   if (!config) return manifests;
   const { spec } = config;
   const namespace = spec.agentInstallNamespace || ctx.defaultNamespace;
@@ -180,17 +189,29 @@ export function applyDeploymentConfig(manifests: KubeObject[], config: { spec: A
         for (const [name, value] of proxy) setEnv(c, name, value);
         if (caBundle) {
           setEnv(c, 'CA_BUNDLE_FILE_PATH', `${PROXY_CA.mountPath}/${PROXY_CA.key}`);
-          c.volumeMounts = [...(c.volumeMounts ?? []).filter((m) => m.name !== PROXY_CA.volume), { name: PROXY_CA.volume, mountPath: PROXY_CA.mountPath, readOnly: true }];
+          c.volumeMounts = [
+            ...(c.volumeMounts ?? []).filter((m) => m.name !== PROXY_CA.volume),
+            { name: PROXY_CA.volume, mountPath: PROXY_CA.mountPath, readOnly: true },
+          ];
         }
         const resources = containerResources(spec.resourceRequirements, resource, obj.metadata.name, c.name);
         if (resources) c.resources = structuredClone(resources);
       }
-      if (caBundle) pod.volumes = [...(pod.volumes ?? []).filter((v) => v.name !== PROXY_CA.volume), { name: PROXY_CA.volume, configMap: { name: PROXY_CA.configMap(ctx.addonName) } }];
+      if (caBundle)
+        pod.volumes = [
+          ...(pod.volumes ?? []).filter((v) => v.name !== PROXY_CA.volume),
+          { name: PROXY_CA.volume, configMap: { name: PROXY_CA.configMap(ctx.addonName) } },
+        ];
     }
     out.push(obj);
   }
   if (caBundle && out.some((o) => podTemplateOf(o))) {
-    out.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: PROXY_CA.configMap(ctx.addonName), namespace }, data: { [PROXY_CA.key]: caBundle } } as KubeObject);
+    out.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: PROXY_CA.configMap(ctx.addonName), namespace },
+      data: { [PROXY_CA.key]: caBundle },
+    } as KubeObject);
   }
   return out;
 }

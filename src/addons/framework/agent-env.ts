@@ -20,6 +20,8 @@ export async function clientFromFlag(flag: string, file: string | undefined): Pr
   try {
     return await KubeClient.fromKubeconfig(file);
   } catch (err) {
-    throw new InvalidInputError(`--${flag} ${file}: ${(err as Error).message}`, { hint: 'the kubeconfig must exist and name a current context with a server and credentials' });
+    throw new InvalidInputError(`--${flag} ${file}: ${(err as Error).message}`, {
+      hint: 'the kubeconfig must exist and name a current context with a server and credentials',
+    });
   }
 }

@@ -27,7 +27,8 @@ export function decideAddonCsr(csr: CertificateSigningRequest, addon: string): C
   const cluster = csr.metadata.labels?.[CLUSTER_NAME_LABEL];
   if (!cluster) return { approve: false, why: `no ${CLUSTER_NAME_LABEL} label` };
   if (csr.spec.signerName !== KUBE_CLIENT_SIGNER) return { approve: false, why: `signer ${csr.spec.signerName} is not ${KUBE_CLIENT_SIGNER}` };
-  if (!csr.spec.username?.startsWith(clusterAgentUserPrefix(cluster))) return { approve: false, why: `requested by ${csr.spec.username ?? 'nobody'}, not by cluster ${cluster}'s agent` };
+  if (!csr.spec.username?.startsWith(clusterAgentUserPrefix(cluster)))
+    return { approve: false, why: `requested by ${csr.spec.username ?? 'nobody'}, not by cluster ${cluster}'s agent` };
   let subject: { cn: string; orgs: string[] };
   try {
     subject = subjectOf(csr.spec.request);

@@ -94,7 +94,8 @@ function referentOf(r: ConfigReferent): ConfigReferent {
   return r.namespace ? { namespace: r.namespace, name: r.name } : { name: r.name };
 }
 
-const sameReferent = (a: ConfigReferent | undefined, b: ConfigReferent | undefined) => !!a && !!b && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
+const sameReferent = (a: ConfigReferent | undefined, b: ConfigReferent | undefined) =>
+  !!a && !!b && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
 
 /**
  * The sha256 of an object's config fields (every top-level field but apiVersion, kind, metadata
@@ -112,7 +113,7 @@ export function goJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(goJson).join(',')}]`;
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (Buffer.from(a).compare(Buffer.from(b))));
+    entries.sort(([a], [b]) => Buffer.from(a).compare(Buffer.from(b)));
     return `{${entries.map(([k, v]) => `${goString(k)}:${goJson(v)}`).join(',')}}`;
   }
   if (typeof value === 'string') return goString(value);
@@ -149,7 +150,10 @@ export function configSpecHashes(refs: ConfigReference[]): Record<string, string
  * The entry of the same config keeps its lastAppliedConfig; references of other config types
  * (written by someone else) are left as they are.
  */
-export function withDesiredConfig(current: ConfigReference[] | undefined, desired: EffectiveDeploymentConfig | { referent: ConfigReferent; specHash: ''; generation?: number } | null): ConfigReference[] {
+export function withDesiredConfig(
+  current: ConfigReference[] | undefined,
+  desired: EffectiveDeploymentConfig | { referent: ConfigReferent; specHash: ''; generation?: number } | null,
+): ConfigReference[] {
   const others = (current ?? []).filter((r) => !isAdc(r));
   if (!desired) return others;
   const previous = (current ?? []).find((r) => isAdc(r) && sameReferent(r.desiredConfig ?? r, desired.referent));
@@ -159,7 +163,11 @@ export function withDesiredConfig(current: ConfigReference[] | undefined, desire
     ...desired.referent,
     desiredConfig: { ...desired.referent, specHash: desired.specHash },
     ...(previous?.lastAppliedConfig ? { lastAppliedConfig: previous.lastAppliedConfig } : {}),
-    ...(desired.generation !== undefined ? { lastObservedGeneration: desired.generation } : previous?.lastObservedGeneration !== undefined ? { lastObservedGeneration: previous.lastObservedGeneration } : {}),
+    ...(desired.generation !== undefined
+      ? { lastObservedGeneration: desired.generation }
+      : previous?.lastObservedGeneration !== undefined
+        ? { lastObservedGeneration: previous.lastObservedGeneration }
+        : {}),
   };
   return [...others, entry];
 }
@@ -216,7 +224,12 @@ export function configStatus(state: ConfigState, work: KubeObject | null): { ref
   conditions.push(
     applied
       ? { type: 'Progressing', status: 'False', reason: 'Completed', message: 'completed with no errors.' }
-      : { type: 'Progressing', status: 'True', reason: 'Progressing', message: work ? 'the agent ManifestWork with the desired configs is not applied and available yet' : 'no addon works' },
+      : {
+          type: 'Progressing',
+          status: 'True',
+          reason: 'Progressing',
+          message: work ? 'the agent ManifestWork with the desired configs is not applied and available yet' : 'no addon works',
+        },
   );
   return { references, conditions };
 }

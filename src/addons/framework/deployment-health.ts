@@ -57,7 +57,11 @@ export function deploymentFeedbackConfigs(manifests: KubeObject[]): ManifestConf
 export function deploymentFeedback(work: KubeObject | null, d: Pick<AgentDeployment, 'namespace' | 'name'>): Record<string, number> | null {
   const manifests = ((work?.status as { resourceStatus?: { manifests?: ManifestStatus[] } } | undefined)?.resourceStatus?.manifests ?? []) as ManifestStatus[];
   const entry = manifests.find(
-    (m) => m.resourceMeta?.group === 'apps' && m.resourceMeta.resource === 'deployments' && m.resourceMeta.name === d.name && (m.resourceMeta.namespace ?? '') === d.namespace,
+    (m) =>
+      m.resourceMeta?.group === 'apps' &&
+      m.resourceMeta.resource === 'deployments' &&
+      m.resourceMeta.name === d.name &&
+      (m.resourceMeta.namespace ?? '') === d.namespace,
   );
   const values = entry?.statusFeedback?.values ?? [];
   if (values.length === 0) return null;
@@ -67,7 +71,13 @@ export function deploymentFeedback(work: KubeObject | null, d: Pick<AgentDeploym
 }
 
 // Reasons as upstream's addon API names them (addon/v1alpha1 AddonAvailableReason*), so tools that read them agree.
-const REASON = { available: 'ProbeAvailable', unavailable: 'ProbeUnavailable', noResult: 'NoProbeResult', notApplied: 'WorkNotApplied', applyFailed: 'WorkApplyFailed' } as const;
+const REASON = {
+  available: 'ProbeAvailable',
+  unavailable: 'ProbeUnavailable',
+  noResult: 'NoProbeResult',
+  notApplied: 'WorkNotApplied',
+  applyFailed: 'WorkApplyFailed',
+} as const;
 
 /**
  * Available from the deploy work's feedback: True when every agent Deployment that should run
@@ -83,10 +93,20 @@ export function deploymentAvailability(addon: string, deployments: AgentDeployme
   }
   const applied = conditionOf(work, 'Applied');
   if (applied?.status === 'False') {
-    return { type: 'Available', status: 'False', reason: REASON.applyFailed, message: `the agent's ManifestWork could not be applied: ${applied.message || applied.reason}` };
+    return {
+      type: 'Available',
+      status: 'False',
+      reason: REASON.applyFailed,
+      message: `the agent's ManifestWork could not be applied: ${applied.message || applied.reason}`,
+    };
   }
   if (applied?.status !== 'True') {
-    return { type: 'Available', status: 'Unknown', reason: REASON.notApplied, message: "waiting for the cluster's work agent to apply the agent's ManifestWork" };
+    return {
+      type: 'Available',
+      status: 'Unknown',
+      reason: REASON.notApplied,
+      message: "waiting for the cluster's work agent to apply the agent's ManifestWork",
+    };
   }
   const pending: string[] = [];
   for (const d of watched) {

@@ -5,12 +5,20 @@
  * (hence `bind`/`escalate` on Roles).
  */
 export const FRAMEWORK_MANAGER_RULES = [
-  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'], verbs: ['*'] },
+  {
+    apiGroups: ['addon.open-cluster-management.io'],
+    resources: ['clustermanagementaddons', 'managedclusteraddons', 'managedclusteraddons/status', 'clustermanagementaddons/status'],
+    verbs: ['*'],
+  },
   { apiGroups: ['addon.open-cluster-management.io'], resources: ['addondeploymentconfigs'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
   { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },
-  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'] },
+  {
+    apiGroups: ['rbac.authorization.k8s.io'],
+    resources: ['roles', 'rolebindings'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'delete', 'bind', 'escalate'],
+  },
 ];

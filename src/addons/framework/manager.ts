@@ -32,7 +32,17 @@ import {
   LIFECYCLE_SELF,
   WORK_API,
 } from './names.js';
-import { applyObject, collectionPath, conditionOf, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
+import {
+  applyObject,
+  collectionPath,
+  conditionOf,
+  deleteIfPresent,
+  getOrNull,
+  objectPath,
+  setCondition,
+  type Condition,
+  type KubeObject,
+} from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
 
 interface ManagedCluster extends KubeObject {
@@ -94,13 +104,26 @@ export function clusterManagementAddOn(addon: AddonDefinition, existing?: Cluste
  * a malformed containerID) instead when it cannot be used.
  */
 export async function readDeploymentConfig(hub: KubeClient, referent: ConfigReferent): Promise<{ config?: EffectiveDeploymentConfig; problem?: string }> {
-  if (!referent.namespace) return { problem: `AddOnDeploymentConfig ${referent.name} has no namespace: name it as {namespace, name} in spec.configs or supportedConfigs[].defaultConfig` };
+  if (!referent.namespace)
+    return {
+      problem: `AddOnDeploymentConfig ${referent.name} has no namespace: name it as {namespace, name} in spec.configs or supportedConfigs[].defaultConfig`,
+    };
   const id = `AddOnDeploymentConfig ${referent.namespace}/${referent.name}`;
-  const adc = await getOrNull<AddOnDeploymentConfig>(hub, `/apis/${ADC_API}/namespaces/${encodeURIComponent(referent.namespace)}/${ADC_RESOURCE}/${encodeURIComponent(referent.name)}`);
+  const adc = await getOrNull<AddOnDeploymentConfig>(
+    hub,
+    `/apis/${ADC_API}/namespaces/${encodeURIComponent(referent.namespace)}/${ADC_RESOURCE}/${encodeURIComponent(referent.name)}`,
+  );
   if (!adc) return { problem: `${id} does not exist: create it, or remove it from spec.configs / supportedConfigs[].defaultConfig` };
   const problem = containerIdProblem(adc.spec?.resourceRequirements);
   if (problem) return { problem: `${id}: ${problem}` };
-  return { config: { referent, specHash: specHash(adc as unknown as Record<string, unknown>), generation: (adc.metadata as { generation?: number }).generation, spec: adc.spec ?? {} } };
+  return {
+    config: {
+      referent,
+      specHash: specHash(adc as unknown as Record<string, unknown>),
+      generation: (adc.metadata as { generation?: number }).generation,
+      spec: adc.spec ?? {},
+    },
+  };
 }
 
 /** The hub Role and RoleBinding in the cluster's namespace that the agent's hub identity gets. */
@@ -136,7 +159,16 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
       labels: { [ADDON_NAME_LABEL]: addon.name },
       // Which configs the work was rendered from: lastAppliedConfig follows once it is applied.
       ...(Object.keys(hashes).length ? { annotations: { [WORK_CONFIG_SPEC_HASH_ANNOTATION]: JSON.stringify(hashes) } } : {}),
-      ownerReferences: [{ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', name: mca.metadata.name, uid: mca.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: ADDON_API,
+          kind: 'ManagedClusterAddOn',
+          name: mca.metadata.name,
+          uid: mca.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     spec: { workload: { manifests }, ...(manifestConfigs.length ? { manifestConfigs } : {}) },
   };
@@ -190,16 +222,32 @@ export function desiredAddonStatus(
       opts.noManifests
         ? { type: 'ManifestApplied', status: 'True', reason: 'NoManifests', message: 'the addon runs on the hub only: nothing to apply on the cluster' }
         : applied?.status === 'True'
-        ? { type: 'ManifestApplied', status: 'True', reason: 'AddonManifestApplied', message: `manifests of ${deployWorkName(addon.name)} are applied` }
-        : applied?.status === 'False'
-          ? { type: 'ManifestApplied', status: 'False', reason: 'ManifestWorkApplyFailed', message: applied.message || `${deployWorkName(addon.name)} could not be applied` }
-          : { type: 'ManifestApplied', status: 'Unknown', reason: 'ManifestWorkPending', message: `waiting for the cluster to apply ${deployWorkName(addon.name)}` },
+          ? { type: 'ManifestApplied', status: 'True', reason: 'AddonManifestApplied', message: `manifests of ${deployWorkName(addon.name)} are applied` }
+          : applied?.status === 'False'
+            ? {
+                type: 'ManifestApplied',
+                status: 'False',
+                reason: 'ManifestWorkApplyFailed',
+                message: applied.message || `${deployWorkName(addon.name)} could not be applied`,
+              }
+            : {
+                type: 'ManifestApplied',
+                status: 'Unknown',
+                reason: 'ManifestWorkPending',
+                message: `waiting for the cluster to apply ${deployWorkName(addon.name)}`,
+              },
     ) || changed;
   // Customized mode: the manager judges Available (upstream's registration agent then leaves it alone).
   if (opts.available) changed = setCondition(conditions, opts.available) || changed;
   const mode = 'Customized';
   // status.namespace is where the registration agent writes the agent's hub kubeconfig: the agent's namespace.
-  const next: NonNullable<ManagedClusterAddOn['status']> = { ...current, namespace: opts.installNamespace ?? addon.installNamespace, healthCheck: { mode }, registrations, conditions };
+  const next: NonNullable<ManagedClusterAddOn['status']> = {
+    ...current,
+    namespace: opts.installNamespace ?? addon.installNamespace,
+    healthCheck: { mode },
+    registrations,
+    conditions,
+  };
   let sameConfigs = true;
   if (opts.config) {
     const configs = configStatus({ ...opts.config, noManifests: opts.config.noManifests ?? opts.noManifests }, work);
@@ -207,10 +255,14 @@ export function desiredAddonStatus(
     next.configReferences = configs.references;
     next.supportedConfigs = [{ group: ADC_GROUP, resource: ADC_RESOURCE }];
     sameConfigs =
-      JSON.stringify(current.configReferences ?? []) === JSON.stringify(next.configReferences) && JSON.stringify(current.supportedConfigs ?? []) === JSON.stringify(next.supportedConfigs);
+      JSON.stringify(current.configReferences ?? []) === JSON.stringify(next.configReferences) &&
+      JSON.stringify(current.supportedConfigs ?? []) === JSON.stringify(next.supportedConfigs);
   }
   const sameShape =
-    current.namespace === next.namespace && current.healthCheck?.mode === mode && JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations) && sameConfigs;
+    current.namespace === next.namespace &&
+    current.healthCheck?.mode === mode &&
+    JSON.stringify(current.registrations ?? []) === JSON.stringify(registrations) &&
+    sameConfigs;
   return changed || !sameShape ? next : null;
 }
 
@@ -232,18 +284,25 @@ export class AddonManager {
     const note = (what: string, result: string) => {
       if (result !== 'unchanged') summary.changed.push(`${what} ${result}`);
     };
-    const existingCma = await getOrNull<ClusterManagementAddOn>(this.hub, objectPath({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: this.addon.name } }));
+    const existingCma = await getOrNull<ClusterManagementAddOn>(
+      this.hub,
+      objectPath({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: this.addon.name } }),
+    );
     const cma = clusterManagementAddOn(this.addon, existingCma);
     note(`ClusterManagementAddOn/${this.addon.name}`, await applyObject(this.hub, cma));
     if (this.addon.reconcileHub) await this.addon.reconcileHub(this.hub);
 
-    const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter((c) => c.spec?.hubAcceptsClient && !c.metadata.deletionTimestamp);
+    const clusters = (await this.hub.get<{ items: ManagedCluster[] }>(collectionPath(CLUSTER_API, 'ManagedCluster'))).items.filter(
+      (c) => c.spec?.hubAcceptsClient && !c.metadata.deletionTimestamp,
+    );
     const clusterNames = new Set(clusters.map((c) => c.metadata.name));
     const clusterByName = new Map(clusters.map((c) => [c.metadata.name, c]));
     const listed = async () =>
-      (await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${this.addon.name}` })).items.map(
-        (m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }),
-      );
+      (
+        await this.hub.get<{ items: ManagedClusterAddOn[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), {
+          fieldSelector: `metadata.name=${this.addon.name}`,
+        })
+      ).items.map((m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }));
     let mcas = await listed();
     const missing = this.addon.install === 'Manual' ? [] : [...clusterNames].filter((c) => !mcas.some((m) => m.metadata.namespace === c));
     for (const cluster of missing) {
@@ -328,7 +387,9 @@ export class AddonManager {
   private async approveCsrs(): Promise<string[]> {
     const approved: string[] = [];
     const csrs = (
-      await this.hub.get<{ items: CertificateSigningRequest[] }>('/apis/certificates.k8s.io/v1/certificatesigningrequests', { labelSelector: `${ADDON_NAME_LABEL}=${this.addon.name}` })
+      await this.hub.get<{ items: CertificateSigningRequest[] }>('/apis/certificates.k8s.io/v1/certificatesigningrequests', {
+        labelSelector: `${ADDON_NAME_LABEL}=${this.addon.name}`,
+      })
     ).items;
     for (const csr of csrs) {
       const decision = decideAddonCsr(csr, this.addon.name);
@@ -338,9 +399,18 @@ export class AddonManager {
       }
       const conditions = [
         ...(csr.status?.conditions ?? []),
-        { type: 'Approved', status: 'True', reason: 'AutoApprovedByAddonManager', message: `approved by the ${this.addon.name} addon manager`, lastUpdateTime: new Date().toISOString() },
+        {
+          type: 'Approved',
+          status: 'True',
+          reason: 'AutoApprovedByAddonManager',
+          message: `approved by the ${this.addon.name} addon manager`,
+          lastUpdateTime: new Date().toISOString(),
+        },
       ];
-      await this.hub.put(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, { ...csr, status: { ...csr.status, conditions } });
+      await this.hub.put(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${csr.metadata.name}/approval`, {
+        ...csr,
+        status: { ...csr.status, conditions },
+      });
       approved.push(csr.metadata.name);
     }
     return approved;

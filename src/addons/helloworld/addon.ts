@@ -52,7 +52,13 @@ export function helloworldAgentManifests(cluster: string, namespace: string = HE
               {
                 name: 'helloworld-agent',
                 image: OCM_LAB_IMAGE,
-                args: ['internal', 'helloworld-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`, `--addon-namespace=${namespace}`],
+                args: [
+                  'internal',
+                  'helloworld-agent',
+                  `--cluster-name=${cluster}`,
+                  `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`,
+                  `--addon-namespace=${namespace}`,
+                ],
                 volumeMounts: [{ name: 'hub-config', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
               },
             ],

@@ -6,7 +6,9 @@ import { HELLOWORLD } from './constants.js';
 /** Whether the cluster's helloworld ManagedClusterAddOn exists and is not being deleted (the agent copies only then). */
 export async function addonActiveOnHub(hub: Pick<KubeClient, 'get'>, cluster: string): Promise<boolean> {
   try {
-    const mca = await hub.get<KubeObject>(objectPath({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: HELLOWORLD, namespace: cluster } }));
+    const mca = await hub.get<KubeObject>(
+      objectPath({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: HELLOWORLD, namespace: cluster } }),
+    );
     return !mca.metadata.deletionTimestamp;
   } catch (err) {
     if (isStatus(err, 404)) return false;

@@ -37,7 +37,9 @@ const sameMap = (a: Record<string, string> | undefined, b: Record<string, string
 
 /** Whether the cluster's ConfigMap differs from the copy we want (data, binaryData or the synced label). */
 export function copyDiffers(existing: ConfigMap, wanted: ConfigMap): boolean {
-  return !sameMap(existing.data, wanted.data) || !sameMap(existing.binaryData, wanted.binaryData) || existing.metadata.labels?.[SYNCED_FROM_HUB_LABEL] === undefined;
+  return (
+    !sameMap(existing.data, wanted.data) || !sameMap(existing.binaryData, wanted.binaryData) || existing.metadata.labels?.[SYNCED_FROM_HUB_LABEL] === undefined
+  );
 }
 
 export interface CopierOptions {
@@ -86,7 +88,10 @@ export class ConfigMapCopier {
       this.pending.delete(name);
       try {
         const result = await this.copy(cm);
-        if (result !== 'unchanged') this.options.log(`ConfigMap ${this.options.namespace}/${name} ${result} (hub ${cm.metadata.namespace}/${name} resourceVersion ${cm.metadata.resourceVersion ?? '?'})`);
+        if (result !== 'unchanged')
+          this.options.log(
+            `ConfigMap ${this.options.namespace}/${name} ${result} (hub ${cm.metadata.namespace}/${name} resourceVersion ${cm.metadata.resourceVersion ?? '?'})`,
+          );
       } catch (err) {
         this.options.log(`copying ConfigMap ${cm.metadata.namespace}/${name}: ${(err as Error).message}; retrying`);
         await new Promise((r) => setTimeout(r, this.options.retryMs ?? 1000));

@@ -155,7 +155,10 @@ function stopSignal(given: AbortSignal | undefined): AbortSignal {
 
 export function managedServiceAccountAddon(log: (line: string) => void = () => undefined, options: { signal?: AbortSignal } = {}): AddonDefinition {
   const ttl = new TtlDeletions(async (msa) => {
-    if (await deleteMsa(hubOf(), msa)) log(`deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`);
+    if (await deleteMsa(hubOf(), msa))
+      log(
+        `deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`,
+      );
   }, log);
   let hub: KubeClient | undefined;
   const hubOf = () => hub!;
@@ -183,9 +186,13 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
       // AddOnDeploymentConfig variable `resyncInterval`: how often the agent reconciles (its --resync-interval, default 2s).
       const interval = values?.variables.resyncInterval;
       if (interval === undefined) return manifests;
-      if (!/^[0-9]+(ms|s|m)$/.test(interval)) throw new AddonConfigError(`customizedVariables resyncInterval=${JSON.stringify(interval)} is not a duration such as 500ms, 5s or 1m`);
+      if (!/^[0-9]+(ms|s|m)$/.test(interval))
+        throw new AddonConfigError(`customizedVariables resyncInterval=${JSON.stringify(interval)} is not a duration such as 500ms, 5s or 1m`);
       for (const obj of manifests) {
-        const containers = obj.kind === 'Deployment' ? (obj as unknown as { spec: { template: { spec: { containers: { args?: string[] }[] } } } }).spec.template.spec.containers : [];
+        const containers =
+          obj.kind === 'Deployment'
+            ? (obj as unknown as { spec: { template: { spec: { containers: { args?: string[] }[] } } } }).spec.template.spec.containers
+            : [];
         for (const c of containers) c.args = [...(c.args ?? []), `--resync-interval=${interval}`];
       }
       return manifests;

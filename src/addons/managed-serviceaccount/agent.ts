@@ -1,5 +1,15 @@
 import { isStatus, type KubeClient } from '../../kube/client.js';
-import { collectionPath, type Condition, deleteIfPresent, fromBase64, getOrNull, type KubeObject, objectPath, setCondition, toBase64 } from '../../kube/objects.js';
+import {
+  collectionPath,
+  type Condition,
+  deleteIfPresent,
+  fromBase64,
+  getOrNull,
+  type KubeObject,
+  objectPath,
+  setCondition,
+  toBase64,
+} from '../../kube/objects.js';
 import { CONDITIONS, MANAGED_LABEL, MSA_API, MSA_NAMESPACE, REVIEW_EVERY_MS } from './constants.js';
 import { refreshReason, requestedSeconds } from './rotation.js';
 import type { ManagedServiceAccount } from './types.js';
@@ -58,7 +68,9 @@ export class MsaAgent {
         if (what) done.push(`${msa.metadata.name}: ${what}`);
       } catch (err) {
         this.log(`${this.o.cluster}/${msa.metadata.name}: ${(err as Error).message}`);
-        await this.report(msa, { type: CONDITIONS.tokenReported, status: 'False', reason: 'TokenReportFailed', message: (err as Error).message }).catch(() => undefined);
+        await this.report(msa, { type: CONDITIONS.tokenReported, status: 'False', reason: 'TokenReportFailed', message: (err as Error).message }).catch(
+          () => undefined,
+        );
       }
     }
     const accounts = (
@@ -66,7 +78,8 @@ export class MsaAgent {
     ).items;
     for (const sa of accounts) {
       if (wanted.has(sa.metadata.name)) continue;
-      if (await deleteIfPresent(this.o.spoke, objectPath({ ...sa, apiVersion: 'v1', kind: 'ServiceAccount' }))) done.push(`${sa.metadata.name}: ServiceAccount removed (its ManagedServiceAccount is gone)`);
+      if (await deleteIfPresent(this.o.spoke, objectPath({ ...sa, apiVersion: 'v1', kind: 'ServiceAccount' })))
+        done.push(`${sa.metadata.name}: ServiceAccount removed (its ManagedServiceAccount is gone)`);
       this.lastReview.delete(sa.metadata.name);
     }
     return done;
@@ -94,11 +107,26 @@ export class MsaAgent {
     const refreshed = this.now();
     const fresh = await this.o.hub.get<ManagedServiceAccount>(objectPath(msa));
     const conditions: Condition[] = [...(fresh.status?.conditions ?? [])];
-    setCondition(conditions, { type: CONDITIONS.secretCreated, status: 'True', reason: 'SecretCreated', message: `Secret ${this.o.cluster}/${name} holds the token` });
-    setCondition(conditions, { type: CONDITIONS.tokenReported, status: 'True', reason: 'TokenReported', message: note ?? `token of ServiceAccount ${this.namespace}/${name} reported` });
+    setCondition(conditions, {
+      type: CONDITIONS.secretCreated,
+      status: 'True',
+      reason: 'SecretCreated',
+      message: `Secret ${this.o.cluster}/${name} holds the token`,
+    });
+    setCondition(conditions, {
+      type: CONDITIONS.tokenReported,
+      status: 'True',
+      reason: 'TokenReported',
+      message: note ?? `token of ServiceAccount ${this.namespace}/${name} reported`,
+    });
     await this.o.hub.put(`${objectPath(msa)}/status`, {
       ...fresh,
-      status: { ...fresh.status, conditions, expirationTimestamp: rfc3339(issued.expiration), tokenSecretRef: { name, lastRefreshTimestamp: rfc3339(refreshed) } },
+      status: {
+        ...fresh.status,
+        conditions,
+        expirationTimestamp: rfc3339(issued.expiration),
+        tokenSecretRef: { name, lastRefreshTimestamp: rfc3339(refreshed) },
+      },
     });
     return `token ${created ? 'issued for a new ServiceAccount' : `refreshed (${reason ?? 'ServiceAccount recreated'})`}, expires ${rfc3339(issued.expiration)}`;
   }
@@ -131,11 +159,14 @@ export class MsaAgent {
   }
 
   private async requestToken(name: string, seconds: number): Promise<{ token: string; expiration: Date }> {
-    const res = await this.o.spoke.post<{ status: { token: string; expirationTimestamp: string } }>(`/api/v1/namespaces/${this.namespace}/serviceaccounts/${name}/token`, {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: seconds },
-    });
+    const res = await this.o.spoke.post<{ status: { token: string; expirationTimestamp: string } }>(
+      `/api/v1/namespaces/${this.namespace}/serviceaccounts/${name}/token`,
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: seconds },
+      },
+    );
     return { token: res.status.token, expiration: new Date(res.status.expirationTimestamp) };
   }
 

@@ -18,8 +18,10 @@ export function parseGoDuration(text: string): number | null {
 export function requestedSeconds(msa: ManagedServiceAccount): { seconds: number; note?: string } {
   const text = msa.spec?.rotation?.validity ?? DEFAULT_VALIDITY;
   const parsed = parseGoDuration(text);
-  if (parsed === null) return { seconds: parseGoDuration(DEFAULT_VALIDITY)!, note: `spec.rotation.validity ${JSON.stringify(text)} is not a duration; using ${DEFAULT_VALIDITY}` };
-  if (parsed < MIN_TOKEN_SECONDS) return { seconds: MIN_TOKEN_SECONDS, note: `spec.rotation.validity ${text} is below the API server's minimum of 10m; tokens last 10m` };
+  if (parsed === null)
+    return { seconds: parseGoDuration(DEFAULT_VALIDITY)!, note: `spec.rotation.validity ${JSON.stringify(text)} is not a duration; using ${DEFAULT_VALIDITY}` };
+  if (parsed < MIN_TOKEN_SECONDS)
+    return { seconds: MIN_TOKEN_SECONDS, note: `spec.rotation.validity ${text} is below the API server's minimum of 10m; tokens last 10m` };
   return { seconds: Math.floor(parsed) };
 }
 

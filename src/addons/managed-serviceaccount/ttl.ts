@@ -46,10 +46,15 @@ export class TtlDeletions {
     const current = this.timers.get(key);
     if (current?.at === at) return;
     if (current) clearTimeout(current.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.remove(msa).catch((err: unknown) => this.log(`cannot delete ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name} at its TTL: ${(err as Error).message}`));
-    }, Math.max(0, at - this.now()));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(key);
+        this.remove(msa).catch((err: unknown) =>
+          this.log(`cannot delete ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name} at its TTL: ${(err as Error).message}`),
+        );
+      },
+      Math.max(0, at - this.now()),
+    );
     // The timers never keep a stopping process alive.
     timer.unref();
     this.timers.set(key, { at, timer });

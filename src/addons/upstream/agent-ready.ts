@@ -15,7 +15,12 @@ type Deployment = KubeObject & {
  * ManagedClusterAddOn turns Available from the agent's lease, before its
  * proxy-agent container is ready: a tunnel asked for then finds no agent.
  */
-export async function waitForUpstreamAgents(addon: UpstreamAddon, spokes: readonly LabCluster[], timeoutMs: number, progress: (line: string) => void): Promise<void> {
+export async function waitForUpstreamAgents(
+  addon: UpstreamAddon,
+  spokes: readonly LabCluster[],
+  timeoutMs: number,
+  progress: (line: string) => void,
+): Promise<void> {
   const { namespace, name } = UPSTREAM_AGENT_DEPLOYMENT[addon];
   const deadline = Date.now() + timeoutMs;
   for (const spoke of spokes) {
@@ -27,7 +32,8 @@ export async function waitForUpstreamAgents(addon: UpstreamAddon, spokes: readon
         const current = d && (d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0);
         if (current && (d.status?.readyReplicas ?? 0) >= want && (d.status?.updatedReplicas ?? 0) >= want) break;
         const state = d ? `${d.status?.readyReplicas ?? 0}/${want} ready` : 'not created yet';
-        if (Date.now() > deadline) throw new NotReadyError(`upstream ${addon}: Deployment ${namespace}/${name} on ${spoke.name} is ${state} after ${Math.round(timeoutMs / 1000)} s`);
+        if (Date.now() > deadline)
+          throw new NotReadyError(`upstream ${addon}: Deployment ${namespace}/${name} on ${spoke.name} is ${state} after ${Math.round(timeoutMs / 1000)} s`);
         progress(`waiting for ${name} on ${spoke.name} (${state})`);
         await new Promise((r) => setTimeout(r, 500));
       }

@@ -50,6 +50,7 @@ export async function upstreamAddonCrds(addon: UpstreamAddon, onProgress?: (line
     });
     crds.push(...crdsInYaml(text, full));
   }
-  if (!crds.length) throw new MissingPrerequisiteError(`${addon}'s CRDs: no CustomResourceDefinition in ${src.files.join(', ')} of ${src.module}@${src.version}`);
+  if (!crds.length)
+    throw new MissingPrerequisiteError(`${addon}'s CRDs: no CustomResourceDefinition in ${src.files.join(', ')} of ${src.module}@${src.version}`);
   return crds;
 }

@@ -3,7 +3,13 @@ import { upstreamAddonImage } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { ADDON_API, LIFECYCLE_ANNOTATION } from '../framework/names.js';
 import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from '../cluster-proxy/constants.js';
-import { CLUSTER_PROXY_MANAGER_CLUSTER_RULES, CLUSTER_PROXY_MANAGER_NAMESPACE_RULES, CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES, MSA_MANAGER_CLUSTER_RULES, type Rule } from './rbac.js';
+import {
+  CLUSTER_PROXY_MANAGER_CLUSTER_RULES,
+  CLUSTER_PROXY_MANAGER_NAMESPACE_RULES,
+  CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES,
+  MSA_MANAGER_CLUSTER_RULES,
+  type Rule,
+} from './rbac.js';
 import {
   GLOBAL_CLUSTER_SET,
   UPSTREAM_MANAGER_CLUSTER_ROLE,
@@ -68,7 +74,12 @@ function placementObjects(addon: UpstreamAddon): KubeObject[] {
         ]
       : undefined;
   return [
-    { apiVersion: 'cluster.open-cluster-management.io/v1beta2', kind: 'ManagedClusterSetBinding', metadata: { name: GLOBAL_CLUSTER_SET, namespace: ns }, spec: { clusterSet: GLOBAL_CLUSTER_SET } },
+    {
+      apiVersion: 'cluster.open-cluster-management.io/v1beta2',
+      kind: 'ManagedClusterSetBinding',
+      metadata: { name: GLOBAL_CLUSTER_SET, namespace: ns },
+      spec: { clusterSet: GLOBAL_CLUSTER_SET },
+    },
     {
       apiVersion: 'cluster.open-cluster-management.io/v1beta1',
       kind: 'Placement',
@@ -98,7 +109,15 @@ function managerDeployment(addon: UpstreamAddon, labels: Record<string, string>,
               ...container,
               // cluster-proxy's chart locks its manager down; managed-serviceaccount's sets nothing (its image runs as root).
               ...(addon === 'cluster-proxy'
-                ? { securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, privileged: false, runAsNonRoot: true, readOnlyRootFilesystem: true } }
+                ? {
+                    securityContext: {
+                      allowPrivilegeEscalation: false,
+                      capabilities: { drop: ['ALL'] },
+                      privileged: false,
+                      runAsNonRoot: true,
+                      readOnlyRootFilesystem: true,
+                    },
+                  }
                 : {}),
             },
           ],
@@ -146,7 +165,14 @@ export function clusterProxyHubObjects(): KubeObject[] {
     },
     managerDeployment(addon, labels, {
       command: ['/manager'],
-      args: ['--leader-elect=true', `--signer-secret-namespace=${ns}`, '--enable-kube-api-proxy=true', '--enable-service-proxy=false', '--image-pull-policy=IfNotPresent', '--feature-gates=ClusterProfileAccessProvider=false'],
+      args: [
+        '--leader-elect=true',
+        `--signer-secret-namespace=${ns}`,
+        '--enable-kube-api-proxy=true',
+        '--enable-service-proxy=false',
+        '--image-pull-policy=IfNotPresent',
+        '--feature-gates=ClusterProfileAccessProvider=false',
+      ],
     }),
   ];
 }
@@ -189,7 +215,11 @@ export function managedServiceAccountHubObjects(spokes: readonly string[] = []):
     })),
     managerDeployment(addon, labels, {
       command: ['/msa', 'manager'],
-      args: ['--deploy-mode=Deployment', `--agent-image-name=${upstreamAddonImage(addon)}`, '--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=false'],
+      args: [
+        '--deploy-mode=Deployment',
+        `--agent-image-name=${upstreamAddonImage(addon)}`,
+        '--feature-gates=EphemeralIdentity=false,ClusterProfileCredSyncer=false',
+      ],
     }),
   ];
 }

@@ -27,7 +27,10 @@ async function replaceIfSelectorDiffers(hub: KubeClient, desired: KubeObject): P
   await deleteIfPresent(hub, objectPath(desired), { propagationPolicy: 'Foreground' });
   const deadline = Date.now() + 60_000;
   while (await getOrNull(hub, objectPath(desired))) {
-    if (Date.now() > deadline) throw new NotReadyError(`Deployment ${desired.metadata.namespace}/${desired.metadata.name} of the other addon implementation did not go away within 60 s`);
+    if (Date.now() > deadline)
+      throw new NotReadyError(
+        `Deployment ${desired.metadata.namespace}/${desired.metadata.name} of the other addon implementation did not go away within 60 s`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
   return true;
@@ -39,7 +42,12 @@ async function replaceIfSelectorDiffers(hub: KubeClient, desired: KubeObject): P
  * objects. The manager and OCM's addon-manager do the rest (ManagedClusterAddOns
  * from the Placement, agents through ManifestWorks). Returns what changed.
  */
-export async function installUpstreamAddon(hub: KubeClient, addon: UpstreamAddon, spokes: readonly string[], progress?: (line: string) => void): Promise<string[]> {
+export async function installUpstreamAddon(
+  hub: KubeClient,
+  addon: UpstreamAddon,
+  spokes: readonly string[],
+  progress?: (line: string) => void,
+): Promise<string[]> {
   const changed: string[] = [];
   for (const crd of await upstreamAddonCrds(addon, progress)) {
     const result = await applyObject(hub, crd);

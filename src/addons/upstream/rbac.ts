@@ -9,19 +9,46 @@ export interface Rule {
 const READ = ['get', 'list', 'watch'];
 const ALL = ['*'];
 
-const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]): Rule => ({ apiGroups, resources, verbs, ...(resourceNames ? { resourceNames } : {}) });
+const rule = (apiGroups: string[], resources: string[], verbs: string[], resourceNames?: string[]): Rule => ({
+  apiGroups,
+  resources,
+  verbs,
+  ...(resourceNames ? { resourceNames } : {}),
+});
 
 /** cluster-proxy v0.10.0's manager on the hub (charts/cluster-proxy/templates/clusterrole.yaml, impersonation on). */
 export const CLUSTER_PROXY_MANAGER_CLUSTER_RULES: Rule[] = [
   rule(['cluster.open-cluster-management.io'], ['managedclusters', 'managedclustersets'], READ),
-  rule(['addon.open-cluster-management.io'], ['clustermanagementaddons', 'managedclusteraddons', 'clustermanagementaddons/status', 'clustermanagementaddons/finalizers', 'managedclusteraddons/status', 'managedclusteraddons/finalizers'], ALL),
+  rule(
+    ['addon.open-cluster-management.io'],
+    [
+      'clustermanagementaddons',
+      'managedclusteraddons',
+      'clustermanagementaddons/status',
+      'clustermanagementaddons/finalizers',
+      'managedclusteraddons/status',
+      'managedclusteraddons/finalizers',
+    ],
+    ALL,
+  ),
   rule(['addon.open-cluster-management.io'], ['addondeploymentconfigs'], READ),
   rule(
     ['proxy.open-cluster-management.io'],
-    ['managedproxyconfigurations', 'managedproxyconfigurations/status', 'managedproxyconfigurations/finalizers', 'managedproxyserviceresolvers', 'managedproxyserviceresolvers/status', 'managedproxyserviceresolvers/finalizers'],
+    [
+      'managedproxyconfigurations',
+      'managedproxyconfigurations/status',
+      'managedproxyconfigurations/finalizers',
+      'managedproxyserviceresolvers',
+      'managedproxyserviceresolvers/status',
+      'managedproxyserviceresolvers/finalizers',
+    ],
     ALL,
   ),
-  rule(['certificates.k8s.io'], ['certificatesigningrequests', 'certificatesigningrequests/approval', 'certificatesigningrequests/status'], [...READ, 'update', 'patch']),
+  rule(
+    ['certificates.k8s.io'],
+    ['certificatesigningrequests', 'certificatesigningrequests/approval', 'certificatesigningrequests/status'],
+    [...READ, 'update', 'patch'],
+  ),
   rule(['certificates.k8s.io'], ['signers'], ALL, ['open-cluster-management.io/proxy-agent-signer', 'kubernetes.io/kube-apiserver-client']),
   rule([''], ['namespaces', 'secrets', 'pods', 'pods/portforward', 'configmaps'], ALL),
   rule([''], ['serviceaccounts', 'services'], READ),

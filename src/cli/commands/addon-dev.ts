@@ -38,7 +38,9 @@ export const addonDevCommand: CommandModule<GlobalOptions, Args> = {
         emit(argv, first, summary);
         return;
       }
-      process.stdout.write(`${summary(first)}\nwatching ${session.dir}/src; Ctrl-C stops watching and leaves ${first.addon} running (remove it with: ocm-lab addon disable ${first.addon})\n`);
+      process.stdout.write(
+        `${summary(first)}\nwatching ${session.dir}/src; Ctrl-C stops watching and leaves ${first.addon} running (remove it with: ocm-lab addon disable ${first.addon})\n`,
+      );
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());
       process.once('SIGTERM', () => controller.abort());

@@ -58,8 +58,19 @@ const enableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
     const config = await loadLabConfig(argv.config);
     const hub = await hubClientFor(config);
     try {
-      const result = await enableAddon(hub, { addon, spokes: spokeClusters(config).map((c) => c.name), clusters: argv.cluster, timeoutMs: wait, progress: progressLine });
-      emit(argv, result, (r) => renderTable(['NAME', 'CLUSTER', 'AVAILABLE'], r.states.map((s) => [s.addon, s.cluster, s.available ? 'True' : 'False'])));
+      const result = await enableAddon(hub, {
+        addon,
+        spokes: spokeClusters(config).map((c) => c.name),
+        clusters: argv.cluster,
+        timeoutMs: wait,
+        progress: progressLine,
+      });
+      emit(argv, result, (r) =>
+        renderTable(
+          ['NAME', 'CLUSTER', 'AVAILABLE'],
+          r.states.map((s) => [s.addon, s.cluster, s.available ? 'True' : 'False']),
+        ),
+      );
     } finally {
       hub.close();
     }
@@ -90,7 +101,12 @@ const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
         timeoutMs: wait,
         progress: progressLine,
       });
-      emit(argv, result, (r) => `${r.addon} disabled on ${r.disabledOn.join(', ')}${r.managerRemoved ? `; no cluster has it left: manager and ClusterManagementAddOn removed` : ''}`);
+      emit(
+        argv,
+        result,
+        (r) =>
+          `${r.addon} disabled on ${r.disabledOn.join(', ')}${r.managerRemoved ? `; no cluster has it left: manager and ClusterManagementAddOn removed` : ''}`,
+      );
     } finally {
       hub.close();
     }

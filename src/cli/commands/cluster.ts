@@ -10,11 +10,15 @@ type RemoveArgs = GlobalOptions & { name: string };
 
 /** The lab with one more spoke, checked like a lab file (names, VPC, room in its network). */
 export function withCluster(config: LabConfig, name: string, vpc?: string): LabConfig {
-  if (config.clusters.some((c) => c.name === name)) throw new InvalidInputError(`lab '${config.name}' already has a cluster '${name}'`, { hint: 'choose another name' });
-  const spokeVpc = config.clusters.find((c) => !c.hub)?.vpc ?? config.vpcs.find((v) => !config.clusters.some((c) => c.hub && c.vpc === v.name))?.name ?? config.vpcs[0]?.name;
+  if (config.clusters.some((c) => c.name === name))
+    throw new InvalidInputError(`lab '${config.name}' already has a cluster '${name}'`, { hint: 'choose another name' });
+  const spokeVpc =
+    config.clusters.find((c) => !c.hub)?.vpc ?? config.vpcs.find((v) => !config.clusters.some((c) => c.hub && c.vpc === v.name))?.name ?? config.vpcs[0]?.name;
   const target = vpc ?? spokeVpc;
   if (!target || !config.vpcs.some((v) => v.name === target)) {
-    throw new InvalidInputError(`--vpc ${target ?? '(none)'} is not a VPC of lab '${config.name}'`, { hint: `its VPCs: ${config.vpcs.map((v) => v.name).join(', ')}` });
+    throw new InvalidInputError(`--vpc ${target ?? '(none)'} is not a VPC of lab '${config.name}'`, {
+      hint: `its VPCs: ${config.vpcs.map((v) => v.name).join(', ')}`,
+    });
   }
   const next = { ...config, clusters: [...config.clusters, { name, vpc: target, hub: false }] };
   return { ...parseLabConfig(renderLabConfig(next), `cluster add ${name}`), source: config.source };
@@ -23,13 +27,19 @@ export function withCluster(config: LabConfig, name: string, vpc?: string): LabC
 /** The lab without spoke `name`; the hub cannot go (exit 6). */
 export function withoutCluster(config: LabConfig, name: string): LabConfig {
   const cluster = config.clusters.find((c) => c.name === name);
-  if (!cluster) throw new NotFoundError(`lab '${config.name}' has no cluster '${name}'`, { hint: `its clusters: ${config.clusters.map((c) => c.name).join(', ')}` });
-  if (cluster.hub) throw new ConflictError(`cluster '${name}' is the hub of lab '${config.name}', and the hub of a lab cannot change`, { hint: "run 'ocm-lab down' to remove the whole lab" });
+  if (!cluster)
+    throw new NotFoundError(`lab '${config.name}' has no cluster '${name}'`, { hint: `its clusters: ${config.clusters.map((c) => c.name).join(', ')}` });
+  if (cluster.hub)
+    throw new ConflictError(`cluster '${name}' is the hub of lab '${config.name}', and the hub of a lab cannot change`, {
+      hint: "run 'ocm-lab down' to remove the whole lab",
+    });
   return { ...config, clusters: config.clusters.filter((c) => c.name !== name) };
 }
 
 function fileNote(config: LabConfig, name: string, verb: 'lists' | 'does not list'): string {
-  return config.source ? `\nnote: ${config.source} ${verb === 'lists' ? 'still lists' : 'does not list'} ${name}: the next 'ocm-lab up --config ${config.source}' ${verb === 'lists' ? 'brings it back' : 'removes it again'}; edit the file to keep this change` : '';
+  return config.source
+    ? `\nnote: ${config.source} ${verb === 'lists' ? 'still lists' : 'does not list'} ${name}: the next 'ocm-lab up --config ${config.source}' ${verb === 'lists' ? 'brings it back' : 'removes it again'}; edit the file to keep this change`
+    : '';
 }
 
 const add: CommandModule<GlobalOptions, AddArgs> = {
@@ -42,7 +52,12 @@ const add: CommandModule<GlobalOptions, AddArgs> = {
   handler: async (argv) => {
     const config = withCluster(await loadLabConfig(argv.config), argv.name, argv.vpc);
     const result = await upLab(config, { renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined });
-    emit(argv, result, (r) => `\ncluster ${argv.name} added to lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'does not list')}`);
+    emit(
+      argv,
+      result,
+      (r) =>
+        `\ncluster ${argv.name} added to lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'does not list')}`,
+    );
   },
 };
 
@@ -53,7 +68,12 @@ const remove: CommandModule<GlobalOptions, RemoveArgs> = {
   handler: async (argv) => {
     const config = withoutCluster(await loadLabConfig(argv.config), argv.name);
     const result = await upLab(config, { renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined });
-    emit(argv, result, (r) => `\ncluster ${argv.name} removed from lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'lists')}`);
+    emit(
+      argv,
+      result,
+      (r) =>
+        `\ncluster ${argv.name} removed from lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'lists')}`,
+    );
   },
 };
 

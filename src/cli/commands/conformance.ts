@@ -15,7 +15,8 @@ export const conformanceCommand: CommandModule<GlobalOptions, Args> = {
       .option('junit', { type: 'string', describe: 'write JUnit XML here (a testsuite per document, a testcase per block)' })
       .option('summary', {
         type: 'string',
-        describe: "write a Markdown table here: the lab's runtime, Kubernetes version and addon implementations, then each document's result and time (for a CI job summary)",
+        describe:
+          "write a Markdown table here: the lab's runtime, Kubernetes version and addon implementations, then each document's result and time (for a CI job summary)",
       })
       .option('only', { type: 'string', describe: 'only documents whose name matches this regular expression' })
       .option('transcript', { type: 'string', describe: 'write each document back with its real output to this folder (.md and .html)' })
@@ -25,7 +26,9 @@ export const conformanceCommand: CommandModule<GlobalOptions, Args> = {
     await runDocumentsFromCli(
       argv,
       { only: argv.only, junitFile: argv.junit, keepGoing: true },
-      summaryFile ? async (result, config) => writeConformanceSummary(summaryFile, await labCell(config, await labRuntimeName(config.name)), result) : undefined,
+      summaryFile
+        ? async (result, config) => writeConformanceSummary(summaryFile, await labCell(config, await labRuntimeName(config.name)), result)
+        : undefined,
     );
   },
 };

@@ -40,7 +40,9 @@ const workCommand: CommandModule<GlobalOptions, WorkArgs> = {
     const { text, source } = await readManifestSource(argv.file);
     const manifests = parseManifests(text, source);
     const config = await loadLabConfig(argv.config);
-    const { work, action } = await withHubClient(config, (hub) => createWork(hub, { name: argv.name, cluster: argv.cluster, manifests, overwrite: argv.overwrite }));
+    const { work, action } = await withHubClient(config, (hub) =>
+      createWork(hub, { name: argv.name, cluster: argv.cluster, manifests, overwrite: argv.overwrite }),
+    );
     emit(
       argv,
       { name: work.metadata.name, cluster: work.metadata.namespace, action, manifests: manifests.map((m) => `${m.kind}/${m.metadata.name}`) },

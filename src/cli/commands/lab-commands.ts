@@ -54,20 +54,40 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     y
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
       .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
-      .option('kubernetes-version', { type: 'string', describe: 'the Kubernetes version of every cluster (default: the lab file\'s, else the newest supported; `ocm-lab versions` lists them)' })
+      .option('kubernetes-version', {
+        type: 'string',
+        describe: "the Kubernetes version of every cluster (default: the lab file's, else the newest supported; `ocm-lab versions` lists them)",
+      })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
       .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
       .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
-      .option('spoke-context', { type: 'string', array: true, describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'print the plan (clusters, networks, processes or containers, images, OCM and addons) and create nothing; -o json for JSON' })
-      .option('node-image', { type: 'string', describe: '--runtime kind: the kind node image to use (e.g. kindest/node:v1.34.x) instead of the one ocm-lab builds' })
+      .option('spoke-context', {
+        type: 'string',
+        array: true,
+        describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)',
+      })
+      .option('dry-run', {
+        type: 'boolean',
+        default: false,
+        describe: 'print the plan (clusters, networks, processes or containers, images, OCM and addons) and create nothing; -o json for JSON',
+      })
+      .option('node-image', {
+        type: 'string',
+        describe: '--runtime kind: the kind node image to use (e.g. kindest/node:v1.34.x) instead of the one ocm-lab builds',
+      })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
-    if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
+    if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto')
+      throw new InvalidInputError('--node-image is for --runtime kind');
     if (argv['dry-run']) {
       const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
-      const { dryRun, text } = await planLab(argv.runtime, config, { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) }, input ? { existing: input } : {});
+      const { dryRun, text } = await planLab(
+        argv.runtime,
+        config,
+        { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
+        input ? { existing: input } : {},
+      );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
       return;
@@ -86,7 +106,12 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}),
     };
     const result = await upLab(config, options);
-    emit(argv, result, (r) => `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\nkubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`);
+    emit(
+      argv,
+      result,
+      (r) =>
+        `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\nkubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`,
+    );
   },
 };
 
@@ -97,7 +122,12 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
     y
       .option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'print what down would stop and remove, and remove nothing; -o json for JSON' })
-      .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, hidden: true, describe: 'the runtime of the lab (auto: the one it was brought up with)' }),
+      .option('runtime', {
+        choices: RUNTIME_CHOICES,
+        default: 'auto' as RuntimeChoice,
+        hidden: true,
+        describe: 'the runtime of the lab (auto: the one it was brought up with)',
+      }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     if (argv['dry-run']) {
@@ -167,8 +197,17 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
     let entries;
     if (argv.via === 'gateway') {
       const hubName = hubCluster(config).name;
-      if (!argv.cluster || argv.cluster === hubName) throw new InvalidInputError('--via gateway needs a managed cluster: ocm-lab kubeconfig --via gateway CLUSTER', { hint: `managed clusters: ${config.clusters.filter((c) => !c.hub).map((c) => c.name).join(', ')}` });
-      if (!config.addons.includes('cluster-gateway')) throw new InvalidInputError(`--via gateway: lab '${config.name}' has no cluster-gateway addon`, { hint: 'add cluster-gateway to addons: in the lab file' });
+      if (!argv.cluster || argv.cluster === hubName)
+        throw new InvalidInputError('--via gateway needs a managed cluster: ocm-lab kubeconfig --via gateway CLUSTER', {
+          hint: `managed clusters: ${config.clusters
+            .filter((c) => !c.hub)
+            .map((c) => c.name)
+            .join(', ')}`,
+        });
+      if (!config.addons.includes('cluster-gateway'))
+        throw new InvalidInputError(`--via gateway: lab '${config.name}' has no cluster-gateway addon`, {
+          hint: 'add cluster-gateway to addons: in the lab file',
+        });
       if (!config.clusters.some((c) => c.name === argv.cluster)) throw new NotFoundError(`lab '${config.name}' has no cluster '${argv.cluster}'`);
       const [hub] = await readLabKubeconfigEntries(config, hubName);
       entries = [gatewayKubeconfigEntry(hub!, argv.cluster)];
@@ -183,8 +222,10 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
       });
       const { text, replaced } = mergeKubeconfigText(existing, entries);
       await writeCredentialFile(target, text);
-      emit(argv, { file: target, contexts: entries.map((e) => e.name), replaced }, (r) =>
-        `merged contexts ${r.contexts.join(', ')} into ${r.file}${r.replaced.length ? ` (replaced existing ${r.replaced.join(', ')})` : ''}`,
+      emit(
+        argv,
+        { file: target, contexts: entries.map((e) => e.name), replaced },
+        (r) => `merged contexts ${r.contexts.join(', ')} into ${r.file}${r.replaced.length ? ` (replaced existing ${r.replaced.join(', ')})` : ''}`,
       );
       return;
     }

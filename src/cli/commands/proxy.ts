@@ -30,7 +30,13 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
       emit(argv, rows, (r) =>
         renderTable(
           ['CLUSTER NAME', 'INSTALLED', 'AVAILABLE', 'PROBED HEALTH', 'LATENCY'],
-          r.map((row) => [row.cluster, cap(row.installed), cap(row.available), cap(row.probedHealth), row.latencyMs === null ? '<none>' : `${row.latencyMs.toFixed(3)}ms`]),
+          r.map((row) => [
+            row.cluster,
+            cap(row.installed),
+            cap(row.available),
+            cap(row.probedHealth),
+            row.latencyMs === null ? '<none>' : `${row.latencyMs.toFixed(3)}ms`,
+          ]),
         ),
       );
       const failed = rows.filter((r) => !r.probedHealth);
@@ -80,14 +86,19 @@ const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
       .parserConfiguration({ 'populate--': true }),
   handler: async (argv) => {
     const args = (argv['--'] ?? []).map(String);
-    if (!argv.interactive && args.length === 0) throw new InvalidInputError('give kubectl arguments after --, or -i for a prompt', { hint: 'e.g. ocm-lab proxy kubectl --cluster cluster1 --sa dep -- get deployments -A' });
+    if (!argv.interactive && args.length === 0)
+      throw new InvalidInputError('give kubectl arguments after --, or -i for a prompt', {
+        hint: 'e.g. ocm-lab proxy kubectl --cluster cluster1 --sa dep -- get deployments -A',
+      });
     if (argv.interactive && args.length) throw new InvalidInputError('-i takes no kubectl arguments after --; type them at the prompt');
     const config = await loadLabConfig(argv.config);
     const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
     // A Ctrl-C or SIGTERM ends kubectl, not us: the temporary kubeconfig with the token is always removed.
     const signal = await withInterrupts(async (interrupt) => {
-      const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() => hub.close());
+      const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() =>
+        hub.close(),
+      );
       try {
         if (interrupt.aborted) return;
         if (argv.interactive) await interactive(kubectl, session, interrupt);

@@ -107,12 +107,17 @@ export async function runDocumentsFromCli(
   if (result.interrupted) throw new LabError('failure', 'interrupted; cleanup blocks of the running document were run');
   if (result.failed) {
     const names = result.results.filter((r) => r.result.status === 'failed').map((r) => r.scenario.name);
-    throw new LabError('failure', `${result.failed} scenario(s) failed: ${names.join(', ')}`, { hint: 'the failing step, its command, what was expected and what came out are printed above' });
+    throw new LabError('failure', `${result.failed} scenario(s) failed: ${names.join(', ')}`, {
+      hint: 'the failing step, its command, what was expected and what came out are printed above',
+    });
   }
 }
 
 const dirOption = { type: 'string', describe: `folder of documents (default: ${DEFAULT_SCENARIO_DIR})` } as const;
-const transcriptOption = { type: 'string', describe: 'write each document back with the real output under every block to this folder (.md and .html)' } as const;
+const transcriptOption = {
+  type: 'string',
+  describe: 'write each document back with the real output under every block to this folder (.md and .html)',
+} as const;
 
 const listCommand: CommandModule<GlobalOptions, GlobalOptions & { dir?: string }> = {
   command: 'list',
@@ -126,7 +131,13 @@ const listCommand: CommandModule<GlobalOptions, GlobalOptions & { dir?: string }
       (rows) =>
         renderTable(
           ['NAME', 'STEPS', 'CLUSTERS', 'NEEDS', 'TITLE'],
-          rows.map((r) => [r.name, String(r.steps), r.requires.clusters.join(','), [...r.requires.capabilities, ...r.requires.addons].join(',') || '-', r.title]),
+          rows.map((r) => [
+            r.name,
+            String(r.steps),
+            r.requires.clusters.join(','),
+            [...r.requires.capabilities, ...r.requires.addons].join(',') || '-',
+            r.title,
+          ]),
         ),
     );
   },

@@ -32,7 +32,14 @@ import {
 import { ensureLabImagesDetail, labImages } from '../../runtime/kind/lab-images.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
-type SetupArgs = GlobalOptions & { 'bin-dir'?: string; check: boolean; ocm: boolean; download: boolean; runtime: 'local' | 'kind'; 'kubernetes-version'?: string };
+type SetupArgs = GlobalOptions & {
+  'bin-dir'?: string;
+  check: boolean;
+  ocm: boolean;
+  download: boolean;
+  runtime: 'local' | 'kind';
+  'kubernetes-version'?: string;
+};
 
 function renderStatus(rows: BinaryStatus[]): string {
   const table = renderTable(
@@ -89,10 +96,18 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
   builder: (y) =>
     y
       .option('bin-dir', { type: 'string', describe: 'take binaries from this directory first (else $OCM_LAB_BIN_DIR)' })
-      .option('check', { type: 'boolean', default: false, describe: 'only report where each binary comes from, verifying cached ones (exit 3 if any is missing)' })
-      .option('kubernetes-version', { type: 'string', describe: 'the Kubernetes version to provision (default: the lab\'s; see `ocm-lab versions`)' })
+      .option('check', {
+        type: 'boolean',
+        default: false,
+        describe: 'only report where each binary comes from, verifying cached ones (exit 3 if any is missing)',
+      })
+      .option('kubernetes-version', { type: 'string', describe: "the Kubernetes version to provision (default: the lab's; see `ocm-lab versions`)" })
       .option('ocm', { type: 'boolean', default: true, describe: 'also provision the OCM binaries (--no-ocm to skip)' })
-      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building (--no-download, or $OCM_LAB_NO_DOWNLOAD=1, to skip)' })
+      .option('download', {
+        type: 'boolean',
+        default: process.env.OCM_LAB_NO_DOWNLOAD !== '1',
+        describe: 'try official release downloads before building (--no-download, or $OCM_LAB_NO_DOWNLOAD=1, to skip)',
+      })
       .option('runtime', {
         choices: ['local', 'kind'] as const,
         default: 'local' as const,
@@ -161,7 +176,10 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     const status = await binaryStatus({ ...base, names, verification: argv.check ? 'full' : 'quick' });
     if (kind) emit(argv, { binaries: status, images }, (v) => `${renderStatus(v.binaries)}\n\n${renderImages(v.images)}`);
     else emit(argv, status, renderStatus);
-    const missing = [...status.filter((s) => !s.path).map((m) => `${m.name} ${m.version}`), ...images.filter((i) => i.source === 'MISSING').map((i) => i.image)];
+    const missing = [
+      ...status.filter((s) => !s.path).map((m) => `${m.name} ${m.version}`),
+      ...images.filter((i) => i.source === 'MISSING').map((i) => i.image),
+    ];
     if (missing.length) {
       throw new MissingPrerequisiteError(`missing: ${missing.join(', ')}`, {
         hint: argv.check ? `run 'ocm-lab setup${kind ? ' --runtime kind' : ''}' to provision them` : 'see the problems listed above',

@@ -7,7 +7,15 @@ export const versionsCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'versions',
   describe: 'list the Kubernetes versions a lab can run (--kubernetes-version, kubernetesVersion:) and the etcd and OCM each gets',
   handler: (argv) => {
-    const rows = KUBERNETES_RELEASES.map((r, i) => ({ kubernetes: r.kubernetes, default: i === 0, etcd: r.etcd, ocm: OCM_VERSION, coredns: r.coredns, pause: r.pause, crictl: r.crictl }));
+    const rows = KUBERNETES_RELEASES.map((r, i) => ({
+      kubernetes: r.kubernetes,
+      default: i === 0,
+      etcd: r.etcd,
+      ocm: OCM_VERSION,
+      coredns: r.coredns,
+      pause: r.pause,
+      crictl: r.crictl,
+    }));
     emit(argv, rows, (list) =>
       renderTable(
         ['KUBERNETES', 'ETCD', 'OCM', 'KIND NODE IMAGE: COREDNS, PAUSE, CRICTL'],

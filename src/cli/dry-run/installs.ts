@@ -116,9 +116,11 @@ export function planInstalls(config: LabConfig): InstallsPlan {
 export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', clustersStay: boolean): string {
   const out: string[] = [];
   if (action === 'down') {
-    out.push(clustersStay
-      ? `Installs taken off the clusters first: the addons (${plan.addons.map((a) => a.name).join(', ') || 'none'}), then each spoke's registration and klusterlet (${plan.ocm.accepted.join(', ')}), then OCM ${plan.ocm.version} on the hub (${plan.ocm.hub.cluster})`
-      : `Installs (OCM ${plan.ocm.version}, addons ${plan.addons.map((a) => a.name).join(', ') || 'none'}) go with the clusters`);
+    out.push(
+      clustersStay
+        ? `Installs taken off the clusters first: the addons (${plan.addons.map((a) => a.name).join(', ') || 'none'}), then each spoke's registration and klusterlet (${plan.ocm.accepted.join(', ')}), then OCM ${plan.ocm.version} on the hub (${plan.ocm.hub.cluster})`
+        : `Installs (OCM ${plan.ocm.version}, addons ${plan.addons.map((a) => a.name).join(', ') || 'none'}) go with the clusters`,
+    );
     return out.join('\n');
   }
   const o = plan.ocm;
@@ -128,7 +130,9 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   out.push(`    images: ${Object.values(o.hub.clusterManager.images).join(', ')}`);
   out.push(`    bootstrap identity: ServiceAccount ${o.hub.bootstrap.namespace}/${o.hub.bootstrap.serviceAccount}`);
   for (const s of o.spokes) {
-    out.push(`  ${s.cluster}: operator ${s.operator.name} in ${s.operator.namespace}; Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`);
+    out.push(
+      `  ${s.cluster}: operator ${s.operator.name} in ${s.operator.namespace}; Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`,
+    );
   }
   if (o.spokes.length) out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
   out.push(`  accepted on the hub: ${o.accepted.join(', ') || '(no spokes)'}`);
@@ -137,7 +141,9 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   if (!plan.addons.length) out.push('  (none)');
   for (const a of plan.addons) {
     const manager = a.manager ? `manager ${a.manager.namespace}/${a.manager.name} (${a.manager.image})` : 'no manager';
-    out.push(`  ${a.name}  implementation=${a.implementation}  ${manager}${a.hub.length ? `, ${a.hub.join(', ')}` : ''}; Available on ${a.spokes.join(', ') || '(no spokes)'}`);
+    out.push(
+      `  ${a.name}  implementation=${a.implementation}  ${manager}${a.hub.length ? `, ${a.hub.join(', ')}` : ''}; Available on ${a.spokes.join(', ') || '(no spokes)'}`,
+    );
   }
   return out.join('\n');
 }

@@ -19,7 +19,13 @@ export interface LabDryRun {
 const CLUSTERS_STAY: readonly RuntimeName[] = ['existing'];
 
 /** Puts a runtime's plan and the installs together. Pure. */
-export function labDryRun(config: LabConfig, action: PlanOptions['action'], exists: boolean, resolved: ResolvedRuntime, runtime: RuntimePlan): { dryRun: LabDryRun; text: string } {
+export function labDryRun(
+  config: LabConfig,
+  action: PlanOptions['action'],
+  exists: boolean,
+  resolved: ResolvedRuntime,
+  runtime: RuntimePlan,
+): { dryRun: LabDryRun; text: string } {
   const installs = planInstalls(config);
   const dryRun: LabDryRun = {
     lab: config.name,
@@ -31,12 +37,21 @@ export function labDryRun(config: LabConfig, action: PlanOptions['action'], exis
   };
   const parts = [runtime.text];
   if (action === 'up') parts.push(`Steps of up: ${[...runtime.steps, ...installs.steps].join(' -> ')}`);
-  parts.push(action === 'down' && !exists ? 'Installs: nothing to take off (the lab is not up)' : renderInstalls(installs, action, CLUSTERS_STAY.includes(resolved.name)));
+  parts.push(
+    action === 'down' && !exists
+      ? 'Installs: nothing to take off (the lab is not up)'
+      : renderInstalls(installs, action, CLUSTERS_STAY.includes(resolved.name)),
+  );
   return { dryRun, text: `${parts.join('\n\n')}\n` };
 }
 
 /** `--dry-run`: resolves the runtime as up/down would, asks it for its plan, adds the installs. Creates nothing. */
-export async function planLab(choice: RuntimeChoice, config: LabConfig, options: PlanOptions, selection: RuntimeSelection = {}): Promise<{ dryRun: LabDryRun; text: string }> {
+export async function planLab(
+  choice: RuntimeChoice,
+  config: LabConfig,
+  options: PlanOptions,
+  selection: RuntimeSelection = {},
+): Promise<{ dryRun: LabDryRun; text: string }> {
   const { resolved, plan } = await runtimePlan(choice, config, options, { labName: config.name, ...selection });
   return labDryRun(config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan);
 }

@@ -95,7 +95,13 @@ function supportsResize(protocol: string): boolean {
 }
 
 /** Collects the client's streams; resolves with them once all expected ones arrived, or undefined on timeout/close. */
-function waitForStreams(session: SpdySession, req: ExecRequest, protocol: string, timeoutMs: number, log: (line: string) => void): Promise<Partial<Record<StreamType, SpdyStream>> | undefined> {
+function waitForStreams(
+  session: SpdySession,
+  req: ExecRequest,
+  protocol: string,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<Partial<Record<StreamType, SpdyStream>> | undefined> {
   const expected = 1 + Number(req.stdin) + Number(req.stdout) + Number(req.stderr) + Number(req.tty && supportsResize(protocol));
   const streams: Partial<Record<StreamType, SpdyStream>> = {};
   let received = 0;

@@ -17,7 +17,12 @@ export function isHttpError(v: unknown): v is HttpError {
 /** Writes an HTTP error on a socket that Node handed over for an upgrade (no ServerResponse exists there). */
 export function writeRawHttpError(socket: Duplex, err: HttpError): void {
   const body = Buffer.from(err.message.endsWith('\n') ? err.message : `${err.message}\n`, 'utf8');
-  const lines = [`HTTP/1.1 ${err.status} ${STATUS_TEXT[err.status] ?? 'Error'}`, 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${body.length}`, 'Connection: close'];
+  const lines = [
+    `HTTP/1.1 ${err.status} ${STATUS_TEXT[err.status] ?? 'Error'}`,
+    'Content-Type: text/plain; charset=utf-8',
+    `Content-Length: ${body.length}`,
+    'Connection: close',
+  ];
   for (const [name, value] of Object.entries(err.headers ?? {})) {
     for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
   }

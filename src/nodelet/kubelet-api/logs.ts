@@ -43,7 +43,8 @@ export function parseLogOptions(query: URLSearchParams, now: Date = new Date()):
     sinceTime = new Date(sinceTimeText);
     if (Number.isNaN(sinceTime.getTime())) return DECODE_ERROR;
   }
-  if ((tailLines !== undefined && tailLines < 0) || (limitBytes !== undefined && limitBytes < 1) || (sinceSeconds !== undefined && sinceSeconds < 1)) return INVALID;
+  if ((tailLines !== undefined && tailLines < 0) || (limitBytes !== undefined && limitBytes < 1) || (sinceSeconds !== undefined && sinceSeconds < 1))
+    return INVALID;
   if (sinceSeconds !== undefined && sinceTime) return INVALID;
   if (sinceSeconds !== undefined) sinceTime = new Date(now.getTime() - sinceSeconds * 1000);
   const stream = q.get('stream');

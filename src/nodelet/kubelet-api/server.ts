@@ -37,7 +37,11 @@ type StreamingPlan =
   | { kind: 'portForward'; protocols: readonly string[]; run: (session: SpdySession, protocol: string) => Promise<void> };
 
 export async function startKubeletServer(o: KubeletServerOptions): Promise<KubeletServer> {
-  const [cert, key, ca] = await Promise.all([pemOf('cert', o.certPem, o.certFile), pemOf('key', o.keyPem, o.keyFile), pemOf('clientCa', o.clientCaPem, o.clientCaFile)]);
+  const [cert, key, ca] = await Promise.all([
+    pemOf('cert', o.certPem, o.certFile),
+    pemOf('key', o.keyPem, o.keyFile),
+    pemOf('clientCa', o.clientCaPem, o.clientCaFile),
+  ]);
   const log = o.log ?? (() => {});
   const allowed = o.allowedIdentities ?? DEFAULT_ALLOWED_IDENTITIES;
   const backend: KubeletBackend = o.backend;
@@ -131,7 +135,10 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Kubel
     if (root === 'exec' || root === 'attach' || root === 'portForward') {
       const plan = planStreaming(req, url);
       if (isHttpError(plan)) return writeHttpError(res, plan);
-      return writeHttpError(res, { status: 400, message: `unable to upgrade: missing upgrade headers in request: Connection: ${req.headers.connection ?? ''}, Upgrade: ${req.headers.upgrade ?? ''}` });
+      return writeHttpError(res, {
+        status: 400,
+        message: `unable to upgrade: missing upgrade headers in request: Connection: ${req.headers.connection ?? ''}, Upgrade: ${req.headers.upgrade ?? ''}`,
+      });
     }
     writeHttpError(res, { status: 404, message: '404 page not found' });
   };
@@ -159,7 +166,10 @@ export async function startKubeletServer(o: KubeletServerOptions): Promise<Kubel
     const plan = planStreaming(req, url);
     if (isHttpError(plan)) return writeRawHttpError(socket, plan);
     if (!isSpdyUpgrade(req)) {
-      return writeRawHttpError(socket, { status: 400, message: `unable to upgrade: this node speaks SPDY/3.1 only (got Upgrade: ${req.headers.upgrade ?? ''})` });
+      return writeRawHttpError(socket, {
+        status: 400,
+        message: `unable to upgrade: this node speaks SPDY/3.1 only (got Upgrade: ${req.headers.upgrade ?? ''})`,
+      });
     }
     const protocol = negotiateProtocol(req, plan.protocols);
     if (isHttpError(protocol)) return writeRawHttpError(socket, protocol);

@@ -36,8 +36,7 @@ export const GoAwayStatus = { Ok: 0, ProtocolError: 1, InternalError: 2 } as con
 export const MAX_FRAME_LENGTH = 0xffffff;
 
 export type RawFrame =
-  | { control: false; streamId: number; flags: number; data: Buffer }
-  | { control: true; version: number; type: number; flags: number; payload: Buffer };
+  { control: false; streamId: number; flags: number; data: Buffer } | { control: true; version: number; type: number; flags: number; payload: Buffer };
 
 /** Splits a byte stream into frames; keeps partial frames until the rest arrives. */
 export class FrameParser {

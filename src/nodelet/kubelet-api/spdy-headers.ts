@@ -26,7 +26,7 @@ export type SpdyHeaders = Record<string, string>;
 export function adler32(buf: Uint8Array): number {
   let a = 1;
   let b = 0;
-  for (let i = 0; i < buf.length; ) {
+  for (let i = 0; i < buf.length;) {
     // 3800 bytes keep the sums far below 2^31 before each modulo.
     const end = Math.min(i + 3800, buf.length);
     for (; i < end; i++) {

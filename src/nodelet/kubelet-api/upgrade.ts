@@ -21,7 +21,10 @@ export function isSpdyUpgrade(req: http.IncomingMessage): boolean {
 export function requestedProtocols(req: http.IncomingMessage): string[] {
   const raw = req.headers[HEADER_PROTOCOL_VERSION.toLowerCase()];
   const values = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
-  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
+  return values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v.length > 0);
 }
 
 /** The protocol both sides speak (the client's preference wins), or the error httpstream.Handshake gives. */

@@ -240,7 +240,12 @@ export function ociConfig(input: BundleInput): OciConfig {
     root: { path: 'rootfs', readonly: true },
     hostname: input.hostname,
     mounts,
-    linux: { namespaces, cgroupsPath: input.cgroupsPath, maskedPaths: MASKED_PATHS, readonlyPaths: [...READONLY_PATHS, ...shared.flatMap((s) => s.readonlyPaths)] },
+    linux: {
+      namespaces,
+      cgroupsPath: input.cgroupsPath,
+      maskedPaths: MASKED_PATHS,
+      readonlyPaths: [...READONLY_PATHS, ...shared.flatMap((s) => s.readonlyPaths)],
+    },
   };
 }
 
@@ -269,7 +274,12 @@ export interface HostAlias {
 }
 
 /** The pod's /etc/hosts (with its hostAliases) and /etc/hostname, as the kubelet writes them. */
-export async function writePodEtcFiles(dir: string, hostname: string, podIP: string | undefined, aliases: readonly HostAlias[] = []): Promise<{ hosts: string; hostname: string }> {
+export async function writePodEtcFiles(
+  dir: string,
+  hostname: string,
+  podIP: string | undefined,
+  aliases: readonly HostAlias[] = [],
+): Promise<{ hosts: string; hostname: string }> {
   await fs.mkdir(dir, { recursive: true, mode: 0o755 });
   const hosts = path.join(dir, 'hosts');
   const host = path.join(dir, 'hostname');

@@ -1,4 +1,19 @@
-export { ociConfig, realHostView, sharedDirMounts, writeBundle, writePodEtcFiles, capabilitySet, DEFAULT_CAPABILITIES, SHARED_HOST_DIRS, type BindMount, type BundleInput, type HostAlias, type HostView, type OciConfig, type OciMount } from './bundle.js';
+export {
+  ociConfig,
+  realHostView,
+  sharedDirMounts,
+  writeBundle,
+  writePodEtcFiles,
+  capabilitySet,
+  DEFAULT_CAPABILITIES,
+  SHARED_HOST_DIRS,
+  type BindMount,
+  type BundleInput,
+  type HostAlias,
+  type HostView,
+  type OciConfig,
+  type OciMount,
+} from './bundle.js';
 export {
   cleanupContainers,
   listContainers,

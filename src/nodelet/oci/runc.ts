@@ -114,7 +114,8 @@ export class RuncContainer {
     for (;;) {
       const text = await fs.readFile(pidFile, 'utf8').catch(() => '');
       const pid = Number.parseInt(text.trim(), 10);
-      if (Number.isInteger(pid) && pid > 0) return new RuncContainer(spec.runc, spec.id, pid, new Date(), followShim(spec.runc, spec.id, spec.bundle, output, spec.sink));
+      if (Number.isInteger(pid) && pid > 0)
+        return new RuncContainer(spec.runc, spec.id, pid, new Date(), followShim(spec.runc, spec.id, spec.bundle, output, spec.sink));
       if (early instanceof Error) {
         await closeShimOutput(output);
         throw new ContainerStartError('RunContainerError', `could not run /bin/sh (the container's shim): ${early.message}`);
@@ -123,7 +124,11 @@ export class RuncContainer {
         await closeShimOutput(output);
         const status = await readShimExit(spec.bundle);
         await spec.sink.close?.().catch(() => undefined);
-        const why = (await lastLogLines(logFile)) || (status ? `runc exited with ${status.exitCode} before the container started` : 'the shim exited before runc started (could it make the FIFOs in the bundle?)');
+        const why =
+          (await lastLogLines(logFile)) ||
+          (status
+            ? `runc exited with ${status.exitCode} before the container started`
+            : 'the shim exited before runc started (could it make the FIFOs in the bundle?)');
         throw new ContainerStartError('RunContainerError', `runc run ${spec.id}: ${why}`);
       }
       if (Date.now() > deadline) {
@@ -158,9 +163,12 @@ export class RuncContainer {
   async terminate(graceMs: number): Promise<ContainerExit> {
     let timer: NodeJS.Timeout | undefined;
     const killed = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        void this.signal('SIGKILL').then(resolve);
-      }, Math.max(graceMs, 0));
+      timer = setTimeout(
+        () => {
+          void this.signal('SIGKILL').then(resolve);
+        },
+        Math.max(graceMs, 0),
+      );
     });
     await this.signal('SIGTERM');
     const exit = await Promise.race([this.exited, killed.then(() => this.exited)]);

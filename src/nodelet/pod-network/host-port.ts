@@ -18,7 +18,10 @@ export function parseListeners(ssOutput: string): Listener[] {
     const colon = local.lastIndexOf(':');
     const port = Number(local.slice(colon + 1));
     if (colon < 0 || !Number.isInteger(port)) continue;
-    const address = local.slice(0, colon).replace(/%.*$/, '').replace(/^\[(.*)\]$/, '$1');
+    const address = local
+      .slice(0, colon)
+      .replace(/%.*$/, '')
+      .replace(/^\[(.*)\]$/, '$1');
     found.push({ address, port });
   }
   return found;

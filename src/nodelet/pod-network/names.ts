@@ -29,7 +29,11 @@ export function netnsPath(netns: string): string {
  * and pod, so it fits IFNAMSIZ and is unique in a VPC namespace that several clusters share.
  */
 export function vpcVethName(labName: string, clusterName: string, uid: string): string {
-  return `vp${crypto.createHash('sha256').update(`${labName}/${clusterName}/${uidKey(uid)}`).digest('hex').slice(0, 10)}`;
+  return `vp${crypto
+    .createHash('sha256')
+    .update(`${labName}/${clusterName}/${uidKey(uid)}`)
+    .digest('hex')
+    .slice(0, 10)}`;
 }
 
 /** The alias written on the VPC-side veth, so a nodelet can tell its own links from another cluster's. */

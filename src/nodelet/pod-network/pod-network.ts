@@ -172,7 +172,13 @@ export class PodNetwork {
 
   /** Removes the pod's veth (and with it its routes) and namespace, and frees its address. Idempotent. */
   teardown(podUid: string): Promise<void> {
-    return this.serial(() => this.teardownNow(uidKey(podUid), podNetnsName(this.opts.labName, this.opts.clusterName, podUid), vpcVethName(this.opts.labName, this.opts.clusterName, podUid)));
+    return this.serial(() =>
+      this.teardownNow(
+        uidKey(podUid),
+        podNetnsName(this.opts.labName, this.opts.clusterName, podUid),
+        vpcVethName(this.opts.labName, this.opts.clusterName, podUid),
+      ),
+    );
   }
 
   private async teardownNow(key: string, netns: string, veth: string): Promise<void> {

@@ -116,7 +116,9 @@ export function renderServiceRules(services: ServiceLike[], slices: EndpointSlic
   nat.push('COMMIT');
   const filter = ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]'];
   for (const f of all.filter((x) => !x.backends.length)) {
-    filter.push(`-A OUTPUT -d ${f.ip}/32 -p ${f.protocol} -m ${f.protocol} --dport ${f.port} -m comment --comment ${quote(`${f.id} has no endpoints`)} -j REJECT --reject-with icmp-port-unreachable`);
+    filter.push(
+      `-A OUTPUT -d ${f.ip}/32 -p ${f.protocol} -m ${f.protocol} --dport ${f.port} -m comment --comment ${quote(`${f.id} has no endpoints`)} -j REJECT --reject-with icmp-port-unreachable`,
+    );
   }
   filter.push('COMMIT');
   return `${[...nat, ...filter].join('\n')}\n`;

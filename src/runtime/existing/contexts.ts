@@ -25,7 +25,8 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 /** Why `name` cannot name a lab cluster (it becomes a context, and for a spoke the namespace of its ManagedCluster on the hub), or null. */
 export function clusterNameProblem(name: string): string | null {
   if (!DNS_LABEL.test(name)) return 'is not a DNS label (lower-case letters, digits and -, at most 63, starting and ending with a letter or digit)';
-  if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) return 'is a namespace every cluster or OCM already has';
+  if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX))
+    return 'is a namespace every cluster or OCM already has';
   return null;
 }
 
@@ -50,12 +51,18 @@ export function parseClusterSpec(spec: string, hub: boolean): ExistingClusterSpe
 
 /** The hub and the spokes, checked: names and contexts unique, at least one spoke. */
 export function clusterSpecs(input: ExistingClustersInput): ExistingClusterSpec[] {
-  if (!input.spokeContexts.length) throw new InvalidInputError('--runtime existing needs at least one --spoke-context', { hint: 'ocm-lab up --runtime existing --kubeconfig FILE --hub-context CTX --spoke-context CTX' });
+  if (!input.spokeContexts.length)
+    throw new InvalidInputError('--runtime existing needs at least one --spoke-context', {
+      hint: 'ocm-lab up --runtime existing --kubeconfig FILE --hub-context CTX --spoke-context CTX',
+    });
   const specs = [parseClusterSpec(input.hubContext, true), ...input.spokeContexts.map((s) => parseClusterSpec(s, false))];
   for (const key of ['context', 'name'] as const) {
     const seen = new Set<string>();
     for (const s of specs) {
-      if (seen.has(s[key])) throw new InvalidInputError(`${key === 'context' ? 'context' : 'cluster name'} '${s[key]}' is given twice: every cluster of the lab is a different context with a different name`);
+      if (seen.has(s[key]))
+        throw new InvalidInputError(
+          `${key === 'context' ? 'context' : 'cluster name'} '${s[key]}' is given twice: every cluster of the lab is a different context with a different name`,
+        );
       seen.add(s[key]);
     }
   }
@@ -102,11 +109,15 @@ export async function resolveContext(kubeconfigFile: string, context: string): P
   }
   const where = `context '${context}' of ${kubeconfigFile}`;
   const ctx = doc.contexts?.find((c) => c.name === context)?.context;
-  if (!ctx) throw new InvalidInputError(`${kubeconfigFile} has no context '${context}'`, { hint: `its contexts: ${(doc.contexts ?? []).map((c) => c.name).join(', ') || 'none'}` });
+  if (!ctx)
+    throw new InvalidInputError(`${kubeconfigFile} has no context '${context}'`, {
+      hint: `its contexts: ${(doc.contexts ?? []).map((c) => c.name).join(', ') || 'none'}`,
+    });
   const cluster = doc.clusters?.find((c) => c.name === ctx.cluster)?.cluster ?? {};
   const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
   const server = cluster.server;
-  if (typeof server !== 'string' || !server.startsWith('https://')) throw new InvalidInputError(`${where}: its cluster has no https server URL (server: ${String(server)})`);
+  if (typeof server !== 'string' || !server.startsWith('https://'))
+    throw new InvalidInputError(`${where}: its cluster has no https server URL (server: ${String(server)})`);
   if (user.exec || user['auth-provider']) {
     throw new InvalidInputError(`${where}: authenticates through an ${user.exec ? 'exec plugin' : 'auth provider'}, which ocm-lab does not run`, {
       hint: 'give a context with a client certificate or a ServiceAccount token (e.g. kubectl create token … for an admin ServiceAccount)',
@@ -114,14 +125,24 @@ export async function resolveContext(kubeconfigFile: string, context: string): P
   }
   const base = path.dirname(path.resolve(kubeconfigFile));
   const caPem = await readRef(base, cluster['certificate-authority-data'], cluster['certificate-authority'], 'certificate authority', where);
-  if (!caPem) throw new InvalidInputError(`${where}: its cluster names no certificate authority`, { hint: 'ocm-lab gives the spokes the hub CA and verifies every cluster: set certificate-authority-data' });
+  if (!caPem)
+    throw new InvalidInputError(`${where}: its cluster names no certificate authority`, {
+      hint: 'ocm-lab gives the spokes the hub CA and verifies every cluster: set certificate-authority-data',
+    });
   const certPem = await readRef(base, user['client-certificate-data'], user['client-certificate'], 'client certificate', where);
   const keyPem = await readRef(base, user['client-key-data'], user['client-key'], 'client key', where);
-  const token = typeof user.token === 'string' && user.token ? user.token : await readRef(base, undefined, user.tokenFile, 'token file', where).then((t) => t?.trim());
+  const token =
+    typeof user.token === 'string' && user.token ? user.token : await readRef(base, undefined, user.tokenFile, 'token file', where).then((t) => t?.trim());
   if (!(certPem && keyPem) && !token) throw new InvalidInputError(`${where}: its user has neither a client certificate and key nor a token`);
   const tlsServerName = typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined;
   return {
     endpoint: { server, caPem, ...(certPem && keyPem ? { certPem, keyPem } : {}), ...(token ? { token } : {}) },
-    entry: { server, caPem, ...(certPem && keyPem ? { clientCertPem: certPem, clientKeyPem: keyPem } : {}), ...(token ? { token } : {}), ...(tlsServerName ? { tlsServerName } : {}) },
+    entry: {
+      server,
+      caPem,
+      ...(certPem && keyPem ? { clientCertPem: certPem, clientKeyPem: keyPem } : {}),
+      ...(token ? { token } : {}),
+      ...(tlsServerName ? { tlsServerName } : {}),
+    },
   };
 }

@@ -11,7 +11,12 @@ import { readExistingState } from './state.js';
  * kubeconfig (so a context that `up` would refuse is refused here too) and the
  * lab's state; asks no cluster anything and writes nothing.
  */
-export async function existingRuntimePlan(config: LabConfig, options: PlanOptions, input: ExistingClustersInput | undefined, steps: string[]): Promise<RuntimePlan> {
+export async function existingRuntimePlan(
+  config: LabConfig,
+  options: PlanOptions,
+  input: ExistingClustersInput | undefined,
+  steps: string[],
+): Promise<RuntimePlan> {
   const previous = await readExistingState(config.name);
   if (options.action === 'down') {
     const plan = planExistingDown(config.name, process.env, previous?.existing ?? null, !!options.keepData);
@@ -41,7 +46,9 @@ export async function existingRuntimePlan(config: LabConfig, options: PlanOption
 
 export function renderExistingPlan(plan: ExistingLabPlan): string {
   const out: string[] = [];
-  out.push(`lab '${plan.lab}' on existing clusters: would use these contexts of ${plan.kubeconfig} (${plan.contextsFrom === 'flags' ? 'from the flags' : 'as the lab recorded them'}); no cluster is created or deleted`);
+  out.push(
+    `lab '${plan.lab}' on existing clusters: would use these contexts of ${plan.kubeconfig} (${plan.contextsFrom === 'flags' ? 'from the flags' : 'as the lab recorded them'}); no cluster is created or deleted`,
+  );
   out.push('');
   out.push('Clusters:');
   const width = Math.max(...plan.clusters.map((c) => c.name.length));
@@ -64,7 +71,9 @@ export function renderExistingPlan(plan: ExistingLabPlan): string {
 export function renderExistingDownPlan(plan: ExistingDownPlan): string {
   if (!plan.exists) return `lab '${plan.lab}' on existing clusters: not recorded (no state in ${plan.labDir}); down would do nothing`;
   const out: string[] = [];
-  out.push(`lab '${plan.lab}' on existing clusters (${plan.kubeconfig ?? '?'}): the clusters stay; what up installed is taken off them (see below), then the lab is forgotten`);
+  out.push(
+    `lab '${plan.lab}' on existing clusters (${plan.kubeconfig ?? '?'}): the clusters stay; what up installed is taken off them (see below), then the lab is forgotten`,
+  );
   out.push('');
   out.push('Clusters:');
   const width = Math.max(...plan.clusters.map((c) => c.name.length));

@@ -85,7 +85,12 @@ export interface ExistingDownPlan {
 }
 
 /** What `down` would do to a lab on existing clusters. Pure. */
-export function planExistingDown(labName: string, env: NodeJS.ProcessEnv, recorded: { kubeconfig: string; clusters: readonly ExistingClusterSpec[] } | null, keepData: boolean): ExistingDownPlan {
+export function planExistingDown(
+  labName: string,
+  env: NodeJS.ProcessEnv,
+  recorded: { kubeconfig: string; clusters: readonly ExistingClusterSpec[] } | null,
+  keepData: boolean,
+): ExistingDownPlan {
   return {
     lab: labName,
     runtime: 'existing',

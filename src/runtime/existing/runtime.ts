@@ -54,9 +54,14 @@ async function readyz(endpoint: ResolvedContext['endpoint'], timeoutMs = ANSWER_
 async function otherHub(endpoint: ResolvedContext['endpoint']): Promise<string | null> {
   const client = new KubeClient(endpoint);
   try {
-    const crd = await getOrNull<KubeObject>(client, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clustermanagers.operator.open-cluster-management.io');
+    const crd = await getOrNull<KubeObject>(
+      client,
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clustermanagers.operator.open-cluster-management.io',
+    );
     if (!crd) return null;
-    const list = await client.get<{ items: KubeObject[] }>('/apis/operator.open-cluster-management.io/v1/clustermanagers').catch(() => ({ items: [] as KubeObject[] }));
+    const list = await client
+      .get<{ items: KubeObject[] }>('/apis/operator.open-cluster-management.io/v1/clustermanagers')
+      .catch(() => ({ items: [] as KubeObject[] }));
     const managers = list.items.map((i) => i.metadata.name);
     return `CRD clustermanagers.operator.open-cluster-management.io exists (created ${crd.metadata.creationTimestamp ?? '?'})${managers.length ? ` and ClusterManager ${managers.join(', ')}` : ''}`;
   } finally {
@@ -89,8 +94,16 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
         title: 'Existing clusters: contexts answer',
         run: async (c, progress) => {
           c.previous = await readExistingState(config.name);
-          const otherRuntime = !c.previous && (await fs.access(path.join(labDir(config.name), 'state.json')).then(() => true, () => false));
-          if (otherRuntime) throw new ConflictError(`lab '${config.name}' exists and runs on another runtime`, { hint: `take it down first (ocm-lab down), or give the lab on existing clusters another name (name: in a lab file)` });
+          const otherRuntime =
+            !c.previous &&
+            (await fs.access(path.join(labDir(config.name), 'state.json')).then(
+              () => true,
+              () => false,
+            ));
+          if (otherRuntime)
+            throw new ConflictError(`lab '${config.name}' exists and runs on another runtime`, {
+              hint: `take it down first (ocm-lab down), or give the lab on existing clusters another name (name: in a lab file)`,
+            });
           if (this.input) {
             c.kubeconfig = path.resolve(this.input.kubeconfig);
             c.specs = clusterSpecs(this.input);
@@ -102,9 +115,12 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
           }
           const [was, now] = [c.previous?.existing.clusters.find((s) => s.hub), c.specs.find((s) => s.hub)];
           if (was && now && (was.name !== now.name || was.context !== now.context)) {
-            throw new ConflictError(`lab '${config.name}' has the hub ${was.name} (context ${was.context}), and the hub of a lab cannot change (asked: ${now.name}, context ${now.context})`, {
-              hint: `run 'ocm-lab down' first, or give the new lab another name`,
-            });
+            throw new ConflictError(
+              `lab '${config.name}' has the hub ${was.name} (context ${was.context}), and the hub of a lab cannot change (asked: ${now.name}, context ${now.context})`,
+              {
+                hint: `run 'ocm-lab down' first, or give the new lab another name`,
+              },
+            );
           }
           for (const spec of c.specs) c.resolved.set(spec.name, await resolveContext(c.kubeconfig, spec.context));
           const answers = await Promise.all(
@@ -148,7 +164,11 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
           const removed = (c.previous?.existing.clusters ?? []).filter((p) => !c.specs.some((s) => s.name === p.name));
           if (removed.length) {
             const all = await this.clusters(config);
-            await options.beforeRemove?.(all.filter((x) => removed.some((r) => r.name === x.name)), all, progress);
+            await options.beforeRemove?.(
+              all.filter((x) => removed.some((r) => r.name === x.name)),
+              all,
+              progress,
+            );
           }
           await fs.mkdir(dir, { recursive: true, mode: 0o700 });
           const state: ExistingLabState = {
@@ -173,25 +193,44 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
     const state = await readExistingState(config.name);
-    if (!state) throw new InvalidInputError(`lab '${config.name}' is not a lab on existing clusters (no ${path.join(labDir(config.name), 'state.json')} with runtime existing)`);
+    if (!state)
+      throw new InvalidInputError(
+        `lab '${config.name}' is not a lab on existing clusters (no ${path.join(labDir(config.name), 'state.json')} with runtime existing)`,
+      );
     return Promise.all(
       state.existing.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const { endpoint } = await resolveContext(kubeconfig, spec.name);
-        return { name: spec.name, vpc: EXISTING_VPC, hub: spec.hub, kubeconfig, internalServer: endpoint.server, internalAddress: new URL(endpoint.server).hostname.replace(/^\[|\]$/g, ''), caPem: endpoint.caPem };
+        return {
+          name: spec.name,
+          vpc: EXISTING_VPC,
+          hub: spec.hub,
+          kubeconfig,
+          internalServer: endpoint.server,
+          internalAddress: new URL(endpoint.server).hostname.replace(/^\[|\]$/g, ''),
+          caPem: endpoint.caPem,
+        };
       }),
     );
   }
 
   async down(labName: string, options: DownOptions): Promise<DownResult> {
     const dir = labDir(labName);
-    const existed = await fs.access(dir).then(() => true, () => false);
+    const existed = await fs.access(dir).then(
+      () => true,
+      () => false,
+    );
     if (existed && !options.keepData) await fs.rm(dir, { recursive: true, force: true });
     return { lab: labName, existed, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
   }
 
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
-    return existingRuntimePlan(config, options, this.input, this.upSteps(config, {}).steps.map((s) => s.title));
+    return existingRuntimePlan(
+      config,
+      options,
+      this.input,
+      this.upSteps(config, {}).steps.map((s) => s.title),
+    );
   }
 
   async probe(config: LabConfig, from: string): Promise<boolean> {
@@ -202,14 +241,31 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
 
   async status(config: LabConfig): Promise<LabStatus> {
     const state = await readExistingState(config.name);
-    const base: LabStatus = { lab: config.name, runtime: 'existing', exists: false, kubeconfig: null, clusters: [], vpcs: [], isolation: ISOLATION, capabilities: [] };
+    const base: LabStatus = {
+      lab: config.name,
+      runtime: 'existing',
+      exists: false,
+      kubeconfig: null,
+      clusters: [],
+      vpcs: [],
+      isolation: ISOLATION,
+      capabilities: [],
+    };
     if (!state) return base;
     const clusters: (ClusterStatus & { nodes: boolean })[] = await Promise.all(
       state.existing.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const resolved = await resolveContext(kubeconfig, spec.name).catch(() => null);
         const ready = resolved ? (await readyz(resolved.endpoint, 5_000)).ok : false;
-        return { name: spec.name, vpc: EXISTING_VPC, hub: spec.hub, apiServer: resolved?.endpoint.server ?? '', ready, components: [], nodes: ready && resolved ? await hasReadyNode(resolved.endpoint) : false };
+        return {
+          name: spec.name,
+          vpc: EXISTING_VPC,
+          hub: spec.hub,
+          apiServer: resolved?.endpoint.server ?? '',
+          ready,
+          components: [],
+          nodes: ready && resolved ? await hasReadyNode(resolved.endpoint) : false,
+        };
       }),
     );
     const allReady = clusters.every((c) => c.ready);
@@ -227,7 +283,11 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
 async function hasReadyNode(endpoint: ResolvedContext['endpoint']): Promise<boolean> {
   const client = new KubeClient(endpoint);
   try {
-    const nodes = await withTimeout(client.get<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>('/api/v1/nodes'), 5_000, endpoint.server);
+    const nodes = await withTimeout(
+      client.get<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>('/api/v1/nodes'),
+      5_000,
+      endpoint.server,
+    );
     return nodes.items.some((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
   } catch {
     return false;

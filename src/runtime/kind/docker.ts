@@ -51,7 +51,11 @@ export async function dockerEngine(): Promise<{ available: boolean; serverVersio
   }
   const version = String(r.stdout ?? '').trim();
   if (r.exitCode !== 0 || !version) {
-    const printed = String(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' ');
+    const printed = String(r.stderr || r.stdout || '')
+      .trim()
+      .split('\n')
+      .slice(-3)
+      .join(' ');
     return { available: false, serverVersion: null, reason: `no Docker engine answers 'docker version'${printed ? `: ${printed}` : ''}` };
   }
   return { available: true, serverVersion: version, reason: null };

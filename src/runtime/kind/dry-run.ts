@@ -9,7 +9,11 @@ export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up'):
   out.push('Docker networks (one per VPC):');
   for (const n of plan.networks) {
     out.push(`  ${n.name}  vpc=${n.vpc}  subnet=${n.subnet ?? 'chosen by Docker'}${n.gateway ? `  gateway=${n.gateway}` : ''}`);
-    out.push(`    labels: ${Object.entries(n.labels).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+    out.push(
+      `    labels: ${Object.entries(n.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}`,
+    );
   }
   out.push('');
   out.push(`kind clusters (node image ${plan.nodeImage}):`);

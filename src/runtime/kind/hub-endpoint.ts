@@ -24,7 +24,9 @@ export async function ensureHubEndpoint(plan: HubEndpointPlan, progress: (line: 
   let c = await inspectContainer(plan.name);
   const did: string[] = [];
   if (c && c.Config.Labels?.[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
-    throw new Error(`a container named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(c.Config.Labels)}); remove it (docker rm -f ${plan.name}) or name the lab differently`);
+    throw new Error(
+      `a container named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(c.Config.Labels)}); remove it (docker rm -f ${plan.name}) or name the lab differently`,
+    );
   }
   if (!c) {
     const [first] = plan.networks;
@@ -32,7 +34,22 @@ export async function ensureHubEndpoint(plan: HubEndpointPlan, progress: (line: 
     if (!first || !entrypoint) throw new Error('internal: hub endpoint without networks or command');
     progress(`creating ${plan.name} (${plan.image}) on ${first}`);
     const labels = Object.entries(plan.labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
-    await docker(['create', '--name', plan.name, '--hostname', plan.name, ...labels, '--network', first, '--restart', 'unless-stopped', '--entrypoint', entrypoint, plan.image, ...args]);
+    await docker([
+      'create',
+      '--name',
+      plan.name,
+      '--hostname',
+      plan.name,
+      ...labels,
+      '--network',
+      first,
+      '--restart',
+      'unless-stopped',
+      '--entrypoint',
+      entrypoint,
+      plan.image,
+      ...args,
+    ]);
     did.push('created');
     c = await inspectContainer(plan.name);
     if (!c) throw new Error(`docker create ${plan.name} succeeded but docker inspect does not find it`);

@@ -46,10 +46,13 @@ export async function requireKind(options: ProvisionOptions = {}): Promise<strin
   try {
     return await kindBinary(options);
   } catch (err) {
-    throw new MissingPrerequisiteError(`the kind runtime needs the kind CLI ${KIND_VERSION}; none was found and provisioning it failed: ${(err as Error).message}`, {
-      hint: `install kind ${KIND_VERSION} (go install sigs.k8s.io/kind@${KIND_VERSION}, or https://kind.sigs.k8s.io), or set OCM_LAB_KIND=/path/to/kind`,
-      cause: err,
-    });
+    throw new MissingPrerequisiteError(
+      `the kind runtime needs the kind CLI ${KIND_VERSION}; none was found and provisioning it failed: ${(err as Error).message}`,
+      {
+        hint: `install kind ${KIND_VERSION} (go install sigs.k8s.io/kind@${KIND_VERSION}, or https://kind.sigs.k8s.io), or set OCM_LAB_KIND=/path/to/kind`,
+        cause: err,
+      },
+    );
   }
 }
 
@@ -75,7 +78,10 @@ export class KindCli {
 
   async clusters(): Promise<string[]> {
     const r = await this.run(['get', 'clusters']);
-    return r.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('No kind clusters'));
+    return r.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('No kind clusters'));
   }
 
   async create(name: string, configFile: string, network: string): Promise<void> {
@@ -109,7 +115,15 @@ export class KindCli {
  * appends (they fill any "last lines" tail and say nothing about the cause).
  */
 export function kindFailureSummary(output: string, maxLines = 40): string {
-  const lines = output.split('\n').filter((l) => l.trim() && !/^\t/.test(l) && !/\.go:\d+/.test(l) && !/^(main\.main|runtime\.(main|goexit)|github\.com\/spf13\/cobra|k8s\.io\/kubernetes\/cmd\/kubeadm\/app\/cmd)/.test(l.trim()));
+  const lines = output
+    .split('\n')
+    .filter(
+      (l) =>
+        l.trim() &&
+        !/^\t/.test(l) &&
+        !/\.go:\d+/.test(l) &&
+        !/^(main\.main|runtime\.(main|goexit)|github\.com\/spf13\/cobra|k8s\.io\/kubernetes\/cmd\/kubeadm\/app\/cmd)/.test(l.trim()),
+    );
   const important = lines.filter((l) => /ERROR|error|fail|timed out|unhealthy|refused/i.test(l));
   const picked = important.length ? important : lines;
   return picked.slice(0, maxLines).join('\n');

@@ -29,7 +29,10 @@ export function renderKindConfig(template: string, values: Readonly<Record<strin
     }
     return value;
   });
-  if (missing.size) throw new Error(`kind config template uses ${[...missing].map((m) => `{{${m}}}`).join(', ')}, which ocm-lab does not provide (it provides: ${Object.keys(values).join(', ')})`);
+  if (missing.size)
+    throw new Error(
+      `kind config template uses ${[...missing].map((m) => `{{${m}}}`).join(', ')}, which ocm-lab does not provide (it provides: ${Object.keys(values).join(', ')})`,
+    );
   const lines = body.split('\n');
   let start = 0;
   while (start < lines.length && (lines[start]!.startsWith('#') || lines[start]!.trim() === '')) start++;

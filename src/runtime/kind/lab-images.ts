@@ -34,7 +34,9 @@ export type LabImagesConfig = Pick<LabConfig, 'ocmVersion'> & Partial<Pick<LabCo
 
 /** Upstream's addon images the lab runs: those of the addons it runs from upstream's build (none for a lab of ours). */
 export function upstreamAddonImages(config: LabImagesConfig): (typeof UPSTREAM_ADDON_IMAGES)[number][] {
-  return UPSTREAM_ADDON_IMAGES.filter((i) => (config.addons ?? []).includes(i.addon as AddonName) && addonImplementation(config, i.addon as AddonName) === 'upstream');
+  return UPSTREAM_ADDON_IMAGES.filter(
+    (i) => (config.addons ?? []).includes(i.addon as AddonName) && addonImplementation(config, i.addon as AddonName) === 'upstream',
+  );
 }
 
 /** Every image the lab's nodes run, as pod specs name them: ocm-lab:dev first, then OCM's, then upstream's addons'. */
@@ -130,7 +132,9 @@ async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): 
         () => labBaseImage(opts),
         async (base) => {
           const name = path.posix.basename(image.pathInImage);
-          const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER.uid}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join('\n');
+          const dockerfile = [`FROM ${base}`, `COPY ${name} ${image.pathInImage}`, `USER ${OCM_IMAGE_USER.uid}`, `LABEL ${LABEL_IMAGE_KEY}=${key}`, ''].join(
+            '\n',
+          );
           await buildImage(ref, dockerfile, { [name]: { from: binary, mode: 0o755 } }, opts);
         },
         opts,
@@ -255,7 +259,9 @@ async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string
         await fs.mkdir(path.join(ctx, 'node_modules'));
         for (const m of modules) await fs.cp(m.dir, path.join(ctx, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
         opts.progress(`docker build -t ${OCM_LAB_IMAGE} (FROM ${nodeBase.ref})`);
-        await docker(['build', '-q', '-t', OCM_LAB_IMAGE, '--build-arg', `BASE_IMAGE=${nodeBase.ref}`, '--label', `${LABEL_IMAGE_KEY}=${key}`, ctx], { signal: opts.signal });
+        await docker(['build', '-q', '-t', OCM_LAB_IMAGE, '--build-arg', `BASE_IMAGE=${nodeBase.ref}`, '--label', `${LABEL_IMAGE_KEY}=${key}`, ctx], {
+          signal: opts.signal,
+        });
       } finally {
         await fs.rm(ctx, { recursive: true, force: true });
       }

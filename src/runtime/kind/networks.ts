@@ -30,7 +30,10 @@ export async function inspectNetworks(names: readonly string[]): Promise<Network
 /** The VPC networks of a lab, found by label (what `down` removes). */
 export async function labNetworks(lab: string): Promise<string[]> {
   const r = await docker(['network', 'ls', '--filter', `label=${LABEL_LAB}=${lab}`, '--filter', `label=${LABEL_ROLE}=vpc`, '--format', '{{.Name}}']);
-  return r.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -41,7 +44,9 @@ export async function ensureNetwork(plan: KindNetworkPlan): Promise<'created' | 
   const [existing] = await inspectNetworks([plan.name]);
   if (existing) {
     if (existing.labels[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
-      throw new Error(`a Docker network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); remove it (docker network rm ${plan.name}) or name the lab differently`);
+      throw new Error(
+        `a Docker network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); remove it (docker network rm ${plan.name}) or name the lab differently`,
+      );
     }
     return 'exists';
   }

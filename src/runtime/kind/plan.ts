@@ -90,7 +90,7 @@ function overlaps(a: string, b: string): boolean {
   const y = parseCidr(b);
   const prefix = Math.min(x.prefix, y.prefix);
   const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0;
-  return ((x.base & mask) >>> 0) === ((y.base & mask) >>> 0);
+  return (x.base & mask) >>> 0 === (y.base & mask) >>> 0;
 }
 
 /** network.cidr in 16 equal VPC subnets (a /16 gives /20s); the lab file allows at most MAX_VPCS VPCs. */
@@ -102,15 +102,20 @@ function vpcSubnets(config: LabConfig): Map<string, { subnet: string; gateway: s
   if (!cidr) return new Map();
   for (const inner of [POD_SUBNET, SERVICE_SUBNET]) {
     if (overlaps(cidr, inner)) {
-      throw new InvalidInputError(`network.cidr ${cidr} overlaps ${inner}, which the kind runtime uses inside every node (pods ${POD_SUBNET}, services ${SERVICE_SUBNET})`, {
-        hint: 'choose a network.cidr outside 10.244.0.0/16 and 10.96.0.0/16 (e.g. 172.30.0.0/16)',
-      });
+      throw new InvalidInputError(
+        `network.cidr ${cidr} overlaps ${inner}, which the kind runtime uses inside every node (pods ${POD_SUBNET}, services ${SERVICE_SUBNET})`,
+        {
+          hint: 'choose a network.cidr outside 10.244.0.0/16 and 10.96.0.0/16 (e.g. 172.30.0.0/16)',
+        },
+      );
     }
   }
   const { base, prefix } = parseCidr(cidr);
   const vpcPrefix = prefix + VPC_SUBNET_BITS;
   if (vpcPrefix > 28) {
-    throw new InvalidInputError(`network.cidr ${cidr} is too small for the kind runtime: each VPC network would be a /${vpcPrefix}`, { hint: 'choose a /24 or larger network.cidr, or omit it to let Docker pick the subnets' });
+    throw new InvalidInputError(`network.cidr ${cidr} is too small for the kind runtime: each VPC network would be a /${vpcPrefix}`, {
+      hint: 'choose a /24 or larger network.cidr, or omit it to let Docker pick the subnets',
+    });
   }
   const size = 2 ** (32 - vpcPrefix);
   const network = (base & ((~0 << (32 - prefix)) >>> 0)) >>> 0;

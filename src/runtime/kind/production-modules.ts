@@ -59,7 +59,9 @@ export async function productionModules(packageRoot: string): Promise<Production
     const dir = await locate(name, from);
     if (!dir) {
       if (optional) continue;
-      throw new Error(`${name} (needed by ${path.relative(packageRoot, from) || 'ocm-lab'}) is not installed: no node_modules/${name} in ${from} or above; run npm ci (or npm install)`);
+      throw new Error(
+        `${name} (needed by ${path.relative(packageRoot, from) || 'ocm-lab'}) is not installed: no node_modules/${name} in ${from} or above; run npm ci (or npm install)`,
+      );
     }
     if (visited.has(dir)) continue;
     visited.add(dir);

@@ -75,7 +75,8 @@ async function createCluster(c: KindContext, cluster: KindClusterPlan, progress:
   const kind = c.kind!;
   if (c.existing.has(cluster.kindName)) {
     const node = await inspectContainer(cluster.nodeContainer);
-    if (!node) throw new Error(`kind lists cluster ${cluster.kindName} but its node container ${cluster.nodeContainer} does not exist; run 'ocm-lab down' and up again`);
+    if (!node)
+      throw new Error(`kind lists cluster ${cluster.kindName} but its node container ${cluster.nodeContainer} does not exist; run 'ocm-lab down' and up again`);
     if (!node.State.Running) {
       progress(`starting stopped node ${cluster.nodeContainer}`);
       await docker(['start', cluster.nodeContainer]);
@@ -99,7 +100,8 @@ async function createCluster(c: KindContext, cluster: KindClusterPlan, progress:
 async function nodeAddress(container: string, network: string): Promise<string> {
   const [node] = await dockerInspect<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>('container', [container]);
   const ip = node?.NetworkSettings?.Networks?.[network]?.IPAddress;
-  if (!ip) throw new NotFoundError(`node container ${container} has no address on network ${network}`, { hint: "run 'ocm-lab up --runtime kind' to repair the lab" });
+  if (!ip)
+    throw new NotFoundError(`node container ${container} has no address on network ${network}`, { hint: "run 'ocm-lab up --runtime kind' to repair the lab" });
   return ip;
 }
 
@@ -131,11 +133,20 @@ export class KindRuntime implements Runtime<KindContext> {
           try {
             c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
           } catch (err) {
-            throw new ConflictError(`another ocm-lab command is working on lab '${c.config.name}' (${c.dir}/.lock is held)`, { hint: 'wait for it to finish, then run the command again', cause: err });
+            throw new ConflictError(`another ocm-lab command is working on lab '${c.config.name}' (${c.dir}/.lock is held)`, {
+              hint: 'wait for it to finish, then run the command again',
+              cause: err,
+            });
           }
           const previous = await readKindState(c.config.name);
-          const other = await fs.readFile(path.join(c.dir, 'state.json'), 'utf8').then(() => !previous, () => false);
-          if (other) throw new ConflictError(`lab '${c.config.name}' exists and was not brought up with the kind runtime`, { hint: `run 'ocm-lab down' first, or give the lab another name` });
+          const other = await fs.readFile(path.join(c.dir, 'state.json'), 'utf8').then(
+            () => !previous,
+            () => false,
+          );
+          if (other)
+            throw new ConflictError(`lab '${c.config.name}' exists and was not brought up with the kind runtime`, {
+              hint: `run 'ocm-lab down' first, or give the lab another name`,
+            });
           const refusal = previous ? kindReshapeRefusal(previous.config, c.config) : null;
           if (refusal) {
             throw new ConflictError(`lab '${c.config.name}' already exists and ${refusal}; up only adds and removes spokes of a running lab`, {
@@ -146,7 +157,11 @@ export class KindRuntime implements Runtime<KindContext> {
           const removed = previous ? previous.config.clusters.filter((x) => !c.config.clusters.some((y) => y.name === x.name)) : [];
           if (previous && removed.length) {
             const all = await this.clusters(previous.config);
-            await c.options.beforeRemove?.(all.filter((x) => removed.some((r) => r.name === x.name)), all, progress);
+            await c.options.beforeRemove?.(
+              all.filter((x) => removed.some((r) => r.name === x.name)),
+              all,
+              progress,
+            );
             for (const r of removed) {
               progress(`deleting kind cluster ${kindClusterName(c.config.name, r.name)}`);
               await c.kind.delete(kindClusterName(c.config.name, r.name));
@@ -154,7 +169,15 @@ export class KindRuntime implements Runtime<KindContext> {
               await fs.rm(path.join(c.dir, 'clusters', r.name), { recursive: true, force: true });
             }
           }
-          const state: KindLabState = previous ?? { version: 1, lab: c.config.name, runtime: 'kind', createdAt: new Date().toISOString(), config: c.config, nodeImage: '', images: [] };
+          const state: KindLabState = previous ?? {
+            version: 1,
+            lab: c.config.name,
+            runtime: 'kind',
+            createdAt: new Date().toISOString(),
+            config: c.config,
+            nodeImage: '',
+            images: [],
+          };
           state.config = c.config;
           await writeKindState(state);
           return `Docker ${server}, kind ${binary}${removed.length ? `; removed ${removed.map((r) => r.name).join(', ')}` : ''}`;
@@ -220,7 +243,9 @@ export class KindRuntime implements Runtime<KindContext> {
       {
         title: 'Kubeconfigs',
         run: async (c) => {
-          const entries = await Promise.all(c.plan!.clusters.map(async (cluster) => entryFromKindKubeconfig(await c.kind!.kubeconfig(cluster.kindName), cluster.name)));
+          const entries = await Promise.all(
+            c.plan!.clusters.map(async (cluster) => entryFromKindKubeconfig(await c.kind!.kubeconfig(cluster.kindName), cluster.name)),
+          );
           await writeLabKubeconfigs(c.config.name, entries, c.plan!.clusters.find((x) => x.hub)!.name);
           return `contexts ${entries.map((e) => e.name).join(', ')}`;
         },
@@ -234,13 +259,16 @@ export class KindRuntime implements Runtime<KindContext> {
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
     const state = await readKindState(config.name);
-    if (!state) throw new NotFoundError(`lab '${config.name}' is not up on kind (no state in ${labDir(config.name)})`, { hint: "run 'ocm-lab up --runtime kind' first" });
+    if (!state)
+      throw new NotFoundError(`lab '${config.name}' is not up on kind (no state in ${labDir(config.name)})`, { hint: "run 'ocm-lab up --runtime kind' first" });
     const endpoint = hubEndpointName(config.name);
     return Promise.all(
       config.clusters.map(async (cl) => {
         const kubeconfig = clusterKubeconfigFile(config.name, cl.name);
         const text = await fs.readFile(kubeconfig, 'utf8').catch(() => {
-          throw new NotFoundError(`lab '${config.name}': cluster ${cl.name} has no kubeconfig at ${kubeconfig}`, { hint: "run 'ocm-lab up --runtime kind' to repair the lab" });
+          throw new NotFoundError(`lab '${config.name}': cluster ${cl.name} has no kubeconfig at ${kubeconfig}`, {
+            hint: "run 'ocm-lab up --runtime kind' to repair the lab",
+          });
         });
         // The hub by its endpoint's name (every VPC network resolves it); a spoke by its node's address on its VPC
         // network, so that a connection from another VPC is refused by the network, not by a name it cannot resolve.
@@ -275,16 +303,27 @@ export class KindRuntime implements Runtime<KindContext> {
     const dir = labDir(labName);
     const state = await readKindState(labName);
     const existedDir = (await fs.stat(dir).catch(() => null)) !== null;
-    const result: DownResult = { lab: labName, existed: state !== null || existedDir, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
+    const result: DownResult = {
+      lab: labName,
+      existed: state !== null || existedDir,
+      stoppedProcesses: [],
+      removedNetworkResources: 0,
+      keptData: !!options.keepData,
+    };
     const engine = await dockerEngine();
     if (!engine.available) {
-      throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no Docker engine answers to take it down: ${engine.reason}`, { hint: 'start Docker, check `docker version` answers, then run ocm-lab down again' });
+      throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no Docker engine answers to take it down: ${engine.reason}`, {
+        hint: 'start Docker, check `docker version` answers, then run ocm-lab down again',
+      });
     }
     const networks = await labNetworks(labName);
     const binary = await locateKind();
     const kindClusters = await this.labKindClusters(labName, state, networks);
     if (kindClusters.length) {
-      if (!binary) throw new NotFoundError(`lab '${labName}' has kind clusters (${kindClusters.join(', ')}) and no kind CLI was found to delete them`, { hint: 'set OCM_LAB_KIND=/path/to/kind, or delete them with: kind delete cluster --name NAME' });
+      if (!binary)
+        throw new NotFoundError(`lab '${labName}' has kind clusters (${kindClusters.join(', ')}) and no kind CLI was found to delete them`, {
+          hint: 'set OCM_LAB_KIND=/path/to/kind, or delete them with: kind delete cluster --name NAME',
+        });
       const kind = new KindCli(binary, kindScratchDir(dir));
       const present = new Set(await kind.clusters());
       for (const name of kindClusters.filter((n) => present.has(n))) {
@@ -301,7 +340,12 @@ export class KindRuntime implements Runtime<KindContext> {
   /** A TCP connect from inside the cluster's node container (its pods share the node's routes and networks). */
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
     const plan = await kindPlanFor(config, { nodeImage: options.nodeImage });
-    return { runtime: 'kind', steps: options.action === 'up' ? this.upSteps(config, {}).steps.map((s) => s.title) : [], plan, text: renderKindPlan(plan, options.action) };
+    return {
+      runtime: 'kind',
+      steps: options.action === 'up' ? this.upSteps(config, {}).steps.map((s) => s.title) : [],
+      plan,
+      text: renderKindPlan(plan, options.action),
+    };
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
@@ -313,9 +357,17 @@ export class KindRuntime implements Runtime<KindContext> {
   async status(config: LabConfig): Promise<LabStatus> {
     const state = await readKindState(config.name);
     if (!state) {
-      return { lab: config.name, runtime: 'kind', exists: false, kubeconfig: null, clusters: [], vpcs: [], isolation: { enforced: false, reason: 'the lab is not up' }, capabilities: [] };
+      return {
+        lab: config.name,
+        runtime: 'kind',
+        exists: false,
+        kubeconfig: null,
+        clusters: [],
+        vpcs: [],
+        isolation: { enforced: false, reason: 'the lab is not up' },
+        capabilities: [],
+      };
     }
     return kindLabStatus(state.config);
   }
 }
-

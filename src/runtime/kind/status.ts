@@ -58,7 +58,13 @@ export async function kindLabStatus(config: LabConfig): Promise<LabStatus> {
   const networks = await inspectNetworks(config.vpcs.map((v) => vpcNetworkName(lab, v.name)));
   const vpcs: KindVpcStatus[] = config.vpcs.map((v) => {
     const facts = networks.find((n) => n.name === vpcNetworkName(lab, v.name));
-    return { name: v.name, netns: null, subnet: facts?.subnet ?? null, network: vpcNetworkName(lab, v.name), containers: Object.keys(facts?.containers ?? {}).sort() };
+    return {
+      name: v.name,
+      netns: null,
+      subnet: facts?.subnet ?? null,
+      network: vpcNetworkName(lab, v.name),
+      containers: Object.keys(facts?.containers ?? {}).sort(),
+    };
   });
   const missingNetworks = vpcs.filter((v) => !networks.some((n) => n.name === v.network)).map((v) => v.network);
   const endpointNetworks = Object.keys(endpoint?.NetworkSettings.Networks ?? {});

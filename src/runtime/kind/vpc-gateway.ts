@@ -78,7 +78,10 @@ export async function startVpcGateway(forwards: readonly Forward[], options: Vpc
       client.resetAndDestroy();
       upstream.destroy();
     };
-    const timer = setTimeout(() => fail('connect', Object.assign(new Error(`no answer within ${connectTimeoutMs} ms`), { code: 'ETIMEDOUT' })), connectTimeoutMs);
+    const timer = setTimeout(
+      () => fail('connect', Object.assign(new Error(`no answer within ${connectTimeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      connectTimeoutMs,
+    );
     upstream.once('connect', () => {
       connected = true;
       clearTimeout(timer);

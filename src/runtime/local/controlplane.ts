@@ -1,11 +1,6 @@
 import path from 'node:path';
 import type { ClusterPkiPaths } from '../../pki/index.js';
-import {
-  API_SERVER_PORT,
-  CONTROLLER_MANAGER_PORT,
-  SERVICE_CIDR,
-  type ClusterPlan,
-} from './plan.js';
+import { API_SERVER_PORT, CONTROLLER_MANAGER_PORT, SERVICE_CIDR, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
 
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';

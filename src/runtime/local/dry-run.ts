@@ -17,7 +17,10 @@ export async function networkUpWouldUse(config: LabConfig, state: LabState | nul
   }
   const capability = await probeNetworkCapability();
   if (!capability.canIsolate) {
-    return { network: planLoopback(planInput(config)), why: `cannot create network namespaces (${capability.reason ?? 'unknown reason'}): loopback addresses, isolation NOT enforced` };
+    return {
+      network: planLoopback(planInput(config)),
+      why: `cannot create network namespaces (${capability.reason ?? 'unknown reason'}): loopback addresses, isolation NOT enforced`,
+    };
   }
   const network = await planNetwork(planInput(config));
   return { network, why: config.network.cidr ? 'network.cidr of the lab file' : 'the first candidate range no route or address of this machine uses' };
@@ -48,7 +51,9 @@ export function renderLocalPlan(plan: LocalLabPlan): string {
   out.push('');
   out.push(net.mode === 'netns' ? `Network namespaces in ${net.cidr} (${net.why}):` : `Loopback addresses in ${net.cidr} (${net.why}):`);
   for (const v of net.vpcs) {
-    out.push(`  ${v.name}${v.hub ? ' (hub VPC)' : ''}  ${v.netns ? `netns=${v.netns}  ` : ''}subnet=${v.subnet}${v.gateway ? `  gateway=${v.gateway} on ${v.hostInterface} (peer ${v.namespaceInterface} in the namespace)` : ''}`);
+    out.push(
+      `  ${v.name}${v.hub ? ' (hub VPC)' : ''}  ${v.netns ? `netns=${v.netns}  ` : ''}subnet=${v.subnet}${v.gateway ? `  gateway=${v.gateway} on ${v.hostInterface} (peer ${v.namespaceInterface} in the namespace)` : ''}`,
+    );
     for (const c of v.clusters) out.push(`    ${c.name}  ${c.address}${c.podCidr ? `  pods ${c.podCidr}` : ''}`);
     for (const r of v.routes) out.push(`    route ${r.type === 'unreachable' ? `unreachable ${r.dst}` : r.dst}: ${r.why}`);
   }
@@ -73,7 +78,8 @@ export function renderLocalPlan(plan: LocalLabPlan): string {
   for (const c of plan.clusters) {
     out.push('');
     out.push(`--- ${c.name}: commands`);
-    for (const p of c.processes) out.push([...Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v}`), ...p.prefix, p.binary, ...p.args].map(shellWord).join(' '));
+    for (const p of c.processes)
+      out.push([...Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${v}`), ...p.prefix, p.binary, ...p.args].map(shellWord).join(' '));
   }
   return out.join('\n');
 }
@@ -94,7 +100,9 @@ function describeResource(r: NetworkResource): string {
 /** `down --dry-run` as text. */
 export function renderLocalDownPlan(plan: LocalDownPlan): string {
   const out: string[] = [];
-  out.push(`lab '${plan.lab}' on local: ${plan.exists ? 'would remove (when it exists)' : `is not up (no state in ${plan.labDir}); down would only remove leftovers found by name`}`);
+  out.push(
+    `lab '${plan.lab}' on local: ${plan.exists ? 'would remove (when it exists)' : `is not up (no state in ${plan.labDir}); down would only remove leftovers found by name`}`,
+  );
   if (plan.processes.length) {
     out.push('');
     out.push('Processes stopped (those whose pid file names a running process):');
@@ -107,7 +115,9 @@ export function renderLocalDownPlan(plan: LocalDownPlan): string {
     for (const r of [...plan.networkResources].reverse()) out.push(`  ${describeResource(r)}`);
   }
   out.push('');
-  out.push(`Leftovers looked for by name: network namespaces ${plan.leftovers.netns}, links ${plan.leftovers.links}, iptables chains ${plan.leftovers.chains.join(', ')}`);
+  out.push(
+    `Leftovers looked for by name: network namespaces ${plan.leftovers.netns}, links ${plan.leftovers.links}, iptables chains ${plan.leftovers.chains.join(', ')}`,
+  );
   out.push('');
   out.push(`Lab directory ${plan.labDir}: ${plan.labDirectory === 'kept' ? 'kept (--keep-data)' : 'removed'}`);
   return out.join('\n');

@@ -76,7 +76,12 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
   const plan: HostFitPlan = { raise: [], problems: [] };
   const instances = facts.inotifyInstancesInUse + newClusters * INOTIFY_INSTANCES_PER_CLUSTER + INOTIFY_INSTANCES_SPARE;
   if (facts.maxUserInstances !== null && facts.maxUserInstances < instances) {
-    plan.raise.push({ key: 'fs.inotify.max_user_instances', file: '/proc/sys/fs/inotify/max_user_instances', from: facts.maxUserInstances, to: Math.max(RAISED_INOTIFY_INSTANCES, 2 * instances) });
+    plan.raise.push({
+      key: 'fs.inotify.max_user_instances',
+      file: '/proc/sys/fs/inotify/max_user_instances',
+      from: facts.maxUserInstances,
+      to: Math.max(RAISED_INOTIFY_INSTANCES, 2 * instances),
+    });
   }
   if (facts.maxUserWatches !== null && facts.maxUserWatches < MIN_INOTIFY_WATCHES) {
     plan.raise.push({ key: 'fs.inotify.max_user_watches', file: '/proc/sys/fs/inotify/max_user_watches', from: facts.maxUserWatches, to: MIN_INOTIFY_WATCHES });
@@ -118,9 +123,12 @@ export async function ensureHostFits(totalClusters: number, newClusters: number,
     try {
       await fs.writeFile(r.file, `${r.to}\n`);
     } catch (err) {
-      throw new MissingPrerequisiteError(`${r.key} is ${r.from}; ${totalClusters} clusters need at least ${r.to}, and writing ${r.file} failed: ${(err as Error).message}`, {
-        hint: `sudo sysctl -w ${r.key}=${r.to}`,
-      });
+      throw new MissingPrerequisiteError(
+        `${r.key} is ${r.from}; ${totalClusters} clusters need at least ${r.to}, and writing ${r.file} failed: ${(err as Error).message}`,
+        {
+          hint: `sudo sysctl -w ${r.key}=${r.to}`,
+        },
+      );
     }
     const line = `raised ${r.key} from ${r.from} to ${r.to} for ${newClusters} more clusters (${totalClusters} in the lab)`;
     progress(line);

@@ -14,11 +14,7 @@ export function adminKubeconfigPath(cluster: ClusterPlan): string {
 }
 
 async function entryFor(cluster: ClusterPlan, certFile: string, keyFile: string, caFile: string): Promise<KubeconfigEntry> {
-  const [caPem, clientCertPem, clientKeyPem] = await Promise.all([
-    fs.readFile(caFile, 'utf8'),
-    fs.readFile(certFile, 'utf8'),
-    fs.readFile(keyFile, 'utf8'),
-  ]);
+  const [caPem, clientCertPem, clientKeyPem] = await Promise.all([fs.readFile(caFile, 'utf8'), fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);
   return { name: cluster.name, server: cluster.apiServerUrl, caPem, clientCertPem, clientKeyPem };
 }
 
@@ -29,9 +25,7 @@ export async function adminEntry(cluster: ClusterPlan, pki: ClusterPkiPaths): Pr
 /** The per-cluster kubeconfigs the control-plane components and tools use. */
 export async function writeClusterKubeconfigs(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<void> {
   await writeKubeconfig(adminKubeconfigPath(cluster), [await adminEntry(cluster, pki)]);
-  await writeKubeconfig(controllerManagerKubeconfigPath(cluster), [
-    await entryFor(cluster, pki.controllerManagerCert, pki.controllerManagerKey, pki.caCert),
-  ]);
+  await writeKubeconfig(controllerManagerKubeconfigPath(cluster), [await entryFor(cluster, pki.controllerManagerCert, pki.controllerManagerKey, pki.caCert)]);
 }
 
 /** One kubeconfig for the whole lab, contexts named after the clusters; the hub is the current context. */

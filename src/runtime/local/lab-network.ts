@@ -50,9 +50,7 @@ export function addressingOf(plan: NetworkPlan): (cluster: string) => ClusterAdd
 
 function resolved(plan: NetworkPlan): ResolvedNetwork {
   const summary =
-    plan.mode === 'netns'
-      ? `${plan.vpcs.map((v) => `${v.name} ${v.subnet}`).join(', ')}; isolation enforced`
-      : 'loopback addresses; isolation NOT enforced';
+    plan.mode === 'netns' ? `${plan.vpcs.map((v) => `${v.name} ${v.subnet}`).join(', ')}; isolation enforced` : 'loopback addresses; isolation NOT enforced';
   return { plan, summary, addressing: addressingOf(plan) };
 }
 
@@ -103,11 +101,21 @@ export async function networkStatus(state: LabState): Promise<{
 }> {
   const plan = state.network;
   if (!plan) {
-    return { vpcs: [], isolation: { enforced: false, reason: 'the lab network was never created' }, addressing: () => { throw new Error('no network plan'); } };
+    return {
+      vpcs: [],
+      isolation: { enforced: false, reason: 'the lab network was never created' },
+      addressing: () => {
+        throw new Error('no network plan');
+      },
+    };
   }
   const vpcs = plan.vpcs.map((v) => ({ name: v.name, netns: plan.mode === 'netns' ? v.netns : null, subnet: plan.mode === 'netns' ? v.subnet : null }));
   if (plan.mode !== 'netns') {
-    return { vpcs, isolation: { enforced: false, reason: 'no network namespaces (needs root/CAP_NET_ADMIN, iproute2 and iptables): loopback addresses only' }, addressing: addressingOf(plan) };
+    return {
+      vpcs,
+      isolation: { enforced: false, reason: 'no network namespaces (needs root/CAP_NET_ADMIN, iproute2 and iptables): loopback addresses only' },
+      addressing: addressingOf(plan),
+    };
   }
   const health = await networkHealth(plan);
   return {

@@ -69,7 +69,9 @@ async function ensureClientKubeconfig(file: string, cluster: ClusterPlan, pki: C
     // missing or unreadable: issue
   }
   const pair = await issueCertificate(ca, { commonName, organizations, usages: ['client'] });
-  await writeKubeconfig(file, [{ name: cluster.name, server: cluster.apiServerUrl, caPem: ca.certPem, clientCertPem: pair.certPem, clientKeyPem: pair.keyPem }]);
+  await writeKubeconfig(file, [
+    { name: cluster.name, server: cluster.apiServerUrl, caPem: ca.certPem, clientCertPem: pair.certPem, clientKeyPem: pair.keyPem },
+  ]);
 }
 
 /** Keeps a serving certificate that is ours, current and names `address`; issues a new one otherwise. */
@@ -117,7 +119,13 @@ const NODE_PROGRAMS = [
 
 async function onPath(program: string): Promise<boolean> {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    if (await fs.access(path.join(dir, program), fs.constants.X_OK).then(() => true, () => false)) return true;
+    if (
+      await fs.access(path.join(dir, program), fs.constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -232,9 +240,12 @@ export async function waitForNodeReady(
     while (Date.now() < deadline) {
       const state = await processState(spec);
       if (!state.running) {
-        throw new NotReadyError(`${cluster.name}/nodelet ${await howItEnded(exited)} (pid ${String(state.pid)})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`, {
-          hint: `see ${spec.logFile}`,
-        });
+        throw new NotReadyError(
+          `${cluster.name}/nodelet ${await howItEnded(exited)} (pid ${String(state.pid)})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
+          {
+            hint: `see ${spec.logFile}`,
+          },
+        );
       }
       try {
         const node = await client.get<NodeJson>(`/api/v1/nodes/${nodeName(cluster)}`);
@@ -249,9 +260,12 @@ export async function waitForNodeReady(
   } finally {
     client.close();
   }
-  throw new NotReadyError(`node ${nodeName(cluster)} did not become Ready within ${timeoutMs / 1000} s (${last})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`, {
-    hint: `see ${spec.logFile}`,
-  });
+  throw new NotReadyError(
+    `node ${nodeName(cluster)} did not become Ready within ${timeoutMs / 1000} s (${last})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
+    {
+      hint: `see ${spec.logFile}`,
+    },
+  );
 }
 
 /** One concurrent step per cluster (the hub too): start the nodelet unless it runs, wait for its Node to be Ready. */

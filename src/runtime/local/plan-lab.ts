@@ -4,7 +4,17 @@ import { recipeOf, recipesFor, type BinaryName } from '../../provision/index.js'
 import { CONTROL_PLANE_COMPONENTS, controlPlaneSpecs, type ControlPlaneBinaries } from './controlplane.js';
 import { imageBinaryNames, labBinaryNames } from './lab-binaries.js';
 import { addressingOf } from './lab-network.js';
-import { chainName, hostChainNames, interfacePrefix, labChains, netnsPrefixOf, vpcRoutes, vpcSysctls, type NetworkPlan, type NetworkResource } from './network/index.js';
+import {
+  chainName,
+  hostChainNames,
+  interfacePrefix,
+  labChains,
+  netnsPrefixOf,
+  vpcRoutes,
+  vpcSysctls,
+  type NetworkPlan,
+  type NetworkResource,
+} from './network/index.js';
 import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
 import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
@@ -120,10 +130,7 @@ function clusterProcesses(config: LabConfig, cluster: ClusterPlan): LocalProcess
     ocmVersion: config.ocmVersion,
     imageBinaries: byName(imageBinaryNames(config)),
   });
-  return [
-    ...CONTROL_PLANE_COMPONENTS.map((c) => processPlan(specs[c], listens[c])),
-    processPlan(nodelet, [`https://${cluster.address}:${KUBELET_PORT}`]),
-  ];
+  return [...CONTROL_PLANE_COMPONENTS.map((c) => processPlan(specs[c], listens[c])), processPlan(nodelet, [`https://${cluster.address}:${KUBELET_PORT}`])];
 }
 
 function vpcPlan(network: NetworkPlan, vpc: NetworkPlan['vpcs'][number]): LocalVpcPlan {
@@ -177,7 +184,8 @@ export function planLocalLab(config: LabConfig, input: LocalPlanInput): LocalLab
       why: input.networkWhy,
       cidr: input.network.cidr,
       vpcs: input.network.vpcs.map((v) => vpcPlan(input.network, v)),
-      iptables: input.network.mode === 'netns' ? labChains(input.network).map((c) => ({ table: c.table, chain: c.chain, jumpFrom: c.jumpFrom, rules: c.rules })) : [],
+      iptables:
+        input.network.mode === 'netns' ? labChains(input.network).map((c) => ({ table: c.table, chain: c.chain, jumpFrom: c.jumpFrom, rules: c.rules })) : [],
     },
     clusters,
     binaries: labBinaryNames(config).map((name) => {
@@ -211,7 +219,9 @@ export interface LocalDownPlan {
 /** What `down` would stop and remove for a lab, from its state (null: the lab is not up). Pure. */
 export function planLocalDown(labName: string, labDir: string, state: LabState | null, keepData: boolean): LocalDownPlan {
   const processes = state?.network
-    ? planLocalLab(state.config, { labDir, network: state.network, networkWhy: '' }).clusters.flatMap((c) => c.processes.map((p) => ({ cluster: c.name, name: p.name, pidFile: p.pidFile })))
+    ? planLocalLab(state.config, { labDir, network: state.network, networkWhy: '' }).clusters.flatMap((c) =>
+        c.processes.map((p) => ({ cluster: c.name, name: p.name, pidFile: p.pidFile })),
+      )
     : [];
   return {
     lab: labName,

@@ -11,11 +11,7 @@ import https from 'node:https';
 import path from 'node:path';
 
 async function adminTls(pki: Pick<ClusterPkiPaths, 'caCert' | 'adminCert' | 'adminKey'>): Promise<ClientTls> {
-  const [caPem, certPem, keyPem] = await Promise.all([
-    fs.readFile(pki.caCert, 'utf8'),
-    fs.readFile(pki.adminCert, 'utf8'),
-    fs.readFile(pki.adminKey, 'utf8'),
-  ]);
+  const [caPem, certPem, keyPem] = await Promise.all([fs.readFile(pki.caCert, 'utf8'), fs.readFile(pki.adminCert, 'utf8'), fs.readFile(pki.adminKey, 'utf8')]);
   return { caPem, certPem, keyPem };
 }
 
@@ -35,13 +31,10 @@ function tcpOpen(host: string, port: number, timeoutMs = 1_000): Promise<boolean
 /** kube-controller-manager serves /healthz to anyone over its self-signed port. */
 function controllerManagerHealthy(host: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = https.get(
-      { host, port: CONTROLLER_MANAGER_PORT, path: '/healthz', rejectUnauthorized: false, timeout: 1_000, agent: false },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      },
-    );
+    const req = https.get({ host, port: CONTROLLER_MANAGER_PORT, path: '/healthz', rejectUnauthorized: false, timeout: 1_000, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(false));
   });
@@ -55,7 +48,18 @@ async function componentAnswers(cluster: ClusterPlan, component: ControlPlaneCom
     }
     case 'kube-apiserver': {
       const r = await probe(`${cluster.apiServerUrl}/readyz`, tls);
-      return { ok: r.ok, detail: r.status ? `/readyz answered ${r.status}: ${r.body.trim().split('\n').filter((l) => l.includes('failed')).join('; ') || r.body.trim().slice(0, 200)}` : r.body };
+      return {
+        ok: r.ok,
+        detail: r.status
+          ? `/readyz answered ${r.status}: ${
+              r.body
+                .trim()
+                .split('\n')
+                .filter((l) => l.includes('failed'))
+                .join('; ') || r.body.trim().slice(0, 200)
+            }`
+          : r.body,
+      };
     }
     case 'kube-controller-manager': {
       const ok = await controllerManagerHealthy(cluster.address);

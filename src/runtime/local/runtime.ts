@@ -93,10 +93,9 @@ async function startAndWait(
 }
 
 async function componentFailure(cluster: ClusterPlan, spec: ProcessSpec, why: string): Promise<NotReadyError> {
-  return new NotReadyError(
-    `${cluster.name}/${spec.name} ${why}\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
-    { hint: `see the whole log in ${spec.logFile}; 'ocm-lab down' removes the lab` },
-  );
+  return new NotReadyError(`${cluster.name}/${spec.name} ${why}\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`, {
+    hint: `see the whole log in ${spec.logFile}; 'ocm-lab down' removes the lab`,
+  });
 }
 
 export class LocalRuntime implements Runtime<LocalContext> {
@@ -136,7 +135,11 @@ export class LocalRuntime implements Runtime<LocalContext> {
           if (existing && c.removed.length) {
             // Let them go while they still run, then delete them; the rest of up sees the new shape.
             const all = await clustersOfState(c.dir, existing);
-            await c.options.beforeRemove?.(all.filter((x) => c.removed.includes(x.name)), all, progress);
+            await c.options.beforeRemove?.(
+              all.filter((x) => c.removed.includes(x.name)),
+              all,
+              progress,
+            );
             for (const name of c.removed) await removeClusterOf(c.dir, c.config.name, existing.network, name);
             if (existing.network) existing.network = reconcilePlanClusters(existing.network, planInput(c.config));
           }
@@ -218,13 +221,18 @@ export class LocalRuntime implements Runtime<LocalContext> {
   }
 
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
-    return localRuntimePlan(config, options, this.upSteps(config, {}).steps.map((s) => s.title));
+    return localRuntimePlan(
+      config,
+      options,
+      this.upSteps(config, {}).steps.map((s) => s.title),
+    );
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
     const state = await readState(labDir(config.name));
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up`, { hint: 'ocm-lab up' });
-    if (!state.config.clusters.some((c) => c.name === from)) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${state.config.clusters.map((c) => c.name).join(', ')}` });
+    if (!state.config.clusters.some((c) => c.name === from))
+      throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${state.config.clusters.map((c) => c.name).join(', ')}` });
     const net = await networkStatus(state);
     const prefix = net.addressing(from).netnsPrefix;
     const argv = [...prefix, ...tcpProbeArgv(target, timeoutMs)];
@@ -288,7 +296,16 @@ export class LocalRuntime implements Runtime<LocalContext> {
       clusters,
       vpcs: net.vpcs,
       isolation: net.isolation,
-      capabilities: [...(allReady ? ['control-plane'] : []), ...(net.isolation.enforced ? ['vpc-isolation'] : []), ...(allReady ? await nodeletCapabilities(dir, state.config.clusters.map((c) => c.name)) : [])],
+      capabilities: [
+        ...(allReady ? ['control-plane'] : []),
+        ...(net.isolation.enforced ? ['vpc-isolation'] : []),
+        ...(allReady
+          ? await nodeletCapabilities(
+              dir,
+              state.config.clusters.map((c) => c.name),
+            )
+          : []),
+      ],
     };
   }
 }

@@ -6,11 +6,88 @@ import type { Rng } from './rng.js';
 // under 50 ms.
 
 /** Characters that drive terminals or confuse parsers; each must come out escaped or refused, never raw. */
-export const CONTROL_CHARS = ['\u0000', '\u0001', '\u0007', '\b', '\u000b', '\f', '\u001b', '\u001b[2J', '\u007f', '\u0085', '\u009b', '\u2028', '\u2029', '\u202e', '\ufeff', '\ufffe', '\uffff', '\ud800'];
+export const CONTROL_CHARS = [
+  '\u0000',
+  '\u0001',
+  '\u0007',
+  '\b',
+  '\u000b',
+  '\f',
+  '\u001b',
+  '\u001b[2J',
+  '\u007f',
+  '\u0085',
+  '\u009b',
+  '\u2028',
+  '\u2029',
+  '\u202e',
+  '\ufeff',
+  '\ufffe',
+  '\uffff',
+  '\ud800',
+];
 
 const UNICODE = ['ｈｕｂ', 'clüster1', 'ı', 'İ', '\u0301', 'e\u0301', '🚀', '👩‍👩‍👧', 'مرحبا', 'クラスタ', '\u200b', '\u00a0', 'Ω', 'ß'];
 
-const LOOKALIKES = ['', ' ', 'yes', 'no', 'on', 'off', 'null', '~', 'true', 'True', '0', '-1', '0x1F', '1e3', '.inf', '.nan', 'Hub', 'hub ', ' hub', 'vpc_1', 'vpc-', '-vpc', 'a'.repeat(64), 'a'.repeat(21), 'default', 'kube-system', 'open-cluster-management-x', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'v1.37.2 ', 'V1.37.2', 'ocm-lab/v1', 'Lab ', '10.213.0.0/8', '10.213.1.0/16', '8.8.8.0/24', '999.1.1.1/16', '::1/64', '${HOME}', '$(reboot)', '*alias', '&anchor', '!tag', '%directive', '# comment', '- item', 'key: value', '[a, b]', '{a: b}', '"quoted"', "'single'", '|', '>', '---', '...'];
+const LOOKALIKES = [
+  '',
+  ' ',
+  'yes',
+  'no',
+  'on',
+  'off',
+  'null',
+  '~',
+  'true',
+  'True',
+  '0',
+  '-1',
+  '0x1F',
+  '1e3',
+  '.inf',
+  '.nan',
+  'Hub',
+  'hub ',
+  ' hub',
+  'vpc_1',
+  'vpc-',
+  '-vpc',
+  'a'.repeat(64),
+  'a'.repeat(21),
+  'default',
+  'kube-system',
+  'open-cluster-management-x',
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'v1.37.2 ',
+  'V1.37.2',
+  'ocm-lab/v1',
+  'Lab ',
+  '10.213.0.0/8',
+  '10.213.1.0/16',
+  '8.8.8.0/24',
+  '999.1.1.1/16',
+  '::1/64',
+  '${HOME}',
+  '$(reboot)',
+  '*alias',
+  '&anchor',
+  '!tag',
+  '%directive',
+  '# comment',
+  '- item',
+  'key: value',
+  '[a, b]',
+  '{a: b}',
+  '"quoted"',
+  "'single'",
+  '|',
+  '>',
+  '---',
+  '...',
+];
 
 export function hugeString(rng: Rng): string {
   const unit = rng.pick(['a', 'ab-', ' ', '🚀', '\u0000', 'é', '-', '#', '\\', '"', "'"]);
@@ -45,7 +122,28 @@ export function hostileKey(rng: Rng): string {
   if (r === 0) return controlString(rng);
   if (r === 1) return unicodeString(rng);
   if (r === 2) return 'k'.repeat(rng.between(100, 2_000));
-  return rng.pick(['Name', 'vpcc', 'cluster', 'hubb', 'HUB', 'apiversion', 'Kind', 'addon', '__proto__', 'constructor', 'prototype', 'toString', '<<', '?', '-', '', ' ', '0', 'null', 'true']);
+  return rng.pick([
+    'Name',
+    'vpcc',
+    'cluster',
+    'hubb',
+    'HUB',
+    'apiversion',
+    'Kind',
+    'addon',
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    '<<',
+    '?',
+    '-',
+    '',
+    ' ',
+    '0',
+    'null',
+    'true',
+  ]);
 }
 
 /** A list nested `depth` levels deep around one value. */

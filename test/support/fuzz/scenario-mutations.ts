@@ -85,9 +85,40 @@ function hostileInfo(rng: Rng): string {
   return `sh ${'x'.repeat(rng.between(100, 5_000))}`;
 }
 
-const HOSTILE_EXPECT_BODY = ['', '   ', '(', '[', '*', '\\', '(?<', '(a+)+$', '(?=x)*', 'a{99999999999}', `${'('.repeat(3_000)}${')'.repeat(3_000)}`, '\u0000', 'x'.repeat(20_000), 'NAME  READY\n', '\n\n\n', '```', '~~~'];
+const HOSTILE_EXPECT_BODY = [
+  '',
+  '   ',
+  '(',
+  '[',
+  '*',
+  '\\',
+  '(?<',
+  '(a+)+$',
+  '(?=x)*',
+  'a{99999999999}',
+  `${'('.repeat(3_000)}${')'.repeat(3_000)}`,
+  '\u0000',
+  'x'.repeat(20_000),
+  'NAME  READY\n',
+  '\n\n\n',
+  '```',
+  '~~~',
+];
 
-const HEADINGS = ['#', '# ', '#'.repeat(7) + ' too deep', '# ```sh', '# ~~~', '#\u0000', '# ---', '---', '===', `# ${'h'.repeat(20_000)}`, '# title: x', '#!/bin/sh'];
+const HEADINGS = [
+  '#',
+  '# ',
+  '#'.repeat(7) + ' too deep',
+  '# ```sh',
+  '# ~~~',
+  '#\u0000',
+  '# ---',
+  '---',
+  '===',
+  `# ${'h'.repeat(20_000)}`,
+  '# title: x',
+  '#!/bin/sh',
+];
 
 export type ScenarioMutation = (rng: Rng, lines: string[]) => void;
 

@@ -42,7 +42,10 @@ export class Tally {
     const header = `  ${'input'.padEnd(34)} ${'cases'.padStart(6)} ${'accepted'.padStart(9)} ${'rejected'.padStart(9)} ${'crashed'.padStart(8)} ${'max ms'.padStart(8)}`;
     const rows = [...this.rows.entries()]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, r]) => `  ${k.padEnd(34)} ${String(r.cases).padStart(6)} ${String(r.accepted).padStart(9)} ${String(r.rejected).padStart(9)} ${String(r.crashed).padStart(8)} ${r.maxMs.toFixed(1).padStart(8)}`);
+      .map(
+        ([k, r]) =>
+          `  ${k.padEnd(34)} ${String(r.cases).padStart(6)} ${String(r.accepted).padStart(9)} ${String(r.rejected).padStart(9)} ${String(r.crashed).padStart(8)} ${r.maxMs.toFixed(1).padStart(8)}`,
+      );
     const sum = this.times.reduce((a, b) => a + b, 0);
     return `${title}: ${this.total()} inputs in ${(sum / 1000).toFixed(1)} s, median ${this.quantileMs(0.5).toFixed(2)} ms, p99 ${this.quantileMs(0.99).toFixed(1)} ms\n${header}\n${rows.join('\n')}`;
   }

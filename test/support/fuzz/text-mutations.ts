@@ -35,10 +35,37 @@ export const TEXT_MUTATIONS: Record<string, TextMutation> = {
   },
   'random-bytes': (rng) => ({ kind: 'random-bytes', input: rng.bytes(rng.int(2_048)) }),
   'random-yamlish': (rng) => ({ kind: 'random-yamlish', input: Array.from({ length: rng.int(2_000) }, () => YAMLISH[rng.int(YAMLISH.length)]).join('') }),
-  bom: (rng, text) => ({ kind: 'bom', input: rng.pick(['\ufeff', '\ufeff\ufeff']) + (rng.chance(0.3) ? insertAt(text, rng.int(text.length), '\ufeff') : text) }),
-  'bom-bytes': (rng, text) => ({ kind: 'bom-bytes', input: Buffer.concat([Buffer.from(rng.pick([[0xef, 0xbb, 0xbf], [0xfe, 0xff], [0xff, 0xfe], [0xef, 0xbb]])), Buffer.from(text)]) }),
-  'line-endings': (rng, text) => ({ kind: 'line-endings', input: rng.pick(['crlf', 'cr', 'mixed']) === 'crlf' ? text.replace(/\n/g, '\r\n') : rng.chance(0.5) ? text.replace(/\n/g, '\r') : mapLines(text, rng, 0.5, (l) => `${l}\r`) }),
-  tabs: (rng, text) => ({ kind: 'tabs', input: mapLines(text, rng, 0.5, (l) => (rng.chance(0.5) ? l.replace(/^( +)/, (s) => '\t'.repeat(Math.max(1, s.length / 2))) : l.replace(/: /, ':\t'))) }),
+  bom: (rng, text) => ({
+    kind: 'bom',
+    input: rng.pick(['\ufeff', '\ufeff\ufeff']) + (rng.chance(0.3) ? insertAt(text, rng.int(text.length), '\ufeff') : text),
+  }),
+  'bom-bytes': (rng, text) => ({
+    kind: 'bom-bytes',
+    input: Buffer.concat([
+      Buffer.from(
+        rng.pick([
+          [0xef, 0xbb, 0xbf],
+          [0xfe, 0xff],
+          [0xff, 0xfe],
+          [0xef, 0xbb],
+        ]),
+      ),
+      Buffer.from(text),
+    ]),
+  }),
+  'line-endings': (rng, text) => ({
+    kind: 'line-endings',
+    input:
+      rng.pick(['crlf', 'cr', 'mixed']) === 'crlf'
+        ? text.replace(/\n/g, '\r\n')
+        : rng.chance(0.5)
+          ? text.replace(/\n/g, '\r')
+          : mapLines(text, rng, 0.5, (l) => `${l}\r`),
+  }),
+  tabs: (rng, text) => ({
+    kind: 'tabs',
+    input: mapLines(text, rng, 0.5, (l) => (rng.chance(0.5) ? l.replace(/^( +)/, (s) => '\t'.repeat(Math.max(1, s.length / 2))) : l.replace(/: /, ':\t'))),
+  }),
   'control-chars': (rng, text) => {
     let out = text;
     for (let i = rng.between(1, 6); i > 0; i--) out = insertAt(out, rng.int(out.length + 1), rng.pick(CONTROL_CHARS));

@@ -153,7 +153,12 @@ function replaceValue(lines: string[], kl: KeyLine, value: string): void {
 /** Top-level keys that hold a billion-laughs alias bomb: `levels` anchors, each aliasing the previous one `width` times. */
 export function aliasBomb(levels: number, width: number): string[] {
   const out = [`lol0: &lol0 [${Array(width).fill('"lol"').join(', ')}]`];
-  for (let i = 1; i < levels; i++) out.push(`lol${i}: &lol${i} [${Array(width).fill(`*lol${i - 1}`).join(', ')}]`);
+  for (let i = 1; i < levels; i++)
+    out.push(
+      `lol${i}: &lol${i} [${Array(width)
+        .fill(`*lol${i - 1}`)
+        .join(', ')}]`,
+    );
   return out;
 }
 
@@ -235,7 +240,23 @@ export const YAML_TEXT_MUTATIONS: Record<string, YamlTextMutation> = {
     const scalars = withScalarValue(lines);
     if (!scalars.length) return;
     const kl = rng.pick(scalars);
-    const tag = rng.pick(['!!str', '!!int', '!!float', '!!bool', '!!null', '!!binary', '!!set', '!!omap', '!!seq', '!!map', '!!timestamp', '!custom', '!<tag:yaml.org,2002:str>', '!!python/object', '!e!x']);
+    const tag = rng.pick([
+      '!!str',
+      '!!int',
+      '!!float',
+      '!!bool',
+      '!!null',
+      '!!binary',
+      '!!set',
+      '!!omap',
+      '!!seq',
+      '!!map',
+      '!!timestamp',
+      '!custom',
+      '!<tag:yaml.org,2002:str>',
+      '!!python/object',
+      '!e!x',
+    ]);
     replaceValue(lines, kl, `${tag} ${kl.value}`);
   },
   directives: (rng, lines) => {

@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { createCA, issueCertificate } from '../../../src/pki/index.js';
 
-export interface Pair { certPem: string; keyPem: string }
+export interface Pair {
+  certPem: string;
+  keyPem: string;
+}
 
 /** Certificates for one tunnel: a CA for everything, plus a foreign CA whose certificates must be refused. */
 export interface TunnelPKI {
@@ -22,7 +25,12 @@ export async function makeTunnelPKI(): Promise<TunnelPKI> {
   const foreign = await createCA('foreign-ca');
   return {
     caPem: ca.certPem,
-    server: await issueCertificate(ca, { commonName: 'proxy-server', dnsNames: ['localhost', 'proxy-entrypoint'], ipAddresses: ['127.0.0.1'], usages: ['server'] }),
+    server: await issueCertificate(ca, {
+      commonName: 'proxy-server',
+      dnsNames: ['localhost', 'proxy-entrypoint'],
+      ipAddresses: ['127.0.0.1'],
+      usages: ['server'],
+    }),
     agent: await issueCertificate(ca, { commonName: 'proxy-agent', usages: ['client'] }),
     client: await issueCertificate(ca, { commonName: 'proxy-client', usages: ['client'] }),
     target: await issueCertificate(ca, { commonName: 'cluster1', dnsNames: ['cluster1'], usages: ['server'] }),

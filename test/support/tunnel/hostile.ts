@@ -46,18 +46,7 @@ export function rawPacket(type: number, member: number | undefined, body: Buffer
 
 /** Labels of what the generator makes; the tests count each. */
 export type HostileKind =
-  | 'garbage'
-  | 'truncated'
-  | 'unknown-type'
-  | 'type-mismatch'
-  | 'DIAL_REQ'
-  | 'DIAL_RSP'
-  | 'DATA'
-  | 'CLOSE_REQ'
-  | 'CLOSE_RSP'
-  | 'DIAL_CLS'
-  | 'DRAIN'
-  | 'FLOW';
+  'garbage' | 'truncated' | 'unknown-type' | 'type-mismatch' | 'DIAL_REQ' | 'DIAL_RSP' | 'DATA' | 'CLOSE_REQ' | 'CLOSE_RSP' | 'DIAL_CLS' | 'DRAIN' | 'FLOW';
 
 export const MALFORMED_KINDS: readonly HostileKind[] = ['garbage', 'truncated', 'type-mismatch'];
 
@@ -107,7 +96,12 @@ export function hostilePacket(rng: Rng, opts: GeneratorOptions): Generated {
     case 'unknown-type':
       return { kind, bytes: unknownTypePacket(rng) };
     case 'DIAL_REQ':
-      p = { type: PacketType.DIAL_REQ, protocol: rng.chance(0.9) ? 'tcp' : rng.pick(['udp', 'unix', '', 'TCP']), address: rng.pick(opts.addresses), random: rng.id() };
+      p = {
+        type: PacketType.DIAL_REQ,
+        protocol: rng.chance(0.9) ? 'tcp' : rng.pick(['udp', 'unix', '', 'TCP']),
+        address: rng.pick(opts.addresses),
+        random: rng.id(),
+      };
       break;
     case 'DIAL_RSP':
       p = { type: PacketType.DIAL_RSP, random: rng.id(), connectID: rng.id(), error: rng.chance(0.3) ? 'fuzz' : '' };
@@ -279,7 +273,10 @@ export class GoodConnection {
   private failure: Error | undefined;
   probes = 0;
 
-  constructor(private readonly sock: NodeJS.ReadWriteStream & { destroy(): void }, readonly label: string) {
+  constructor(
+    private readonly sock: NodeJS.ReadWriteStream & { destroy(): void },
+    readonly label: string,
+  ) {
     sock.on('data', (d: Buffer) => {
       this.pending = Buffer.concat([this.pending, d]);
       this.wake?.();

@@ -27,7 +27,10 @@ export const addonManagerCommand: CommandModule<object, Args> = {
   handler: async (a) => {
     let addon;
     if (a.addon === 'cluster-proxy') {
-      if (!a['proxy-entrypoint-host']) throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', { hint: 'the hub address reachable from the managed clusters' });
+      if (!a['proxy-entrypoint-host'])
+        throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', {
+          hint: 'the hub address reachable from the managed clusters',
+        });
       addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'] });
     } else if (a.addon === 'managed-serviceaccount') {
       addon = managedServiceAccountAddon(stamp);

@@ -20,9 +20,13 @@ interface Args {
 /** Upstream's `--feature-gates=A=true,B=false`: the gates that are on. */
 export function enabledFeatureGates(text: string): Set<string> {
   const on = new Set<string>();
-  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const [name, value] = pair.split('=');
-    if (!name || (value !== 'true' && value !== 'false')) throw new InvalidInputError(`--feature-gates: ${JSON.stringify(pair)} is not Name=true or Name=false`);
+    if (!name || (value !== 'true' && value !== 'false'))
+      throw new InvalidInputError(`--feature-gates: ${JSON.stringify(pair)} is not Name=true or Name=false`);
     if (value === 'true') on.add(name);
   }
   return on;
@@ -40,8 +44,16 @@ export const clusterGatewayCommand: CommandModule<object, Args> = {
       .option('tls-private-key-file', { type: 'string' })
       .option('secret-namespace', { type: 'string', default: CREDENTIALS_NAMESPACE, describe: 'namespace of the Secrets that become ClusterGateways' })
       .option('ocm-integration', { type: 'boolean', default: true, describe: 'endpoints from ManagedClusters (spec.managedClusterClientConfigs)' })
-      .option('client-identity-penetration', { type: 'boolean', default: false, describe: "pass the caller's hub identity to the cluster as Impersonate-* headers" })
-      .option('feature-gates', { type: 'string', default: '', describe: 'upstream spelling: ClientIdentityPenetration=true is the same as --client-identity-penetration' }) as never,
+      .option('client-identity-penetration', {
+        type: 'boolean',
+        default: false,
+        describe: "pass the caller's hub identity to the cluster as Impersonate-* headers",
+      })
+      .option('feature-gates', {
+        type: 'string',
+        default: '',
+        describe: 'upstream spelling: ClientIdentityPenetration=true is the same as --client-identity-penetration',
+      }) as never,
   handler: async (a) => {
     const certPem = readPemFlag('tls-cert-file', a['tls-cert-file'], 'the hub API server reaches the gateway over TLS').toString('utf8');
     const keyPem = readPemFlag('tls-private-key-file', a['tls-private-key-file'], 'the key of --tls-cert-file').toString('utf8');

@@ -20,7 +20,10 @@ export const msaAgentCommand: CommandModule<object, Args> = {
       .option('cluster-name', { type: 'string', demandOption: true })
       .option('hub-kubeconfig', { type: 'string', demandOption: true, describe: 'the agent’s hub kubeconfig (from the registration agent)' })
       .option('resync-interval', { type: 'string', default: '2s' })
-      .option('namespace', { type: 'string', describe: 'where the managed ServiceAccounts live (default: $POD_NAMESPACE, the agent’s own namespace)' }) as never,
+      .option('namespace', {
+        type: 'string',
+        describe: 'where the managed ServiceAccounts live (default: $POD_NAMESPACE, the agent’s own namespace)',
+      }) as never,
   handler: async (a) => {
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const hub = await clientFromFlag('hub-kubeconfig', a['hub-kubeconfig']);

@@ -45,7 +45,11 @@ export const nodeletCommand: CommandModule<object, Args> = {
       .option('work-dir', { type: 'string', demandOption: true, describe: 'pod directories (logs, volumes, kubeconfigs) go under <work-dir>/pods' })
       .option('address', { type: 'string', demandOption: true, describe: "the cluster's address: node InternalIP and every pod's podIP" })
       .option('kubernetes-version', { type: 'string', default: 'v0.0.0', describe: 'reported as the kubelet version' })
-      .option('restart-backoff', { type: 'string', default: `${DEFAULT_BACKOFF.initialMs / 1000}s`, describe: 'first delay before restarting a crashed container' })
+      .option('restart-backoff', {
+        type: 'string',
+        default: `${DEFAULT_BACKOFF.initialMs / 1000}s`,
+        describe: 'first delay before restarting a crashed container',
+      })
       .option('restart-backoff-max', { type: 'string', default: `${DEFAULT_BACKOFF.maxMs / 1000}s`, describe: 'longest restart delay' })
       .option('resync', { type: 'string', default: '60s', describe: 'how often volumes are written again' })
       .option('image-binary', {
@@ -66,14 +70,18 @@ export const nodeletCommand: CommandModule<object, Args> = {
       .option('client-ca-file', { type: 'string', describe: "CA of the API server's kubelet client certificate" }) as never,
   handler: async (a) => {
     const node = a['node-name'] ?? `${a.cluster}-nodelet`;
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(node)) throw new InvalidInputError(`--node-name '${node}' is not a valid Node name (lower-case DNS subdomain)`);
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(node))
+      throw new InvalidInputError(`--node-name '${node}' is not a valid Node name (lower-case DNS subdomain)`);
     const initialMs = parseDuration('restart-backoff', a['restart-backoff']);
     const maxMs = parseDuration('restart-backoff-max', a['restart-backoff-max']);
-    if (maxMs < initialMs) throw new InvalidInputError(`--restart-backoff-max (${a['restart-backoff-max']}) is shorter than --restart-backoff (${a['restart-backoff']})`);
+    if (maxMs < initialMs)
+      throw new InvalidInputError(`--restart-backoff-max (${a['restart-backoff-max']}) is shorter than --restart-backoff (${a['restart-backoff']})`);
     const podNetworkFlags = [a.lab, a['vpc-netns'], a['pod-cidr']].filter((v) => v !== undefined).length;
-    if (podNetworkFlags !== 0 && podNetworkFlags !== 3) throw new InvalidInputError('--lab, --vpc-netns and --pod-cidr go together: give all three for pod networks, or none');
+    if (podNetworkFlags !== 0 && podNetworkFlags !== 3)
+      throw new InvalidInputError('--lab, --vpc-netns and --pod-cidr go together: give all three for pod networks, or none');
     const tls = [a['tls-cert-file'], a['tls-private-key-file'], a['client-ca-file']];
-    if (a['kubelet-port'] && tls.some((v) => !v)) throw new InvalidInputError('--kubelet-port needs --tls-cert-file, --tls-private-key-file and --client-ca-file');
+    if (a['kubelet-port'] && tls.some((v) => !v))
+      throw new InvalidInputError('--kubelet-port needs --tls-cert-file, --tls-private-key-file and --client-ca-file');
     let imageBinaries;
     try {
       imageBinaries = parseImageBinaries(a['image-binary'], ALL_BINARIES);

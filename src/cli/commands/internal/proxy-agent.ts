@@ -34,8 +34,16 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
       .option('agent-cert', { type: 'string', describe: 'client certificate (PEM)' })
       .option('agent-key', { type: 'string' })
       .option('host-mapping', { type: 'string', array: true, default: [] as string[], describe: 'rewrite a dial target, e.g. cluster1:443=10.0.0.2:6443' })
-      .option('sync-interval', { type: 'string', default: `${DEFAULT_BACKOFF.initialMs}ms`, describe: "first wait between connection attempts (upstream's agent: 1s)" })
-      .option('sync-interval-cap', { type: 'string', default: `${DEFAULT_BACKOFF.capMs}ms`, describe: "longest wait between connection attempts (upstream's agent: 10s)" })
+      .option('sync-interval', {
+        type: 'string',
+        default: `${DEFAULT_BACKOFF.initialMs}ms`,
+        describe: "first wait between connection attempts (upstream's agent: 1s)",
+      })
+      .option('sync-interval-cap', {
+        type: 'string',
+        default: `${DEFAULT_BACKOFF.capMs}ms`,
+        describe: "longest wait between connection attempts (upstream's agent: 10s)",
+      })
       .option('health-server-host', { type: 'string', default: '127.0.0.1' })
       .option('health-server-port', { type: 'number', default: 8093, describe: '/healthz and /readyz (ready = at least one server); 0 picks a free port' })
       .option('drain-timeout', { type: 'string', default: '30s', describe: 'after the first SIGTERM, how long open connections may finish' }) as never,

@@ -55,7 +55,7 @@ export const proxyServerCommand: CommandModule<object, Args> = {
       .option('proxy-strategies', { type: 'string', default: 'default', describe: 'comma-separated: destHost, defaultRoute, default' })
       .option('backend-dial-timeout', { type: 'string', default: '30s' })
       .option('tls-min-version', { type: 'string', describe: 'minimum TLS version of every TLS listener: VersionTLS10..VersionTLS13 (default VersionTLS12)' })
-      .option('cipher-suites', { type: 'string', describe: 'comma-separated IANA cipher suite names for TLS 1.2 and older (default: the runtime\'s)' }) as never,
+      .option('cipher-suites', { type: 'string', describe: "comma-separated IANA cipher suite names for TLS 1.2 and older (default: the runtime's)" }) as never,
   handler: async (a) => {
     const mode = a.mode;
     if (mode !== 'grpc' && mode !== 'http-connect' && mode !== 'both') {

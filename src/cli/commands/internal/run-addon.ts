@@ -64,7 +64,8 @@ export const runAddonCommand: CommandModule<object, Args> = {
     }
     const file = a.module ?? '';
     const [ns, name] = (a['agent-code'] ?? '').split('/');
-    if (!ns || !name) throw new InvalidInputError(`--agent-code ${JSON.stringify(a['agent-code'] ?? '')} must be NAMESPACE/NAME of the ConfigMap with the agent bundle`);
+    if (!ns || !name)
+      throw new InvalidInputError(`--agent-code ${JSON.stringify(a['agent-code'] ?? '')} must be NAMESPACE/NAME of the ConfigMap with the agent bundle`);
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const addon = addonDefinitionOf(file, await importFile('module', file));
     const hub = await inPodClient('run-addon');

@@ -44,7 +44,10 @@ export const serviceProxyCommand: CommandModule<object, Args> = {
       throw new InvalidInputError((err as Error).message);
     }
     const cluster = await inClusterEndpoint();
-    if (!cluster.tokenFile) throw new InvalidInputError('no ServiceAccount token in the pod: the service proxy needs it for TokenReviews and impersonation', { hint: 'run it in a pod with automountServiceAccountToken' });
+    if (!cluster.tokenFile)
+      throw new InvalidInputError('no ServiceAccount token in the pod: the service proxy needs it for TokenReviews and impersonation', {
+        hint: 'run it in a pod with automountServiceAccountToken',
+      });
     const extra = a['additional-service-ca'];
     const serviceCaPems = extra && fs.existsSync(extra) ? [readPemFlag('additional-service-ca', extra, '').toString('utf8')] : [];
     if (extra && !serviceCaPems.length) stamp(`--additional-service-ca ${extra}: no such file; HTTPS Services are verified against the cluster's CA only`);

@@ -64,7 +64,9 @@ export const userServerCommand: CommandModule<object, Args> = {
     });
     const server = await startUserServer({
       tunnel,
-      serviceProxyCaPem: readPemFlag('service-proxy-ca-cert', a['service-proxy-ca-cert'], "the service proxies' certificates are verified against it").toString('utf8'),
+      serviceProxyCaPem: readPemFlag('service-proxy-ca-cert', a['service-proxy-ca-cert'], "the service proxies' certificates are verified against it").toString(
+        'utf8',
+      ),
       serving: {
         certPem: readPemFlag('server-cert', a['server-cert'], 'the user server serves HTTPS').toString('utf8'),
         keyPem: readPemFlag('server-key', a['server-key'], 'the key of --server-cert').toString('utf8'),
@@ -78,10 +80,11 @@ export const userServerCommand: CommandModule<object, Args> = {
     });
     stamp(`user server listening on ${a['bind-address']}:${server.port} (tunnel via ${a.host}:${a.port})`);
     await new Promise<void>((resolve) => {
-      const stop = () => void server.close().finally(() => {
-        tunnel.close();
-        resolve();
-      });
+      const stop = () =>
+        void server.close().finally(() => {
+          tunnel.close();
+          resolve();
+        });
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
     });

@@ -18,7 +18,8 @@ export const vpcGatewayCommand: CommandModule<object, Args> = {
       .option('listen-host', { type: 'string', default: '0.0.0.0' })
       .option('connect-timeout', { type: 'number', default: 10, describe: 'seconds a target may take to accept a connection' }) as never,
   handler: async (a) => {
-    if (!a.forward.length) throw new InvalidInputError('vpc-gateway needs at least one --forward PORT=HOST:PORT', { hint: 'e.g. --forward 6443=hub-control-plane:6443' });
+    if (!a.forward.length)
+      throw new InvalidInputError('vpc-gateway needs at least one --forward PORT=HOST:PORT', { hint: 'e.g. --forward 6443=hub-control-plane:6443' });
     let forwards;
     try {
       forwards = a.forward.map(parseForward);
@@ -26,7 +27,9 @@ export const vpcGatewayCommand: CommandModule<object, Args> = {
       throw new InvalidInputError((err as Error).message);
     }
     const gateway = await startVpcGateway(forwards, { listenHost: a['listen-host'], connectTimeoutMs: a['connect-timeout'] * 1000 });
-    forwards.forEach((f, i) => process.stderr.write(`${new Date().toISOString()} vpc-gateway: ${a['listen-host']}:${gateway.ports[i]} -> ${f.host}:${f.port}\n`));
+    forwards.forEach((f, i) =>
+      process.stderr.write(`${new Date().toISOString()} vpc-gateway: ${a['listen-host']}:${gateway.ports[i]} -> ${f.host}:${f.port}\n`),
+    );
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => () => {
         process.stderr.write(`${new Date().toISOString()} vpc-gateway: ${signal}: closing ${gateway.activeConnections()} connection(s)\n`);

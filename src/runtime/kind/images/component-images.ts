@@ -26,7 +26,10 @@ const REGISTRY = 'registry.k8s.io';
 
 /** The images kubeadm of `release` uses (`kubeadm config images list --kubernetes-version <version>`). */
 export function componentImageSpecs(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): ComponentImageSpec[] {
-  const k8s = (name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kube-proxy', from: 'scratch' | 'base' = 'scratch'): ComponentImageSpec => ({
+  const k8s = (
+    name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kube-proxy',
+    from: 'scratch' | 'base' = 'scratch',
+  ): ComponentImageSpec => ({
     ref: `${REGISTRY}/${name}:${release.kubernetes}`,
     binary: name,
     dest: `/usr/local/bin/${name}`,
@@ -114,7 +117,15 @@ export async function buildPause(opts: ResolvedImageOptions): Promise<string> {
 async function binaryOf(spec: ComponentImageSpec, opts: ResolvedImageOptions): Promise<string> {
   if (spec.binary === 'pause') return buildPause(opts);
   const name = spec.binary;
-  return (await ensureBinaries([name], { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress, kubernetesVersion: opts.release.kubernetes }))[name];
+  return (
+    await ensureBinaries([name], {
+      cacheDir: opts.cache,
+      binDir: opts.binDir,
+      signal: opts.signal,
+      onProgress: opts.progress,
+      kubernetesVersion: opts.release.kubernetes,
+    })
+  )[name];
 }
 
 /** One component image in the engine (present, loaded from the cache, or built FROM scratch / BASE_IMAGE). */
@@ -125,7 +136,8 @@ export async function ensureComponentImage(spec: ComponentImageSpec, options: Im
     spec.ref,
     key,
     async () => {
-      if (spec.from === 'base') await ensureBaseImage({ cacheDir: opts.cache, onProgress: opts.progress, signal: opts.signal, debianMirror: opts.debianMirror });
+      if (spec.from === 'base')
+        await ensureBaseImage({ cacheDir: opts.cache, onProgress: opts.progress, signal: opts.signal, debianMirror: opts.debianMirror });
       const files: Record<string, ContextFile> = { [`bin/${path.posix.basename(spec.dest)}`]: { from: await binaryOf(spec, opts), mode: 0o755 } };
       if (spec.binary === 'kube-proxy') for (const n of XTABLES_NAMES) files[`xtables/${n}`] = { content: XTABLES_AUTO, mode: 0o755 };
       await buildImage(spec.ref, componentDockerfile(spec, key), files, opts);

@@ -6,7 +6,14 @@
  */
 export { BASE_IMAGE, baseImageKey, ensureBaseImage } from './base-image.js';
 export { CNI_CONFLIST_FILE, cniConflist, type CniOptions } from './cni.js';
-export { componentImageKey, componentImageSpecs, ensureComponentImage, ensureComponentImages, pauseImage, type ComponentImageSpec } from './component-images.js';
+export {
+  componentImageKey,
+  componentImageSpecs,
+  ensureComponentImage,
+  ensureComponentImages,
+  pauseImage,
+  type ComponentImageSpec,
+} from './component-images.js';
 export { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage, type ContextFile } from './docker-build.js';
 export { ensureKindNodeImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './node-image.js';
 export type { ImageBuildOptions } from './options.js';

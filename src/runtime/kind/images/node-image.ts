@@ -72,15 +72,28 @@ async function nodeContextFiles(opts: ResolvedImageOptions): Promise<Record<stri
   }
   for (const [rel, file] of Object.entries(nodeOwnFiles(opts.release))) files[`root/${rel}`] = file;
   const names = Object.keys(NODE_BINARY_PATHS) as (keyof typeof NODE_BINARY_PATHS)[];
-  const bins = await ensureBinaries(names, { cacheDir: opts.cache, binDir: opts.binDir, signal: opts.signal, onProgress: opts.progress, kubernetesVersion: opts.release.kubernetes });
+  const bins = await ensureBinaries(names, {
+    cacheDir: opts.cache,
+    binDir: opts.binDir,
+    signal: opts.signal,
+    onProgress: opts.progress,
+    kubernetesVersion: opts.release.kubernetes,
+  });
   for (const name of names) files[`root/${NODE_BINARY_PATHS[name]}`] = { from: bins[name], mode: 0o755 };
   return files;
 }
 
 async function exec(container: string, args: string[], what: string, opts: ResolvedImageOptions, inputFile?: string): Promise<string> {
-  const r = await docker(['exec', ...(inputFile ? ['-i'] : []), container, ...args], { allowFailure: true, signal: opts.signal, ...(inputFile ? { inputFile } : {}) });
+  const r = await docker(['exec', ...(inputFile ? ['-i'] : []), container, ...args], {
+    allowFailure: true,
+    signal: opts.signal,
+    ...(inputFile ? { inputFile } : {}),
+  });
   if (r.exitCode !== 0) {
-    throw new LabError('failure', `building ${nodeImageRef(opts.release.kubernetes)}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`);
+    throw new LabError(
+      'failure',
+      `building ${nodeImageRef(opts.release.kubernetes)}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`,
+    );
   }
   return r.stdout;
 }
@@ -123,9 +136,12 @@ async function preloadAndCommit(filesImage: string, committed: string, images: B
       // Debian's ctr 1.6 has no `import --label`; pinned keeps kubelet's image GC away from them (containerd ≥ 1.7 honours it).
       await exec(container, ['ctr', '--namespace=k8s.io', 'images', 'label', image.ref, 'io.cri-containerd.pinned=pinned'], `pinning ${image.ref}`, opts);
     }
-    const listed = new Set((await exec(container, ['ctr', '--namespace=k8s.io', 'images', 'ls', '-q'], 'listing images', opts)).split('\n').map((l) => l.trim()));
+    const listed = new Set(
+      (await exec(container, ['ctr', '--namespace=k8s.io', 'images', 'ls', '-q'], 'listing images', opts)).split('\n').map((l) => l.trim()),
+    );
     const missing = images.filter((i) => !listed.has(i.ref)).map((i) => i.ref);
-    if (missing.length) throw new LabError('failure', `building ${nodeImageRef(opts.release.kubernetes)}: containerd does not list ${missing.join(', ')} after the import`);
+    if (missing.length)
+      throw new LabError('failure', `building ${nodeImageRef(opts.release.kubernetes)}: containerd does not list ${missing.join(', ')} after the import`);
     await exec(container, ['pkill', '-TERM', '-x', 'containerd'], 'stopping containerd', opts);
     const stopped = async () => (await docker(['exec', container, 'pgrep', '-x', 'containerd'], { allowFailure: true })).exitCode === 1;
     await waitFor(stopped, 'containerd did not stop', 30_000, nodeImageRef(opts.release.kubernetes));

@@ -113,13 +113,17 @@ export async function ensureRootfsTar(spec: RootfsSpec, opts: ResolvedImageOptio
         if (r.exitCode !== 0) {
           const log = await fs.readFile(path.join(target, 'debootstrap', 'debootstrap.log'), 'utf8').catch(() => '');
           const printed = `${r.stdout}\n${r.stderr}\n${log}`.trim().split('\n').slice(-20).join('\n');
-          throw new MissingPrerequisiteError(`debootstrap ${debootstrapArgs(spec, target, opts.debianMirror).join(' ')} failed (exit status ${r.exitCode}):\n${printed}`, {
-            hint: 'debootstrap needs root, the debootstrap package and the Debian mirror (set $OCM_LAB_DEBIAN_MIRROR to use another)',
-          });
+          throw new MissingPrerequisiteError(
+            `debootstrap ${debootstrapArgs(spec, target, opts.debianMirror).join(' ')} failed (exit status ${r.exitCode}):\n${printed}`,
+            {
+              hint: 'debootstrap needs root, the debootstrap package and the Debian mirror (set $OCM_LAB_DEBIAN_MIRROR to use another)',
+            },
+          );
         }
         for (const sub of ['var/cache/apt/archives', 'var/lib/apt/lists']) {
           for (const entry of await fs.readdir(path.join(target, sub)).catch(() => [] as string[])) {
-            if (entry.endsWith('.deb') || (sub.endsWith('lists') && entry !== 'lock' && entry !== 'partial')) await fs.rm(path.join(target, sub, entry), { force: true });
+            if (entry.endsWith('.deb') || (sub.endsWith('lists') && entry !== 'lock' && entry !== 'partial'))
+              await fs.rm(path.join(target, sub, entry), { force: true });
           }
         }
         opts.progress(`debootstrap done in ${Math.round((Date.now() - started) / 1000)} s; packing ${path.basename(tar)}`);

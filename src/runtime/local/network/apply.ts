@@ -93,7 +93,11 @@ type ChainResource = Extract<NetworkResource, { kind: 'iptables-chain' }>;
 
 /** Removes several of the lab's chains of one table, and every rule jumping to them, in one transaction. */
 async function removeChains(table: string, chains: ChainResource[]): Promise<void> {
-  const script = removalScript(table, chains.map((c) => c.chain), await iptablesListing(table));
+  const script = removalScript(
+    table,
+    chains.map((c) => c.chain),
+    await iptablesListing(table),
+  );
   if (script) await iptablesRestore(script);
 }
 

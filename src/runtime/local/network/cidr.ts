@@ -47,7 +47,11 @@ export function usedRanges(routes: IpRoute[], addrs: IpAddr[]): UsedRange[] {
     for (const info of a.addr_info ?? []) {
       if (info.family !== 'inet' || !info.local || info.local.startsWith('127.')) continue;
       const { base } = parseCidr(`${info.local}/${info.prefixlen ?? 32}`);
-      used.push({ cidr: `${intToIp(base)}/${info.prefixlen ?? 32}`, what: `address ${info.local}/${info.prefixlen ?? 32} on ${a.ifname ?? '?'}`, dev: a.ifname });
+      used.push({
+        cidr: `${intToIp(base)}/${info.prefixlen ?? 32}`,
+        what: `address ${info.local}/${info.prefixlen ?? 32} on ${a.ifname ?? '?'}`,
+        dev: a.ifname,
+      });
     }
   }
   return used;

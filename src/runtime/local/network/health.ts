@@ -21,7 +21,8 @@ async function vpcProblems(plan: NetworkPlan, vpc: VpcPlan, namespaces: string[]
   if (!host) problems.push(`link ${vpc.hostIf} of ${vpc.name} is missing`);
   else {
     if (!isUp(host)) problems.push(`link ${vpc.hostIf} of ${vpc.name} is ${host.operstate ?? 'not up'}`);
-    if (!addressesOf(host).includes(`${vpc.gateway}/${vpc.prefixLength}`)) problems.push(`link ${vpc.hostIf} lacks the gateway address ${vpc.gateway}/${vpc.prefixLength}`);
+    if (!addressesOf(host).includes(`${vpc.gateway}/${vpc.prefixLength}`))
+      problems.push(`link ${vpc.hostIf} lacks the gateway address ${vpc.gateway}/${vpc.prefixLength}`);
   }
   const inside = await readLink(vpc.nsIf, vpc.netns);
   if (!inside) problems.push(`link ${vpc.nsIf} in ${vpc.netns} is missing`);
@@ -31,7 +32,11 @@ async function vpcProblems(plan: NetworkPlan, vpc: VpcPlan, namespaces: string[]
     for (const [cluster, address] of Object.entries(vpc.clusterAddresses)) {
       if (!have.includes(`${address}/${vpc.prefixLength}`)) problems.push(`address ${address} of ${cluster} is missing in ${vpc.netns}`);
     }
-    const routes = JSON.parse((await run('ip', ['-n', vpc.netns, '-j', 'route', 'show'])).stdout || '[]') as { dst?: string; type?: string; gateway?: string }[];
+    const routes = JSON.parse((await run('ip', ['-n', vpc.netns, '-j', 'route', 'show'])).stdout || '[]') as {
+      dst?: string;
+      type?: string;
+      gateway?: string;
+    }[];
     if (!routes.some((r) => r.dst === 'default' && r.gateway === vpc.gateway)) problems.push(`${vpc.netns} has no default route via ${vpc.gateway}`);
     for (const want of vpcRoutes(plan, vpc)) {
       const found = routes.some((r) => r.dst === want.dst && (r.type ?? 'unicast') === want.type);

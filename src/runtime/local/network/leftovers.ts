@@ -24,7 +24,8 @@ export async function findLeftovers(labName: string): Promise<NetworkResource[]>
   const host = hostChainNames(labName);
   for (const chain of [chainName(labName), host.input, host.output]) {
     const jumps = rulesJumpingTo(listing, chain);
-    if (chainExistsIn(listing, chain) || jumps.length) found.push({ kind: 'iptables-chain', table: 'filter', chain, jumpFrom: [...new Set(jumps.map((j) => j.from))] });
+    if (chainExistsIn(listing, chain) || jumps.length)
+      found.push({ kind: 'iptables-chain', table: 'filter', chain, jumpFrom: [...new Set(jumps.map((j) => j.from))] });
   }
   return found;
 }

@@ -24,7 +24,7 @@ export async function readLink(name: string, netns?: string): Promise<LinkInfo |
   const args = [...(netns ? ['-n', netns] : []), '-j', 'addr', 'show', 'dev', name];
   const r = await run('ip', args, { allowFailure: true });
   if (r.exitCode !== 0) return null;
-  return ((JSON.parse(r.stdout || '[]') as LinkInfo[])[0] ?? null);
+  return (JSON.parse(r.stdout || '[]') as LinkInfo[])[0] ?? null;
 }
 
 export async function listLinks(): Promise<string[]> {

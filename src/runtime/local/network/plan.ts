@@ -156,7 +156,10 @@ function checkFits(input: NetworkPlanInput, cidr: string, layout: AddressLayout)
     );
   }
   if (input.vpcs.length > layout.vpcCount) {
-    throw new InvalidInputError(`network.cidr ${cidr} has room for ${layout.vpcCount} VPC subnets (/${layout.vpcPrefix}), the lab has ${input.vpcs.length} VPCs`, { hint });
+    throw new InvalidInputError(
+      `network.cidr ${cidr} has room for ${layout.vpcCount} VPC subnets (/${layout.vpcPrefix}), the lab has ${input.vpcs.length} VPCs`,
+      { hint },
+    );
   }
   const crowded = input.vpcs.find((v) => v.clusters.length > layout.clustersPerVpc);
   if (crowded) {
