@@ -25,7 +25,9 @@ const SCENARIO = '^src/scenario/';
 const CLI = '^src/cli/';
 const BENCH = '^src/bench/';
 const RUNTIME_LOCAL = '^src/runtime/local/';
-const RUNTIME_SELECT = '^src/runtime/select\\.ts$';
+/** Any one runtime's folder (src/runtime/<name>/). */
+const RUNTIME_ONE = '^src/runtime/[^/]+/';
+const RUNTIME_REGISTRY = '^src/runtime/registry\\.ts$';
 
 /** One layer: its modules may import only `allowed` (and anything outside src/). */
 function layer(name, from, allowed, comment) {
@@ -83,19 +85,27 @@ module.exports = {
       'the CLI is the composition root; only benchmarks sit above it',
     ),
     {
-      name: 'not-to-runtime-local',
+      name: 'runtime-internals-from-registry-only',
       comment:
-        'the local runtime is one implementation among several (kind, existing clusters): only runtime/select.ts chooses it, so nothing else depends on its internals',
+        "a runtime is its folder and its line in runtime/registry.ts: nothing else imports a runtime's internals, so adding one touches nothing else. " +
+        "Exceptions: a runtime's own programs run in its nodes as `ocm-lab internal …` (cli/commands/internal/), and benchmarks",
       severity: 'error',
-      from: { pathNot: [RUNTIME_LOCAL, RUNTIME_SELECT, BENCH] },
-      to: { path: RUNTIME_LOCAL },
+      from: { pathNot: [RUNTIME_ONE, RUNTIME_REGISTRY, '^src/cli/commands/internal/', BENCH] },
+      to: { path: RUNTIME_ONE },
     },
     {
-      name: 'runtime-select-from-cli-only',
-      comment: 'only the lifecycle (and the CLI) picks the runtime via select.ts; install, addons and scenarios get clusters, so they run on every runtime',
+      name: 'runtimes-stay-apart',
+      comment: 'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer',
+      severity: 'error',
+      from: { path: '^src/runtime/([^/]+)/' },
+      to: { path: RUNTIME_ONE, pathNot: '^src/runtime/$1/' },
+    },
+    {
+      name: 'runtime-registry-from-cli-and-lab-only',
+      comment: 'only the lifecycle and the CLI pick the runtime via registry.ts; install, addons and scenarios get clusters, so they run on every runtime',
       severity: 'error',
       from: { pathNot: [CLI, BENCH, RUNTIME, LAB] },
-      to: { path: RUNTIME_SELECT },
+      to: { path: RUNTIME_REGISTRY },
     },
     {
       name: 'nodelet-from-local-runtime-only',

@@ -204,7 +204,7 @@ export const gatewayBenchmark: Benchmark = {
         const idle = series();
         const cycles = series();
         const hubCluster = up.status.clusters.find((c) => c.hub);
-        const hubNetns = up.status.vpcs.find((v) => v.name === hubCluster?.vpc)?.netns ?? null;
+        const hubNetns = (up.status.vpcs.find((v) => v.name === hubCluster?.vpc)?.details.netns as string | null | undefined) ?? null;
         const reuse: string[] = [];
         let deployed = false;
         try {

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
-import { labDir } from '../paths.js';
 import { defaultLabConfig } from './defaults.js';
+import { readLabState } from './lab-state.js';
 import { parseLabConfig } from './parse.js';
 import type { LabConfig } from './types.js';
 
@@ -19,14 +19,7 @@ export async function loadLabConfig(file?: string): Promise<LabConfig> {
 
 /** The config a lab was last brought up with (every runtime records it in `<labDir>/state.json`), or null. */
 export async function recordedLabConfig(labName: string): Promise<LabConfig | null> {
-  const text = await fs.readFile(path.join(labDir(labName), 'state.json'), 'utf8').catch(() => null);
-  if (text === null) return null;
-  try {
-    const state = JSON.parse(text) as { config?: LabConfig };
-    return state.config ?? null;
-  } catch {
-    return null;
-  }
+  return (await readLabState(labName).catch(() => null))?.config ?? null;
 }
 
 /** Reads and validates a lab file; the file must exist. Throws InvalidInputError naming the path and every problem. */

@@ -1,14 +1,15 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
+import { selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
+import { bindSteps, runtimeUp } from '../runtime/base.js';
+import { lockLab } from '../runtime/lab-lock.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
 import { ocmSteps } from '../install/ocm-steps.js';
 import { deregisterSpokes } from '../install/deregister.js';
 import { addonSteps } from '../addons/lab-steps.js';
 import { ocmCapabilities } from '../ocm/status.js';
-import type { ExistingClustersInput } from '../runtime/existing/contexts.js';
 import { uninstallFromClusters } from './uninstall.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
@@ -18,8 +19,8 @@ export interface LifecycleOptions {
   renderer?: ProgressRenderer;
   /** false: only the runtime's clusters, without OCM and the addons (e.g. to try the existing runtime on them). */
   install?: boolean;
-  /** `--runtime existing`: the user's kubeconfig and contexts. */
-  existing?: ExistingClustersInput;
+  /** The runtime's own options (e.g. existing: `kubeconfig`, `hubContext`, `spokeContexts`), checked by the runtime. */
+  runtimeOptions?: Record<string, unknown>;
   /** What `down` is doing, line by line (taking OCM off existing clusters can take minutes). */
   onProgress?: (line: string) => void;
 }
@@ -38,16 +39,6 @@ export interface UpResult {
   status: LabStatus;
 }
 
-/** Steps of different contexts in one list: each keeps its own context. */
-function bindSteps<Ctx>(steps: Step<Ctx>[], ctx: Ctx): Step<undefined>[] {
-  return steps.map((step) => ({
-    title: step.title,
-    concurrent: step.concurrent,
-    run: step.run ? async (_: undefined, progress: (line: string) => void) => step.run!(ctx, progress) : undefined,
-    children: step.children ? () => bindSteps(step.children!(ctx), ctx) : undefined,
-  }));
-}
-
 /**
  * Everything `up` does, in order: the runtime's steps create the clusters;
  * from then on only their API is used (OCM, then the addons).
@@ -56,21 +47,24 @@ function labSteps<Ctx>(
   runtime: Runtime<Ctx>,
   config: LabConfig,
   options: UpOptions & LifecycleOptions,
-): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
-  const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(config, options, removed, all, progress);
-  const { context, steps, rollback } = runtime.upSteps(config, { ...options, beforeRemove });
+): { steps: Step<undefined>[]; install: InstallContext; rollback: () => Promise<void>; release: () => Promise<void> } {
   const install: InstallContext = { config, options, clusters: [] };
+  const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(install.config, options, removed, all, progress);
+  const up = runtimeUp(runtime, config, { ...options, beforeRemove });
   const clustersStep: Step<InstallContext> = {
     title: 'Lab clusters',
     run: async (ctx) => {
-      ctx.clusters = await runtime.clusters(config);
+      // The runtime may have resolved the config (existing: clusters from contexts); the installs follow it.
+      ctx.config = up.config();
+      ctx.clusters = await runtime.clusters(ctx.config);
       return ctx.clusters.map((c) => `${c.name} at ${c.internalServer}`).join(', ');
     },
   };
   return {
-    context,
-    rollback,
-    steps: [...bindSteps(steps, context), ...bindSteps([clustersStep, ...(options.install === false ? [] : [...ocmSteps(), ...addonSteps()])], install)],
+    install,
+    rollback: up.rollback,
+    release: up.release,
+    steps: [...up.steps, ...bindSteps([clustersStep, ...(options.install === false ? [] : [...ocmSteps(), ...addonSteps()])], install)],
   };
 }
 
@@ -107,8 +101,8 @@ function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
 /** Brings a lab up (or repairs it) through the chosen runtime, showing each step. */
 export async function upLab(config: LabConfig, options: UpOptions & LifecycleOptions = {}): Promise<UpResult> {
   const started = Date.now();
-  const runtime = await selectRuntime(options.runtime, { labName: config.name, existing: options.existing });
-  const { context, steps, rollback } = labSteps(runtime, config, options);
+  const runtime = await selectRuntime(options.runtime, { labName: config.name, options: options.runtimeOptions });
+  const { steps, install, rollback, release } = labSteps(runtime, config, options);
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
   const list = new Listr(toListrTasks(steps, undefined, results), {
@@ -123,17 +117,22 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
     await rollback().catch(() => undefined);
     throw err;
   } finally {
-    const release = (context as { releaseLock?: () => Promise<void> }).releaseLock;
-    if (release) await release().catch(() => undefined);
+    await release();
   }
-  return { lab: config.name, runtime: runtime.name, durationMs: Date.now() - started, steps: results, status: await statusOf(runtime, config) };
+  return { lab: config.name, runtime: runtime.name, durationMs: Date.now() - started, steps: results, status: await statusOf(runtime, install.config) };
 }
 
+/** Takes a lab down under its lock (an `up` or `down` already working on it makes this one exit 6). */
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
   const runtime = await selectRuntime(options.runtime, { labName: config.name });
-  // Clusters that outlive the lab: take off what up installed, then forget them.
-  if (runtime.keepsClusters) await uninstallFromClusters(runtime, config, options.onProgress);
-  return runtime.down(config.name, options);
+  const release = await lockLab(config.name, { ifExists: true });
+  try {
+    // Clusters that outlive the lab: take off what up installed, then forget them.
+    if (runtime.keepsClusters) await uninstallFromClusters(runtime, config, options.onProgress);
+    return await runtime.down(config.name, options);
+  } finally {
+    await release();
+  }
 }
 
 /** The runtime's view of the lab, with what the install layer adds ('ocm' once every spoke has joined). */

@@ -1,12 +1,14 @@
-import type { LabConfig } from '../config/index.js';
+import type { LabConfig, LabState } from '../config/index.js';
 import type { BinaryName } from '../provision/index.js';
 
-export type RuntimeName = 'local' | 'kind' | 'existing';
+/** A registered runtime's name (src/runtime/registry.ts lists them). */
+export type RuntimeName = string;
 
 export interface ComponentStatus {
   name: string;
   running: boolean;
-  pid: number | null;
+  /** How the runtime runs it, in its own words (local: `pid 4242`; kind: the container); null when there is nothing to say. */
+  detail: string | null;
 }
 
 export interface ClusterStatus {
@@ -21,12 +23,11 @@ export interface ClusterStatus {
 
 export interface VpcStatus {
   name: string;
-  /** local: the VPC's network namespace. */
-  netns: string | null;
   subnet: string | null;
-  /** kind: the VPC's Docker network and the containers attached to it. */
-  network?: string;
-  containers?: string[];
+  /** What carries the VPC, in the runtime's words (local: its network namespace; kind: its Docker network); null when nothing does. */
+  carrier: string | null;
+  /** The runtime's own extras (local: `netns`; kind: `network` and `containers`), plain data. */
+  details: Record<string, unknown>;
 }
 
 export interface LabStatus {
@@ -65,7 +66,7 @@ export interface UpOptions {
    */
   extraImageBinaries?: BinaryName[];
   /**
-   * Called before a runtime deletes clusters the new config no longer has, while
+   * Called before the base deletes clusters the new config no longer has, while
    * they still run (so OCM can let them go cleanly); `all` are the lab's clusters before.
    */
   beforeRemove?: (removed: LabCluster[], all: LabCluster[], progress: (line: string) => void) => Promise<void>;
@@ -78,8 +79,8 @@ export interface DownOptions {
 export interface DownResult {
   lab: string;
   existed: boolean;
-  stoppedProcesses: string[];
-  removedNetworkResources: number;
+  /** What `down` stopped or removed, one phrase each (`kube-apiserver of hub`, `kind cluster ocmlab-x-hub`, `network ocmlab-x-vpc-1`). */
+  removed: string[];
   keptData: boolean;
 }
 
@@ -119,24 +120,68 @@ export interface RuntimePlan {
   plan: object;
   /** The same plan for people. */
   text: string;
+  /** The config `up` would bring up, where the runtime resolves its own (existing: the clusters of the contexts). */
+  config?: LabConfig;
+}
+
+/** What the runtime base decided before a runtime provisions: the lab as this `up` found it and as it will be. */
+export interface LabRun<R = unknown> {
+  /** The config this `up` brings up (after the runtime's `resolveConfig`). */
+  config: LabConfig;
+  options: UpOptions;
+  /** `<labDir>`: the lab's files. */
+  dir: string;
+  /** The state as this `up` found it; null for a new lab. */
+  previous: LabState<R> | null;
+  /** The state being written: the base records the config, the runtime its own part (then `save()`). */
+  state: LabState<R>;
+  /** True when this `up` created the lab (a failure then removes it, unless --retain). */
+  createdNow: boolean;
+  /** Clusters the lab had and the config no longer has: let go and deleted before the runtime's steps. */
+  removed: string[];
+  save(): Promise<void>;
+}
+
+/** A runtime's part of one `up`: its steps over its own context, and the hooks the base calls in its first step. */
+export interface Provisioning<Ctx> {
+  context: Ctx;
+  /**
+   * Before the lock and before anything is created: can this machine run the lab (`fresh` are the clusters
+   * this `up` adds)? Throws (exit 3) when not; the result is shown in the base step's line.
+   */
+  preflight?(fresh: string[], progress: (line: string) => void): Promise<string | void>;
+  /** Deletes the clusters a running lab no longer has (OCM has already let them go). */
+  deleteClusters(removed: string[], progress: (line: string) => void): Promise<void>;
+  /** The steps after the base's, in order; running them on a healthy lab changes nothing. */
+  steps: Step<Ctx>[];
+  /** A failed `up` of a new lab: undo what this runtime made (default: `down`). `retain` is honoured by the base. */
+  rollback?(): Promise<void>;
 }
 
 /**
  * A way to run labs: it creates the clusters of a lab in their VPCs (with
  * nodes that can run the lab's images), says how to reach them
  * (`clusters`), reports their status and deletes them. It knows nothing of
- * OCM or addons. `local` runs control planes in network namespaces with a
- * nodelet as each cluster's node; `kind` and `existing` implement the same.
+ * OCM or addons, and nothing of the lab lock, the state envelope, reshape
+ * refusals or rollback: the runtime base (`base.ts`) does those for every
+ * runtime. A runtime registers itself in `registry.ts`.
  */
-export interface Runtime<Ctx = unknown> {
+export interface Runtime<Ctx = unknown, R = unknown> {
   readonly name: RuntimeName;
   /** True when the clusters outlive the lab (existing clusters): `down` then first takes off what `up` installed. */
   readonly keepsClusters: boolean;
   available(): Promise<{ available: boolean; reason: string | null }>;
-  /** The ordered actions that bring `config` up; running them on a healthy lab changes nothing. */
-  upSteps(config: LabConfig, options: UpOptions): { context: Ctx; steps: Step<Ctx>[]; rollback: () => Promise<void> };
-  /** The clusters of a lab this runtime brought up, read back from its state (after `upSteps`, or any time later). */
+  /** The config this runtime brings up for `config` (e.g. the existing runtime takes its clusters from contexts); default: `config`. */
+  resolveConfig?(config: LabConfig, previous: LabState<R> | null): LabConfig;
+  /** Why a running lab (`current`) cannot take `next`; null when it can. */
+  reshapeRefusal(current: LabConfig, next: LabConfig): string | null;
+  /** The runtime's part of a new lab's state. */
+  initialState(config: LabConfig): R;
+  /** This runtime's part of `up` for `run` (filled in by the base's first step before any of it runs). */
+  provisioning(run: LabRun<R>): Provisioning<Ctx>;
+  /** The clusters of a lab this runtime brought up, read back from its state (after `up`, or any time later). */
   clusters(config: LabConfig): Promise<LabCluster[]>;
+  /** Removes the lab: its clusters (unless `keepsClusters`), its networks, its directory (unless `keepData`); idempotent. */
   down(labName: string, options: DownOptions): Promise<DownResult>;
   status(config: LabConfig): Promise<LabStatus>;
   /**
@@ -147,4 +192,42 @@ export interface Runtime<Ctx = unknown> {
   probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean>;
   /** `--dry-run`: what `up` or `down` would do to `config`'s lab; reads the machine and the lab's state, changes nothing. */
   plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan>;
+}
+
+/** How a command gets its runtime: the lab it is about, and the runtime's options (`runtime.<name>` of the lab file, then flags). */
+export interface RuntimeSelection {
+  /** The lab the command is about: `auto` takes the runtime it was brought up with. */
+  labName?: string;
+  /** The runtime's own options, which it validates (e.g. existing: `kubeconfig`, `hubContext`, `spokeContexts`). */
+  options?: Record<string, unknown>;
+}
+
+/** What a runtime's folder registers: its name, whether `auto` may pick it, and how to make one. */
+export interface RuntimeDefinition {
+  name: RuntimeName;
+  /** `auto` (for a new lab) tries the runtimes that have a rank, lowest first, and takes the first that is available. */
+  autoRank?: number;
+  /** Throws InvalidInputError naming the option when `options` are not this runtime's. */
+  create(options: Record<string, unknown>): Runtime<any, any>;
+  /** `setup --runtime <name>`: what this runtime needs made before its first `up` (besides Kubernetes' and OCM's binaries). */
+  prepare?: () => Promise<RuntimePreparation>;
+}
+
+/** One image `setup` made or found: present, loaded (from the cache) or built; MISSING with --check. */
+export interface PreparedImage {
+  image: string;
+  key: string;
+  source: string;
+}
+
+/** What a runtime makes in `setup` before its first `up` (kind: its binaries and offline images). */
+export interface RuntimePreparation {
+  /** Binaries this runtime needs besides Kubernetes' and OCM's. */
+  binaries: readonly BinaryName[];
+  /** Throws (exit 3) when the machine cannot make them (e.g. no Docker engine answers). */
+  require(): Promise<void>;
+  /** One job per artifact, in order. */
+  jobs(config: LabConfig, binDir: string | undefined): { title: string; run(progress: (line: string) => void): Promise<PreparedImage[]> }[];
+  /** `setup --check`: what is there already, making nothing. */
+  check(config: LabConfig): Promise<PreparedImage[]>;
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig } from '../../src/config/index.js';
 import { certificateInfo } from '../../src/pki/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
-import { readState } from '../../src/runtime/local/state.js';
+import { readLocalState } from '../../src/runtime/local/state.js';
 import { labDir } from '../../src/paths.js';
 import type { LabStatus } from '../../src/runtime/types.js';
 import { cli, isolatedLabHome, kubectl, kubectlPath, machineSnapshot, testLabConfig } from '../support/lab.js';
@@ -59,7 +59,7 @@ describe('lab substrate (local runtime, real control planes)', () => {
   it('reports VPC isolation as enforced, with a namespace per VPC', () => {
     expect(status.isolation.enforced).toBe(true);
     expect(status.vpcs.map((v) => v.name)).toEqual(['vpc-1', 'vpc-2']);
-    expect(status.vpcs.every((v) => v.netns)).toBe(true);
+    expect(status.vpcs.every((v) => v.carrier && v.details.netns === v.carrier)).toBe(true);
   });
 
   it('issues ServiceAccount tokens on a spoke that authenticate but are forbidden to list pods', async () => {
@@ -118,8 +118,8 @@ describe('lab substrate (local runtime, real control planes)', () => {
   it('lets vpc-2 reach the hub, keeps the hub VPC away from the spokes, and lets the host reach both', async () => {
     const hub = status.clusters.find((c) => c.name === 'hub')!;
     const spoke = status.clusters.find((c) => c.name === 'cluster1')!;
-    const hubNs = status.vpcs.find((v) => v.name === 'vpc-1')!.netns;
-    const spokeNs = status.vpcs.find((v) => v.name === 'vpc-2')!.netns;
+    const hubNs = status.vpcs.find((v) => v.name === 'vpc-1')!.carrier;
+    const spokeNs = status.vpcs.find((v) => v.name === 'vpc-2')!.carrier;
     const spokeApi = hostPort(spoke.apiServer);
     const hubApi = hostPort(hub.apiServer);
     expect(await canConnect(hubNs, spokeApi.host, spokeApi.port)).toBe(false);
@@ -152,9 +152,9 @@ describe('lab substrate (local runtime, real control planes)', () => {
   });
 
   it('a second up changes nothing', async () => {
-    const pidsBefore = (await labStatus(config)).clusters.flatMap((c) => c.components.map((x) => x.pid));
+    const pidsBefore = (await labStatus(config)).clusters.flatMap((c) => c.components.map((x) => x.detail));
     const again = await upLab(config, { renderer: 'silent' });
-    const pidsAfter = again.status.clusters.flatMap((c) => c.components.map((x) => x.pid));
+    const pidsAfter = again.status.clusters.flatMap((c) => c.components.map((x) => x.detail));
     expect(pidsAfter).toEqual(pidsBefore);
     expect(again.steps.filter((s) => s.title.includes('control plane')).every((s) => s.result === 'already running')).toBe(true);
   });
@@ -162,8 +162,8 @@ describe('lab substrate (local runtime, real control planes)', () => {
   it('restarts a component that died', async () => {
     const cluster2 = (await labStatus(config)).clusters.find((c) => c.name === 'cluster2')!;
     const apiserver = cluster2.components.find((c) => c.name === 'kube-apiserver')!;
-    expect(apiserver.pid).not.toBeNull();
-    process.kill(apiserver.pid as number, 'SIGKILL');
+    expect(apiserver.detail).toMatch(/^pid \d+$/);
+    process.kill(Number(apiserver.detail!.slice('pid '.length)), 'SIGKILL');
     await waitUntil(async () => {
       const c = (await labStatus(config)).clusters.find((x) => x.name === 'cluster2')!;
       return !c.components.find((x) => x.name === 'kube-apiserver')!.running;
@@ -180,13 +180,13 @@ describe('lab substrate (local runtime, real control planes)', () => {
     const repaired = await upLab(config, { renderer: 'silent' });
     const c2 = repaired.status.clusters.find((c) => c.name === 'cluster2')!;
     expect(c2.ready).toBe(true);
-    expect(c2.components.find((c) => c.name === 'kube-apiserver')!.pid).not.toBe(apiserver.pid);
+    expect(c2.components.find((c) => c.name === 'kube-apiserver')!.detail).not.toBe(apiserver.detail);
     expect((await kubectl(kubeconfig, ['--context', 'cluster2', 'get', 'ns', 'default'])).exitCode).toBe(0);
   });
 
   it('down removes every process, namespace, link and rule, and is idempotent', async () => {
-    const state = await readState(labDir(LAB));
-    expect(state?.networkResources.length).toBeGreaterThan(0);
+    const state = await readLocalState(LAB);
+    expect(state?.runtimeState.networkResources.length).toBeGreaterThan(0);
     const result = await downLab(config);
     expect(result.existed).toBe(true);
     const after = await machineSnapshot(home.home);
@@ -194,7 +194,7 @@ describe('lab substrate (local runtime, real control planes)', () => {
     await expect(fs.access(labDir(LAB))).rejects.toThrow();
     const second = await downLab(config);
     expect(second.existed).toBe(false);
-    expect(second.stoppedProcesses).toEqual([]);
+    expect(second.removed).toEqual([]);
   });
 });
 

@@ -308,7 +308,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
     );
     expect([containerPid, ...nodeletPids].every(alive)).toBe(true);
     const result = await downLab(config);
-    expect(result.stoppedProcesses).toEqual(expect.arrayContaining(['hub/nodelet', 'cluster1/nodelet', 'cluster2/nodelet']));
+    expect(result.removed).toEqual(expect.arrayContaining(['hub/nodelet', 'cluster1/nodelet', 'cluster2/nodelet']));
     expect([containerPid, ...nodeletPids].filter(alive)).toEqual([]);
     await expect(fs.access(labDir(LAB))).rejects.toThrow();
   });

@@ -308,8 +308,8 @@ describe('OCM on the lab (hub, klusterlets, accept, ManifestWork)', () => {
   });
 
   it('keeps the hub VPC away from the spokes with OCM running', async () => {
-    const hubNs = status.vpcs.find((v) => v.name === 'vpc-1')!.netns;
-    const spokeNs = status.vpcs.find((v) => v.name === 'vpc-2')!.netns;
+    const hubNs = status.vpcs.find((v) => v.name === 'vpc-1')!.carrier;
+    const spokeNs = status.vpcs.find((v) => v.name === 'vpc-2')!.carrier;
     const hubUrl = new URL(status.clusters.find((c) => c.name === 'hub')!.apiServer);
     for (const spoke of ['cluster1', 'cluster2']) {
       const url = new URL(status.clusters.find((c) => c.name === spoke)!.apiServer);

@@ -20,8 +20,9 @@ import { planInput } from '../../src/runtime/local/lab-network.js';
 import { planLoopback, planNetworkIn } from '../../src/runtime/local/network/index.js';
 import { planLocalDown, planLocalLab } from '../../src/runtime/local/plan-lab.js';
 import { LocalRuntime } from '../../src/runtime/local/runtime.js';
-import type { LabState } from '../../src/runtime/local/state.js';
-import type { ResolvedRuntime } from '../../src/runtime/select.js';
+import type { LocalLabState } from '../../src/runtime/local/state.js';
+import type { ResolvedRuntime } from '../../src/runtime/registry.js';
+import { runtimeUp } from '../../src/runtime/base.js';
 import type { RuntimePlan } from '../../src/runtime/types.js';
 import { UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../src/addons/upstream/index.js';
 import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/image.js';
@@ -62,7 +63,7 @@ function localUp(config: LabConfig): RuntimePlan {
     network,
     networkWhy: 'the first candidate range no route or address of this machine uses',
   });
-  return { runtime: 'local', steps: titles(new LocalRuntime().upSteps(config, {}).steps), plan, text: renderLocalPlan(plan) };
+  return { runtime: 'local', steps: titles(runtimeUp(new LocalRuntime(), config, {}).steps), plan, text: renderLocalPlan(plan) };
 }
 
 async function kindUp(config: LabConfig, action: 'up' | 'down' = 'up'): Promise<RuntimePlan> {
@@ -73,7 +74,7 @@ async function kindUp(config: LabConfig, action: 'up' | 'down' = 'up'): Promise<
     images: collaborators.labImages(config),
     templates: await readKindTemplates(),
   });
-  return { runtime: 'kind', steps: action === 'up' ? titles(new KindRuntime().upSteps(config, {}).steps) : [], plan, text: renderKindPlan(plan, action) };
+  return { runtime: 'kind', steps: action === 'up' ? titles(runtimeUp(new KindRuntime(), config, {}).steps) : [], plan, text: renderKindPlan(plan, action) };
 }
 
 /** The lab's clusters as contexts `kind-<name>` of the user's kubeconfig, authenticated with client certificates. */
@@ -101,7 +102,7 @@ function existingUp(base: LabConfig): { config: LabConfig; runtime: RuntimePlan 
   });
   return {
     config,
-    runtime: { runtime: 'existing', steps: titles(new ExistingRuntime(input).upSteps(config, {}).steps), plan, text: renderExistingPlan(plan) },
+    runtime: { runtime: 'existing', steps: titles(runtimeUp(new ExistingRuntime(input), config, {}).steps), plan, text: renderExistingPlan(plan) },
   };
 }
 
@@ -128,21 +129,23 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
   it('local: the processes, the recorded network resources, the leftovers by name, the lab directory', async () => {
     const config = await threeSpokes();
     const network = planNetworkIn(planInput(config), '10.213.0.0/16');
-    const state: LabState = {
+    const state: LocalLabState = {
       version: 1,
       lab: config.name,
       runtime: 'local',
       createdAt: '2026-01-01T00:00:00.000Z',
       config,
-      network,
-      networkResources: [
-        ...network.vpcs.flatMap((v) => [
-          { kind: 'netns' as const, name: v.netns },
-          { kind: 'link' as const, name: v.hostIf },
-        ]),
-        { kind: 'iptables-chain', table: 'filter', chain: network.chain, jumpFrom: ['FORWARD'] },
-        { kind: 'sysctl', key: 'net.ipv4.ip_forward', previous: '0' },
-      ],
+      runtimeState: {
+        network,
+        networkResources: [
+          ...network.vpcs.flatMap((v) => [
+            { kind: 'netns' as const, name: v.netns },
+            { kind: 'link' as const, name: v.hostIf },
+          ]),
+          { kind: 'iptables-chain', table: 'filter', chain: network.chain, jumpFrom: ['FORWARD'] },
+          { kind: 'sysctl', key: 'net.ipv4.ip_forward', previous: '0' },
+        ],
+      },
     };
     const plan = planLocalDown(config.name, path.join(LABS, config.name), state, false);
     expect(plan.processes).toHaveLength(config.clusters.length * 4);
@@ -302,7 +305,7 @@ describe('a dry run creates nothing', () => {
         existingLabConfig(config, clusterSpecs({ kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] })),
         { action: 'up' },
         {
-          existing: { kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] },
+          options: { kubeconfig, hubContext: 'one=hub', spokeContexts: ['two=cluster1'] },
         },
       ),
       await planLab('existing', config, { action: 'down' }),
@@ -324,7 +327,7 @@ describe('a dry run creates nothing', () => {
   it('refuses a context the kubeconfig does not have, as up would (exit 2)', async () => {
     const config = { ...defaultLabConfig(), name: LAB };
     const input = { kubeconfig, hubContext: 'three=hub', spokeContexts: ['two=cluster1'] };
-    await expect(planLab('existing', existingLabConfig(config, clusterSpecs(input)), { action: 'up' }, { existing: input })).rejects.toMatchObject({
+    await expect(planLab('existing', existingLabConfig(config, clusterSpecs(input)), { action: 'up' }, { options: input })).rejects.toMatchObject({
       exitCode: 2,
     });
   });

@@ -143,7 +143,7 @@ describe('the runtime of a lab that exists comes from its state', () => {
   });
 
   it('auto picks the recorded runtime, and local for a lab that does not exist', async () => {
-    const { labRuntimeName, selectRuntime } = await import('../../src/runtime/select.js');
+    const { labRuntimeName, selectRuntime } = await import('../../src/runtime/registry.js');
     expect(await labRuntimeName('mine')).toBe('existing');
     expect(await labRuntimeName('other')).toBeNull();
     expect((await selectRuntime('auto', { labName: 'mine' })).name).toBe('existing');

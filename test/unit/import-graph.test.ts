@@ -219,12 +219,13 @@ describe('the import rules on a sample tree', () => {
     'src/runtime/types.ts': 'export interface Runtime { name: string }\n',
     'src/runtime/local/runtime.ts':
       "import type { Runtime } from '../types.js';\nimport { node } from '../../nodelet/nodelet.js';\nexport const local: Runtime = { name: node };\n",
-    'src/runtime/select.ts': "import { local } from './local/runtime.js';\nexport const select = () => local;\n",
+    'src/runtime/registry.ts': "import { local } from './local/runtime.js';\nexport const select = () => local;\n",
+    'src/runtime/kind/runtime.ts': "import { local } from '../local/runtime.js';\nexport const kind = local;\n",
     'src/nodelet/nodelet.ts': "import { k } from '../kube/client.js';\nexport const node = String(k);\n",
     'src/install/ocm.ts': "import type { Runtime } from '../runtime/types.js';\nexport const install = (r: Runtime) => r.name;\n",
     'src/addons/addon.ts': "import { install } from '../install/ocm.js';\nexport const addon = install;\n",
     'src/lab/lifecycle.ts':
-      "import { addon } from '../addons/addon.js';\nimport { select } from '../runtime/select.js';\nexport const up = () => addon(select());\n",
+      "import { addon } from '../addons/addon.js';\nimport { select } from '../runtime/registry.js';\nexport const up = () => addon(select());\n",
     'src/cli/commands/internal/nodelet.ts': "import { node } from '../../../nodelet/nodelet.js';\nexport const cmd = node;\n",
     'src/cli/main.ts': "import { up } from '../lab/lifecycle.js';\nexport const main = up;\n",
     'src/bench/lab.ts': "import { local } from '../runtime/local/runtime.js';\nexport const b = local;\n",
@@ -232,7 +233,7 @@ describe('the import rules on a sample tree', () => {
     'src/ocm/status.ts': "import { up } from '../lab/lifecycle.js';\nexport const s = up;\n",
     'src/cli/commands/logs.ts': "import { node } from '../../nodelet/nodelet.js';\nexport const l = node;\n",
     'src/scenario/env.ts':
-      "import { local } from '../runtime/local/runtime.js';\nimport { select } from '../runtime/select.js';\nexport const e = [local, select];\n",
+      "import { local } from '../runtime/local/runtime.js';\nimport { select } from '../runtime/registry.js';\nexport const e = [local, select];\n",
     'src/config/load.ts': "import { p } from '../pki/x509.js';\nexport const c = p;\n",
     'src/pki/x509.ts': "import { c } from '../config/load.js';\nexport const p = () => c;\n",
     'src/extra.ts': "import { E } from './errors.js';\nexport const x = E;\n",
@@ -256,8 +257,9 @@ describe('the import rules on a sample tree', () => {
       'every-module-in-a-layer: src/extra.ts → src/errors.ts',
       'install-below-addons: src/ocm/status.ts → src/lab/lifecycle.ts',
       'nodelet-from-local-runtime-only: src/cli/commands/logs.ts → src/nodelet/nodelet.ts',
-      'not-to-runtime-local: src/scenario/env.ts → src/runtime/local/runtime.ts',
-      'runtime-select-from-cli-only: src/scenario/env.ts → src/runtime/select.ts',
+      'runtime-internals-from-registry-only: src/scenario/env.ts → src/runtime/local/runtime.ts',
+      'runtime-registry-from-cli-and-lab-only: src/scenario/env.ts → src/runtime/registry.ts',
+      'runtimes-stay-apart: src/runtime/kind/runtime.ts → src/runtime/local/runtime.ts',
     ]);
     expect(topLevelCycles(moduleEdges(sample), topLevelUnit)).toEqual([
       `${CYCLE_RULE}: src/config ⇄ src/pki depend on each other through`,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, InvalidInputError } from '../../src/errors.js';
-import { reshapeRefusal } from '../../src/runtime/local/state.js';
+import { reshapeRefusal } from '../../src/runtime/reshape.js';
 import { defaultLabConfig } from '../../src/config/index.js';
 import {
   addressLayout,

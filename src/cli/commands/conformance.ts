@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { DEFAULT_SCENARIO_DIR } from '../../scenario/index.js';
-import { labRuntimeName } from '../../runtime/select.js';
+import { labRuntimeName } from '../../runtime/registry.js';
 import { labCell, writeConformanceSummary } from '../../scenario/summary.js';
 import type { GlobalOptions } from '../output.js';
 import { runDocumentsFromCli } from './scenario.js';

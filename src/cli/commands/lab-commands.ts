@@ -2,15 +2,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { hubCluster, loadLabConfig, withKubernetesVersion, type LabConfig } from '../../config/index.js';
-import { clusterSpecs, type ExistingClustersInput } from '../../runtime/existing/contexts.js';
-import { existingLabConfig } from '../../runtime/existing/runtime.js';
+import { hubCluster, loadLabConfig, withKubernetesVersion } from '../../config/index.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
 import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
-import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
+import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
 import { planLab } from '../dry-run/lab-plan.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
@@ -31,20 +29,19 @@ type UpFlags = {
   install: boolean;
 };
 
-/** `--runtime existing`: the contexts, checked, and the lab config they make (name, versions, addons from --config). */
-function existingClusters(argv: UpFlags, config: LabConfig): { input?: ExistingClustersInput; config: LabConfig } {
+/** The runtime options `up` takes as flags (existing: the kubeconfig and contexts); the runtime checks them. */
+function runtimeOptionsOf(argv: UpFlags): Record<string, unknown> | undefined {
   const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
   if (argv.runtime !== 'existing') {
     if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
-    return { config };
+    return undefined;
   }
-  if (!argv.kubeconfig || !argv['hub-context']) {
-    throw new InvalidInputError('--runtime existing needs --kubeconfig FILE and --hub-context CTX (and a --spoke-context CTX per spoke)', {
-      hint: 'ocm-lab up --runtime existing --kubeconfig ~/.kube/config --hub-context hub --spoke-context cluster1 --spoke-context cluster2',
-    });
-  }
-  const input: ExistingClustersInput = { kubeconfig: argv.kubeconfig, hubContext: argv['hub-context'], spokeContexts: argv['spoke-context'] ?? [] };
-  return { input, config: existingLabConfig(config, clusterSpecs(input)) };
+  if (!given) return undefined;
+  return {
+    ...(argv.kubeconfig !== undefined ? { kubeconfig: argv.kubeconfig } : {}),
+    ...(argv['hub-context'] !== undefined ? { hubContext: argv['hub-context'] } : {}),
+    spokeContexts: argv['spoke-context'] ?? [],
+  };
 }
 
 export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
@@ -81,23 +78,25 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto')
       throw new InvalidInputError('--node-image is for --runtime kind');
     if (argv['dry-run']) {
-      const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+      const runtimeOptions = runtimeOptionsOf(argv);
+      const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
       const { dryRun, text } = await planLab(
         argv.runtime,
         config,
         { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
-        input ? { existing: input } : {},
+        runtimeOptions ? { options: runtimeOptions } : {},
       );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
       return;
     }
-    const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+    const runtimeOptions = runtimeOptionsOf(argv);
+    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
     const resolved = await resolveRuntime(argv.runtime, config.name);
     if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
     const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
-      ...(input ? { existing: input } : {}),
+      ...(runtimeOptions ? { runtimeOptions } : {}),
       binDir: argv['bin-dir'],
       retain: argv.retain,
       allowDownload: argv.download,
@@ -140,8 +139,8 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
     const onProgress = argv.verbose ? (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`) : undefined;
     const result = await downLab(config, { keepData: argv['keep-data'], onProgress });
     emit(argv, result, (r) =>
-      r.existed || r.stoppedProcesses.length || r.removedNetworkResources
-        ? `lab '${r.lab}' is down: stopped ${r.stoppedProcesses.length} processes, removed ${r.removedNetworkResources} network resources${r.keptData ? '; data kept' : ''}`
+      r.existed || r.removed.length
+        ? `lab '${r.lab}' is down: removed ${r.removed.length ? r.removed.join(', ') : 'nothing left running'}${r.keptData ? '; data kept' : ''}`
         : `lab '${r.lab}' was not up; nothing to do`,
     );
   },
@@ -165,7 +164,7 @@ export function renderStatus(status: LabStatus): string {
     ]),
   );
   const isolation = status.isolation.enforced
-    ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.netns ?? v.network ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
+    ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.carrier ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
     : `isolation: NOT enforced — ${status.isolation.reason ?? 'unknown'}`;
   return `${table}\n\n${isolation}`;
 }

@@ -1,12 +1,10 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig, withKubernetesVersion } from '../../config/index.js';
-import { requireKubernetesRelease } from '../../provision/index.js';
 import { MissingPrerequisiteError } from '../../errors.js';
 import {
   binaryStatus,
   ensureBinaries,
-  KIND_NODE_BINARIES,
   KUBERNETES_BINARIES,
   OCM_BINARIES,
   recipeOf,
@@ -14,22 +12,8 @@ import {
   type BinaryName,
   type BinaryStatus,
 } from '../../provision/index.js';
-import { requireDockerEngine } from '../../runtime/kind/docker.js';
-import {
-  BASE_IMAGE,
-  baseImageKey,
-  componentImageKey,
-  componentImageSpecs,
-  ensureBaseImage,
-  ensureComponentImage,
-  ensureKindNodeImageDetail,
-  localImageKey,
-  nodeImageKey,
-  nodeImageRef,
-  type BuiltImage,
-  type ImageBuildOptions,
-} from '../../runtime/kind/images/index.js';
-import { ensureLabImagesDetail, labImages } from '../../runtime/kind/lab-images.js';
+import { RUNTIME_CHOICES, runtimeDefinition } from '../../runtime/registry.js';
+import type { PreparedImage, RuntimePreparation } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
 type SetupArgs = GlobalOptions & {
@@ -37,7 +21,7 @@ type SetupArgs = GlobalOptions & {
   check: boolean;
   ocm: boolean;
   download: boolean;
-  runtime: 'local' | 'kind';
+  runtime: string;
   'kubernetes-version'?: string;
 };
 
@@ -50,40 +34,7 @@ function renderStatus(rows: BinaryStatus[]): string {
   return problems.length ? `${table}\n\n${problems.join('\n')}` : table;
 }
 
-/** One offline image `setup --runtime kind` makes: its name, the key its inputs give, and how to make it. */
-interface KindImageJob {
-  ref: string;
-  key: () => string;
-  ensure: (opts: ImageBuildOptions) => Promise<BuiltImage>;
-}
-
-/**
- * Every image the kind runtime needs offline, in build order (the base first:
- * others are built FROM it; the node image last: it preloads the components).
- * The lab's own images (ocm-lab:dev, OCM's) join this list here.
- */
-function kindImageJobs(kubernetesVersion: string): KindImageJob[] {
-  const release = requireKubernetesRelease(kubernetesVersion);
-  const withVersion = (o: ImageBuildOptions): ImageBuildOptions => ({ ...o, kubernetesVersion });
-  return [
-    { ref: BASE_IMAGE, key: baseImageKey, ensure: ensureBaseImage },
-    ...componentImageSpecs(release).map((spec) => ({
-      ref: spec.ref,
-      key: () => componentImageKey(spec, release),
-      ensure: (o: ImageBuildOptions) => ensureComponentImage(spec, withVersion(o)),
-    })),
-    { ref: nodeImageRef(kubernetesVersion), key: () => nodeImageKey(release), ensure: (o: ImageBuildOptions) => ensureKindNodeImageDetail(withVersion(o)) },
-  ];
-}
-
-interface ImageStatus {
-  image: string;
-  key: string;
-  /** present | loaded | built, or MISSING (only with --check). */
-  source: string;
-}
-
-function renderImages(rows: ImageStatus[]): string {
+function renderImages(rows: PreparedImage[]): string {
   return renderTable(
     ['IMAGE', 'KEY', 'SOURCE'],
     rows.map((r) => [r.image, r.key, r.source]),
@@ -109,18 +60,19 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         describe: 'try official release downloads before building (--no-download, or $OCM_LAB_NO_DOWNLOAD=1, to skip)',
       })
       .option('runtime', {
-        choices: ['local', 'kind'] as const,
-        default: 'local' as const,
+        choices: RUNTIME_CHOICES.filter((c) => c !== 'auto'),
+        default: 'local',
         describe: 'kind: also provision kind and the node image binaries, and build (or load from the cache) every image the kind runtime needs offline',
       }),
   handler: async (argv) => {
     const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
-    const kind = argv.runtime === 'kind';
+    const prepare = (await runtimeDefinition(argv.runtime)).prepare;
+    const preparation: RuntimePreparation | undefined = prepare ? await prepare() : undefined;
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
-    const names: BinaryName[] = [...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...(kind ? KIND_NODE_BINARIES : [])])];
+    const names: BinaryName[] = [...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...(preparation?.binaries ?? [])])];
     const renderer = argv.output === 'json' ? 'silent' : argv.verbose || !process.stdout.isTTY || process.env.CI ? 'simple' : 'default';
-    const images: ImageStatus[] = [];
-    if (kind) await requireDockerEngine();
+    const images: PreparedImage[] = [];
+    await preparation?.require();
     if (!argv.check) {
       // One task per recipe: each is one download or one `go build`.
       const recipes = recipesFor({ kubernetes: config.kubernetesVersion, ocm: config.ocmVersion });
@@ -140,41 +92,23 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
           rendererOptions: { outputBar: 1, persistentOutput: false },
         }));
       // One task per image: present (one inspect), loaded from the cache, or built.
-      if (kind) {
-        for (const job of kindImageJobs(config.kubernetesVersion)) {
-          tasks.push({
-            title: `image ${job.ref}`,
-            task: async (_ctx: unknown, task) => {
-              const built = await job.ensure({ binDir: argv['bin-dir'], onProgress: (line) => (task.output = line) });
-              images.push({ image: built.ref, key: built.key, source: built.source });
-              task.title = `image ${job.ref} (${built.source})`;
-            },
-            rendererOptions: { outputBar: 1, persistentOutput: false },
-          });
-        }
+      for (const job of preparation?.jobs(config, argv['bin-dir']) ?? []) {
         tasks.push({
-          title: `images the lab runs (${labImages(config).join(', ')})`,
+          title: job.title,
           task: async (_ctx: unknown, task) => {
-            for (const built of await ensureLabImagesDetail(config, { binDir: argv['bin-dir'], onProgress: (line) => (task.output = line) })) {
-              images.push({ image: built.ref, key: built.key, source: built.source });
-            }
+            const made = await job.run((line) => (task.output = line));
+            images.push(...made);
+            if (made.length === 1) task.title = `${job.title} (${made[0]!.source})`;
           },
           rendererOptions: { outputBar: 1, persistentOutput: false },
         });
       }
       await new Listr(tasks, { renderer, exitOnError: true }).run();
-    } else if (kind) {
-      for (const job of kindImageJobs(config.kubernetesVersion)) {
-        const key = job.key();
-        images.push({ image: job.ref, key, source: (await localImageKey(job.ref)) === key ? 'present' : 'MISSING' });
-      }
-      for (const ref of labImages(config)) {
-        const key = await localImageKey(ref);
-        images.push({ image: ref, key: key ?? '-', source: key ? 'present' : 'MISSING' });
-      }
+    } else if (preparation) {
+      images.push(...(await preparation.check(config)));
     }
     const status = await binaryStatus({ ...base, names, verification: argv.check ? 'full' : 'quick' });
-    if (kind) emit(argv, { binaries: status, images }, (v) => `${renderStatus(v.binaries)}\n\n${renderImages(v.images)}`);
+    if (preparation) emit(argv, { binaries: status, images }, (v) => `${renderStatus(v.binaries)}\n\n${renderImages(v.images)}`);
     else emit(argv, status, renderStatus);
     const missing = [
       ...status.filter((s) => !s.path).map((m) => `${m.name} ${m.version}`),
@@ -182,7 +116,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     ];
     if (missing.length) {
       throw new MissingPrerequisiteError(`missing: ${missing.join(', ')}`, {
-        hint: argv.check ? `run 'ocm-lab setup${kind ? ' --runtime kind' : ''}' to provision them` : 'see the problems listed above',
+        hint: argv.check ? `run 'ocm-lab setup${preparation ? ` --runtime ${argv.runtime}` : ''}' to provision them` : 'see the problems listed above',
       });
     }
   },

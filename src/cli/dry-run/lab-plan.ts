@@ -1,5 +1,5 @@
 import type { LabConfig } from '../../config/index.js';
-import { labRuntimeName, runtimePlan, type ResolvedRuntime, type RuntimeChoice, type RuntimeSelection } from '../../runtime/select.js';
+import { labRuntimeName, resolveRuntime, runtimeNamed, type ResolvedRuntime, type RuntimeChoice, type RuntimeSelection } from '../../runtime/registry.js';
 import type { PlanOptions, RuntimeName, RuntimePlan } from '../../runtime/types.js';
 import { planInstalls, renderInstalls, type InstallsPlan } from './installs.js';
 
@@ -52,6 +52,7 @@ export async function planLab(
   options: PlanOptions,
   selection: RuntimeSelection = {},
 ): Promise<{ dryRun: LabDryRun; text: string }> {
-  const { resolved, plan } = await runtimePlan(choice, config, options, { labName: config.name, ...selection });
-  return labDryRun(config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan);
+  const resolved = await resolveRuntime(choice, config.name);
+  const plan = await (await runtimeNamed(resolved.name, { labName: config.name, ...selection })).plan(config, options);
+  return labDryRun(plan.config ?? config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan);
 }

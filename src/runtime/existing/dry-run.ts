@@ -19,26 +19,26 @@ export async function existingRuntimePlan(
 ): Promise<RuntimePlan> {
   const previous = await readExistingState(config.name);
   if (options.action === 'down') {
-    const plan = planExistingDown(config.name, process.env, previous?.existing ?? null, !!options.keepData);
+    const plan = planExistingDown(config.name, process.env, previous?.runtimeState ?? null, !!options.keepData);
     return { runtime: 'existing', steps: [], plan, text: renderExistingDownPlan(plan) };
   }
   if (!input && !previous) throw new InvalidInputError('--runtime existing needs --kubeconfig FILE, --hub-context CTX and --spoke-context CTX (one per spoke)');
-  const kubeconfig = input ? path.resolve(input.kubeconfig) : previous!.existing.kubeconfig;
-  const specs = input ? clusterSpecs(input) : previous!.existing.clusters;
+  const kubeconfig = input ? path.resolve(input.kubeconfig) : previous!.runtimeState.kubeconfig;
+  const specs = input ? clusterSpecs(input) : previous!.runtimeState.clusters;
   const resolved = new Map<string, { server: string; credentials: 'client certificate' | 'token' }>();
   for (const spec of specs) {
     const { entry } = await resolveContext(kubeconfig, spec.context);
     resolved.set(spec.name, { server: entry.server, credentials: entry.clientCertPem ? 'client certificate' : 'token' });
   }
   const hub = specs.find((s) => s.hub);
-  const hubIsOurs = !!previous?.existing.clusters.some((s) => s.hub && s.context === hub?.context) && previous?.existing.kubeconfig === kubeconfig;
+  const hubIsOurs = !!previous?.runtimeState.clusters.some((s) => s.hub && s.context === hub?.context) && previous?.runtimeState.kubeconfig === kubeconfig;
   const plan = planExistingLab(config.name, {
     env: process.env,
     kubeconfig,
     contextsFrom: input ? 'flags' : 'recorded',
     specs,
     resolved,
-    previous: previous?.existing.clusters ?? null,
+    previous: previous?.runtimeState.clusters ?? null,
     hubIsOurs,
   });
   return { runtime: 'existing', steps, plan, text: renderExistingPlan(plan) };

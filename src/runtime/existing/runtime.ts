@@ -6,10 +6,11 @@ import { KubeClient } from '../../kube/client.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../paths.js';
-import type { ClusterStatus, DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import type { ClusterStatus, DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step } from '../types.js';
 import { existingRuntimePlan } from './dry-run.js';
 import { clusterSpecs, resolveContext, type ExistingClusterSpec, type ExistingClustersInput, type ResolvedContext } from './contexts.js';
-import { readExistingState, writeExistingState, type ExistingLabState } from './state.js';
+import { readExistingState, type ExistingLabState, type ExistingRuntimeState } from './state.js';
+import { runtimeUp } from '../base.js';
 
 /** All clusters of a lab on existing clusters are in one "VPC": the network between them is the user's. */
 export const EXISTING_VPC = 'existing';
@@ -22,11 +23,12 @@ export function existingLabConfig(base: LabConfig, specs: readonly ExistingClust
 }
 
 interface ExistingContext {
-  config: LabConfig;
+  run: LabRun<ExistingRuntimeState>;
   specs: ExistingClusterSpec[];
   kubeconfig: string;
   resolved: Map<string, ResolvedContext>;
-  previous: ExistingLabState | null;
+  /** The runtime's steps ran through: from then on OCM may be on the clusters, and a failed up keeps the lab for `down`. */
+  recorded: boolean;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -76,8 +78,8 @@ async function otherHub(endpoint: ResolvedContext['endpoint']): Promise<string |
  * kubeconfig files; it creates and deletes no cluster. `down` removes only the
  * lab directory: the lifecycle takes OCM and the addons off the clusters first.
  */
-export class ExistingRuntime implements Runtime<ExistingContext> {
-  readonly name = 'existing' as const;
+export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntimeState> {
+  readonly name = 'existing';
   readonly keepsClusters = true;
 
   /** `input` comes from `up`'s flags; without it `up` reuses what the lab recorded. */
@@ -87,39 +89,42 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
     return { available: true, reason: null };
   }
 
-  upSteps(config: LabConfig, options: UpOptions): { context: ExistingContext; steps: Step<ExistingContext>[]; rollback: () => Promise<void> } {
-    const ctx: ExistingContext = { config, specs: [], kubeconfig: '', resolved: new Map(), previous: null };
+  resolveConfig(config: LabConfig, previous: ExistingLabState | null): LabConfig {
+    if (this.input) return existingLabConfig(config, clusterSpecs(this.input));
+    if (previous) return existingLabConfig(config, previous.runtimeState.clusters);
+    throw new InvalidInputError('--runtime existing needs --kubeconfig FILE, --hub-context CTX and --spoke-context CTX (one per spoke)');
+  }
+
+  /** Spokes may come and go; the hub stays (its context is checked against the recorded one when the contexts are read). */
+  reshapeRefusal(current: LabConfig, next: LabConfig): string | null {
+    const [was, now] = [current.clusters.find((c) => c.hub), next.clusters.find((c) => c.hub)];
+    return was && now && was.name !== now.name ? `its hub is ${was.name}, and the hub of a lab cannot change (asked: ${now.name})` : null;
+  }
+
+  initialState(): ExistingRuntimeState {
+    return this.input ? { kubeconfig: path.resolve(this.input.kubeconfig), clusters: clusterSpecs(this.input) } : { kubeconfig: '', clusters: [] };
+  }
+
+  provisioning(run: LabRun<ExistingRuntimeState>): Provisioning<ExistingContext> {
+    const ctx: ExistingContext = { run, specs: [], kubeconfig: '', resolved: new Map(), recorded: false };
     const steps: Step<ExistingContext>[] = [
       {
         title: 'Existing clusters: contexts answer',
         run: async (c, progress) => {
-          c.previous = await readExistingState(config.name);
-          const otherRuntime =
-            !c.previous &&
-            (await fs.access(path.join(labDir(config.name), 'state.json')).then(
-              () => true,
-              () => false,
-            ));
-          if (otherRuntime)
-            throw new ConflictError(`lab '${config.name}' exists and runs on another runtime`, {
-              hint: `take it down first (ocm-lab down), or give the lab on existing clusters another name (name: in a lab file)`,
-            });
+          const previous = c.run.previous;
           if (this.input) {
             c.kubeconfig = path.resolve(this.input.kubeconfig);
             c.specs = clusterSpecs(this.input);
-          } else if (c.previous) {
-            c.kubeconfig = c.previous.existing.kubeconfig;
-            c.specs = c.previous.existing.clusters;
-          } else {
-            throw new InvalidInputError('--runtime existing needs --kubeconfig FILE, --hub-context CTX and --spoke-context CTX (one per spoke)');
+          } else if (previous) {
+            c.kubeconfig = previous.runtimeState.kubeconfig;
+            c.specs = previous.runtimeState.clusters;
           }
-          const [was, now] = [c.previous?.existing.clusters.find((s) => s.hub), c.specs.find((s) => s.hub)];
+          const [was, now] = [previous?.runtimeState.clusters.find((s) => s.hub), c.specs.find((s) => s.hub)];
           if (was && now && (was.name !== now.name || was.context !== now.context)) {
             throw new ConflictError(
-              `lab '${config.name}' has the hub ${was.name} (context ${was.context}), and the hub of a lab cannot change (asked: ${now.name}, context ${now.context})`,
-              {
-                hint: `run 'ocm-lab down' first, or give the new lab another name`,
-              },
+              `lab '${c.run.config.name}' has the hub ${was.name} (context ${was.context}), ` +
+                `and the hub of a lab cannot change (asked: ${now.name}, context ${now.context})`,
+              { hint: `run 'ocm-lab down' first, or give the new lab another name` },
             );
           }
           for (const spec of c.specs) c.resolved.set(spec.name, await resolveContext(c.kubeconfig, spec.context));
@@ -131,10 +136,10 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
           );
           const silent = answers.filter((a) => !a.ok);
           if (silent.length) {
-            throw new InvalidInputError(
-              `${silent.map((a) => `context '${a.spec.context}' (${c.resolved.get(a.spec.name)!.endpoint.server}) does not answer GET /readyz with ok: ${a.said}`).join('\n')}`,
-              { hint: `check it with: kubectl --kubeconfig ${c.kubeconfig} --context CTX get --raw /readyz` },
+            const said = silent.map(
+              (a) => `context '${a.spec.context}' (${c.resolved.get(a.spec.name)!.endpoint.server}) does not answer GET /readyz with ok: ${a.said}`,
             );
+            throw new InvalidInputError(said.join('\n'), { hint: `check it with: kubectl --kubeconfig ${c.kubeconfig} --context CTX get --raw /readyz` });
           }
           return c.specs.map((s) => `${s.name}${s.name === s.context ? '' : ` (${s.context})`}`).join(', ');
         },
@@ -145,7 +150,8 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
           const hub = c.specs.find((s) => s.hub)!;
           const hubEndpoint = c.resolved.get(hub.name)!.endpoint;
           // A hub this lab installed earlier is ours to repair.
-          const ours = c.previous?.existing.clusters.some((s) => s.hub && s.context === hub.context) && c.previous.existing.kubeconfig === c.kubeconfig;
+          const previous = c.run.previous?.runtimeState;
+          const ours = previous?.clusters.some((s) => s.hub && s.context === hub.context) && previous.kubeconfig === c.kubeconfig;
           if (ours) return 'the lab installed its hub before';
           const other = await otherHub(hubEndpoint);
           if (other) {
@@ -158,37 +164,29 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
       },
       {
         title: 'Existing clusters: lab state and kubeconfigs',
-        run: async (c, progress) => {
-          const dir = labDir(config.name);
-          // Spokes no longer given leave the lab while the lab still knows them (OCM lets them go through beforeRemove).
-          const removed = (c.previous?.existing.clusters ?? []).filter((p) => !c.specs.some((s) => s.name === p.name));
-          if (removed.length) {
-            const all = await this.clusters(config);
-            await options.beforeRemove?.(
-              all.filter((x) => removed.some((r) => r.name === x.name)),
-              all,
-              progress,
-            );
-          }
-          await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-          const state: ExistingLabState = {
-            version: 1,
-            lab: config.name,
-            runtime: 'existing',
-            createdAt: c.previous?.createdAt ?? new Date().toISOString(),
-            config: existingLabConfig(config, c.specs),
-            existing: { kubeconfig: c.kubeconfig, clusters: c.specs },
-          };
-          await writeExistingState(state);
+        run: async (c) => {
+          const name = c.run.config.name;
+          c.run.state.runtimeState = { kubeconfig: c.kubeconfig, clusters: c.specs };
+          await c.run.save();
           const entries = c.specs.map((s) => ({ name: s.name, ...c.resolved.get(s.name)!.entry }));
-          await writeKubeconfig(labKubeconfigFile(config.name), entries, c.specs.find((s) => s.hub)!.name);
-          for (const entry of entries) await writeKubeconfig(clusterKubeconfigFile(config.name, entry.name), [entry]);
-          return labKubeconfigFile(config.name);
+          await writeKubeconfig(labKubeconfigFile(name), entries, c.specs.find((s) => s.hub)!.name);
+          for (const entry of entries) await writeKubeconfig(clusterKubeconfigFile(name, entry.name), [entry]);
+          c.recorded = true;
+          return labKubeconfigFile(name);
         },
       },
     ];
-    // A failed up keeps what it recorded: OCM may be half-installed on the clusters, and only `down` (which needs the state) takes it off.
-    return { context: ctx, steps, rollback: async () => undefined };
+    return {
+      context: ctx,
+      steps,
+      // The clusters are the user's: leaving the lab is all (OCM let them go in beforeRemove).
+      deleteClusters: async () => undefined,
+      // A new lab whose contexts were refused keeps nothing; once recorded, OCM may be half-installed on the clusters,
+      // and only `down` (which needs the state) takes it off.
+      rollback: async () => {
+        if (!ctx.recorded) await fs.rm(labDir(run.config.name), { recursive: true, force: true });
+      },
+    };
   }
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
@@ -198,7 +196,7 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
         `lab '${config.name}' is not a lab on existing clusters (no ${path.join(labDir(config.name), 'state.json')} with runtime existing)`,
       );
     return Promise.all(
-      state.existing.clusters.map(async (spec) => {
+      state.runtimeState.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const { endpoint } = await resolveContext(kubeconfig, spec.name);
         return {
@@ -221,16 +219,14 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
       () => false,
     );
     if (existed && !options.keepData) await fs.rm(dir, { recursive: true, force: true });
-    return { lab: labName, existed, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
+    return { lab: labName, existed, removed: existed && !options.keepData ? [labDir(labName)] : [], keptData: !!options.keepData };
   }
 
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
-    return existingRuntimePlan(
-      config,
-      options,
-      this.input,
-      this.upSteps(config, {}).steps.map((s) => s.title),
-    );
+    const previous = options.action === 'up' ? await readExistingState(config.name) : null;
+    const resolved = options.action === 'up' && (this.input || previous) ? this.resolveConfig(config, previous) : config;
+    const steps = runtimeUp(this, resolved, {}).steps.map((s) => s.title);
+    return { ...(await existingRuntimePlan(resolved, options, this.input, steps)), config: resolved };
   }
 
   async probe(config: LabConfig, from: string): Promise<boolean> {
@@ -253,7 +249,7 @@ export class ExistingRuntime implements Runtime<ExistingContext> {
     };
     if (!state) return base;
     const clusters: (ClusterStatus & { nodes: boolean })[] = await Promise.all(
-      state.existing.clusters.map(async (spec) => {
+      state.runtimeState.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const resolved = await resolveContext(kubeconfig, spec.name).catch(() => null);
         const ready = resolved ? (await readyz(resolved.endpoint, 5_000)).ok : false;

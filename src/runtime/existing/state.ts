@@ -1,40 +1,27 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import type { LabConfig } from '../../config/index.js';
-import { labDir } from '../../paths.js';
-import { writeFileAtomic } from '../../util/atomic-file.js';
+import { readLabState, type LabState } from '../../config/index.js';
+import { refuseOtherRuntime } from '../base.js';
 import type { ExistingClusterSpec } from './contexts.js';
 
 /**
- * What a lab on existing clusters remembers (`<labDir>/state.json`, the same
- * file and `runtime`/`config` fields as every runtime): which kubeconfig and
- * contexts it was given. The credentials themselves are in the lab's
- * kubeconfig files (0600), not here.
+ * The existing runtime's part of a lab's state (`runtimeState` of
+ * `<labDir>/state.json`): which kubeconfig and contexts it was given. The
+ * credentials themselves are in the lab's kubeconfig files (0600), not here.
  */
-export interface ExistingLabState {
-  version: 1;
-  lab: string;
-  runtime: 'existing';
-  createdAt: string;
-  config: LabConfig;
-  existing: { kubeconfig: string; clusters: ExistingClusterSpec[] };
+export interface ExistingRuntimeState {
+  kubeconfig: string;
+  clusters: ExistingClusterSpec[];
 }
 
-export function stateFile(labName: string): string {
-  return path.join(labDir(labName), 'state.json');
-}
+export type ExistingLabState = LabState<ExistingRuntimeState>;
 
-/** The state of an existing-clusters lab, or null when there is none (or the lab belongs to another runtime). */
+/** The state of a lab on existing clusters, or null when there is none; a lab of another runtime is refused (exit 6). */
 export async function readExistingState(labName: string): Promise<ExistingLabState | null> {
-  const text = await fs.readFile(stateFile(labName), 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  });
-  if (text === null) return null;
-  const state = JSON.parse(text) as ExistingLabState;
-  return state.runtime === 'existing' && state.existing ? state : null;
-}
-
-export async function writeExistingState(state: ExistingLabState): Promise<void> {
-  await writeFileAtomic(stateFile(state.lab), `${JSON.stringify(state, null, 2)}\n`, 0o600);
+  const state = await readLabState<ExistingRuntimeState | { existing?: ExistingRuntimeState }>(labName);
+  refuseOtherRuntime(state, 'existing', labName);
+  if (!state) return null;
+  // Written before the state envelope: `existing: {kubeconfig, clusters}` beside the common fields.
+  const legacy = (state.runtimeState as { existing?: ExistingRuntimeState }).existing;
+  const runtimeState = legacy ?? (state.runtimeState as ExistingRuntimeState);
+  if (typeof runtimeState.kubeconfig !== 'string' || !Array.isArray(runtimeState.clusters)) return null;
+  return { ...state, runtimeState };
 }

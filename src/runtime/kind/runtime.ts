@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import type { LabConfig } from '../../config/index.js';
-import { ConflictError, MissingPrerequisiteError, NotFoundError } from '../../errors.js';
+import { MissingPrerequisiteError, NotFoundError } from '../../errors.js';
 import { clusterKubeconfigFile, labDir } from '../../paths.js';
-import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { renderKindPlan } from './dry-run.js';
 import { loadCollaborators, type Collaborators } from './collaborators.js';
 import { docker, dockerEngine, dockerInspect, requireDockerEngine } from './docker.js';
@@ -17,7 +16,8 @@ import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './ne
 import { ensureNodeEgressGuards } from './node-routes.js';
 import { CLUSTER_CREATE_CONCURRENCY, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
 import { readHostFacts, requireHostFits } from './preflight.js';
-import { kindReshapeRefusal, readKindState, writeKindState, type KindLabState } from './state.js';
+import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
+import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 
@@ -28,11 +28,10 @@ export interface KindUpOptions extends UpOptions {
 }
 
 export interface KindContext {
+  run: LabRun<KindRuntimeState>;
   config: LabConfig;
   options: KindUpOptions;
   dir: string;
-  createdNow: boolean;
-  releaseLock?: () => Promise<void>;
   kind?: KindCli;
   collaborators?: Collaborators;
   plan?: KindLabPlan;
@@ -105,8 +104,8 @@ async function nodeAddress(container: string, network: string): Promise<string> 
   return ip;
 }
 
-export class KindRuntime implements Runtime<KindContext> {
-  readonly name = 'kind' as const;
+export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
+  readonly name = 'kind';
   readonly keepsClusters = false;
 
   async available(): Promise<{ available: boolean; reason: string | null }> {
@@ -117,81 +116,46 @@ export class KindRuntime implements Runtime<KindContext> {
     return kind.ok ? { available: true, reason: `${at}; ${kind.how}` } : { available: false, reason: `${at}, but ${kind.how}` };
   }
 
-  upSteps(config: LabConfig, options: KindUpOptions): { context: KindContext; steps: Step<KindContext>[]; rollback: () => Promise<void> } {
-    const ctx: KindContext = { config, options, dir: labDir(config.name), createdNow: false, existing: new Set() };
+  reshapeRefusal(current: LabConfig, next: LabConfig): string | null {
+    return kindReshapeRefusal(current, next);
+  }
+
+  initialState(): KindRuntimeState {
+    return { nodeImage: '', images: [] };
+  }
+
+  provisioning(run: LabRun<KindRuntimeState>): Provisioning<KindContext> {
+    const ctx: KindContext = { run, config: run.config, options: run.options, dir: run.dir, existing: new Set() };
+    /** Docker and kind answer, and the machine can take the clusters this up adds (before anything is created). */
+    const preflight = async (_fresh: string[], progress: (line: string) => void) => {
+      const server = await requireDockerEngine();
+      const binary = await requireKind({ binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, onProgress: progress });
+      ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir));
+      ctx.existing = new Set(await ctx.kind.clusters());
+      const fresh = run.config.clusters.filter((cl) => !ctx.existing.has(kindClusterName(run.config.name, cl.name)));
+      requireHostFits(await readHostFacts(), fresh.length);
+      return `Docker ${server}, kind ${binary}`;
+    };
+    const deleteClusters = async (removed: string[], progress: (line: string) => void) => {
+      for (const name of removed) {
+        const kindName = kindClusterName(run.config.name, name);
+        progress(`deleting kind cluster ${kindName}`);
+        await ctx.kind!.delete(kindName);
+        ctx.existing.delete(kindName);
+        await fs.rm(path.join(ctx.dir, 'clusters', name), { recursive: true, force: true });
+      }
+    };
     const steps: Step<KindContext>[] = [
-      {
-        title: 'Checks',
-        run: async (c, progress) => {
-          const server = await requireDockerEngine();
-          const binary = await requireKind({ binDir: c.options.binDir, allowDownload: c.options.allowDownload, onProgress: progress });
-          c.kind = new KindCli(binary, kindScratchDir(c.dir));
-          c.existing = new Set(await c.kind.clusters());
-          const fresh = c.config.clusters.filter((cl) => !c.existing.has(kindClusterName(c.config.name, cl.name)));
-          requireHostFits(await readHostFacts(), fresh.length);
-          await fs.mkdir(c.dir, { recursive: true, mode: 0o700 });
-          try {
-            c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
-          } catch (err) {
-            throw new ConflictError(`another ocm-lab command is working on lab '${c.config.name}' (${c.dir}/.lock is held)`, {
-              hint: 'wait for it to finish, then run the command again',
-              cause: err,
-            });
-          }
-          const previous = await readKindState(c.config.name);
-          const other = await fs.readFile(path.join(c.dir, 'state.json'), 'utf8').then(
-            () => !previous,
-            () => false,
-          );
-          if (other)
-            throw new ConflictError(`lab '${c.config.name}' exists and was not brought up with the kind runtime`, {
-              hint: `run 'ocm-lab down' first, or give the lab another name`,
-            });
-          const refusal = previous ? kindReshapeRefusal(previous.config, c.config) : null;
-          if (refusal) {
-            throw new ConflictError(`lab '${c.config.name}' already exists and ${refusal}; up only adds and removes spokes of a running lab`, {
-              hint: `run 'ocm-lab down${c.config.source ? ` --config ${c.config.source}` : ''}' first, or give the new lab another name`,
-            });
-          }
-          c.createdNow = !previous;
-          const removed = previous ? previous.config.clusters.filter((x) => !c.config.clusters.some((y) => y.name === x.name)) : [];
-          if (previous && removed.length) {
-            const all = await this.clusters(previous.config);
-            await c.options.beforeRemove?.(
-              all.filter((x) => removed.some((r) => r.name === x.name)),
-              all,
-              progress,
-            );
-            for (const r of removed) {
-              progress(`deleting kind cluster ${kindClusterName(c.config.name, r.name)}`);
-              await c.kind.delete(kindClusterName(c.config.name, r.name));
-              c.existing.delete(kindClusterName(c.config.name, r.name));
-              await fs.rm(path.join(c.dir, 'clusters', r.name), { recursive: true, force: true });
-            }
-          }
-          const state: KindLabState = previous ?? {
-            version: 1,
-            lab: c.config.name,
-            runtime: 'kind',
-            createdAt: new Date().toISOString(),
-            config: c.config,
-            nodeImage: '',
-            images: [],
-          };
-          state.config = c.config;
-          await writeKindState(state);
-          return `Docker ${server}, kind ${binary}${removed.length ? `; removed ${removed.map((r) => r.name).join(', ')}` : ''}`;
-        },
-      },
       {
         title: 'Images',
         run: async (c, progress) => {
+          c.config = c.run.config;
           c.collaborators = await loadCollaborators();
           const nodeImage = c.options.nodeImage ?? (await c.collaborators.ensureNodeImage(c.config.kubernetesVersion, progress));
           const images = [...(await c.collaborators.ensureLabImages(c.config, progress)), ...(c.options.extraImages ?? [])];
           c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage, images, templates: await readKindTemplates() });
-          const state = await readKindState(c.config.name);
-          if (state) await writeKindState({ ...state, nodeImage, images: c.plan.images });
+          c.run.state.runtimeState = { nodeImage, images: c.plan.images };
+          await c.run.save();
           return `node ${nodeImage}; ${c.plan.images.length} lab image${c.plan.images.length === 1 ? '' : 's'}`;
         },
       },
@@ -251,10 +215,7 @@ export class KindRuntime implements Runtime<KindContext> {
         },
       },
     ];
-    const rollback = async () => {
-      if (ctx.createdNow && !options.retain) await this.down(config.name, {});
-    };
-    return { context: ctx, steps, rollback };
+    return { context: ctx, steps, preflight, deleteClusters };
   }
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
@@ -303,13 +264,7 @@ export class KindRuntime implements Runtime<KindContext> {
     const dir = labDir(labName);
     const state = await readKindState(labName);
     const existedDir = (await fs.stat(dir).catch(() => null)) !== null;
-    const result: DownResult = {
-      lab: labName,
-      existed: state !== null || existedDir,
-      stoppedProcesses: [],
-      removedNetworkResources: 0,
-      keptData: !!options.keepData,
-    };
+    const result: DownResult = { lab: labName, existed: state !== null || existedDir, removed: [], keptData: !!options.keepData };
     const engine = await dockerEngine();
     if (!engine.available) {
       throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no Docker engine answers to take it down: ${engine.reason}`, {
@@ -328,11 +283,11 @@ export class KindRuntime implements Runtime<KindContext> {
       const present = new Set(await kind.clusters());
       for (const name of kindClusters.filter((n) => present.has(n))) {
         await kind.delete(name);
-        result.stoppedProcesses.push(`kind cluster ${name}`);
+        result.removed.push(`kind cluster ${name}`);
       }
     }
-    if (await removeContainer(hubEndpointName(labName))) result.stoppedProcesses.push(`container ${hubEndpointName(labName)}`);
-    for (const n of networks) if (await removeNetwork(n)) result.removedNetworkResources++;
+    if (await removeContainer(hubEndpointName(labName))) result.removed.push(`container ${hubEndpointName(labName)}`);
+    for (const n of networks) if (await removeNetwork(n)) result.removed.push(`Docker network ${n}`);
     if (!options.keepData) await fs.rm(dir, { recursive: true, force: true });
     return result;
   }
@@ -342,7 +297,7 @@ export class KindRuntime implements Runtime<KindContext> {
     const plan = await kindPlanFor(config, { nodeImage: options.nodeImage });
     return {
       runtime: 'kind',
-      steps: options.action === 'up' ? this.upSteps(config, {}).steps.map((s) => s.title) : [],
+      steps: options.action === 'up' ? runtimeUp(this, config, {}).steps.map((s) => s.title) : [],
       plan,
       text: renderKindPlan(plan, options.action),
     };

@@ -8,8 +8,8 @@ import { hubEndpointName, nodeContainerName, vpcNetworkName } from './names.js';
 import { inspectNetworks } from './networks.js';
 import { HUB_PUBLISHED_PORTS } from './plan.js';
 
-/** A VPC as kind runs it: its Docker network and who is on it (beyond the common VpcStatus fields). */
-export type KindVpcStatus = Required<VpcStatus>;
+/** A VPC as kind runs it: its Docker network (the carrier) and the containers attached to it. */
+type KindVpcStatus = VpcStatus & { carrier: string; details: { network: string; containers: string[] } };
 
 export function isolationReason(lab: string): string {
   return `Docker network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
@@ -50,25 +50,25 @@ export async function kindLabStatus(config: LabConfig): Promise<LabStatus> {
       const node = await inspectContainer(nodeContainerName(lab, c.name));
       const kubeconfig = clusterKubeconfigFile(lab, c.name);
       const running = !!node?.State.Running;
-      const components = [{ name: 'node', running, pid: null }];
-      if (c.hub) components.push({ name: 'hub-endpoint', running: !!endpoint?.State.Running, pid: null });
+      const components = [{ name: 'node', running, detail: `container ${nodeContainerName(lab, c.name)}` }];
+      if (c.hub) components.push({ name: 'hub-endpoint', running: !!endpoint?.State.Running, detail: `container ${hubEndpointName(lab)}` });
       return { name: c.name, vpc: c.vpc, hub: c.hub, apiServer: await hostServer(kubeconfig), ready: running && (await apiReady(kubeconfig)), components };
     }),
   );
   const networks = await inspectNetworks(config.vpcs.map((v) => vpcNetworkName(lab, v.name)));
   const vpcs: KindVpcStatus[] = config.vpcs.map((v) => {
     const facts = networks.find((n) => n.name === vpcNetworkName(lab, v.name));
+    const network = vpcNetworkName(lab, v.name);
     return {
       name: v.name,
-      netns: null,
       subnet: facts?.subnet ?? null,
-      network: vpcNetworkName(lab, v.name),
-      containers: Object.keys(facts?.containers ?? {}).sort(),
+      carrier: network,
+      details: { network, containers: Object.keys(facts?.containers ?? {}).sort() },
     };
   });
-  const missingNetworks = vpcs.filter((v) => !networks.some((n) => n.name === v.network)).map((v) => v.network);
+  const missingNetworks = vpcs.filter((v) => !networks.some((n) => n.name === v.carrier)).map((v) => v.carrier);
   const endpointNetworks = Object.keys(endpoint?.NetworkSettings.Networks ?? {});
-  const detached = vpcs.filter((v) => !endpointNetworks.includes(v.network)).map((v) => v.network);
+  const detached = vpcs.filter((v) => !endpointNetworks.includes(v.carrier)).map((v) => v.carrier);
   const isolation = missingNetworks.length
     ? { enforced: false, reason: `Docker networks missing: ${missingNetworks.join(', ')}` }
     : !endpoint?.State.Running

@@ -4,16 +4,16 @@ import type { PlanOptions, RuntimePlan } from '../types.js';
 import { planInput } from './lab-network.js';
 import { planLoopback, planNetwork, probeNetworkCapability, reconcilePlanClusters, type NetworkPlan, type NetworkResource } from './network/index.js';
 import { planLocalDown, planLocalLab, type LocalDownPlan, type LocalLabPlan } from './plan-lab.js';
-import { readState, type LabState } from './state.js';
+import { readLocalState, type LocalLabState } from './state.js';
 
 /**
  * The network `up` would use, decided as the VPC networks step decides it, but
  * only by reading: the plan kept in the lab's state, else a range free on this
  * machine (its routes are read), else loopback addresses when namespaces cannot be made.
  */
-export async function networkUpWouldUse(config: LabConfig, state: LabState | null): Promise<{ network: NetworkPlan; why: string }> {
-  if (state?.network) {
-    return { network: reconcilePlanClusters(state.network, planInput(config)), why: 'kept from the running lab (addresses never move)' };
+export async function networkUpWouldUse(config: LabConfig, state: LocalLabState | null): Promise<{ network: NetworkPlan; why: string }> {
+  if (state?.runtimeState.network) {
+    return { network: reconcilePlanClusters(state.runtimeState.network, planInput(config)), why: 'kept from the running lab (addresses never move)' };
   }
   const capability = await probeNetworkCapability();
   if (!capability.canIsolate) {
@@ -29,7 +29,7 @@ export async function networkUpWouldUse(config: LabConfig, state: LabState | nul
 /** `up --dry-run` and `down --dry-run` on the local runtime. */
 export async function localRuntimePlan(config: LabConfig, options: PlanOptions, steps: string[]): Promise<RuntimePlan> {
   const dir = labDir(config.name);
-  const state = await readState(dir);
+  const state = await readLocalState(config.name);
   if (options.action === 'down') {
     const plan = planLocalDown(config.name, dir, state, !!options.keepData);
     return { runtime: 'local', steps: [], plan, text: renderLocalDownPlan(plan) };

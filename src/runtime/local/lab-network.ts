@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../config/index.js';
 import type { ClusterAddressing } from './plan.js';
-import type { LabState } from './state.js';
+import type { LocalRuntimeState } from './state.js';
 import type { VpcStatus } from '../types.js';
 import {
   applyNetwork,
@@ -60,8 +60,8 @@ function resolved(plan: NetworkPlan): ResolvedNetwork {
  */
 export async function resolveNetwork(
   config: LabConfig,
-  state: LabState,
-  persist: (state: LabState) => Promise<void>,
+  state: LocalRuntimeState,
+  persist: () => Promise<void>,
   progress: (line: string) => void,
 ): Promise<ResolvedNetwork> {
   if (state.network) {
@@ -69,7 +69,7 @@ export async function resolveNetwork(
     const reconciled = reconcilePlanClusters(state.network, planInput(config));
     if (JSON.stringify(reconciled) !== JSON.stringify(state.network)) {
       state.network = reconciled;
-      await persist(state);
+      await persist();
     }
   } else {
     const capability = await probeNetworkCapability();
@@ -79,7 +79,7 @@ export async function resolveNetwork(
       progress(`cannot create network namespaces (${capability.reason ?? 'unknown reason'}): using loopback addresses, isolation NOT enforced`);
       state.network = planLoopback(planInput(config));
     }
-    await persist(state);
+    await persist();
   }
   const plan = state.network;
   if (plan.mode === 'netns') {
@@ -87,14 +87,14 @@ export async function resolveNetwork(
       const key = JSON.stringify(resource);
       if (!state.networkResources.some((r) => JSON.stringify(r) === key)) {
         state.networkResources.push(resource);
-        await persist(state);
+        await persist();
       }
     });
   }
   return resolved(plan);
 }
 
-export async function networkStatus(state: LabState): Promise<{
+export async function networkStatus(state: LocalRuntimeState): Promise<{
   vpcs: VpcStatus[];
   isolation: { enforced: boolean; reason: string | null };
   addressing(cluster: string): ClusterAddressing;
@@ -109,7 +109,10 @@ export async function networkStatus(state: LabState): Promise<{
       },
     };
   }
-  const vpcs = plan.vpcs.map((v) => ({ name: v.name, netns: plan.mode === 'netns' ? v.netns : null, subnet: plan.mode === 'netns' ? v.subnet : null }));
+  const vpcs = plan.vpcs.map((v) => {
+    const netns = plan.mode === 'netns' ? v.netns : null;
+    return { name: v.name, subnet: plan.mode === 'netns' ? v.subnet : null, carrier: netns, details: { netns } };
+  });
   if (plan.mode !== 'netns') {
     return {
       vpcs,
@@ -126,7 +129,7 @@ export async function networkStatus(state: LabState): Promise<{
 }
 
 /** Removes the lab's network: from the recorded resources, or by name when the state is gone. Returns how many were removed. */
-export async function removeNetwork(labName: string, state: LabState | null, persist: (state: LabState) => Promise<void>): Promise<number> {
+export async function removeNetwork(labName: string, state: LocalRuntimeState | null, persist: (state: LocalRuntimeState) => Promise<void>): Promise<number> {
   const recorded: NetworkResource[] = state?.networkResources ?? [];
   const leftovers = await findLeftovers(labName);
   const all = [...recorded, ...leftovers.filter((l) => !recorded.some((r) => JSON.stringify(r) === JSON.stringify(l)))];

@@ -18,7 +18,7 @@ import {
 import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
 import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
-import type { LabState } from './state.js';
+import type { LocalLabState } from './state.js';
 
 export interface LocalVpcPlan {
   name: string;
@@ -217,9 +217,10 @@ export interface LocalDownPlan {
 }
 
 /** What `down` would stop and remove for a lab, from its state (null: the lab is not up). Pure. */
-export function planLocalDown(labName: string, labDir: string, state: LabState | null, keepData: boolean): LocalDownPlan {
-  const processes = state?.network
-    ? planLocalLab(state.config, { labDir, network: state.network, networkWhy: '' }).clusters.flatMap((c) =>
+export function planLocalDown(labName: string, labDir: string, state: LocalLabState | null, keepData: boolean): LocalDownPlan {
+  const network = state?.runtimeState.network;
+  const processes = network
+    ? planLocalLab(state.config, { labDir, network, networkWhy: '' }).clusters.flatMap((c) =>
         c.processes.map((p) => ({ cluster: c.name, name: p.name, pidFile: p.pidFile })),
       )
     : [];
@@ -229,7 +230,7 @@ export function planLocalDown(labName: string, labDir: string, state: LabState |
     labDir,
     exists: state !== null,
     processes,
-    networkResources: state?.networkResources ?? [],
+    networkResources: state?.runtimeState.networkResources ?? [],
     leftovers: leftoverNames(labName),
     labDirectory: keepData ? 'kept' : 'removed',
   };

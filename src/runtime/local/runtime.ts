@@ -1,16 +1,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import lockfile from 'proper-lockfile';
-import type { LabConfig } from '../../config/index.js';
-import { ConflictError, NotFoundError, NotReadyError } from '../../errors.js';
+import { writeLabState, type LabConfig } from '../../config/index.js';
+import { NotFoundError, NotReadyError } from '../../errors.js';
 import { labDir } from '../../paths.js';
 import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
 import { ensureBinaries, type BinaryName } from '../../provision/index.js';
 import { labBinaryNames } from './lab-binaries.js';
 import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
-import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
-import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
+import { emptyLocalState, readLocalState, type LocalLabState, type LocalRuntimeState } from './state.js';
+import { reshapeRefusal } from '../reshape.js';
+import { runtimeUp } from '../base.js';
+import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { localRuntimePlan } from './dry-run.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
@@ -24,19 +25,15 @@ import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
 import { ensureHostFits } from './host-fit.js';
 
 export interface LocalContext {
+  run: LabRun<LocalRuntimeState>;
   config: LabConfig;
   dir: string;
   options: UpOptions;
-  createdNow: boolean;
-  releaseLock?: () => Promise<void>;
-  state?: LabState;
   network?: ResolvedNetwork;
   /** Every binary of the lab: Kubernetes, etcd, OCM and upstream's addons where chosen (the nodelet maps images to them). */
   binaries?: Record<BinaryName, string>;
   clusters: ClusterPlan[];
   pki: Map<string, ClusterPkiPaths>;
-  /** Clusters the lab has and the new config does not: removed before anything else. */
-  removed: string[];
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
@@ -98,7 +95,7 @@ async function componentFailure(cluster: ClusterPlan, spec: ProcessSpec, why: st
   });
 }
 
-export class LocalRuntime implements Runtime<LocalContext> {
+export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
   readonly name = 'local' as const;
   readonly keepsClusters = false;
 
@@ -106,58 +103,17 @@ export class LocalRuntime implements Runtime<LocalContext> {
     return { available: true, reason: null };
   }
 
-  upSteps(config: LabConfig, options: UpOptions): { context: LocalContext; steps: Step<LocalContext>[]; rollback: () => Promise<void> } {
-    const ctx: LocalContext = { config, dir: labDir(config.name), options, createdNow: false, clusters: [], pki: new Map(), removed: [] };
+  reshapeRefusal(current: LabConfig, next: LabConfig): string | null {
+    return reshapeRefusal(current, next);
+  }
+
+  initialState(): LocalRuntimeState {
+    return emptyLocalState();
+  }
+
+  provisioning(run: LabRun<LocalRuntimeState>): Provisioning<LocalContext> {
+    const ctx: LocalContext = { run, config: run.config, dir: run.dir, options: run.options, clusters: [], pki: new Map() };
     const steps: Step<LocalContext>[] = [
-      {
-        title: 'Lab directory and lock',
-        run: async (c, progress) => {
-          // Before anything is created: a machine that cannot run the lab gets exit 3 and keeps nothing.
-          const running = new Set((await readState(c.dir).catch(() => null))?.config.clusters.map((x) => x.name) ?? []);
-          await ensureHostFits(c.config.clusters.length, c.config.clusters.filter((x) => !running.has(x.name)).length, progress);
-          await fs.mkdir(c.dir, { recursive: true, mode: 0o700 });
-          try {
-            c.releaseLock = await lockfile.lock(c.dir, { lockfilePath: path.join(c.dir, '.lock'), stale: 30_000, retries: 0 });
-          } catch (err) {
-            throw new ConflictError(`another ocm-lab command is working on lab '${c.config.name}' (${c.dir}/.lock is held)`, {
-              hint: 'wait for it to finish, then run the command again',
-              cause: err,
-            });
-          }
-          const existing = await readState(c.dir);
-          const refusal = existing ? reshapeRefusal(existing.config, c.config) : null;
-          if (refusal) {
-            throw new ConflictError(`lab '${c.config.name}' already exists and ${refusal}; up only adds and removes spokes of a running lab`, {
-              hint: `run 'ocm-lab down${c.config.source ? ` --config ${c.config.source}` : ''}' first, or give the new lab another name`,
-            });
-          }
-          c.removed = existing ? existing.config.clusters.filter((x) => !c.config.clusters.some((y) => y.name === x.name)).map((x) => x.name) : [];
-          if (existing && c.removed.length) {
-            // Let them go while they still run, then delete them; the rest of up sees the new shape.
-            const all = await clustersOfState(c.dir, existing);
-            await c.options.beforeRemove?.(
-              all.filter((x) => c.removed.includes(x.name)),
-              all,
-              progress,
-            );
-            for (const name of c.removed) await removeClusterOf(c.dir, c.config.name, existing.network, name);
-            if (existing.network) existing.network = reconcilePlanClusters(existing.network, planInput(c.config));
-          }
-          c.createdNow = !existing;
-          c.state = existing ?? {
-            version: 1,
-            lab: c.config.name,
-            runtime: 'local',
-            createdAt: new Date().toISOString(),
-            config: c.config,
-            network: null,
-            networkResources: [],
-          };
-          c.state.config = c.config;
-          await writeState(c.dir, c.state);
-          return !existing ? 'new lab' : c.removed.length ? `existing lab; removed ${c.removed.join(', ')}` : 'existing lab';
-        },
-      },
       {
         title: 'Binaries',
         run: async (c, progress) => {
@@ -174,8 +130,8 @@ export class LocalRuntime implements Runtime<LocalContext> {
       {
         title: 'VPC networks',
         run: async (c, progress) => {
-          if (!c.state) throw new Error('internal: no lab state');
-          c.network = await resolveNetwork(c.config, c.state, async (state) => writeState(c.dir, state), progress);
+          c.config = c.run.config;
+          c.network = await resolveNetwork(c.config, c.run.state.runtimeState, c.run.save, progress);
           c.clusters = c.config.clusters.map((cl) => planCluster(c.dir, cl, c.network!.addressing(cl.name)));
           return c.network.summary;
         },
@@ -207,15 +163,24 @@ export class LocalRuntime implements Runtime<LocalContext> {
       },
       ...nodeletSteps(),
     ];
-    const rollback = async () => {
-      if (ctx.createdNow && !options.retain) await this.down(config.name, {});
+    return {
+      context: ctx,
+      steps,
+      // Before anything is created: a machine that cannot run the lab gets exit 3 and keeps nothing.
+      preflight: async (fresh, progress) => {
+        await ensureHostFits(run.config.clusters.length, fresh.length, progress);
+      },
+      deleteClusters: async (removed) => {
+        const previous = run.previous!;
+        for (const name of removed) await removeClusterOf(run.dir, run.config.name, previous.runtimeState.network, name);
+        if (previous.runtimeState.network) previous.runtimeState.network = reconcilePlanClusters(previous.runtimeState.network, planInput(run.config));
+      },
     };
-    return { context: ctx, steps, rollback };
   }
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
     const dir = labDir(config.name);
-    const state = await readState(dir);
+    const state = await readLocalState(config.name);
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up (no state in ${dir})`, { hint: "run 'ocm-lab up' first" });
     return clustersOfState(dir, state);
   }
@@ -224,16 +189,16 @@ export class LocalRuntime implements Runtime<LocalContext> {
     return localRuntimePlan(
       config,
       options,
-      this.upSteps(config, {}).steps.map((s) => s.title),
+      runtimeUp(this, config, {}).steps.map((s) => s.title),
     );
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
-    const state = await readState(labDir(config.name));
+    const state = await readLocalState(config.name);
     if (!state) throw new NotFoundError(`lab '${config.name}' is not up`, { hint: 'ocm-lab up' });
     if (!state.config.clusters.some((c) => c.name === from))
       throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`, { hint: `clusters: ${state.config.clusters.map((c) => c.name).join(', ')}` });
-    const net = await networkStatus(state);
+    const net = await networkStatus(state.runtimeState);
     const prefix = net.addressing(from).netnsPrefix;
     const argv = [...prefix, ...tcpProbeArgv(target, timeoutMs)];
     const r = await execa(argv[0] as string, argv.slice(1), { reject: false, timeout: timeoutMs + 5_000 });
@@ -242,16 +207,20 @@ export class LocalRuntime implements Runtime<LocalContext> {
 
   async down(labName: string, options: DownOptions): Promise<DownResult> {
     const dir = labDir(labName);
-    const state = await readState(dir);
-    const result: DownResult = { lab: labName, existed: state !== null, stoppedProcesses: [], removedNetworkResources: 0, keptData: !!options.keepData };
+    const state = await readLocalState(labName);
+    const result: DownResult = { lab: labName, existed: state !== null, removed: [], keptData: !!options.keepData };
     // Stop every component that has a pid file, whatever the state says: the state may be from a crash.
     const clustersDir = path.join(dir, 'clusters');
     const clusterNames = await fs.readdir(clustersDir).catch(() => [] as string[]);
     const stopped = await Promise.all(clusterNames.map((name) => stopClusterProcesses(path.join(clustersDir, name), name)));
-    result.stoppedProcesses.push(...stopped.flat());
-    result.removedNetworkResources = await removeNetwork(labName, state, async (s) => writeState(dir, s));
+    result.removed.push(...stopped.flat());
+    const save = async (runtimeState: LocalRuntimeState) => {
+      if (state) await writeLabState({ ...state, runtimeState });
+    };
+    const network = await removeNetwork(labName, state?.runtimeState ?? null, save);
+    if (network) result.removed.push(`${network} network resource${network === 1 ? '' : 's'} (namespaces, links, rules)`);
     if (options.keepData) {
-      if (state) await writeState(dir, { ...state, network: null, networkResources: [] });
+      await save(emptyLocalState());
     } else {
       await fs.rm(dir, { recursive: true, force: true });
     }
@@ -260,7 +229,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
 
   async status(config: LabConfig): Promise<LabStatus> {
     const dir = labDir(config.name);
-    const state = await readState(dir);
+    const state = await readLocalState(config.name);
     const empty: LabStatus = {
       lab: config.name,
       runtime: 'local',
@@ -272,7 +241,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
       capabilities: [],
     };
     if (!state) return empty;
-    const net = await networkStatus(state);
+    const net = await networkStatus(state.runtimeState);
     const clusters = await Promise.all(
       state.config.clusters.map(async (cl) => {
         const plan = planCluster(dir, cl, net.addressing(cl.name));
@@ -280,7 +249,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
           CONTROL_PLANE_COMPONENTS.map(async (component) => {
             const { pidFile } = componentFiles(plan, component);
             const st = await processState({ pidFile, binary: await binaryOfPidFile(pidFile) });
-            return { name: component, running: st.running, pid: st.running ? st.pid : null };
+            return { name: component, running: st.running, detail: st.running ? `pid ${st.pid}` : null };
           }),
         );
         const ready = components.every((c) => c.running) && (await apiServerAnswers(plan));
@@ -311,8 +280,8 @@ export class LocalRuntime implements Runtime<LocalContext> {
 }
 
 /** The clusters a lab's state describes, as the install layer needs them. */
-async function clustersOfState(dir: string, state: LabState): Promise<LabCluster[]> {
-  const net = await networkStatus(state);
+async function clustersOfState(dir: string, state: LocalLabState): Promise<LabCluster[]> {
+  const net = await networkStatus(state.runtimeState);
   return Promise.all(
     state.config.clusters.map(async (cl) => {
       const plan = planCluster(dir, cl, net.addressing(cl.name));

@@ -1,0 +1,76 @@
+import type { LabConfig } from '../../config/index.js';
+import { KIND_NODE_BINARIES, requireKubernetesRelease } from '../../provision/index.js';
+import type { PreparedImage, RuntimePreparation } from '../types.js';
+import { requireDockerEngine } from './docker.js';
+import {
+  BASE_IMAGE,
+  baseImageKey,
+  componentImageKey,
+  componentImageSpecs,
+  ensureBaseImage,
+  ensureComponentImage,
+  ensureKindNodeImageDetail,
+  localImageKey,
+  nodeImageKey,
+  nodeImageRef,
+  type BuiltImage,
+  type ImageBuildOptions,
+} from './images/index.js';
+import { ensureLabImagesDetail, labImages } from './lab-images.js';
+
+/** One offline image `setup --runtime kind` makes: its name, the key its inputs give, and how to make it. */
+interface KindImageJob {
+  ref: string;
+  key: () => string;
+  ensure: (opts: ImageBuildOptions) => Promise<BuiltImage>;
+}
+
+/**
+ * Every image the kind runtime needs offline, in build order (the base first:
+ * others are built FROM it; the node image last: it preloads the components).
+ */
+function kindImageJobs(kubernetesVersion: string): KindImageJob[] {
+  const release = requireKubernetesRelease(kubernetesVersion);
+  const withVersion = (o: ImageBuildOptions): ImageBuildOptions => ({ ...o, kubernetesVersion });
+  return [
+    { ref: BASE_IMAGE, key: baseImageKey, ensure: ensureBaseImage },
+    ...componentImageSpecs(release).map((spec) => ({
+      ref: spec.ref,
+      key: () => componentImageKey(spec, release),
+      ensure: (o: ImageBuildOptions) => ensureComponentImage(spec, withVersion(o)),
+    })),
+    { ref: nodeImageRef(kubernetesVersion), key: () => nodeImageKey(release), ensure: (o: ImageBuildOptions) => ensureKindNodeImageDetail(withVersion(o)) },
+  ];
+}
+
+const prepared = (built: BuiltImage): PreparedImage => ({ image: built.ref, key: built.key, source: built.source });
+
+/** `setup --runtime kind`: kind and the node image's binaries, then every image the kind runtime needs offline (present, loaded or built). */
+export const kindPreparation: RuntimePreparation = {
+  binaries: KIND_NODE_BINARIES,
+  require: async () => {
+    await requireDockerEngine();
+  },
+  jobs: (config: LabConfig, binDir: string | undefined) => [
+    ...kindImageJobs(config.kubernetesVersion).map((job) => ({
+      title: `image ${job.ref}`,
+      run: async (progress: (line: string) => void) => [prepared(await job.ensure({ binDir, onProgress: progress }))],
+    })),
+    {
+      title: `images the lab runs (${labImages(config).join(', ')})`,
+      run: async (progress: (line: string) => void) => (await ensureLabImagesDetail(config, { binDir, onProgress: progress })).map(prepared),
+    },
+  ],
+  check: async (config: LabConfig) => {
+    const images: PreparedImage[] = [];
+    for (const job of kindImageJobs(config.kubernetesVersion)) {
+      const key = job.key();
+      images.push({ image: job.ref, key, source: (await localImageKey(job.ref)) === key ? 'present' : 'MISSING' });
+    }
+    for (const ref of labImages(config)) {
+      const key = await localImageKey(ref);
+      images.push({ image: ref, key: key ?? '-', source: key ? 'present' : 'MISSING' });
+    }
+    return images;
+  },
+};

@@ -1,0 +1,9 @@
+import type { RuntimeDefinition } from '../types.js';
+import { LocalRuntime } from './runtime.js';
+
+/** Real control planes as processes in network namespaces, a nodelet as each cluster's node: `auto`'s choice where kind is not usable. */
+export const localRuntime: RuntimeDefinition = {
+  name: 'local',
+  autoRank: 2,
+  create: () => new LocalRuntime(),
+};

@@ -1,0 +1,81 @@
+import { recordedRuntime } from '../config/index.js';
+import { InvalidInputError } from '../errors.js';
+import type { RuntimeDefinition, RuntimeName, RuntimeSelection, Runtime } from './types.js';
+
+export type { RuntimeSelection } from './types.js';
+
+/**
+ * Every runtime, one line each (kwokctl's Register): a runtime is its folder
+ * under src/runtime/ and its line here. Loaded only when a command needs it, so
+ * `ocm-lab --version` loads none.
+ */
+const RUNTIMES: Record<string, () => Promise<RuntimeDefinition>> = {
+  kind: async () => (await import('./kind/index.js')).kindRuntime,
+  local: async () => (await import('./local/index.js')).localRuntime,
+  existing: async () => (await import('./existing/index.js')).existingRuntime,
+};
+
+export type RuntimeChoice = RuntimeName | 'auto';
+export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', ...Object.keys(RUNTIMES)];
+
+function definitionLoader(name: string, said: string): () => Promise<RuntimeDefinition> {
+  const load = RUNTIMES[name];
+  if (!load) throw new InvalidInputError(`${said} is '${name}', which is not a runtime; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
+  return load;
+}
+
+/** The runtime a lab was brought up with (`runtime` of `<labDir>/state.json`), or null when there is no such lab (or it names no runtime we have). */
+export async function labRuntimeName(labName: string): Promise<RuntimeName | null> {
+  const name = await recordedRuntime(labName);
+  return name !== null && name in RUNTIMES ? name : null;
+}
+
+/** A runtime and why it was chosen (for `auto`: "runtime: kind (a Docker engine answers at …)"). */
+export interface ResolvedRuntime {
+  name: RuntimeName;
+  reason: string;
+}
+
+/**
+ * What `auto` means here: the runtime of the lab when it exists; else
+ * $OCM_LAB_RUNTIME; else the first runtime with an `autoRank` that is
+ * available (kind when a Docker engine answers and the kind CLI is there, else
+ * local). `existing` has no rank: it needs the user's clusters.
+ */
+export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: string): Promise<ResolvedRuntime> {
+  if (choice !== 'auto') {
+    definitionLoader(choice, '--runtime');
+    return { name: choice, reason: 'chosen with --runtime' };
+  }
+  const recorded = labName ? await labRuntimeName(labName) : null;
+  if (recorded) return { name: recorded, reason: `lab '${labName}' was brought up with it` };
+  const fromEnv = process.env.OCM_LAB_RUNTIME;
+  if (fromEnv && fromEnv !== 'auto') {
+    definitionLoader(fromEnv, '$OCM_LAB_RUNTIME');
+    return { name: fromEnv, reason: 'chosen with $OCM_LAB_RUNTIME' };
+  }
+  const ranked = (await Promise.all(Object.values(RUNTIMES).map(async (load) => load())))
+    .filter((d) => d.autoRank !== undefined)
+    .sort((a, b) => a.autoRank! - b.autoRank!);
+  const passed: string[] = [];
+  for (const definition of ranked) {
+    const { available, reason } = await definition.create({}).available();
+    if (available) return { name: definition.name, reason: reason ?? (passed.length ? passed.join('; ') : `the ${definition.name} runtime is usable`) };
+    passed.push(`the ${definition.name} runtime is not usable: ${reason ?? 'unknown'}`);
+  }
+  throw new InvalidInputError(`no runtime is usable on this machine: ${passed.join('; ')}`);
+}
+
+/** What runtime `name` registered (for `setup`, which prepares a runtime without making one). */
+export async function runtimeDefinition(name: RuntimeName): Promise<RuntimeDefinition> {
+  return definitionLoader(name, '--runtime')();
+}
+
+/** The runtime `name`, made with its options (each runtime checks its own). */
+export async function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {
+  return (await definitionLoader(name, '--runtime')()).create(selection.options ?? {});
+}
+
+export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {
+  return runtimeNamed((await resolveRuntime(choice, selection.labName)).name, selection);
+}
