@@ -15,6 +15,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          // Written for the local runtime: pinned, or auto would pick kind wherever a Docker engine answers.
+          env: { OCM_LAB_RUNTIME: 'local' },
           // Labs are heavy (real control planes on 2 cores): one file at a time.
           fileParallelism: false,
           testTimeout: 300_000,
@@ -26,6 +28,7 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
+          env: { OCM_LAB_RUNTIME: 'local' },
           // Never beside an e2e lab: its recovery goal is timed, on 2 cores. Group 1 runs after unit (group 0);
           // e2e (one file at a time, no groupOrder) is a group vitest puts last (docs/notes.md).
           sequence: { groupOrder: 1 },

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 # vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
 npx tsc -p tsconfig.test.json
-# The kind runtime has its own command (npm run test:kind): it needs a Docker engine and ~20 min more.
-# Labs of the e2e files run on the local runtime even where a Docker engine answers (auto would pick kind).
-export OCM_LAB_RUNTIME=local
+# The kind runtime has its own command (npm run test:kind): a Docker engine, ~15 min with a warm build
+# cache, about 25 min of builds more on a fresh machine (docs/kind.md, "Lifecycle").
+# Labs of the e2e and faults files run on the local runtime even where a Docker engine answers:
+# vitest.config.ts pins OCM_LAB_RUNTIME=local in those projects.
 exec npx vitest run --project unit --project e2e --project faults "$@"

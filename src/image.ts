@@ -1,3 +1,13 @@
+/**
+ * The image catalogue: the images a lab's pods name (ours, OCM's, upstream's addons), what each holds and as which user.
+ *
+ * Where they come from, said here once (the docs link here). On the local and kind runtimes the lab pulls none of them:
+ * - local: the nodelet maps each reference to files on this machine, bind-mounted read-only into the container
+ *   (src/nodelet/images.ts, docs/nodelet.md "Images");
+ * - kind: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
+ *   with the repository's Dockerfile, then `kind load`ed into every node (src/runtime/kind/lab-images.ts, docs/kind.md);
+ * - existing: the clusters' nodes pull OCM's images, and `ocm-lab:dev` must be made available to them (docs/existing-clusters.md).
+ */
 import {
   CLUSTER_GATEWAY_UPSTREAM_VERSION,
   CLUSTER_PROXY_VERSION,

@@ -3,10 +3,10 @@ import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGE
 import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.js';
 
 /**
- * The images the nodelet runs, and what each one is on this machine. The
- * nodelet pulls nothing: an image is a set of host files bind-mounted into
- * the container, read-only, at the paths the real image has them. This map
- * is the one place that says which images exist; `docs/nodelet.md` lists it.
+ * The images the nodelet runs, and what each one is on this machine: a set of
+ * host files bind-mounted into the container, read-only, at the paths the real
+ * image has them (where images come from on each runtime: src/image.ts). This
+ * map is the one place that says which images the nodelet runs; `docs/nodelet.md` lists it.
  */
 
 /** The CLI's name as the image's entry point and as `command[0]`. */

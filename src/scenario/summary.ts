@@ -49,7 +49,7 @@ export function cellOf(config: LabConfig, runtime: string): MatrixCell {
  * lab recorded it (`<labDir>/state.json`: a `--kubernetes-version` given to
  * `up` is there, not in the lab file); the lab file stands in when there is no
  * record. `runtime` comes from the caller (only the CLI and the lifecycle may
- * ask runtime/select.ts which runtime a lab has).
+ * ask runtime/registry.ts which runtime a lab has).
  */
 export async function labCell(config: LabConfig, runtime: string | null): Promise<MatrixCell> {
   return cellOf((await recordedLabConfig(config.name)) ?? config, runtime ?? 'unknown');

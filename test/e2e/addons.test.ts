@@ -35,6 +35,13 @@ describe('addons: cluster-proxy, managed-serviceaccount and cluster-gateway on t
     if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
+  /** true once `kubectl get` says NotFound; undefined while it exists; any other failure (refused, 403, …) throws (waitUntil names it at its deadline). */
+  const gone = async (context: string, args: string[]) => {
+    const r = await k(context, ['get', ...args]);
+    if (r.exitCode === 0) return undefined;
+    if (/\(NotFound\)| not found/.test(r.stderr)) return true;
+    throw new Error(`kubectl --context ${context} get ${args.join(' ')} exited ${r.exitCode}, not with NotFound: ${r.stderr}`);
+  };
   const msa = (name: string, ns: string, validity?: string) => `
 apiVersion: authentication.open-cluster-management.io/v1beta1
 kind: ManagedServiceAccount
@@ -170,31 +177,15 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
     await waitUntil(() => secretToken('recreated'), 'Secret recreated', 60_000);
     await ok('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated']);
     await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'recreated', '--wait=true']);
-    await waitUntil(
-      async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'recreated'])).exitCode !== 0 ? true : undefined),
-      'ServiceAccount recreated to go',
-      60_000,
-    );
-    await waitUntil(
-      async () => ((await k('hub', ['-n', 'cluster1', 'get', 'secret', 'recreated'])).exitCode !== 0 ? true : undefined),
-      'Secret recreated to be collected',
-      60_000,
-    );
+    await waitUntil(() => gone('cluster1', ['-n', MSA_NS, 'serviceaccount', 'recreated']), 'ServiceAccount recreated to go', 60_000);
+    await waitUntil(() => gone('hub', ['-n', 'cluster1', 'secret', 'recreated']), 'Secret recreated to be collected', 60_000);
   });
 
   it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted when it runs out, with its ServiceAccount', async () => {
     await ok('hub', ['apply', '-f', '-'], `${msa('shortlived', 'cluster1')}  ttlSecondsAfterCreation: 20\n`);
     await waitUntil(() => secretToken('shortlived'), 'Secret shortlived', 60_000);
-    await waitUntil(
-      async () => ((await k('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined),
-      'MSA shortlived to be deleted',
-      60_000,
-    );
-    await waitUntil(
-      async () => ((await k('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'shortlived'])).exitCode !== 0 ? true : undefined),
-      'ServiceAccount shortlived to go',
-      60_000,
-    );
+    await waitUntil(() => gone('hub', ['-n', 'cluster1', 'managedserviceaccount', 'shortlived']), 'MSA shortlived to be deleted', 60_000);
+    await waitUntil(() => gone('cluster1', ['-n', MSA_NS, 'serviceaccount', 'shortlived']), 'ServiceAccount shortlived to go', 60_000);
   });
 
   it('a ManagedServiceAccount outside any cluster namespace gets a status that says so; nothing crashes', async () => {

@@ -1,7 +1,8 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
- * Prints the plain closing line CI reads: "N passed, N failed[, N skipped]".
+ * Prints each test file's duration, longest first (docs/ci.md keeps the table), then the plain
+ * closing line CI reads: "N passed, N failed[, N skipped]". That line stays the last one printed.
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
@@ -20,6 +21,19 @@ export default class SummaryReporter implements Reporter {
     }
     failed += unhandledErrors.length;
     const line = `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
-    process.stdout.write(`\n${line}\n`);
+    process.stdout.write(`\n${durationTable(testModules)}\n${line}\n`);
   }
+}
+
+/** Seconds per file: importing it (collect) plus its tests and hooks; one row per file, longest first. */
+function durationTable(testModules: ReadonlyArray<TestModule>): string {
+  const rows = testModules
+    .map((mod) => {
+      const d = mod.diagnostic();
+      return { seconds: (d.collectDuration + d.duration) / 1000, project: mod.project.name, file: mod.relativeModuleId };
+    })
+    .sort((a, b) => b.seconds - a.seconds || a.file.localeCompare(b.file));
+  const width = Math.max(0, ...rows.map((r) => r.project.length));
+  const lines = rows.map((r) => `${r.seconds.toFixed(1).padStart(8)} s  ${r.project.padEnd(width)}  ${r.file}`);
+  return ['Duration per file (import, tests and hooks), longest first:', ...lines].join('\n') + '\n';
 }

@@ -1,16 +1,17 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultLabConfig } from '../../src/config/index.js';
+import { MINIMAL_LAB_FILE } from '../support/lab-file.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const MAIN = path.resolve('dist/cli/main.js');
 /** Compiled files this test depends on; each must come from this build, not an older one. */
 const BUILT = ['dist/cli/main.js', 'dist/cli/commands/validate.js', 'dist/config/parse.js', 'dist/config/rules.js'];
 const BAD_LAB = 'cfgbad';
 
-let dir: string;
+const tmp = useTempDir('ocm-lab-cli-validate-');
 /** Where a lab would keep state and binaries; nothing may appear here when the file is rejected. */
 let home: string;
 let cache: string;
@@ -37,9 +38,8 @@ async function labNamespaces(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-cli-validate-'));
-  home = path.join(dir, 'home');
-  cache = path.join(dir, 'cache');
+  home = path.join(tmp.path, 'home');
+  cache = path.join(tmp.path, 'cache');
   const started = Date.now();
   const build = await execa('npx', ['tsc', '-p', 'tsconfig.json'], { reject: false, all: true, timeout: 300_000 });
   // tsc emits even when some other module has a type error; that is the
@@ -59,28 +59,13 @@ beforeAll(async () => {
   }
 }, 360_000);
 
-afterAll(async () => {
-  if (dir) await fs.rm(dir, { recursive: true, force: true });
-});
-
 describe('ocm-lab validate', () => {
   it('rejects a bad file with exit code 2, naming file, line, field and value on stderr', async () => {
-    const file = path.join(dir, 'bad.yaml');
+    const file = path.join(tmp.path, 'bad.yaml');
     await fs.writeFile(
       file,
-      `apiVersion: ocm-lab/v1alpha1
-kind: Lab
-name: ${BAD_LAB}
-vpcs:
-  - name: vpc-1
-  - name: vpc-2
-clusters:
-  - name: hub
-    vpc: vpc-1
-    hub: true
-  - name: cluster1
-    vpcc: vpc-2
-`,
+      // Lines 6, 11 and 12 of the file are named below.
+      MINIMAL_LAB_FILE.replace('kind: Lab\n', `kind: Lab\nname: ${BAD_LAB}\n`).replace('    vpc: vpc-2\n', '    vpcc: vpc-2\n'),
     );
     const r = await cli(['validate', '--config', file]);
     expect(r.exitCode).toBe(2);
@@ -95,7 +80,7 @@ clusters:
   });
 
   it('names a file that does not exist (exit 2)', async () => {
-    const missing = path.join(dir, 'missing.yaml');
+    const missing = path.join(tmp.path, 'missing.yaml');
     const r = await cli(['validate', '--config', missing]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`error: cannot read lab file ${missing}: no such file`);
@@ -118,7 +103,7 @@ clusters:
 
 describe('ocm-lab up with a bad lab file', () => {
   it('exits 2 before creating anything: no lab directory, no cache, no network namespace', async () => {
-    const file = path.join(dir, 'two-hubs.yaml');
+    const file = path.join(tmp.path, 'two-hubs.yaml');
     await fs.writeFile(
       file,
       `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nname: ${BAD_LAB}\nvpcs: [{name: vpc-1}]\nclusters:\n  - {name: a, vpc: vpc-1, hub: true}\n  - {name: b, vpc: vpc-1, hub: true}\n`,

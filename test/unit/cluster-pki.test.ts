@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   certificateInfo,
   clusterPkiPaths,
@@ -16,6 +15,7 @@ import {
   type ClusterPkiSpec,
 } from '../../src/pki/index.js';
 import { InvalidInputError, NotFoundError } from '../../src/errors.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const ALL_FILES = [
   'admin.crt',
@@ -71,23 +71,19 @@ function changedFiles(before: Snapshot, after: Snapshot): string[] {
   return [...names].filter((f) => before[f]?.contents !== after[f]?.contents).sort();
 }
 
-let root: string;
+const tmp = useTempDir('ocm-lab-cpki-');
 let n = 0;
-beforeAll(async () => {
-  root = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-cpki-'));
-});
-afterAll(async () => fs.rm(root, { recursive: true, force: true }));
 
 /** A fresh, fully populated PKI directory per test, so tests do not depend on each other's order. */
 async function freshPki(): Promise<{ dir: string; before: Snapshot }> {
-  const dir = path.join(root, `pki-${++n}`);
+  const dir = path.join(tmp.path, `pki-${++n}`);
   await ensureClusterPki(dir, spec);
   return { dir, before: await snapshot(dir) };
 }
 
 describe('ensureClusterPki', () => {
   it('creates every file, keys 0600 in a 0700 directory, each cert signed by the right CA', async () => {
-    const dir = path.join(root, 'cold');
+    const dir = path.join(tmp.path, 'cold');
     const paths = await ensureClusterPki(dir, spec);
     expect(paths).toEqual(clusterPkiPaths(dir));
     expect((await fs.readdir(dir)).sort()).toEqual(ALL_FILES);
@@ -253,7 +249,7 @@ describe('ensureClusterPki', () => {
   });
 
   it('bad input names the value and writes nothing', async () => {
-    const dir = path.join(root, 'bad');
+    const dir = path.join(tmp.path, 'bad');
     const cases: [ClusterPkiSpec, RegExp][] = [
       [{ ...spec, apiServerIPs: ['10.213.1.300'] }, /'10\.213\.1\.300' in apiServerIPs/],
       [{ ...spec, serviceIP: '10.96.0.0/12' }, /serviceIP '10\.96\.0\.0\/12'/],

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_ADDONS,
   MAX_CLUSTERS,
@@ -18,24 +18,10 @@ import {
   type LabConfig,
 } from '../../src/config/index.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
+import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const FILE = '/labs/lab.yaml';
-
-/** A valid file; tests break one thing in it. Lines: 1 apiVersion … 14 the last cluster's vpc. */
-const VALID = `apiVersion: ocm-lab/v1alpha1
-kind: Lab
-vpcs:
-  - name: vpc-1
-  - name: vpc-2
-clusters:
-  - name: hub
-    vpc: vpc-1
-    hub: true
-  - name: cluster1
-    vpc: vpc-2
-  - name: cluster2
-    vpc: vpc-2
-`;
 
 function errorOf(text: string): InvalidInputError {
   let caught: unknown;
@@ -105,7 +91,7 @@ describe('defaults', () => {
   });
 
   it('fills every omitted field: name, versions, network, addons, hub', () => {
-    const lab = parseLabConfig(VALID, FILE);
+    const lab = parseLabConfig(VALID_LAB_FILE, FILE);
     expect(lab).toEqual({ ...defaultLabConfig(), source: FILE });
     expect(lab.clusters.map((c) => c.hub)).toEqual([true, false, false]);
   });
@@ -134,7 +120,7 @@ describe('defaults', () => {
   it('source is the absolute path of the file; relative sources give null', async () => {
     const lab = await loadLabConfig('examples/default-lab.yaml');
     expect(lab.source).toBe(path.resolve('examples/default-lab.yaml'));
-    expect(parseLabConfig(VALID, 'inline').source).toBeNull();
+    expect(parseLabConfig(VALID_LAB_FILE, 'inline').source).toBeNull();
   });
 });
 
@@ -194,25 +180,25 @@ describe('round trip', () => {
 describe('rejected files (exit code 2, file:line: field = value: what to do)', () => {
   it('unknown fields at every level, with the closest known name or the allowed ones', () => {
     expectProblem(
-      VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpcc: vpc-2\n  - name: cluster2'),
+      VALID_LAB_FILE.replace('    vpc: vpc-2\n  - name: cluster2', '    vpcc: vpc-2\n  - name: cluster2'),
       11,
       'clusters[1].vpcc',
       null,
       "unknown field; did you mean 'vpc'?",
     );
-    expectProblem(`nmae: lab\n${VALID}`, 1, 'nmae', null, "did you mean 'name'?");
-    expectProblem(`network:\n  cdir: 10.213.0.0/16\n${VALID}`, 2, 'network.cdir', null, "did you mean 'cidr'?");
-    expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n    subnet: x\n'), 6, 'vpcs[1].subnet', null, 'fields allowed here: name');
-    expectProblem(`${VALID}kubernetesversion: v1.34.4\n`, 14, 'kubernetesversion', null, "did you mean 'kubernetesVersion'?");
+    expectProblem(`nmae: lab\n${VALID_LAB_FILE}`, 1, 'nmae', null, "did you mean 'name'?");
+    expectProblem(`network:\n  cdir: 10.213.0.0/16\n${VALID_LAB_FILE}`, 2, 'network.cdir', null, "did you mean 'cidr'?");
+    expectProblem(VALID_LAB_FILE.replace('  - name: vpc-2\n', '  - name: vpc-2\n    subnet: x\n'), 6, 'vpcs[1].subnet', null, 'fields allowed here: name');
+    expectProblem(`${VALID_LAB_FILE}kubernetesversion: v1.34.4\n`, 14, 'kubernetesversion', null, "did you mean 'kubernetesVersion'?");
   });
 
   it('wrong types name the field, the value and the type wanted', () => {
-    expectProblem(VALID.replace('hub: true', 'hub: "yes"'), 9, 'clusters[0].hub', '"yes"', 'must be true or false');
-    expectProblem(VALID.replace('- name: cluster1', '- name: 1234'), 10, 'clusters[1].name', '1234', 'must be a string');
-    expectProblem(VALID.replace(/vpcs:\n  - name: vpc-1\n  - name: vpc-2\n/, 'vpcs: vpc-1\n'), 3, 'vpcs', '"vpc-1"', 'must be a list');
-    expectProblem(`network:\n${VALID}`, 1, 'network', 'null', 'must be a mapping');
-    expectProblem(`network: {cidr: 10}\n${VALID}`, 1, 'network.cidr', '10', 'must be a string');
-    expectProblem(`addons: cluster-proxy\n${VALID}`, 1, 'addons', '"cluster-proxy"', 'must be a list');
+    expectProblem(VALID_LAB_FILE.replace('hub: true', 'hub: "yes"'), 9, 'clusters[0].hub', '"yes"', 'must be true or false');
+    expectProblem(VALID_LAB_FILE.replace('- name: cluster1', '- name: 1234'), 10, 'clusters[1].name', '1234', 'must be a string');
+    expectProblem(VALID_LAB_FILE.replace(/vpcs:\n  - name: vpc-1\n  - name: vpc-2\n/, 'vpcs: vpc-1\n'), 3, 'vpcs', '"vpc-1"', 'must be a list');
+    expectProblem(`network:\n${VALID_LAB_FILE}`, 1, 'network', 'null', 'must be a mapping');
+    expectProblem(`network: {cidr: 10}\n${VALID_LAB_FILE}`, 1, 'network.cidr', '10', 'must be a string');
+    expectProblem(`addons: cluster-proxy\n${VALID_LAB_FILE}`, 1, 'addons', '"cluster-proxy"', 'must be a list');
   });
 
   it.each([
@@ -222,27 +208,33 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     ['cluster-', 'trailing dash'],
     ['a.b', 'dot'],
   ])('a cluster name that is not a DNS-1123 label (%s: %s)', (name) => {
-    expectProblem(VALID.replace('- name: cluster1', `- name: "${name}"`), 10, 'clusters[1].name', JSON.stringify(name), 'must be a DNS-1123 label');
+    expectProblem(VALID_LAB_FILE.replace('- name: cluster1', `- name: "${name}"`), 10, 'clusters[1].name', JSON.stringify(name), 'must be a DNS-1123 label');
   });
 
   it('names longer than 63 characters, lab names longer than 20', () => {
     const long = `c${'x'.repeat(63)}`;
-    expectProblem(VALID.replace('- name: cluster1', `- name: ${long}`), 10, 'clusters[1].name', JSON.stringify(long), 'must be at most 63 characters');
-    expectProblem(VALID.replace('- name: vpc-2', '- name: VPC-2'), 5, 'vpcs[1].name', '"VPC-2"', 'DNS-1123');
-    expectProblem(`name: ${'a'.repeat(21)}\n${VALID}`, 1, 'name', `"${'a'.repeat(21)}"`, 'must be at most 20 characters');
-    expectProblem(`name: My_Lab\n${VALID}`, 1, 'name', '"My_Lab"', 'DNS-1123');
-    expect(parseLabConfig(`name: ${'a'.repeat(20)}\n${VALID}`, FILE).name).toBe('a'.repeat(20));
+    expectProblem(VALID_LAB_FILE.replace('- name: cluster1', `- name: ${long}`), 10, 'clusters[1].name', JSON.stringify(long), 'must be at most 63 characters');
+    expectProblem(VALID_LAB_FILE.replace('- name: vpc-2', '- name: VPC-2'), 5, 'vpcs[1].name', '"VPC-2"', 'DNS-1123');
+    expectProblem(`name: ${'a'.repeat(21)}\n${VALID_LAB_FILE}`, 1, 'name', `"${'a'.repeat(21)}"`, 'must be at most 20 characters');
+    expectProblem(`name: My_Lab\n${VALID_LAB_FILE}`, 1, 'name', '"My_Lab"', 'DNS-1123');
+    expect(parseLabConfig(`name: ${'a'.repeat(20)}\n${VALID_LAB_FILE}`, FILE).name).toBe('a'.repeat(20));
   });
 
   it('duplicate VPC and cluster names', () => {
-    expectProblem(VALID.replace('- name: cluster2', '- name: cluster1'), 12, 'clusters[2].name', '"cluster1"', 'duplicate cluster name (also clusters[1])');
-    const dupVpc = VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-1\n');
+    expectProblem(
+      VALID_LAB_FILE.replace('- name: cluster2', '- name: cluster1'),
+      12,
+      'clusters[2].name',
+      '"cluster1"',
+      'duplicate cluster name (also clusters[1])',
+    );
+    const dupVpc = VALID_LAB_FILE.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-1\n');
     expectProblem(dupVpc, 6, 'vpcs[2].name', '"vpc-1"', 'duplicate VPC name (also vpcs[0])');
   });
 
   it('a cluster in an unknown VPC, listing the known ones', () => {
     expectProblem(
-      VALID.replace('    vpc: vpc-2\n  - name: cluster2', '    vpc: vpc-3\n  - name: cluster2'),
+      VALID_LAB_FILE.replace('    vpc: vpc-2\n  - name: cluster2', '    vpc: vpc-3\n  - name: cluster2'),
       11,
       'clusters[1].vpc',
       '"vpc-3"',
@@ -252,19 +244,26 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it('a cluster without a vpc', () => {
-    expectProblem(VALID.replace('    vpc: vpc-2\n  - name: cluster2', '  - name: cluster2'), 10, 'clusters[1].vpc', null, 'is required', 'VPC');
+    expectProblem(VALID_LAB_FILE.replace('    vpc: vpc-2\n  - name: cluster2', '  - name: cluster2'), 10, 'clusters[1].vpc', null, 'is required', 'VPC');
   });
 
   it('zero hubs, or two or more hubs (named)', () => {
-    expectProblem(VALID.replace('    hub: true\n', ''), 6, 'clusters', null, 'no cluster is the hub', 'hub: true');
-    expectProblem(`${VALID}    hub: true\n`, 14, 'clusters[2].hub', 'true', '2 clusters are marked hub (hub, cluster2)', 'exactly one');
-    const three = VALID.replace('vpc: vpc-2\n  - name: cluster2', 'vpc: vpc-2\n    hub: true\n  - name: cluster2') + '    hub: true\n';
+    expectProblem(VALID_LAB_FILE.replace('    hub: true\n', ''), 6, 'clusters', null, 'no cluster is the hub', 'hub: true');
+    expectProblem(`${VALID_LAB_FILE}    hub: true\n`, 14, 'clusters[2].hub', 'true', '2 clusters are marked hub (hub, cluster2)', 'exactly one');
+    const three = VALID_LAB_FILE.replace('vpc: vpc-2\n  - name: cluster2', 'vpc: vpc-2\n    hub: true\n  - name: cluster2') + '    hub: true\n';
     expectProblem(three, 12, 'clusters[1].hub', 'true', '3 clusters are marked hub (hub, cluster1, cluster2)');
-    expectProblem(VALID.replace('hub: true', 'hub: false'), 6, 'clusters', null, 'no cluster is the hub');
+    expectProblem(VALID_LAB_FILE.replace('hub: true', 'hub: false'), 6, 'clusters', null, 'no cluster is the hub');
   });
 
   it('a VPC with no cluster (almost certainly a typo)', () => {
-    expectProblem(VALID.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-3\n'), 6, 'vpcs[2].name', '"vpc-3"', 'VPC has no cluster', 'remove it');
+    expectProblem(
+      VALID_LAB_FILE.replace('  - name: vpc-2\n', '  - name: vpc-2\n  - name: vpc-3\n'),
+      6,
+      'vpcs[2].name',
+      '"vpc-3"',
+      'VPC has no cluster',
+      'remove it',
+    );
   });
 
   it.each([
@@ -276,14 +275,14 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     'open-cluster-management-agent',
     'open-cluster-management-hub',
   ])('the reserved cluster name %s', (name) => {
-    expectProblem(VALID.replace('- name: cluster1', `- name: ${name}`), 10, 'clusters[1].name', `"${name}"`, 'is reserved', 'choose another name');
+    expectProblem(VALID_LAB_FILE.replace('- name: cluster1', `- name: ${name}`), 10, 'clusters[1].name', `"${name}"`, 'is reserved', 'choose another name');
   });
 
   it(`more than ${MAX_CLUSTERS} clusters or ${MAX_VPCS} VPCs, saying why`, () => {
     const spokes = (n: number, vpc = 'vpc-2') => Array.from({ length: n }, (_, i) => `  - name: spoke${i}\n    vpc: ${vpc}\n`).join('');
-    expectProblem(`${VALID}${spokes(58)}`, 6, 'clusters', null, '61 clusters are more than the 60', '4 VPCs of 15 clusters', 'remove 1');
+    expectProblem(`${VALID_LAB_FILE}${spokes(58)}`, 6, 'clusters', null, '61 clusters are more than the 60', '4 VPCs of 15 clusters', 'remove 1');
     // 20 clusters, as issue 16's scale lab: no longer refused by the file.
-    expect(parseLabConfig(`${VALID}${spokes(17)}`, FILE).clusters).toHaveLength(20);
+    expect(parseLabConfig(`${VALID_LAB_FILE}${spokes(17)}`, FILE).clusters).toHaveLength(20);
     const vpcs = (n: number) =>
       `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
     expectProblem(vpcs(5), 3, 'vpcs', null, '5 VPCs are more than the 4', 'CPU cores');
@@ -292,15 +291,15 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
 
   it('unsupported versions, listing the supported ones', () => {
     expectProblem(
-      `kubernetesVersion: v1.20.0\n${VALID}`,
+      `kubernetesVersion: v1.20.0\n${VALID_LAB_FILE}`,
       1,
       'kubernetesVersion',
       '"v1.20.0"',
       'not a supported Kubernetes version',
       'v1.37.2, v1.36.3, v1.35.4, v1.34.4',
     );
-    expectProblem(`ocmVersion: v0.13.0\n${VALID}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
-    expectProblem(`kubernetesVersion: 1.34\n${VALID}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
+    expectProblem(`ocmVersion: v0.13.0\n${VALID_LAB_FILE}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
+    expectProblem(`kubernetesVersion: 1.34\n${VALID_LAB_FILE}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
   });
 
   it.each([
@@ -313,48 +312,60 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     ['10.300.0.0/16', 'IPv4 CIDR'],
     ['fd00::/64', 'IPv4 CIDR'],
   ])('network.cidr %s is rejected (%s)', (cidr, fragment) => {
-    expectProblem(`network:\n  cidr: "${cidr}"\n${VALID}`, 2, 'network.cidr', `"${cidr}"`, fragment);
+    expectProblem(`network:\n  cidr: "${cidr}"\n${VALID_LAB_FILE}`, 2, 'network.cidr', `"${cidr}"`, fragment);
   });
 
   it.each(['10.213.0.0/16', '172.16.0.0/16', '172.31.255.0/24', '192.168.1.0/24'])('network.cidr %s is accepted', (cidr) => {
-    expect(parseLabConfig(`network:\n  cidr: ${cidr}\n${VALID}`, FILE).network).toEqual({ cidr });
+    expect(parseLabConfig(`network:\n  cidr: ${cidr}\n${VALID_LAB_FILE}`, FILE).network).toEqual({ cidr });
   });
 
   it('addons: only known names, each once', () => {
-    expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID}`, FILE).addons).toEqual(['managed-serviceaccount', 'cluster-proxy']);
-    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID}`, FILE).addons).toEqual([
+    expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID_LAB_FILE}`, FILE).addons).toEqual([
+      'managed-serviceaccount',
+      'cluster-proxy',
+    ]);
+    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID_LAB_FILE}`, FILE).addons).toEqual([
       'cluster-proxy',
       'managed-serviceaccount',
       'cluster-gateway',
     ]);
-    expectProblem(`addons: [cluster-proxy, cluster-gateway]\n${VALID}`, 1, 'addons[1]', '"cluster-gateway"', 'needs managed-serviceaccount in the same lab');
     expectProblem(
-      `addons: [cluster-proxy, cluster-gatway]\n${VALID}`,
+      `addons: [cluster-proxy, cluster-gateway]\n${VALID_LAB_FILE}`,
+      1,
+      'addons[1]',
+      '"cluster-gateway"',
+      'needs managed-serviceaccount in the same lab',
+    );
+    expectProblem(
+      `addons: [cluster-proxy, cluster-gatway]\n${VALID_LAB_FILE}`,
       1,
       'addons[1]',
       '"cluster-gatway"',
       'cluster-proxy, managed-serviceaccount, cluster-gateway',
     );
-    expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
+    expectProblem(`addons: [cluster-proxy, cluster-proxy]\n${VALID_LAB_FILE}`, 1, 'addons[1]', '"cluster-proxy"', 'listed twice');
   });
 
   it('addons: a name or {name, implementation}; upstream only where upstream has one', () => {
-    const lab = parseLabConfig(`addons: [{name: cluster-proxy, implementation: upstream}, {name: managed-serviceaccount}, cluster-gateway]\n${VALID}`, FILE);
+    const lab = parseLabConfig(
+      `addons: [{name: cluster-proxy, implementation: upstream}, {name: managed-serviceaccount}, cluster-gateway]\n${VALID_LAB_FILE}`,
+      FILE,
+    );
     expect(lab.addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
     expect(lab.addonImplementations).toEqual({ 'cluster-proxy': 'upstream' });
-    expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID}`, FILE).addonImplementations).toEqual({});
-    expectProblem(`addons: [{name: cluster-proxy, implementation: go}]\n${VALID}`, 1, 'addons[0].implementation', '"go"', 'ocm-lab, upstream');
+    expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID_LAB_FILE}`, FILE).addonImplementations).toEqual({});
+    expectProblem(`addons: [{name: cluster-proxy, implementation: go}]\n${VALID_LAB_FILE}`, 1, 'addons[0].implementation', '"go"', 'ocm-lab, upstream');
     expectProblem(
-      `addons: [{name: cluster-proxi}]\n${VALID}`,
+      `addons: [{name: cluster-proxi}]\n${VALID_LAB_FILE}`,
       1,
       'addons[0].name',
       '"cluster-proxi"',
       'cluster-proxy, managed-serviceaccount, cluster-gateway',
     );
-    expectProblem(`addons: [{name: cluster-proxy, version: x}]\n${VALID}`, 1, 'addons[0].version', null, 'unknown field');
-    expectProblem(`addons: [cluster-proxy, {name: cluster-proxy}]\n${VALID}`, 1, 'addons[1].name', '"cluster-proxy"', 'listed twice');
+    expectProblem(`addons: [{name: cluster-proxy, version: x}]\n${VALID_LAB_FILE}`, 1, 'addons[0].version', null, 'unknown field');
+    expectProblem(`addons: [cluster-proxy, {name: cluster-proxy}]\n${VALID_LAB_FILE}`, 1, 'addons[1].name', '"cluster-proxy"', 'listed twice');
     expectProblem(
-      `addons: [cluster-proxy, managed-serviceaccount, {name: cluster-gateway, implementation: upstream}]\n${VALID}`,
+      `addons: [cluster-proxy, managed-serviceaccount, {name: cluster-gateway, implementation: upstream}]\n${VALID_LAB_FILE}`,
       1,
       'addons[2].implementation',
       '"upstream"',
@@ -363,17 +374,17 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it('wrong or missing apiVersion and kind', () => {
-    expectProblem(VALID.replace('ocm-lab/v1alpha1', 'ocm-lab/v1'), 1, 'apiVersion', '"ocm-lab/v1"', 'must be ocm-lab/v1alpha1');
-    expectProblem(VALID.replace('kind: Lab', 'kind: Cluster'), 2, 'kind', '"Cluster"', 'must be Lab');
-    expectProblem(VALID.replace('apiVersion: ocm-lab/v1alpha1\n', ''), 1, 'apiVersion', null, 'is required', 'apiVersion: ocm-lab/v1alpha1');
-    expectProblem(VALID.replace(/clusters:[\s\S]*/, ''), 1, 'clusters', null, 'is required');
+    expectProblem(VALID_LAB_FILE.replace('ocm-lab/v1alpha1', 'ocm-lab/v1'), 1, 'apiVersion', '"ocm-lab/v1"', 'must be ocm-lab/v1alpha1');
+    expectProblem(VALID_LAB_FILE.replace('kind: Lab', 'kind: Cluster'), 2, 'kind', '"Cluster"', 'must be Lab');
+    expectProblem(VALID_LAB_FILE.replace('apiVersion: ocm-lab/v1alpha1\n', ''), 1, 'apiVersion', null, 'is required', 'apiVersion: ocm-lab/v1alpha1');
+    expectProblem(VALID_LAB_FILE.replace(/clusters:[\s\S]*/, ''), 1, 'clusters', null, 'is required');
   });
 
   it('YAML syntax errors with line and column', () => {
-    expect(problemsOf(`${VALID}addons: [cluster-proxy\n`)[0]).toMatch(new RegExp(`^${FILE}:\\d+:\\d+: YAML syntax error: `));
-    expect(problemsOf(`${VALID}clusters: []\n`)[0]).toBe(`${FILE}:14:1: YAML syntax error: Map keys must be unique`);
-    expect(problemsOf(`${VALID}  bad indent: [\n`)[0]).toMatch(/YAML syntax error/);
-    expect(problemsOf(`${VALID}---\n${VALID}`)[0]).toContain('more than one YAML document');
+    expect(problemsOf(`${VALID_LAB_FILE}addons: [cluster-proxy\n`)[0]).toMatch(new RegExp(`^${FILE}:\\d+:\\d+: YAML syntax error: `));
+    expect(problemsOf(`${VALID_LAB_FILE}clusters: []\n`)[0]).toBe(`${FILE}:14:1: YAML syntax error: Map keys must be unique`);
+    expect(problemsOf(`${VALID_LAB_FILE}  bad indent: [\n`)[0]).toMatch(/YAML syntax error/);
+    expect(problemsOf(`${VALID_LAB_FILE}---\n${VALID_LAB_FILE}`)[0]).toContain('more than one YAML document');
   });
 
   it('aliases that expand without bound', () => {
@@ -381,7 +392,7 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
       'a: &a [x, x, x, x, x, x, x, x, x, x]',
       ...Array.from({ length: 8 }, (_, i) => `${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(10).fill(`*${'abcdefgh'[i]}`).join(', ')}]`),
     ].join('\n');
-    expect(problemsOf(`${bomb}\n${VALID}`)).toEqual([expect.stringContaining('cannot read the YAML')]);
+    expect(problemsOf(`${bomb}\n${VALID_LAB_FILE}`)).toEqual([expect.stringContaining('cannot read the YAML')]);
   });
 
   it.each([
@@ -422,16 +433,10 @@ clusters:
 });
 
 describe('reading files', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-config-'));
-  });
-  afterAll(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  const tmp = useTempDir('ocm-lab-config-');
 
   it('a file that does not exist names the absolute path', async () => {
-    const missing = path.join(dir, 'nope.yaml');
+    const missing = path.join(tmp.path, 'nope.yaml');
     const err = await loadLabConfig(missing).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as InvalidInputError).exitCode).toBe(2);
@@ -439,19 +444,19 @@ describe('reading files', () => {
   });
 
   it('a directory is not a lab file', async () => {
-    const err = await validateLabFile(dir).catch((e: unknown) => e);
+    const err = await validateLabFile(tmp.path).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as Error).message).toBe(`cannot read lab file ${dir}: it is a directory`);
+    expect((err as Error).message).toBe(`cannot read lab file ${tmp.path}: it is a directory`);
   });
 
   it('validateLabFile reads, validates and names the absolute path in problems', async () => {
-    const file = path.join(dir, 'bad.yaml');
-    await fs.writeFile(file, VALID.replace('hub: true', 'hub: 1'));
+    const file = path.join(tmp.path, 'bad.yaml');
+    await fs.writeFile(file, VALID_LAB_FILE.replace('hub: true', 'hub: 1'));
     const err = await validateLabFile(path.relative(process.cwd(), file)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as Error).message).toContain(`${file}:9: clusters[0].hub = 1: must be true or false`);
-    const good = path.join(dir, 'good.yaml');
-    await fs.writeFile(good, VALID);
+    const good = path.join(tmp.path, 'good.yaml');
+    await fs.writeFile(good, VALID_LAB_FILE);
     expect(await validateLabFile(good)).toEqual({ ...defaultLabConfig(), source: good });
   });
 });

@@ -3,11 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
 import type { RunSummary, Scenario, ScenarioResult, Step, StepResult } from '../../src/scenario/index.js';
 import { cellOf, conformanceSummaryMarkdown, implementationsLabel, labCell, type MatrixCell } from '../../src/scenario/summary.js';
 import { expectGolden } from '../support/golden.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MERGE = path.join(ROOT, 'scripts/matrix-summary.mjs');
@@ -128,19 +129,13 @@ describe('conformance --summary (Markdown)', () => {
 });
 
 describe('scripts/matrix-summary.mjs', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-matrix-'));
-  });
-  afterAll(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  const tmp = useTempDir('ocm-lab-matrix-');
 
   it('merges per-cell summaries, including a cell whose `up` failed, into one table sorted by cell (golden)', async () => {
-    await fs.mkdir(path.join(dir, 'cells', 'a'), { recursive: true });
-    await fs.writeFile(path.join(dir, 'cells', 'a', 'summary.md'), conformanceSummaryMarkdown(UPSTREAM, FAILED_RUN));
+    await fs.mkdir(path.join(tmp.path, 'cells', 'a'), { recursive: true });
+    await fs.writeFile(path.join(tmp.path, 'cells', 'a', 'summary.md'), conformanceSummaryMarkdown(UPSTREAM, FAILED_RUN));
     await fs.writeFile(
-      path.join(dir, 'cells', 'local-v1.35.4.md'),
+      path.join(tmp.path, 'cells', 'local-v1.35.4.md'),
       conformanceSummaryMarkdown(cellOf(config({ kubernetesVersion: 'v1.35.4' }), 'local'), PASSED_RUN),
     );
     const failed = await execa('node', [
@@ -155,23 +150,23 @@ describe('scripts/matrix-summary.mjs', () => {
       '--reason',
       "'ocm-lab up' failed; see the job's log",
     ]);
-    await fs.writeFile(path.join(dir, 'cells', 'kind-v1.37.2.md'), failed.stdout);
-    await fs.writeFile(path.join(dir, 'cells', 'notes.txt'), 'not a summary');
+    await fs.writeFile(path.join(tmp.path, 'cells', 'kind-v1.37.2.md'), failed.stdout);
+    await fs.writeFile(path.join(tmp.path, 'cells', 'notes.txt'), 'not a summary');
 
-    const merged = await execa('node', [MERGE, path.join(dir, 'cells')]);
+    const merged = await execa('node', [MERGE, path.join(tmp.path, 'cells')]);
     expect(merged.stderr).toBe('');
     await golden('matrix-summary.md', merged.stdout);
   });
 
   it('exits 1 when no summary is found and 2 on bad usage, saying why', async () => {
-    await fs.mkdir(path.join(dir, 'empty'), { recursive: true });
-    const none = await execa('node', [MERGE, path.join(dir, 'empty')], { reject: false });
+    await fs.mkdir(path.join(tmp.path, 'empty'), { recursive: true });
+    const none = await execa('node', [MERGE, path.join(tmp.path, 'empty')], { reject: false });
     expect(none.exitCode).toBe(1);
     expect(none.stderr).toContain("did 'ocm-lab conformance --summary FILE' run?");
     const bad = await execa('node', [MERGE, '--failed-cell', '--runtime', 'local'], { reject: false });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('--failed-cell needs --kubernetes-version');
-    const missing = await execa('node', [MERGE, path.join(dir, 'nope')], { reject: false });
+    const missing = await execa('node', [MERGE, path.join(tmp.path, 'nope')], { reject: false });
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain('does not exist');
   });

@@ -1,20 +1,16 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CriLogWriter, parseCriRecord, streamContainerLog, type ContainerLogOptions, type FollowControl } from '../../src/nodelet/cri-log.js';
 import { formatRfc3339Nano, formatRfc3339NanoFixed, parseRfc3339Nano } from '../../src/nodelet/cri-time.js';
+import { useTempDir } from '../support/temp-dir.js';
 
-let dir: string;
+const tmp = useTempDir('cri-log-', { each: true });
 let file: string;
 beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'cri-log-'));
-  file = path.join(dir, 'main.log');
-});
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
+  file = path.join(tmp.path, 'main.log');
 });
 
 /** A clock that starts at 2026-01-02T03:04:05.000000001Z and moves one second per call. */
@@ -146,7 +142,7 @@ describe('CriLogWriter', () => {
   });
 
   it('reports a log file it cannot create', async () => {
-    await expect(CriLogWriter.open(path.join(dir, 'missing', 'x.log'))).rejects.toThrow(/could not open container log .*missing\/x\.log: ENOENT/);
+    await expect(CriLogWriter.open(path.join(tmp.path, 'missing', 'x.log'))).rejects.toThrow(/could not open container log .*missing\/x\.log: ENOENT/);
   });
 });
 
@@ -222,7 +218,7 @@ describe('streamContainerLog', () => {
     expect(await read({})).toBe('');
     expect(await read({ follow: true }, { stillRunning: () => false })).toBe('');
     await sample();
-    const previous = path.join(dir, 'main.previous.log');
+    const previous = path.join(tmp.path, 'main.previous.log');
     await fs.rename(file, previous);
     expect(await read({ tailLines: 1 }, {}, previous)).toBe('four');
   });
@@ -285,7 +281,7 @@ describe('streamContainerLog', () => {
     await until(() => text === 'run 1\n');
     await write(sink.stdout, 'last words\n');
     await sink.close();
-    await fs.rename(file, path.join(dir, 'main.previous.log'));
+    await fs.rename(file, path.join(tmp.path, 'main.previous.log'));
     const next = await CriLogWriter.open(file, { clock: steppingClock() });
     await write(next.stdout, 'run 2\n');
     await following;

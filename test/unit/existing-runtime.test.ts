@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultLabConfig } from '../../src/config/index.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { clusterSpecs, parseClusterSpec, resolveContext } from '../../src/runtime/existing/contexts.js';
 import { existingLabConfig } from '../../src/runtime/existing/runtime.js';
 import { whyStillThere } from '../../src/ocm/removal.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 describe('existing runtime: cluster names from contexts', () => {
   it('names a cluster after its context when that is a DNS label, else takes CTX=NAME', () => {
@@ -51,14 +51,13 @@ describe('existing runtime: cluster names from contexts', () => {
 });
 
 describe('existing runtime: reading a context of the user kubeconfig', () => {
-  let dir: string;
+  const tmp = useTempDir('ocm-lab-existing-unit-');
   let file: string;
   beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-existing-unit-'));
-    await fs.writeFile(path.join(dir, 'ca.crt'), 'CA PEM');
-    await fs.writeFile(path.join(dir, 'token'), 'tok-from-file\n');
+    await fs.writeFile(path.join(tmp.path, 'ca.crt'), 'CA PEM');
+    await fs.writeFile(path.join(tmp.path, 'token'), 'tok-from-file\n');
     const b64 = (t: string) => Buffer.from(t).toString('base64');
-    file = path.join(dir, 'config');
+    file = path.join(tmp.path, 'config');
     await fs.writeFile(
       file,
       YAML.stringify({
@@ -83,9 +82,6 @@ describe('existing runtime: reading a context of the user kubeconfig', () => {
       }),
     );
   });
-  afterAll(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
 
   it('reads certificates and tokens, inline or from files relative to the kubeconfig', async () => {
     expect((await resolveContext(file, 'a')).entry).toEqual({ server: 'https://10.0.0.1:6443', caPem: 'CA PEM', clientCertPem: 'CERT', clientKeyPem: 'KEY' });
@@ -96,7 +92,7 @@ describe('existing runtime: reading a context of the user kubeconfig', () => {
     await expect(resolveContext(file, 'nope')).rejects.toThrow(/has no context 'nope'.*|its contexts: a, b, exec, noca/);
     await expect(resolveContext(file, 'exec')).rejects.toThrow(/exec plugin/);
     await expect(resolveContext(file, 'noca')).rejects.toThrow(/names no certificate authority/);
-    await expect(resolveContext(path.join(dir, 'missing'), 'a')).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(resolveContext(path.join(tmp.path, 'missing'), 'a')).rejects.toBeInstanceOf(InvalidInputError);
   });
 });
 
@@ -128,21 +124,19 @@ describe('uninstall: what holds an object that does not go away', () => {
 });
 
 describe('the runtime of a lab that exists comes from its state', () => {
-  let home: string;
-  const previous = process.env.OCM_LAB_HOME;
+  const home = useTempDir('ocm-lab-select-unit-');
   beforeAll(async () => {
-    home = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-select-unit-'));
-    process.env.OCM_LAB_HOME = home;
-    await fs.mkdir(path.join(home, 'mine'), { recursive: true });
-    await fs.writeFile(path.join(home, 'mine', 'state.json'), JSON.stringify({ version: 1, lab: 'mine', runtime: 'existing' }));
+    vi.stubEnv('OCM_LAB_HOME', home.path);
+    // auto for a new lab is $OCM_LAB_RUNTIME, else kind wherever Docker and kind answer: pinned, so the answer is not the machine's.
+    vi.stubEnv('OCM_LAB_RUNTIME', 'local');
+    await fs.mkdir(path.join(home.path, 'mine'), { recursive: true });
+    await fs.writeFile(path.join(home.path, 'mine', 'state.json'), JSON.stringify({ version: 1, lab: 'mine', runtime: 'existing' }));
   });
-  afterAll(async () => {
-    if (previous === undefined) delete process.env.OCM_LAB_HOME;
-    else process.env.OCM_LAB_HOME = previous;
-    await fs.rm(home, { recursive: true, force: true });
+  afterAll(() => {
+    vi.unstubAllEnvs();
   });
 
-  it('auto picks the recorded runtime, and local for a lab that does not exist', async () => {
+  it('auto picks the recorded runtime, and $OCM_LAB_RUNTIME for a lab that does not exist', async () => {
     const { labRuntimeName, selectRuntime } = await import('../../src/runtime/registry.js');
     expect(await labRuntimeName('mine')).toBe('existing');
     expect(await labRuntimeName('other')).toBeNull();

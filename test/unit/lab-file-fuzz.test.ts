@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -30,6 +29,8 @@ import {
   deepCompactSeq,
   deepFlow,
 } from '../support/fuzz/yaml-mutations.js';
+import { MINIMAL_LAB_FILE } from '../support/lab-file.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 // Hostile lab files (docs/reliability.md, "Hostile input: lab files and
 // scenario documents"): valid files mutated at the YAML level and as text or
@@ -45,29 +46,24 @@ const RANDOM_CASES = 2_000;
 const HANG_MS = 5_000;
 
 const EXAMPLES = ['default-lab.yaml', 'three-spokes.yaml', 'upstream-addons.yaml'];
-const MINIMAL =
-  'apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n  - name: vpc-1\n  - name: vpc-2\nclusters:\n  - name: hub\n    vpc: vpc-1\n    hub: true\n  - name: cluster1\n    vpc: vpc-2\n';
-
-let dir: string;
+const tmp = useTempDir('ocm-lab-lab-fuzz-');
 let labPath: string;
 const starts: { name: string; text: string }[] = [];
 
 beforeAll(async () => {
   console.log(`lab-file fuzz seed ${seed}; replay with LAB_FILE_FUZZ_SEED=${seed}`);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-lab-fuzz-'));
-  labPath = path.join(dir, 'lab.yaml');
+  labPath = path.join(tmp.path, 'lab.yaml');
   starts.push({ name: 'renderLabConfig(defaultLabConfig())', text: renderLabConfig(defaultLabConfig()) });
   starts.push({
     name: 'rendered, with network and upstream',
     text: renderLabConfig({ ...defaultLabConfig(), network: { cidr: '10.213.0.0/16' }, addonImplementations: { 'cluster-proxy': 'upstream' } }),
   });
   for (const file of EXAMPLES) starts.push({ name: `examples/${file}`, text: await fs.readFile(path.join('examples', file), 'utf8') });
-  starts.push({ name: 'minimal (test/unit/config.test.ts)', text: MINIMAL });
+  starts.push({ name: 'MINIMAL_LAB_FILE (test/support/lab-file.ts)', text: MINIMAL_LAB_FILE });
 });
 
 afterAll(async () => {
   console.log(tally.render(`lab-file fuzz, seed ${seed}`));
-  await fs.rm(dir, { recursive: true, force: true });
 });
 
 /** What a valid lab must be; an accepted input that breaks one of these is a bug as much as a crash. */

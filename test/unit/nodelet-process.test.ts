@@ -1,24 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { parseCheck } from '../../src/cli/commands/internal/test-workload.js';
 import { ExitCode, LabError } from '../../src/errors.js';
 import { openContainerLog } from '../../src/nodelet/container-log.js';
 import { streamContainerLog } from '../../src/nodelet/cri-log.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { PodTokens } from '../../src/nodelet/tokens.js';
+import { useTempDir } from '../support/temp-dir.js';
 
-let dir: string;
+const tmp = useTempDir('nodelet-proc-', { each: true });
 const children: ChildProcess[] = [];
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-proc-'));
-});
 afterEach(async () => {
   for (const c of children.splice(0)) c.kill('SIGKILL');
-  await fs.rm(dir, { recursive: true, force: true });
 });
 
 describe('container log files', () => {
@@ -30,17 +26,17 @@ describe('container log files', () => {
   };
 
   it('writes stdout and stderr to <container>.log in CRI format and keeps the previous run as <container>.previous.log', async () => {
-    const first = await openContainerLog(dir, 'main');
+    const first = await openContainerLog(tmp.path, 'main');
     first.stdout.write('run one out\n');
     first.stderr.write('run one err\n');
     await first.close?.();
-    expect(await fs.readFile(path.join(dir, 'main.log'), 'utf8')).toMatch(/^\S+Z stdout F run one out\n\S+Z stderr F run one err\n$/);
-    const second = await openContainerLog(dir, 'main');
+    expect(await fs.readFile(path.join(tmp.path, 'main.log'), 'utf8')).toMatch(/^\S+Z stdout F run one out\n\S+Z stderr F run one err\n$/);
+    const second = await openContainerLog(tmp.path, 'main');
     second.stdout.write('run two\n');
     await second.close?.();
-    expect(await read(path.join(dir, 'main.previous.log'))).toBe('run one out\nrun one err\n');
-    expect(await read(path.join(dir, 'main.log'))).toBe('run two\n');
-    expect((await fs.stat(path.join(dir, 'main.log'))).mode & 0o777).toBe(0o600);
+    expect(await read(path.join(tmp.path, 'main.previous.log'))).toBe('run one out\nrun one err\n');
+    expect(await read(path.join(tmp.path, 'main.log'))).toBe('run two\n');
+    expect((await fs.stat(path.join(tmp.path, 'main.log'))).mode & 0o777).toBe(0o600);
   });
 });
 

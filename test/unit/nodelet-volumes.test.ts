@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ContainerStartError } from '../../src/nodelet/errors.js';
 import { materialiseVolumes } from '../../src/nodelet/pod-files.js';
 import { renderVolume, volumeBinds, type VolumeSources } from '../../src/nodelet/volumes.js';
 import type { ConfigMap, NodeFacts, Pod, Secret, Volume } from '../../src/nodelet/types.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const node: NodeFacts = { nodeName: 'n', address: '10.0.0.5', cpuCores: 2, memoryBytes: 2 ** 30 };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -143,13 +143,7 @@ describe('mount paths', () => {
 });
 
 describe('materialised pod directory', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'nodelet-vol-'));
-  });
-  afterEach(async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  });
+  const tmp = useTempDir('nodelet-vol-', { each: true });
 
   it('writes every volume under volumes/<name>: credentials 0600, emptyDir writable by any user', async () => {
     const p = pod(
@@ -161,32 +155,32 @@ describe('materialised pod directory', () => {
         { name: 'work', mountPath: '/work/cache', subPath: 'cache/one' },
       ],
     );
-    await materialiseVolumes(dir, p, sources());
-    const read = (v: string, f: string) => fs.readFile(path.join(dir, 'volumes', v, f), 'utf8');
+    await materialiseVolumes(tmp.path, p, sources());
+    const read = (v: string, f: string) => fs.readFile(path.join(tmp.path, 'volumes', v, f), 'utf8');
     expect(await read('kube-api-access-abcde', 'token')).toBe('token-for-apiserver');
     expect(await read('kube-api-access-abcde', 'namespace')).toBe('team');
     expect(await read('creds', 'pass')).toBe('s3cret');
-    expect((await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o600);
-    expect((await fs.stat(path.join(dir, 'volumes', 'scratch'))).mode & 0o777).toBe(0o777);
-    expect((await fs.stat(path.join(dir, 'volumes', 'work', 'cache', 'one'))).isDirectory()).toBe(true);
-    expect((await fs.stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await fs.stat(path.join(tmp.path, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o600);
+    expect((await fs.stat(path.join(tmp.path, 'volumes', 'scratch'))).mode & 0o777).toBe(0o777);
+    expect((await fs.stat(path.join(tmp.path, 'volumes', 'work', 'cache', 'one'))).isDirectory()).toBe(true);
+    expect((await fs.stat(tmp.path)).mode & 0o777).toBe(0o700);
   });
 
   it('gives credentials to the one user all containers run as, or makes them readable when users differ', async () => {
     const p = pod([{ name: 'creds', secret: { secretName: 'creds' } }], [{ name: 'creds', mountPath: '/etc/creds' }]);
-    await materialiseVolumes(dir, p, sources(), { uid: 10001, gid: 0 });
-    const st = await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'));
+    await materialiseVolumes(tmp.path, p, sources(), { uid: 10001, gid: 0 });
+    const st = await fs.stat(path.join(tmp.path, 'volumes', 'creds', 'pass'));
     expect([st.uid, st.mode & 0o777]).toEqual([10001, 0o600]);
-    await materialiseVolumes(dir, p, sources(), 'shared');
-    expect((await fs.stat(path.join(dir, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o644);
+    await materialiseVolumes(tmp.path, p, sources(), 'shared');
+    expect((await fs.stat(path.join(tmp.path, 'volumes', 'creds', 'pass'))).mode & 0o777).toBe(0o644);
   });
 
   it('removes files that vanished from their source on the next pass', async () => {
     const p = pod([{ name: 'creds', secret: { secretName: 'creds' } }], [{ name: 'creds', mountPath: '/etc/creds' }]);
-    await materialiseVolumes(dir, p, sources());
+    await materialiseVolumes(tmp.path, p, sources());
     const fewer = sources();
     fewer.objects.secret = async (_ns, name) => ({ metadata: { name }, data: { user: b64('admin') } }) as Secret;
-    await materialiseVolumes(dir, p, fewer);
-    expect((await fs.readdir(path.join(dir, 'volumes', 'creds'))).sort()).toEqual(['user']);
+    await materialiseVolumes(tmp.path, p, fewer);
+    expect((await fs.readdir(path.join(tmp.path, 'volumes', 'creds'))).sort()).toEqual(['user']);
   });
 });

@@ -1,10 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   certificateInfo,
   certificateUsages,
@@ -19,6 +18,7 @@ import {
   type KeyPairPem,
 } from '../../src/pki/index.js';
 import { InvalidInputError, NotFoundError } from '../../src/errors.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 interface Side extends KeyPairPem {
   caPem: string;
@@ -45,14 +45,10 @@ async function handshake(server: Side, client: Partial<Side> & { caPem: string }
   }
 }
 
-let tmp: string;
-beforeAll(async () => {
-  tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-pki-'));
-});
-afterAll(async () => fs.rm(tmp, { recursive: true, force: true }));
+const tmp = useTempDir('ocm-lab-pki-');
 
 async function openssl(args: string[], files: Record<string, string>): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const dir = await fs.mkdtemp(path.join(tmp, 'ossl-'));
+  const dir = await fs.mkdtemp(path.join(tmp.path, 'ossl-'));
   for (const [name, pem] of Object.entries(files)) await fs.writeFile(path.join(dir, name), pem);
   const r = await execa('openssl', args, { cwd: dir, reject: false });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
@@ -200,7 +196,7 @@ describe('certificates', () => {
   });
 
   it('loadCA reads a CA back from files, and names a missing file', async () => {
-    const dir = path.join(tmp, 'load');
+    const dir = path.join(tmp.path, 'load');
     await writePublicFile(path.join(dir, 'ca.crt'), ca.certPem);
     await writeSecretFile(path.join(dir, 'ca.key'), ca.keyPem);
     const loaded = await loadCA(path.join(dir, 'ca.crt'), path.join(dir, 'ca.key'));
@@ -215,15 +211,15 @@ describe('certificates', () => {
 
 describe('atomic files', () => {
   it('secret files are 0600 in 0700 parents, public files 0644, no temp files left', async () => {
-    const file = path.join(tmp, 'nested', 'deeper', 'token');
+    const file = path.join(tmp.path, 'nested', 'deeper', 'token');
     await writeSecretFile(file, 'secret');
     await writeSecretFile(file, 'secret2');
     expect(await fs.readFile(file, 'utf8')).toBe('secret2');
     expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
     expect((await fs.stat(path.dirname(file))).mode & 0o777).toBe(0o700);
-    expect((await fs.stat(path.join(tmp, 'nested'))).mode & 0o777).toBe(0o700);
+    expect((await fs.stat(path.join(tmp.path, 'nested'))).mode & 0o777).toBe(0o700);
     expect(await fs.readdir(path.dirname(file))).toEqual(['token']);
-    const pub = path.join(tmp, 'nested', 'ca.crt');
+    const pub = path.join(tmp.path, 'nested', 'ca.crt');
     await writePublicFile(pub, 'cert');
     expect((await fs.stat(pub)).mode & 0o777).toBe(0o644);
     // A secret file that existed with looser permissions is tightened by the rewrite.
@@ -233,7 +229,7 @@ describe('atomic files', () => {
   });
 
   it('a failed write leaves neither a temp file nor a changed target', async () => {
-    const dir = path.join(tmp, 'failing');
+    const dir = path.join(tmp.path, 'failing');
     await fs.mkdir(path.join(dir, 'occupied'), { recursive: true });
     await fs.writeFile(path.join(dir, 'occupied', 'inside'), 'keep');
     // rename() onto a non-empty directory fails after the temp file was written.

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDON_NAMES } from '../../src/config/index.js';
@@ -10,6 +9,7 @@ import { Rng, fuzzSeed } from '../support/fuzz/rng.js';
 import { SCENARIO_MUTATIONS, applyScenario, hostileFrontMatter } from '../support/fuzz/scenario-mutations.js';
 import { BadOutcomes, Tally, type Verdict } from '../support/fuzz/tally.js';
 import { TEXT_MUTATIONS, type Mutant } from '../support/fuzz/text-mutations.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 // Hostile scenario documents (docs/reliability.md, "Hostile input: lab files
 // and scenario documents"): the repository's scenarios/*.md mutated in their
@@ -26,19 +26,17 @@ const RANDOM_CASES = 2_000;
 const HANG_MS = 5_000;
 const FILE = '/docs/fuzzed.md';
 
-let dir: string;
+const tmp = useTempDir('ocm-lab-scenario-fuzz-');
 const starts: { name: string; text: string }[] = [];
 
 beforeAll(async () => {
   console.log(`scenario fuzz seed ${seed}; replay with SCENARIO_FUZZ_SEED=${seed}`);
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-scenario-fuzz-'));
   const names = (await fs.readdir(DEFAULT_SCENARIO_DIR)).filter((f) => f.endsWith('.md') && f.toLowerCase() !== 'readme.md').sort();
   for (const name of names) starts.push({ name, text: await fs.readFile(path.join(DEFAULT_SCENARIO_DIR, name), 'utf8') });
 });
 
 afterAll(async () => {
   console.log(tally.render(`scenario fuzz, seed ${seed}`));
-  await fs.rm(dir, { recursive: true, force: true });
 });
 
 /** What a parsed document must be for the runner; an accepted input that breaks one of these is a bug as much as a crash. */
@@ -102,7 +100,7 @@ type Entry = 'parseScenario' | 'listScenarios';
 /** Feeds one document to one entry point and judges what came out. */
 async function judge(input: string | Buffer, entry: Entry, name = 'fuzzed.md'): Promise<Verdict> {
   const text = typeof input === 'string' ? input : input.toString('utf8');
-  const caseDir = path.join(dir, 'docs');
+  const caseDir = path.join(tmp.path, 'docs');
   const file = entry === 'parseScenario' ? FILE : path.join(caseDir, name);
   if (entry === 'listScenarios') {
     await fs.rm(caseDir, { recursive: true, force: true });

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeFailure, parseScenario, runConformance, runScenario, runScenarios, type ScenarioEnvironment } from '../../src/scenario/index.js';
 import { defaultLabConfig } from '../../src/config/index.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 const F = '```';
 const FRONT = 'title: T\nsummary: S\nrequires:\n  clusters: [hub]\n';
@@ -38,13 +38,7 @@ async function gone(pid: number): Promise<boolean> {
   return false;
 }
 
-let dir: string;
-beforeEach(async () => {
-  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-scn-'));
-});
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
+const tmp = useTempDir('ocm-lab-scn-', { each: true });
 
 describe('running documents', () => {
   it('passes a document whose expectations hold; exported variables reach later sh and js blocks', async () => {
@@ -75,8 +69,8 @@ describe('running documents', () => {
         [
           block('sh', 'echo actual-output'),
           block('expect contains', 'expected-output'),
-          block('sh', `touch ${dir}/should-not-run`),
-          block('sh cleanup', `touch ${dir}/cleaned`),
+          block('sh', `touch ${tmp.path}/should-not-run`),
+          block('sh cleanup', `touch ${tmp.path}/cleaned`),
         ].join('\n'),
       ),
       '/d/bad.md',
@@ -90,8 +84,8 @@ describe('running documents', () => {
       failedExpectation: { kind: 'contains', line: 14 },
     });
     expect(r.steps[0]!.output).toBe('actual-output\n');
-    await expect(fs.access(path.join(dir, 'cleaned'))).resolves.toBeUndefined();
-    await expect(fs.access(path.join(dir, 'should-not-run'))).rejects.toThrow();
+    await expect(fs.access(path.join(tmp.path, 'cleaned'))).resolves.toBeUndefined();
+    await expect(fs.access(path.join(tmp.path, 'should-not-run'))).rejects.toThrow();
     expect(describeFailure(s, r.steps[0]!)).toBe(
       [
         '/d/bad.md:10: step failed: expected the output to contain:',
@@ -117,8 +111,8 @@ describe('running documents', () => {
     const s = parseScenario(
       doc(
         [
-          block('sh', `sleep 300 &\necho $! > ${dir}/leftover.pid`),
-          block('sh timeout=1', `sleep 300 &\necho $! > ${dir}/child.pid\nwait`),
+          block('sh', `sleep 300 &\necho $! > ${tmp.path}/leftover.pid`),
+          block('sh timeout=1', `sleep 300 &\necho $! > ${tmp.path}/child.pid\nwait`),
           block('sh cleanup', 'echo cleanup ran'),
         ].join('\n'),
       ),
@@ -129,7 +123,7 @@ describe('running documents', () => {
     expect(r.steps[1]!.failure).toMatch(/^timed out after 1 s \(its process group was killed\)/);
     expect(r.steps[1]!.exitCode).toBeNull();
     for (const file of ['leftover.pid', 'child.pid']) {
-      const pid = Number((await fs.readFile(path.join(dir, file), 'utf8')).trim());
+      const pid = Number((await fs.readFile(path.join(tmp.path, file), 'utf8')).trim());
       expect(pid).toBeGreaterThan(1);
       expect(await gone(pid), `${file}: pid ${pid} outlived its block`).toBe(true);
     }
@@ -139,19 +133,19 @@ describe('running documents', () => {
     const first = parseScenario(
       doc(
         [
-          block('sh', `echo $$ > ${dir}/block.pid\ntouch ${dir}/started\ntail -f /dev/null`),
+          block('sh', `echo $$ > ${tmp.path}/block.pid\ntouch ${tmp.path}/started\ntail -f /dev/null`),
           block('sh', 'echo never'),
-          block('sh cleanup', `touch ${dir}/cleaned`),
+          block('sh cleanup', `touch ${tmp.path}/cleaned`),
         ].join('\n'),
       ),
       '/d/first.md',
     );
-    const second = parseScenario(doc(block('sh', `touch ${dir}/second-ran`)), '/d/second.md');
+    const second = parseScenario(doc(block('sh', `touch ${tmp.path}/second-ran`)), '/d/second.md');
     const controller = new AbortController();
     const watcher = (async () => {
       for (;;) {
         if (
-          await fs.access(path.join(dir, 'started')).then(
+          await fs.access(path.join(tmp.path, 'started')).then(
             () => true,
             () => false,
           )
@@ -165,9 +159,9 @@ describe('running documents', () => {
     expect(summary.interrupted).toBe(true);
     expect(summary.notRun).toEqual(['second']);
     expect(summary.results[0]!.result.steps.map((s) => s.failure ?? s.status)).toEqual(['interrupted (its process group was killed)', 'not-run', 'passed']);
-    await expect(fs.access(path.join(dir, 'cleaned'))).resolves.toBeUndefined();
-    await expect(fs.access(path.join(dir, 'second-ran'))).rejects.toThrow();
-    expect(await gone(Number(await fs.readFile(path.join(dir, 'block.pid'), 'utf8')))).toBe(true);
+    await expect(fs.access(path.join(tmp.path, 'cleaned'))).resolves.toBeUndefined();
+    await expect(fs.access(path.join(tmp.path, 'second-ran'))).rejects.toThrow();
+    expect(await gone(Number(await fs.readFile(path.join(tmp.path, 'block.pid'), 'utf8')))).toBe(true);
   });
 
   it('maps a js error to the document, and fails a waitFor that never holds', async () => {
@@ -203,28 +197,33 @@ describe('running documents', () => {
   });
 
   it('runConformance: rejects the whole folder when one document is malformed, before running any', async () => {
-    await fs.writeFile(path.join(dir, 'a-good.md'), doc(block('sh', `touch ${dir}/ran`)));
-    await fs.writeFile(path.join(dir, 'b-bad.md'), doc(`${F}sh\necho unclosed\n`));
-    await expect(runConformance(defaultLabConfig(), { dir, environment: env() })).rejects.toThrow(/b-bad\.md:10: code block opened here is never closed/);
-    await expect(fs.access(path.join(dir, 'ran'))).rejects.toThrow();
+    await fs.writeFile(path.join(tmp.path, 'a-good.md'), doc(block('sh', `touch ${tmp.path}/ran`)));
+    await fs.writeFile(path.join(tmp.path, 'b-bad.md'), doc(`${F}sh\necho unclosed\n`));
+    await expect(runConformance(defaultLabConfig(), { dir: tmp.path, environment: env() })).rejects.toThrow(
+      /b-bad\.md:10: code block opened here is never closed/,
+    );
+    await expect(fs.access(path.join(tmp.path, 'ran'))).rejects.toThrow();
   });
 
   it('runConformance: --only, names, requireAll and JUnit', async () => {
-    await fs.writeFile(path.join(dir, 'one.md'), doc(block('sh', 'echo one')));
-    await fs.writeFile(path.join(dir, 'two.md'), doc(block('sh', 'echo two'), `${FRONT}  capabilities: [ocm]\n`));
+    await fs.writeFile(path.join(tmp.path, 'one.md'), doc(block('sh', 'echo one')));
+    await fs.writeFile(path.join(tmp.path, 'two.md'), doc(block('sh', 'echo two'), `${FRONT}  capabilities: [ocm]\n`));
     const config = defaultLabConfig();
-    const junit = path.join(dir, 'out', 'junit.xml');
-    const all = await runConformance(config, { dir, environment: env(), junitFile: junit });
+    const junit = path.join(tmp.path, 'out', 'junit.xml');
+    const all = await runConformance(config, { dir: tmp.path, environment: env(), junitFile: junit });
     expect([all.passed, all.skipped]).toEqual([1, 1]);
     expect(await fs.readFile(junit, 'utf8')).toContain('<testsuite name="two" tests="1" failures="0" errors="0" skipped="1"');
-    expect((await runConformance(config, { dir, environment: env(), only: '^on' })).results.map((r) => r.scenario.name)).toEqual(['one']);
-    await expect(runConformance(config, { dir, environment: env(), only: '(' })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(runConformance(config, { dir, environment: env(), only: 'zzz' })).rejects.toMatchObject({ exitCode: 5, message: "no scenario matches 'zzz'" });
-    await expect(runConformance(config, { dir, environment: env(), names: ['three'] })).rejects.toMatchObject({
+    expect((await runConformance(config, { dir: tmp.path, environment: env(), only: '^on' })).results.map((r) => r.scenario.name)).toEqual(['one']);
+    await expect(runConformance(config, { dir: tmp.path, environment: env(), only: '(' })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(runConformance(config, { dir: tmp.path, environment: env(), only: 'zzz' })).rejects.toMatchObject({
+      exitCode: 5,
+      message: "no scenario matches 'zzz'",
+    });
+    await expect(runConformance(config, { dir: tmp.path, environment: env(), names: ['three'] })).rejects.toMatchObject({
       exitCode: 5,
       hint: 'known scenarios: one, two',
     });
-    await expect(runConformance(config, { dir, environment: env(), names: ['one', 'two'], requireAll: true })).rejects.toMatchObject({
+    await expect(runConformance(config, { dir: tmp.path, environment: env(), names: ['one', 'two'], requireAll: true })).rejects.toMatchObject({
       exitCode: 3,
       message: "lab 'unit' cannot run two (the lab lacks capability ocm)",
     });

@@ -16,7 +16,7 @@ import { productionModules, type ProductionModule } from './production-modules.j
  * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`), OCM's five
  * upstream images at the lab's OCM version and, for addons the lab runs from
  * upstream's build, upstream's addon images; all built here FROM the lab's
- * Debian base so nothing is pulled: OCM's and the addons' from the provisioned
+ * Debian base (where images come from, per runtime: src/image.ts): OCM's and the addons' from the provisioned
  * binaries, ours with the repository's Dockerfile over this package's dist/ and
  * production node_modules, on a base that holds this machine's node.
  */
