@@ -7,7 +7,16 @@ import { SourcePositions } from './positions.js';
 import { describeProblem, describeValue, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
 import { crossFieldProblems } from './rules.js';
 import { labFileSchema, type LabFile } from './schema.js';
-import { DEFAULT_ADDONS, KIND, API_VERSION, SUPPORTED_KUBERNETES_VERSIONS, SUPPORTED_OCM_VERSIONS, type AddonName, type LabConfig } from './types.js';
+import {
+  DEFAULT_ADDONS,
+  KIND,
+  API_VERSION,
+  SUPPORTED_KUBERNETES_VERSIONS,
+  SUPPORTED_OCM_VERSIONS,
+  type AddonName,
+  type LabConfig,
+  type RuntimeSection,
+} from './types.js';
 
 /** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
 export const MAX_LAB_FILE_CHARS = 32_768;
@@ -19,6 +28,7 @@ const TYPE_WORDS: Record<string, string> = {
   boolean: 'true or false',
   array: "a list ('- item' lines or [a, b])",
   object: "a mapping ('field: value' lines indented under it)",
+  record: "a mapping ('field: value' lines indented under it)",
   number: 'a number',
 };
 
@@ -111,7 +121,13 @@ function normalise(file: LabFile, source: string | null): LabConfig {
       (file.addons ?? []).flatMap((a) => (typeof a === 'object' && a.implementation === 'upstream' ? [[a.name, a.implementation]] : [])),
     ),
     source,
+    ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
   };
+}
+
+function runtimeSection(section: NonNullable<LabFile['runtime']>): RuntimeSection {
+  const { name, ...options } = section;
+  return { ...(name === undefined ? {} : { name }), options: options as Record<string, Record<string, unknown>> };
 }
 
 /**

@@ -13,5 +13,6 @@ export function renderLabConfig(config: LabConfig): string {
     vpcs: config.vpcs.map((v) => ({ name: v.name })),
     clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
     addons: config.addons.map((name) => (config.addonImplementations[name] === 'upstream' ? { name, implementation: 'upstream' } : name)),
+    ...(config.runtime ? { runtime: { ...(config.runtime.name === undefined ? {} : { name: config.runtime.name }), ...config.runtime.options } } : {}),
   });
 }

@@ -66,6 +66,11 @@ export const labFileSchema = z.strictObject({
   vpcs: z.array(z.strictObject({ name: dnsLabel(MAX_NAME) })).min(1, { error: 'must list at least one VPC' }),
   clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
   addons: z.array(addonSchema).optional(),
+  // Runtime names and their options belong to the runtimes (src/runtime/registry.ts), which check them when `up` makes one.
+  runtime: z
+    .object({ name: dnsLabel(MAX_NAME).optional() })
+    .catchall(z.record(z.string(), z.unknown()))
+    .optional(),
 });
 
 export type LabFile = z.infer<typeof labFileSchema>;

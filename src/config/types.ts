@@ -20,6 +20,16 @@ export interface VpcConfig {
   name: string;
 }
 
+/**
+ * The lab file's `runtime:` section: which runtime (`name`, as `--runtime`; flags override) and each
+ * runtime's own options under its name (e.g. `existing: {kubeconfig, hubContext, spokeContexts}`),
+ * which that runtime validates when it is made.
+ */
+export interface RuntimeSection {
+  name?: string;
+  options: Record<string, Record<string, unknown>>;
+}
+
 export interface LabConfig {
   name: string;
   kubernetesVersion: string;
@@ -32,6 +42,8 @@ export interface LabConfig {
   addonImplementations: Partial<Record<AddonName, AddonImplementation>>;
   /** Absolute path of the lab file, or null for the built-in default lab. */
   source: string | null;
+  /** The lab file's `runtime:` section, when it has one. */
+  runtime?: RuntimeSection;
 }
 
 export const API_VERSION = 'ocm-lab/v1alpha1';

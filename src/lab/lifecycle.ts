@@ -101,7 +101,11 @@ function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
 /** Brings a lab up (or repairs it) through the chosen runtime, showing each step. */
 export async function upLab(config: LabConfig, options: UpOptions & LifecycleOptions = {}): Promise<UpResult> {
   const started = Date.now();
-  const runtime = await selectRuntime(options.runtime, { labName: config.name, options: options.runtimeOptions });
+  const runtime = await selectRuntime(options.runtime ?? config.runtime?.name, {
+    labName: config.name,
+    options: options.runtimeOptions,
+    fileOptions: config.runtime?.options,
+  });
   const { steps, install, rollback, release } = labSteps(runtime, config, options);
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);

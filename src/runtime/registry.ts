@@ -73,7 +73,10 @@ export async function runtimeDefinition(name: RuntimeName): Promise<RuntimeDefin
 
 /** The runtime `name`, made with its options (each runtime checks its own). */
 export async function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {
-  return (await definitionLoader(name, '--runtime')()).create(selection.options ?? {});
+  const unknown = Object.keys(selection.fileOptions ?? {}).filter((n) => !(n in RUNTIMES));
+  if (unknown.length)
+    throw new InvalidInputError(`runtime.${unknown[0]} of the lab file names no runtime; runtime options go under one of: ${Object.keys(RUNTIMES).join(', ')}`);
+  return (await definitionLoader(name, '--runtime')()).create({ ...(selection.fileOptions?.[name] ?? {}), ...(selection.options ?? {}) });
 }
 
 export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {

@@ -198,8 +198,10 @@ export interface Runtime<Ctx = unknown, R = unknown> {
 export interface RuntimeSelection {
   /** The lab the command is about: `auto` takes the runtime it was brought up with. */
   labName?: string;
-  /** The runtime's own options, which it validates (e.g. existing: `kubeconfig`, `hubContext`, `spokeContexts`). */
+  /** The runtime's own options from flags, which it validates (e.g. existing: `kubeconfig`, `hubContext`, `spokeContexts`). */
   options?: Record<string, unknown>;
+  /** The lab file's `runtime.<name>` sections: the chosen runtime's is the base its flag options override. */
+  fileOptions?: Record<string, Record<string, unknown>>;
 }
 
 /** What a runtime's folder registers: its name, whether `auto` may pick it, and how to make one. */

@@ -2,9 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultLabConfig, readLabState, type LabConfig } from '../../src/config/index.js';
+import { defaultLabConfig, parseLabConfig, readLabState, renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { lockLab } from '../../src/runtime/lab-lock.js';
+import { runtimeNamed } from '../../src/runtime/registry.js';
 import { labDir } from '../../src/paths.js';
 
 /**
@@ -108,5 +109,51 @@ describe('runtime base: lab lock and recorded runtime', () => {
       config: config('old'),
       runtimeState: { network, networkResources: [] },
     });
+  });
+});
+
+describe("runtime options: the lab file's runtime: section, flags over it, each runtime checking its own", () => {
+  const file = (runtime: string) =>
+    [
+      'apiVersion: ocm-lab/v1alpha1',
+      'kind: Lab',
+      'name: rt',
+      'vpcs: [{name: vpc-1}, {name: vpc-2}]',
+      'clusters: [{name: hub, vpc: vpc-1, hub: true}, {name: c1, vpc: vpc-2}]',
+      runtime,
+    ].join('\n');
+
+  it('parses runtime.name and the options under each runtime, and renders them back', () => {
+    const config = parseLabConfig(file('runtime:\n  name: existing\n  existing:\n    kubeconfig: /k\n    hubContext: hub\n'), 'lab.yaml');
+    expect(config.runtime).toEqual({ name: 'existing', options: { existing: { kubeconfig: '/k', hubContext: 'hub' } } });
+    expect(parseLabConfig(renderLabConfig(config), 'lab.yaml')).toEqual(config);
+  });
+
+  it('refuses a runtime section that is not a mapping of options, with the file line', () => {
+    expect(() => parseLabConfig(file('runtime:\n  kind: 3\n'), 'lab.yaml')).toThrow(/lab\.yaml:7: runtime\.kind = 3: must be a mapping/);
+  });
+
+  it('each runtime refuses options it does not take (exit 2, naming the option); flags override the file', async () => {
+    await expect(runtimeNamed('local', { fileOptions: { local: { cidr: 'x' } } })).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'runtime.local.cidr is not an option of the local runtime; it takes none',
+    });
+    await expect(runtimeNamed('kind', { fileOptions: { kind: { nodeImage: 5 } } })).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'runtime.kind.nodeImage must be a non-empty string, not 5',
+    });
+    await expect(runtimeNamed('local', { fileOptions: { k3d: {} } })).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('runtime.k3d') });
+    await expect(runtimeNamed('existing', { fileOptions: { existing: { kubeconfig: '/k' } } })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('needs --kubeconfig FILE and --hub-context CTX'),
+    });
+    // The file's kubeconfig and hub, the flags' spokes: together they make a whole input.
+    const existing = await runtimeNamed('existing', {
+      fileOptions: { existing: { kubeconfig: '~/lab.kubeconfig', hubContext: 'hub', spokeContexts: ['old'] } },
+      options: { spokeContexts: ['c1'] },
+    });
+    const base = parseLabConfig(file(''), 'lab.yaml');
+    expect(existing.resolveConfig!(base, null).clusters.map((c) => c.name)).toEqual(['hub', 'c1']);
+    expect((existing.initialState(base) as { kubeconfig: string }).kubeconfig).toBe(path.join(os.homedir(), 'lab.kubeconfig'));
   });
 });

@@ -30,9 +30,10 @@ type UpFlags = {
 };
 
 /** The runtime options `up` takes as flags (existing: the kubeconfig and contexts); the runtime checks them. */
-function runtimeOptionsOf(argv: UpFlags): Record<string, unknown> | undefined {
+function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, unknown> | undefined {
+  if (argv['node-image'] !== undefined && choice !== 'kind' && choice !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
   const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
-  if (argv.runtime !== 'existing') {
+  if (choice !== 'existing') {
     if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
     return undefined;
   }
@@ -75,25 +76,26 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
-    if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto')
-      throw new InvalidInputError('--node-image is for --runtime kind');
+    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
+    // --runtime wins; else the lab file's runtime.name; else auto.
+    const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
+    const runtimeOptions = runtimeOptionsOf(argv, choice);
     if (argv['dry-run']) {
-      const runtimeOptions = runtimeOptionsOf(argv);
-      const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
       const { dryRun, text } = await planLab(
-        argv.runtime,
+        choice,
         config,
         { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
-        runtimeOptions ? { options: runtimeOptions } : {},
+        { ...(runtimeOptions ? { options: runtimeOptions } : {}), ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
       );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
       return;
     }
-    const runtimeOptions = runtimeOptionsOf(argv);
-    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
-    const resolved = await resolveRuntime(argv.runtime, config.name);
-    if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
+    const resolved = await resolveRuntime(choice, config.name);
+    if (argv.runtime === 'auto' && argv.output !== 'json') {
+      const reason = choice === 'auto' ? resolved.reason : 'runtime.name of the lab file';
+      process.stderr.write(`runtime: ${resolved.name} (${reason})\n`);
+    }
     const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
       ...(runtimeOptions ? { runtimeOptions } : {}),

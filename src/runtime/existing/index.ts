@@ -1,14 +1,10 @@
+import os from 'node:os';
+import path from 'node:path';
 import { InvalidInputError } from '../../errors.js';
+import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
 import { ExistingRuntime } from './runtime.js';
-
-function stringOption(options: Record<string, unknown>, key: string): string | undefined {
-  const value = options[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !value) throw new InvalidInputError(`runtime option existing.${key} must be a non-empty string`);
-  return value;
-}
 
 /**
  * The existing runtime's options (the lab file's `runtime.existing`, or the
@@ -16,14 +12,14 @@ function stringOption(options: Record<string, unknown>, key: string): string | u
  * spokes. None: the lab reuses what it recorded.
  */
 export function existingInput(options: Record<string, unknown>): ExistingClustersInput | undefined {
-  const unknown = Object.keys(options).filter((k) => !['kubeconfig', 'hubContext', 'spokeContexts'].includes(k));
-  if (unknown.length)
-    throw new InvalidInputError(`unknown runtime option existing.${unknown[0]}; the existing runtime takes kubeconfig, hubContext and spokeContexts`);
-  const kubeconfig = stringOption(options, 'kubeconfig');
-  const hubContext = stringOption(options, 'hubContext');
+  refuseUnknownOptions('existing', options, ['kubeconfig', 'hubContext', 'spokeContexts']);
+  const given = stringOption('existing', options, 'kubeconfig');
+  // `~/…` as a shell would expand it: the lab file is not read by a shell.
+  const kubeconfig = given?.startsWith('~/') ? path.join(os.homedir(), given.slice(2)) : given;
+  const hubContext = stringOption('existing', options, 'hubContext');
   const spokes = options.spokeContexts ?? [];
   if (!Array.isArray(spokes) || spokes.some((s) => typeof s !== 'string' || !s))
-    throw new InvalidInputError('runtime option existing.spokeContexts must be a list of context names');
+    throw new InvalidInputError(`runtime.existing.spokeContexts must be a list of context names, not ${JSON.stringify(spokes)}`);
   if (kubeconfig === undefined && hubContext === undefined && spokes.length === 0) return undefined;
   if (!kubeconfig || !hubContext) {
     throw new InvalidInputError('--runtime existing needs --kubeconfig FILE and --hub-context CTX (and a --spoke-context CTX per spoke)', {

@@ -108,6 +108,9 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
   readonly name = 'kind';
   readonly keepsClusters = false;
 
+  /** `nodeImage`: the lab file's runtime.kind.nodeImage (`up --node-image` overrides it). */
+  constructor(private readonly nodeImage?: string) {}
+
   async available(): Promise<{ available: boolean; reason: string | null }> {
     const engine = await dockerEngine();
     if (!engine.available) return { available: false, reason: engine.reason };
@@ -151,7 +154,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
         run: async (c, progress) => {
           c.config = c.run.config;
           c.collaborators = await loadCollaborators();
-          const nodeImage = c.options.nodeImage ?? (await c.collaborators.ensureNodeImage(c.config.kubernetesVersion, progress));
+          const nodeImage = c.options.nodeImage ?? this.nodeImage ?? (await c.collaborators.ensureNodeImage(c.config.kubernetesVersion, progress));
           const images = [...(await c.collaborators.ensureLabImages(c.config, progress)), ...(c.options.extraImages ?? [])];
           c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage, images, templates: await readKindTemplates() });
           c.run.state.runtimeState = { nodeImage, images: c.plan.images };
@@ -294,7 +297,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
 
   /** A TCP connect from inside the cluster's node container (its pods share the node's routes and networks). */
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
-    const plan = await kindPlanFor(config, { nodeImage: options.nodeImage });
+    const plan = await kindPlanFor(config, { nodeImage: options.nodeImage ?? this.nodeImage });
     return {
       runtime: 'kind',
       steps: options.action === 'up' ? runtimeUp(this, config, {}).steps.map((s) => s.title) : [],
