@@ -133,7 +133,7 @@ export function openUpstream(u: UpstreamRequest): http.ClientRequest {
 }
 
 /** Response headers passed back to the client (hop-by-hop ones dropped). */
-export function responseHeaders(res: http.IncomingMessage): Record<string, string | string[]> {
+function responseHeaders(res: http.IncomingMessage): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
@@ -143,14 +143,14 @@ export function responseHeaders(res: http.IncomingMessage): Record<string, strin
 }
 
 /** Writes a 101 (or any) response head onto a raw socket, from the upstream's raw header list. */
-export function rawResponseHead(statusCode: number, statusMessage: string, rawHeaders: string[]): string {
+function rawResponseHead(statusCode: number, statusMessage: string, rawHeaders: string[]): string {
   let head = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   return `${head}\r\n`;
 }
 
 /** Joins two upgraded connections; either side closing closes both. */
-export function splice(a: Duplex, b: Duplex): void {
+function splice(a: Duplex, b: Duplex): void {
   a.pipe(b);
   b.pipe(a);
   const close = () => {

@@ -49,7 +49,7 @@ export function runPortForwardSession(
 }
 
 /** One port-forward connection: pairs its streams by request ID and copies each pair to a connection into the pod. */
-export class PortForwardSession {
+class PortForwardSession {
   private readonly pairs = new Map<string, StreamPair>();
   private readonly sockets = new Set<net.Socket>();
   private readonly where: string;
