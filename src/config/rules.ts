@@ -28,6 +28,16 @@ function coreCount(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
 
+/** The index of each name's first entry (entries without a string name are left out). */
+function firstIndexByName(list: { entry: Entry; index: number }[]): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const { entry, index } of list) {
+    const name = str(entry.name);
+    if (name !== undefined && !first.has(name)) first.set(name, index);
+  }
+  return first;
+}
+
 /**
  * Rules that span fields: unique names, clusters in declared VPCs, exactly one
  * hub, no empty VPC, reserved names, size limits, addons listed once.
@@ -35,64 +45,87 @@ function coreCount(): number {
  * skipped here and reported by the schema) so all problems come out together.
  */
 export function crossFieldProblems(root: Entry): Problem[] {
-  const problems: Problem[] = [];
   const vpcs = entries(root, 'vpcs');
   const clusters = entries(root, 'clusters');
+  const firstVpc = firstIndexByName(vpcs);
+  const firstCluster = firstIndexByName(clusters);
+  return [
+    ...duplicateVpcNames(vpcs, firstVpc),
+    ...clusters.flatMap((c) => [...clusterNameProblems(c, firstCluster), ...unknownVpc(root, c, firstVpc)]),
+    ...hubCount(clusters),
+    ...emptyVpcs(vpcs, clusters, firstVpc),
+    ...sizeLimits(root),
+    ...addonProblems(root),
+  ];
+}
 
-  const firstVpc = new Map<string, number>();
+function duplicateVpcNames(vpcs: { entry: Entry; index: number }[], firstVpc: Map<string, number>): Problem[] {
+  const problems: Problem[] = [];
   for (const { entry, index } of vpcs) {
     const name = str(entry.name);
     if (name === undefined) continue;
-    const first = firstVpc.get(name);
-    if (first === undefined) firstVpc.set(name, index);
-    else problems.push({ path: ['vpcs', index, 'name'], value: name, message: `duplicate VPC name (also vpcs[${first}]); give each VPC its own name` });
+    const first = firstVpc.get(name)!;
+    if (first !== index)
+      problems.push({ path: ['vpcs', index, 'name'], value: name, message: `duplicate VPC name (also vpcs[${first}]); give each VPC its own name` });
   }
+  return problems;
+}
+
+/** A cluster's name: unique, and not a name every cluster already has a namespace of. */
+function clusterNameProblems({ entry, index }: { entry: Entry; index: number }, firstCluster: Map<string, number>): Problem[] {
+  const problems: Problem[] = [];
+  const name = str(entry.name);
+  if (name === undefined) return problems;
+  const first = firstCluster.get(name)!;
+  if (first !== index)
+    problems.push({
+      path: ['clusters', index, 'name'],
+      value: name,
+      message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name`,
+    });
+  if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
+    problems.push({
+      path: ['clusters', index, 'name'],
+      value: name,
+      message: `is reserved: cluster names become kubeconfig contexts and hub namespaces, and ${RESERVED_CLUSTER_NAMES.join(', ')} and ${RESERVED_CLUSTER_PREFIX}* are namespaces every cluster has; choose another name`,
+    });
+  }
+  return problems;
+}
+
+/** A cluster's VPC is one listed under vpcs (when vpcs is a list at all). */
+function unknownVpc(root: Entry, { entry, index }: { entry: Entry; index: number }, firstVpc: Map<string, number>): Problem[] {
+  const vpc = str(entry.vpc);
+  if (vpc === undefined || !Array.isArray(root.vpcs) || firstVpc.has(vpc)) return [];
   const vpcNames = [...firstVpc.keys()];
+  return [
+    {
+      path: ['clusters', index, 'vpc'],
+      value: vpc,
+      message: vpcNames.length ? `unknown VPC; use one of the VPCs listed under vpcs: ${vpcNames.join(', ')}` : 'unknown VPC; list it under vpcs',
+    },
+  ];
+}
 
-  const firstCluster = new Map<string, number>();
-  for (const { entry, index } of clusters) {
-    const name = str(entry.name);
-    if (name !== undefined) {
-      const first = firstCluster.get(name);
-      if (first === undefined) firstCluster.set(name, index);
-      else
-        problems.push({
-          path: ['clusters', index, 'name'],
-          value: name,
-          message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name`,
-        });
-      if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
-        problems.push({
-          path: ['clusters', index, 'name'],
-          value: name,
-          message: `is reserved: cluster names become kubeconfig contexts and hub namespaces, and ${RESERVED_CLUSTER_NAMES.join(', ')} and ${RESERVED_CLUSTER_PREFIX}* are namespaces every cluster has; choose another name`,
-        });
-      }
-    }
-    const vpc = str(entry.vpc);
-    if (vpc !== undefined && Array.isArray(root.vpcs) && !firstVpc.has(vpc)) {
-      problems.push({
-        path: ['clusters', index, 'vpc'],
-        value: vpc,
-        message: vpcNames.length ? `unknown VPC; use one of the VPCs listed under vpcs: ${vpcNames.join(', ')}` : 'unknown VPC; list it under vpcs',
-      });
-    }
-  }
+/** Exactly one hub (when there are clusters at all). */
+function hubCount(clusters: { entry: Entry; index: number }[]): Problem[] {
+  if (clusters.length === 0) return [];
+  const hubs = clusters.filter(({ entry }) => entry.hub === true);
+  if (hubs.length === 0) return [{ path: ['clusters'], message: 'no cluster is the hub; add hub: true to exactly one cluster' }];
+  if (hubs.length === 1) return [];
+  const names = hubs.map(({ entry, index }) => str(entry.name) ?? `clusters[${index}]`);
+  return [
+    {
+      path: ['clusters', hubs[1]!.index, 'hub'],
+      value: true,
+      message: `${hubs.length} clusters are marked hub (${names.join(', ')}); exactly one may be: remove hub: true from all but one`,
+    },
+  ];
+}
 
-  if (clusters.length > 0) {
-    const hubs = clusters.filter(({ entry }) => entry.hub === true);
-    if (hubs.length === 0) {
-      problems.push({ path: ['clusters'], message: 'no cluster is the hub; add hub: true to exactly one cluster' });
-    } else if (hubs.length > 1) {
-      const names = hubs.map(({ entry, index }) => str(entry.name) ?? `clusters[${index}]`);
-      problems.push({
-        path: ['clusters', hubs[1]!.index, 'hub'],
-        value: true,
-        message: `${hubs.length} clusters are marked hub (${names.join(', ')}); exactly one may be: remove hub: true from all but one`,
-      });
-    }
-  }
-
+/** Every VPC (its first entry, when named twice) holds a cluster. */
+function emptyVpcs(vpcs: { entry: Entry; index: number }[], clusters: { entry: Entry; index: number }[], firstVpc: Map<string, number>): Problem[] {
+  const problems: Problem[] = [];
   for (const { entry, index } of vpcs) {
     const name = str(entry.name);
     if (name === undefined || firstVpc.get(name) !== index) continue;
@@ -100,7 +133,11 @@ export function crossFieldProblems(root: Entry): Problem[] {
       problems.push({ path: ['vpcs', index, 'name'], value: name, message: `VPC has no cluster (a typo?); remove it or set vpc: ${name} on a cluster` });
     }
   }
+  return problems;
+}
 
+function sizeLimits(root: Entry): Problem[] {
+  const problems: Problem[] = [];
   const cores = coreCount();
   if (Array.isArray(root.clusters) && root.clusters.length > MAX_CLUSTERS) {
     problems.push({
@@ -114,39 +151,48 @@ export function crossFieldProblems(root: Entry): Problem[] {
       message: `${root.vpcs.length} VPCs are more than the ${MAX_VPCS} a lab may have (this machine has ${cores} CPU cores); remove ${root.vpcs.length - MAX_VPCS} or put more clusters in one VPC`,
     });
   }
-
-  if (Array.isArray(root.addons)) {
-    // An entry is a name or {name, implementation}; the schema reports other shapes.
-    const nameOf = (entry: unknown): string | undefined =>
-      typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? str((entry as Entry).name) : undefined;
-    const names = root.addons.map(nameOf);
-    const seen = new Map<string, number>();
-    root.addons.forEach((entry: unknown, index) => {
-      const addon = names[index];
-      if (addon === undefined) return;
-      const at = typeof entry === 'string' ? ['addons', index] : ['addons', index, 'name'];
-      const first = seen.get(addon);
-      if (first === undefined) seen.set(addon, index);
-      else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
-      // Only known addons have requirements: a lookup by any name would find Object's own properties ('constructor').
-      const required = (ADDON_NAMES as readonly string[]).includes(addon) ? (ADDON_REQUIRES[addon as AddonName] ?? []) : [];
-      const missing = required.filter((n) => !names.includes(n));
-      if (first === undefined && missing.length) {
-        problems.push({
-          path: at,
-          value: addon,
-          message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
-        });
-      }
-      const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
-      if (implementation === 'upstream' && !UPSTREAM_ADDONS.includes(addon as AddonName)) {
-        problems.push({
-          path: ['addons', index, 'implementation'],
-          value: implementation,
-          message: `${addon} runs only ocm-lab's implementation; upstream's can stand in for ${UPSTREAM_ADDONS.join(' and ')} only`,
-        });
-      }
-    });
-  }
   return problems;
+}
+
+/** Addons: each listed once, with the addons it needs, and upstream's implementation only where there is one. */
+function addonProblems(root: Entry): Problem[] {
+  if (!Array.isArray(root.addons)) return [];
+  const problems: Problem[] = [];
+  // An entry is a name or {name, implementation}; the schema reports other shapes.
+  const nameOf = (entry: unknown): string | undefined =>
+    typeof entry === 'string' ? entry : entry !== null && typeof entry === 'object' ? str((entry as Entry).name) : undefined;
+  const names = root.addons.map(nameOf);
+  const seen = new Map<string, number>();
+  root.addons.forEach((entry: unknown, index) => {
+    const addon = names[index];
+    if (addon === undefined) return;
+    const at = typeof entry === 'string' ? ['addons', index] : ['addons', index, 'name'];
+    const first = seen.get(addon);
+    if (first === undefined) seen.set(addon, index);
+    else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
+    if (first === undefined) problems.push(...missingRequirements(addon, names, at));
+    const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
+    if (implementation === 'upstream' && !UPSTREAM_ADDONS.includes(addon as AddonName)) {
+      problems.push({
+        path: ['addons', index, 'implementation'],
+        value: implementation,
+        message: `${addon} runs only ocm-lab's implementation; upstream's can stand in for ${UPSTREAM_ADDONS.join(' and ')} only`,
+      });
+    }
+  });
+  return problems;
+}
+
+function missingRequirements(addon: string, names: (string | undefined)[], at: (string | number)[]): Problem[] {
+  // Only known addons have requirements: a lookup by any name would find Object's own properties ('constructor').
+  const required = (ADDON_NAMES as readonly string[]).includes(addon) ? (ADDON_REQUIRES[addon as AddonName] ?? []) : [];
+  const missing = required.filter((n) => !names.includes(n));
+  if (!missing.length) return [];
+  return [
+    {
+      path: at,
+      value: addon,
+      message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
+    },
+  ];
 }

@@ -95,6 +95,24 @@ function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cl
 /** Registers the node, then runs every pod bound to it until stopped. */
 export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`));
+  const parts = await buildParts(o, log);
+  return startPods(o, parts, log);
+}
+
+/** What the pods of a node run on: API clients, the registered node, its pod network and the context pod workers share. */
+interface NodeletParts {
+  client: KubeClient;
+  scheduler: KubeClient;
+  proxyClient: KubeClient | undefined;
+  agent: NodeAgent;
+  podNetwork: PodNetwork | undefined;
+  serviceProxy: ServiceProxy | undefined;
+  images: ImageCatalog;
+  ctx: NodeletContext;
+}
+
+/** Builds the parts; the node is registered and its lease, status and Service rules are running when it returns. */
+async function buildParts(o: NodeletOptions, log: (line: string) => void): Promise<NodeletParts> {
   const client = await KubeClient.fromKubeconfig(o.kubeconfig);
   const scheduler = await KubeClient.fromKubeconfig(o.schedulerKubeconfig);
   const node = { nodeName: o.nodeName, address: o.address, cpuCores: os.cpus().length, memoryBytes: os.totalmem() };
@@ -106,47 +124,8 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
     binaries: o.imageBinaries ?? {},
     cli: cliImage(o.cliMain, o.nodeBinary ?? process.execPath),
   });
-
-  const agent = new NodeAgent({
-    client,
-    node,
-    version: o.version,
-    kubeletPort: o.kubeletPort ?? 0,
-    leaseDurationSeconds: 40,
-    renewIntervalMs: 10_000,
-    statusIntervalMs: 60_000,
-    log,
-  });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await agent.register();
-      break;
-    } catch (err) {
-      if (attempt >= 30) throw err;
-      log(`registering node ${o.nodeName}: ${(err as Error).message}; retrying`);
-      await sleep(Math.min(500 * attempt, 5_000));
-    }
-  }
-  agent.start();
-
-  const podNetwork = o.podNetwork
-    ? new PodNetwork({
-        labName: o.podNetwork.labName,
-        clusterName: o.clusterName,
-        vpcNetns: o.podNetwork.vpcNetns,
-        podCidr: o.podNetwork.podCidr,
-        nodeIP: o.address,
-        log,
-      })
-    : undefined;
-  const apiServer = new URL(client.endpoint.server);
-  let serviceProxy: ServiceProxy | undefined;
-  let proxyClient: KubeClient | undefined;
-  if (podNetwork && o.proxyKubeconfig) {
-    proxyClient = await KubeClient.fromKubeconfig(o.proxyKubeconfig);
-    serviceProxy = new ServiceProxy({ client: proxyClient, sink: podNetwork, log, apiServer: { ip: apiServer.hostname, port: Number(apiServer.port || 443) } });
-    serviceProxy.start();
-  }
+  const agent = await registerNode(o, client, node, log);
+  const { podNetwork, serviceProxy, proxyClient } = await startPodNetwork(o, client, log);
   const vpcNetns = o.podNetwork?.vpcNetns;
 
   const ctx: NodeletContext = {
@@ -168,6 +147,68 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
     resyncMs: o.resyncMs ?? 60_000,
     log,
   };
+  return { client, scheduler, proxyClient, agent, podNetwork, serviceProxy, images, ctx };
+}
+
+/** Registers the Node (retrying while the API server comes up), then starts its lease and status loops. */
+async function registerNode(o: NodeletOptions, client: KubeClient, node: NodeletContext['node'], log: (line: string) => void): Promise<NodeAgent> {
+  const agent = new NodeAgent({
+    client,
+    node,
+    version: o.version,
+    kubeletPort: o.kubeletPort ?? 0,
+    leaseDurationSeconds: 40,
+    renewIntervalMs: 10_000,
+    statusIntervalMs: 60_000,
+    log,
+  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await agent.register();
+      break;
+    } catch (err) {
+      if (attempt >= 30) throw err;
+      log(`registering node ${o.nodeName}: ${(err as Error).message}; retrying`);
+      await sleep(Math.min(500 * attempt, 5_000));
+    }
+  }
+  agent.start();
+  return agent;
+}
+
+/** The pods' own network (with podNetwork) and the ClusterIP rules of Services (with a kube-proxy identity too). */
+async function startPodNetwork(
+  o: NodeletOptions,
+  client: KubeClient,
+  log: (line: string) => void,
+): Promise<{ podNetwork: PodNetwork | undefined; serviceProxy: ServiceProxy | undefined; proxyClient: KubeClient | undefined }> {
+  const podNetwork = o.podNetwork
+    ? new PodNetwork({
+        labName: o.podNetwork.labName,
+        clusterName: o.clusterName,
+        vpcNetns: o.podNetwork.vpcNetns,
+        podCidr: o.podNetwork.podCidr,
+        nodeIP: o.address,
+        log,
+      })
+    : undefined;
+  const apiServer = new URL(client.endpoint.server);
+  let serviceProxy: ServiceProxy | undefined;
+  let proxyClient: KubeClient | undefined;
+  if (podNetwork && o.proxyKubeconfig) {
+    proxyClient = await KubeClient.fromKubeconfig(o.proxyKubeconfig);
+    serviceProxy = new ServiceProxy({ client: proxyClient, sink: podNetwork, log, apiServer: { ip: apiServer.hostname, port: Number(apiServer.port || 443) } });
+    serviceProxy.start();
+  }
+  return { podNetwork, serviceProxy, proxyClient };
+}
+
+/**
+ * Starts the pod loops: a worker per pod bound here (orphans of pods gone while no nodelet
+ * ran are removed once the reflector has synced), the binder, and the kubelet API.
+ */
+async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: string) => void): Promise<RunningNodelet> {
+  const { client, scheduler, proxyClient, agent, podNetwork, serviceProxy, images, ctx } = parts;
   const workers = new Map<string, PodWorker>();
   const removing = new Set<Promise<void>>();
   const remove = (uid: string) => {
@@ -192,7 +233,7 @@ export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
         w.update(pod);
       },
       remove: (pod: Pod) => remove(pod.metadata.uid ?? ''),
-      synced: () => void removeOrphans(podsDir, runc, podNetwork, new Set(workers.values()), log),
+      synced: () => void removeOrphans(ctx.podsDir, ctx.runc, podNetwork, new Set(workers.values()), log),
     },
     log,
   );

@@ -1,25 +1,27 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+/** The tunnel server's agent side: agents' Connect streams, the dials sent to them, and the listeners of both sides. */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { PacketType, UNRECOGNIZED, randomDialID, type DataPacket, type CloseResponsePacket } from './packet.js';
+import { PacketType, UNRECOGNIZED, type DataPacket, type CloseResponsePacket } from './packet.js';
 import {
   Header,
-  MAX_MESSAGE_BYTES,
-  MAX_DATA_CHUNK,
   agentServiceDefinition,
   proxyServiceDefinition,
   firstMetadataValue,
   type MalformedPacket,
-  type Outgoing,
   type TunnelServerStream,
   type WirePacket,
 } from './wire.js';
 import { parseAgentIdentifiers, type AgentIdentifiers } from './identifiers.js';
 import { chooseAgent, type Strategy } from './strategy.js';
 import { Metrics } from './metrics.js';
-import { DEFAULT_TLS_PROFILE, nodeTlsOptions, type NodeTlsOptions, type TlsProfile } from './tls-profile.js';
+import { DEFAULT_TLS_PROFILE, nodeTlsOptions, type TlsProfile } from './tls-profile.js';
+import { Backend, closeWithStatus, type DialBroker, type Frontend } from './backend.js';
+import { GrpcFrontend } from './frontend-grpc.js';
+import { serveHttpConnect } from './frontend-http.js';
+import { bindGrpc, grpcServerOptions } from './grpc-tuning.js';
 
 export const NO_AGENT_AVAILABLE = 'No agent available';
 
@@ -67,52 +69,6 @@ export interface ProxyServer {
   close(): Promise<void>;
 }
 
-/** One client connection: a gRPC Proxy stream or an HTTP CONNECT socket. */
-interface Frontend {
-  readonly mode: 'grpc' | 'http-connect';
-  dialSucceeded(pkt: WirePacket & { type: 1 }): void;
-  dialFailed(reason: string, random: bigint): void;
-  /** Returns false when the client reads slower than data arrives. */
-  deliver(pkt: WirePacket & DataPacket): boolean;
-  /** Called once after deliver() returned false, when the client has caught up. */
-  onceWritable(fn: () => void): void;
-  remoteClosed(pkt: (WirePacket & CloseResponsePacket) | undefined, connectID: bigint, reason?: string): void;
-  pauseSource(): void;
-  resumeSource(): void;
-}
-
-class Backend {
-  readonly conns = new Map<bigint, Frontend>();
-  readonly pending = new Set<bigint>();
-  draining = false;
-  warnedUnrecognized = false;
-  private readonly waitingForDrain = new Set<() => void>();
-  /** Frontends whose slowness paused this whole stream (only with peers lacking FLOW). */
-  blockedBy = 0;
-
-  constructor(
-    readonly agentID: string,
-    readonly identifiers: AgentIdentifiers,
-    readonly call: TunnelServerStream,
-    readonly flowControl: boolean,
-  ) {
-    call.on('drain', () => {
-      const fns = [...this.waitingForDrain];
-      this.waitingForDrain.clear();
-      for (const fn of fns) fn();
-    });
-  }
-
-  send(p: Outgoing): boolean {
-    if (this.call.destroyed || this.call.writableEnded) return true;
-    return this.call.write(p);
-  }
-
-  onceDrained(fn: () => void): void {
-    this.waitingForDrain.add(fn);
-  }
-}
-
 interface PendingDial {
   frontend: Frontend;
   backend: Backend;
@@ -123,7 +79,7 @@ interface PendingDial {
 
 const METRIC_PREFIX = 'konnectivity_network_proxy_server';
 
-export class TunnelProxyServer implements ProxyServer {
+export class TunnelProxyServer implements ProxyServer, DialBroker {
   readonly serverID: string;
   readonly ports: ProxyServer['ports'] = { agent: 0 };
   readonly metrics = new Metrics(METRIC_PREFIX);
@@ -132,11 +88,11 @@ export class TunnelProxyServer implements ProxyServer {
   private readonly strategies: Strategy[];
   private readonly serverCount: number;
   private readonly dialTimeoutMs: number;
-  private readonly log: (line: string) => void;
+  readonly log: (line: string) => void;
   private agentServer?: grpc.Server;
   private frontendServer?: grpc.Server;
   private readonly httpServers: http.Server[] = [];
-  private readonly openSockets = new Set<net.Socket>();
+  readonly openSockets = new Set<net.Socket>();
   private closed = false;
 
   constructor(private readonly opts: ProxyServerOptions) {
@@ -157,13 +113,7 @@ export class TunnelProxyServer implements ProxyServer {
 
   async start(): Promise<void> {
     const o = this.opts;
-    const grpcOptions: grpc.ServerOptions = {
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-      'grpc.keepalive_time_ms': 30_000,
-      'grpc.keepalive_timeout_ms': 20_000,
-      'grpc-node.flow_control_window': 4 * 1024 * 1024,
-    } as grpc.ServerOptions;
+    const grpcOptions = grpcServerOptions();
     this.agentServer = new grpc.Server(grpcOptions);
     this.agentServer.addService(agentServiceDefinition, { Connect: (call: TunnelServerStream) => this.onAgentConnect(call) });
     const tlsOptions = nodeTlsOptions(o.tlsProfile ?? DEFAULT_TLS_PROFILE);
@@ -173,7 +123,7 @@ export class TunnelProxyServer implements ProxyServer {
     if (mode === 'grpc' || mode === 'both') {
       if (!o.frontend) throw new Error('proxy server: mode grpc needs frontend listen address and TLS');
       this.frontendServer = new grpc.Server(grpcOptions);
-      this.frontendServer.addService(proxyServiceDefinition, { Proxy: (call: TunnelServerStream) => this.onFrontendStream(call) });
+      this.frontendServer.addService(proxyServiceDefinition, { Proxy: (call: TunnelServerStream) => new GrpcFrontend(call, this) });
       this.ports.frontend = await bindGrpc(this.frontendServer, o.frontend, o.frontend.tls, tlsOptions);
     }
     if (mode === 'http-connect' || mode === 'both') {
@@ -187,7 +137,7 @@ export class TunnelProxyServer implements ProxyServer {
         rejectUnauthorized: true,
         ...tlsOptions,
       });
-      server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => this.onHttpConnect(req, socket, head));
+      server.on('connect', (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => serveHttpConnect(this, req, socket, head));
       server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
         res.writeHead(405, { 'content-type': 'text/plain' }).end('this proxy only supports CONNECT\n');
       });
@@ -418,7 +368,7 @@ export class TunnelProxyServer implements ProxyServer {
   }
 
   /** Sends a DIAL_REQ to a chosen agent, or returns an error message. */
-  private startDial(frontend: Frontend, address: string, random: bigint, raw: Buffer | undefined): Backend | string {
+  startDial(frontend: Frontend, address: string, random: bigint, raw: Buffer | undefined): Backend | string {
     this.metrics.add('dial_total');
     const backend = chooseAgent([...this.backends], address, this.strategies);
     if (!backend) {
@@ -441,7 +391,7 @@ export class TunnelProxyServer implements ProxyServer {
   }
 
   /** The client went away or cancelled: tell the agent to drop whatever it holds for it. */
-  private abandon(backend: Backend | undefined, random: bigint | undefined, connectID: bigint | undefined): void {
+  abandon(backend: Backend | undefined, random: bigint | undefined, connectID: bigint | undefined): void {
     if (!backend) return;
     if (random !== undefined && this.removePending(random)) {
       this.metrics.add('dial_failure_count', 1, { reason: 'frontend_close' });
@@ -452,227 +402,6 @@ export class TunnelProxyServer implements ProxyServer {
       this.metrics.add('established_connections', -1);
       backend.send({ type: PacketType.CLOSE_REQ, connectID });
     }
-  }
-
-  // ------------------------------------------------------------------ gRPC frontend
-
-  private onFrontendStream(call: TunnelServerStream): void {
-    this.metrics.add('grpc_connections', 1, { service_method: 'Proxy' });
-    let state: 'idle' | 'dialing' | 'established' | 'closing' | 'closed' = 'idle';
-    let backend: Backend | undefined;
-    let random: bigint | undefined;
-    let connectID: bigint | undefined;
-    let closeTimer: NodeJS.Timeout | undefined;
-    const drainWaiters: (() => void)[] = [];
-    call.on('drain', () => drainWaiters.splice(0).forEach((fn) => fn()));
-
-    const finish = (): void => {
-      if (state === 'closed') return;
-      state = 'closed';
-      if (closeTimer) clearTimeout(closeTimer);
-      if (!call.writableEnded && !call.destroyed) call.end();
-    };
-    const frontend: Frontend = {
-      mode: 'grpc',
-      dialSucceeded: (pkt) => {
-        if (state !== 'dialing') return;
-        state = 'established';
-        connectID = pkt.connectID;
-        call.write(pkt.raw);
-      },
-      dialFailed: (reason, r) => {
-        if (state !== 'dialing') return;
-        call.write({ type: PacketType.DIAL_RSP, random: r, connectID: 0n, error: reason });
-        finish();
-      },
-      deliver: (pkt) => (state === 'closed' ? true : call.write(pkt.raw)),
-      onceWritable: (fn) => {
-        if (call.writableNeedDrain) drainWaiters.push(fn);
-        else fn();
-      },
-      remoteClosed: (pkt, id, reason) => {
-        if (state === 'closed') return;
-        call.write(pkt?.raw ?? { type: PacketType.CLOSE_RSP, connectID: id, error: reason ?? '' });
-        finish();
-      },
-      pauseSource: () => call.pause(),
-      resumeSource: () => call.resume(),
-    };
-
-    let warnedUnrecognized = false;
-    call.on('data', (pkt: WirePacket | MalformedPacket) => {
-      if (state === 'closed') return;
-      switch (pkt.type) {
-        case 'malformed':
-          this.log(`frontend stream sent a malformed packet; closing it: ${pkt.reason}`);
-          closeWithStatus(call, grpc.status.INVALID_ARGUMENT, pkt.reason);
-          return;
-        case UNRECOGNIZED:
-          if (!warnedUnrecognized) {
-            warnedUnrecognized = true;
-            this.log(`frontend stream sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per stream)`);
-          }
-          return;
-        case PacketType.DIAL_REQ: {
-          if (state !== 'idle') return;
-          state = 'dialing';
-          random = pkt.random;
-          const chosen = this.startDial(frontend, pkt.address, pkt.random, pkt.raw);
-          if (typeof chosen === 'string') {
-            call.write({ type: PacketType.DIAL_RSP, random: pkt.random, connectID: 0n, error: chosen });
-            finish();
-            return;
-          }
-          backend = chosen;
-          return;
-        }
-        case PacketType.DATA: {
-          if (state !== 'established' || !backend) {
-            if (state === 'closing') return;
-            call.write({ type: PacketType.CLOSE_RSP, connectID: pkt.connectID, error: 'backend not initialized' });
-            return;
-          }
-          if (pkt.connectID !== connectID) return;
-          if (!backend.send(pkt.raw)) {
-            call.pause();
-            backend.onceDrained(() => call.resume());
-          }
-          return;
-        }
-        case PacketType.CLOSE_REQ: {
-          if (state !== 'established' || !backend || pkt.connectID !== connectID) {
-            call.write({ type: PacketType.CLOSE_RSP, connectID: pkt.connectID, error: 'backend uninitialized' });
-            return;
-          }
-          state = 'closing';
-          backend.send(pkt.raw);
-          // The agent answers with CLOSE_RSP, forwarded by onAgentPacket; answer ourselves if it never does.
-          const b = backend;
-          const id = connectID;
-          closeTimer = setTimeout(() => {
-            if (b.conns.get(id) === frontend) {
-              b.conns.delete(id);
-              this.metrics.add('established_connections', -1);
-            }
-            call.write({ type: PacketType.CLOSE_RSP, connectID: id, error: 'agent did not confirm the close' });
-            finish();
-          }, 10_000);
-          frontend.remoteClosed = (p, cid, reason) => {
-            if (state === 'closed') return;
-            call.write(p?.raw ?? { type: PacketType.CLOSE_RSP, connectID: cid, error: reason ?? '' });
-            finish();
-          };
-          return;
-        }
-        case PacketType.DIAL_CLS: {
-          // Only its own dial: another stream's pending dial is not this client's to cancel.
-          if (state !== 'dialing' || pkt.random !== random) return;
-          this.abandon(backend, random, undefined);
-          finish();
-          return;
-        }
-        default:
-          return;
-      }
-    });
-
-    let cleaned = false;
-    const cleanup = (): void => {
-      if (cleaned) return;
-      cleaned = true;
-      this.metrics.add('grpc_connections', -1, { service_method: 'Proxy' });
-      if (state === 'dialing') this.abandon(backend, random, undefined);
-      else if (state === 'established' || state === 'closing') this.abandon(backend, undefined, connectID);
-      finish();
-    };
-    call.on('end', cleanup);
-    call.on('error', cleanup);
-    call.on('cancelled', cleanup);
-    call.on('close', cleanup);
-  }
-
-  // ------------------------------------------------------------------ HTTP CONNECT frontend
-
-  private onHttpConnect(req: http.IncomingMessage, socket: net.Socket, head: Buffer): void {
-    const address = req.url ?? '';
-    this.openSockets.add(socket);
-    this.metrics.add('http_connections', 1);
-    socket.setNoDelay(true);
-    const random = randomDialID(randomBytes(8));
-    let state: 'dialing' | 'established' | 'closed' = 'dialing';
-    let backend: Backend | undefined;
-    let connectID: bigint | undefined;
-    const writableWaiters: (() => void)[] = [];
-    socket.on('drain', () => writableWaiters.splice(0).forEach((fn) => fn()));
-
-    const fail = (status: number, text: string, message: string): void => {
-      if (state === 'closed') return;
-      state = 'closed';
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${message}\n`);
-    };
-    const frontend: Frontend = {
-      mode: 'http-connect',
-      dialSucceeded: (pkt) => {
-        if (state !== 'dialing') return;
-        state = 'established';
-        connectID = pkt.connectID;
-        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        if (head.length) sendClientBytes(head);
-        socket.resume();
-      },
-      dialFailed: (reason) => fail(502, 'Bad Gateway', `tunnel dial to ${address} failed: ${reason}`),
-      deliver: (pkt) => (state === 'established' ? socket.write(pkt.data) : true),
-      onceWritable: (fn) => {
-        if (socket.writableNeedDrain) writableWaiters.push(fn);
-        else fn();
-      },
-      remoteClosed: () => {
-        if (state === 'closed') return;
-        state = 'closed';
-        socket.end();
-      },
-      pauseSource: () => socket.pause(),
-      resumeSource: () => socket.resume(),
-    };
-    const sendClientBytes = (chunk: Buffer): void => {
-      if (!backend || connectID === undefined) return;
-      for (let off = 0; off < chunk.length; off += MAX_DATA_CHUNK) {
-        const ok = backend.send({ type: PacketType.DATA, connectID, error: '', data: chunk.subarray(off, off + MAX_DATA_CHUNK) });
-        if (!ok) {
-          socket.pause();
-          backend.onceDrained(() => socket.resume());
-        }
-      }
-    };
-
-    socket.pause();
-    socket.on('data', (chunk: Buffer) => {
-      if (state === 'established') sendClientBytes(chunk);
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      this.openSockets.delete(socket);
-      this.metrics.add('http_connections', -1);
-      if (state === 'dialing') this.abandon(backend, random, undefined);
-      else if (state === 'established') this.abandon(backend, undefined, connectID);
-      state = 'closed';
-    });
-    socket.on('end', () => {
-      if (state === 'established') this.abandon(backend, undefined, connectID);
-      state = 'closed';
-      socket.end();
-    });
-
-    if (!/^[^\s/]+:\d+$/.test(address)) {
-      fail(400, 'Bad Request', `CONNECT target ${JSON.stringify(address)} is not host:port`);
-      return;
-    }
-    const chosen = this.startDial(frontend, address, random, undefined);
-    if (typeof chosen === 'string') {
-      fail(503, 'Service Unavailable', `currently no tunnels available: ${chosen}`);
-      return;
-    }
-    backend = chosen;
   }
 
   // ------------------------------------------------------------------ health and metrics
@@ -694,79 +423,6 @@ export class TunnelProxyServer implements ProxyServer {
     this.httpServers.push(server);
     return server;
   }
-}
-
-/** Ends a server stream with a gRPC status (grpc-js turns an emitted error into the status it sends). */
-function closeWithStatus(call: TunnelServerStream, code: grpc.status, details: string): void {
-  if (call.destroyed) return;
-  call.emit('error', Object.assign(new Error(details), { code, details }));
-}
-
-/** HTTP/2 flow-control window we grant peers, per stream and per connection. */
-const WINDOW_BYTES = 4 * 1024 * 1024;
-
-/**
- * grpc-js applies 'grpc-node.flow_control_window' only to clients; its servers
- * keep HTTP/2's 64 KiB default, which caps upload throughput on every hop. We
- * widen it through grpc-js internals when they look as expected, and otherwise
- * leave the default (slower, still correct).
- */
-function widenStreamWindows(server: grpc.Server): void {
-  const internals = server as unknown as { commonServerOptions?: { settings?: Record<string, unknown> } };
-  if (internals.commonServerOptions && typeof internals.commonServerOptions === 'object') {
-    internals.commonServerOptions.settings = { ...(internals.commonServerOptions.settings ?? {}), initialWindowSize: WINDOW_BYTES };
-  }
-}
-
-/** The connection-level window is per session; sessions appear once the port is bound. */
-function widenConnectionWindows(server: grpc.Server): void {
-  type Session = { setLocalWindowSize?(n: number): void };
-  const internals = server as unknown as { http2Servers?: Map<{ on(ev: 'session', fn: (s: Session) => void): void }, unknown> };
-  if (!(internals.http2Servers instanceof Map)) return;
-  for (const h2 of internals.http2Servers.keys()) {
-    h2.on('session', (session) => {
-      try {
-        session.setLocalWindowSize?.(WINDOW_BYTES);
-      } catch {
-        // session already closing
-      }
-    });
-  }
-}
-
-/**
- * mTLS server credentials with a TLS profile: grpc-js's createSsl takes no version or
- * cipher options, but its credentials are only the options handed to
- * http2.createSecureServer, which this subclass supplies itself.
- */
-class ProfiledServerCredentials extends grpc.ServerCredentials {
-  constructor(t: ServerTLS, tlsOptions: NodeTlsOptions) {
-    super(
-      { requestCert: true, rejectUnauthorized: true },
-      { ca: Buffer.from(t.clientCaPem), cert: Buffer.from(t.certPem), key: Buffer.from(t.keyPem), ...tlsOptions },
-    );
-  }
-
-  _equals(other: grpc.ServerCredentials): boolean {
-    return other === this;
-  }
-}
-
-function bindGrpc(server: grpc.Server, addr: ListenAddress, t: ServerTLS, tlsOptions: NodeTlsOptions): Promise<number> {
-  widenStreamWindows(server);
-  const creds = new ProfiledServerCredentials(t, tlsOptions);
-  const host = addr.host ?? '127.0.0.1';
-  const target = host.includes(':') ? `[${host}]:${addr.port}` : `${host}:${addr.port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(target, creds, (err, port) => {
-      if (err) {
-        reject(new Error(`cannot listen on ${target}: ${err.message}`));
-        return;
-      }
-      widenConnectionWindows(server);
-      resolve(port);
-    });
-  });
 }
 
 function listenHttp(server: http.Server | https.Server, addr: ListenAddress): Promise<number> {

@@ -1,10 +1,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import type { TunnelClient } from '../../tunnel/index.js';
+import { TunnelDialError, type TunnelClient } from '../../tunnel/index.js';
 import type { GatewayTarget } from './gateway-object.js';
-import { impersonationHeaders, isIdentityHeader, type CallerIdentity, type RequestHeaderNames } from './identity.js';
+import type { GatewayStore } from './gateway-store.js';
+import { distinctHeaders, impersonationHeaders, isIdentityHeader, type CallerIdentity, type RequestHeaderNames } from './identity.js';
+import { notFound, sendStatus, socketStatus } from './responses.js';
 import { forwardedQuery } from './routing.js';
+import type { TunnelSource } from './tunnel-source.js';
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the gateway sets itself. */
 const HOP_BY_HOP = new Set([
@@ -130,7 +133,7 @@ export function openUpstream(u: UpstreamRequest): http.ClientRequest {
 }
 
 /** Response headers passed back to the client (hop-by-hop ones dropped). */
-export function responseHeaders(res: http.IncomingMessage): Record<string, string | string[]> {
+function responseHeaders(res: http.IncomingMessage): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined || HOP_BY_HOP.has(name)) continue;
@@ -140,14 +143,14 @@ export function responseHeaders(res: http.IncomingMessage): Record<string, strin
 }
 
 /** Writes a 101 (or any) response head onto a raw socket, from the upstream's raw header list. */
-export function rawResponseHead(statusCode: number, statusMessage: string, rawHeaders: string[]): string {
+function rawResponseHead(statusCode: number, statusMessage: string, rawHeaders: string[]): string {
   let head = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   return `${head}\r\n`;
 }
 
 /** Joins two upgraded connections; either side closing closes both. */
-export function splice(a: Duplex, b: Duplex): void {
+function splice(a: Duplex, b: Duplex): void {
   a.pipe(b);
   b.pipe(a);
   const close = () => {
@@ -158,4 +161,113 @@ export function splice(a: Duplex, b: Duplex): void {
   b.on('error', close);
   a.on('close', close);
   b.on('close', close);
+}
+
+function tunnelTrouble(err: Error): boolean {
+  return err instanceof TunnelDialError ? /proxy stream failed|closed the stream/.test(err.reason) : /tunnel to .* broke/.test(err.message);
+}
+
+export interface GatewayProxyParts {
+  store: GatewayStore;
+  agents: UpstreamAgents;
+  /** Dropped when a request finds the tunnel broken. */
+  tunnel: Pick<TunnelSource, 'invalidate'>;
+  /** Pass the caller's hub identity to the cluster as Impersonate-* headers. */
+  identityPenetration: boolean;
+  /** The front proxy's header names, as last loaded. */
+  headerNames: () => RequestHeaderNames;
+}
+
+/** The `proxy` subresource: plain and upgrade requests passed to the cluster behind a ClusterGateway. */
+export class GatewayProxy {
+  constructor(private readonly p: GatewayProxyParts) {}
+
+  /**
+   * The request to the cluster behind ClusterGateway `name`, with its credential and the
+   * caller's identity as configured; or why there is none, as a Status to send.
+   */
+  private async upstreamFor(
+    req: http.IncomingMessage,
+    name: string,
+    path: string,
+    rawQuery: string,
+    identity: CallerIdentity,
+    upgrade: boolean,
+  ): Promise<{ target: GatewayTarget; upstream: ReturnType<typeof openUpstream> } | [number, string, string]> {
+    const entry = this.p.store.get(name);
+    if (!entry) return [404, 'NotFound', notFound(name)[2]];
+    const target = entry.target;
+    let agent;
+    try {
+      agent = await this.p.agents.agentFor(target);
+    } catch (err) {
+      return [503, 'ServiceUnavailable', `cannot reach cluster ${name} through cluster-proxy: ${(err as Error).message}`];
+    }
+    const headers = outgoingHeaders(
+      distinctHeaders(req as http.IncomingMessage & { headersDistinct?: Record<string, string[]> }),
+      target,
+      identity,
+      { identityPenetration: this.p.identityPenetration, headerNames: this.p.headerNames() },
+      upgrade,
+    );
+    return { target, upstream: openUpstream({ target, method: req.method ?? 'GET', path: upstreamPath(target, path, rawQuery), headers, agent }) };
+  }
+
+  async plain(req: http.IncomingMessage, res: http.ServerResponse, name: string, path: string, rawQuery: string, identity: CallerIdentity): Promise<void> {
+    const opened = await this.upstreamFor(req, name, path, rawQuery, identity, false);
+    if (Array.isArray(opened)) return opened[0] === 404 ? sendStatus(res, ...notFound(name)) : sendStatus(res, ...opened);
+    const { target, upstream } = opened;
+    upstream.on('response', (up) => {
+      res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up));
+      // A stream (watch, logs -f) has no length: its headers go out now, not with a first event
+      // that may be minutes away. A sized answer goes out in one write with its body.
+      if (up.headers['content-length'] === undefined) res.flushHeaders();
+      up.pipe(res);
+      up.on('error', () => res.destroy());
+    });
+    upstream.on('error', (err) => {
+      if (tunnelTrouble(err)) this.p.tunnel.invalidate();
+      if (!res.headersSent) sendStatus(res, 502, 'ServiceUnavailable', `the request to cluster ${name} (${target.endpointType}) failed: ${err.message}`);
+      else res.destroy();
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.pipe(upstream);
+  }
+
+  async upgrade(
+    req: http.IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    name: string,
+    path: string,
+    rawQuery: string,
+    identity: CallerIdentity,
+  ): Promise<void> {
+    const opened = await this.upstreamFor(req, name, path, rawQuery, identity, true);
+    if (Array.isArray(opened)) return socketStatus(socket, ...opened);
+    const { upstream } = opened;
+    upstream.on('upgrade', (up, upSocket, upHead) => {
+      socket.write(rawResponseHead(up.statusCode ?? 101, up.statusMessage ?? 'Switching Protocols', up.rawHeaders));
+      if (upHead.length) socket.write(upHead);
+      if (head.length) upSocket.write(head);
+      splice(socket, upSocket);
+    });
+    upstream.on('response', (up) => {
+      // The cluster refused the upgrade: pass its answer on, then close (the body is sent decoded).
+      const pairs: string[] = [];
+      for (let i = 0; i + 1 < up.rawHeaders.length; i += 2) {
+        if (!/^(connection|transfer-encoding|keep-alive)$/i.test(up.rawHeaders[i]!)) pairs.push(up.rawHeaders[i]!, up.rawHeaders[i + 1]!);
+      }
+      socket.write(rawResponseHead(up.statusCode ?? 502, up.statusMessage ?? '', [...pairs, 'connection', 'close']));
+      up.pipe(socket);
+    });
+    upstream.on('error', (err) => {
+      if (tunnelTrouble(err)) this.p.tunnel.invalidate();
+      socketStatus(socket, 502, 'ServiceUnavailable', `the upgrade request to cluster ${name} failed: ${err.message}`);
+    });
+    socket.on('error', () => upstream.destroy());
+    upstream.end();
+  }
 }

@@ -53,6 +53,55 @@ async function review(client: KubeClient, token: string): Promise<Review> {
   return { username: r.status.user.username, groups: r.status.user.groups ?? [] };
 }
 
+/** The caller's token reviewed on the hub, when the agent has a hub kubeconfig. */
+async function hubReview(opts: ServiceProxyOptions, token: string): Promise<Review> {
+  if (!opts.hubKubeconfig) return null;
+  let hub: KubeClient;
+  try {
+    hub = await KubeClient.fromKubeconfig(opts.hubKubeconfig);
+  } catch (err) {
+    throw new Refusal(
+      503,
+      `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR`,
+    );
+  }
+  try {
+    return await review(hub, token);
+  } finally {
+    hub.close();
+  }
+}
+
+/** The API-server hop's Authorization and impersonation headers, by the caller's token. */
+async function authenticateCaller(opts: ServiceProxyOptions, managed: KubeClient, headers: http.OutgoingHttpHeaders): Promise<string> {
+  const token = bearerToken(headers.authorization as string | undefined);
+  if (!token) throw new Refusal(401, 'no bearer token: send Authorization: Bearer <token> (a token of the hub or of this cluster)');
+  const onCluster = await review(managed, token).catch((err: Error) => {
+    throw new Refusal(503, `TokenReview on the managed cluster failed: ${err.message}`);
+  });
+  const onHub = onCluster
+    ? null
+    : await hubReview(opts, token).catch((err: Error) => {
+        if (err instanceof Refusal) throw err;
+        throw new Refusal(503, `TokenReview on the hub failed: ${err.message}`);
+      });
+  const decision = decideAuthentication(onCluster, onHub);
+  if (decision.action === 'reject') throw new Refusal(401, `authentication failed: ${decision.reason}`);
+  if (decision.action === 'pass') return 'cluster token';
+  for (const name of Object.keys(headers)) if (isImpersonationHeader(name)) delete headers[name];
+  headers['impersonate-user'] = decision.user;
+  if (decision.groups.length) headers['impersonate-group'] = decision.groups;
+  const own = (await fs.readFile(opts.cluster.tokenFile, 'utf8')).trim();
+  headers.authorization = `Bearer ${own}`;
+  return `hub user ${decision.user}`;
+}
+
+function refusal(err: unknown): Refusal {
+  if (err instanceof Refusal) return err;
+  if (err instanceof UserRequestError) return new Refusal(400, err.message);
+  return new Refusal(500, (err as Error).message);
+}
+
 /**
  * cluster-proxy's service proxy, in the proxy-agent pod: requests arrive from the user server
  * through the tunnel with the target in the `Cluster-Proxy-*` headers and go on to
@@ -67,54 +116,12 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
   const serviceCas = [opts.cluster.caPem, ...(opts.serviceCaPems ?? [])];
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
-  const hubReview = async (token: string): Promise<Review> => {
-    if (!opts.hubKubeconfig) return null;
-    let hub: KubeClient;
-    try {
-      hub = await KubeClient.fromKubeconfig(opts.hubKubeconfig);
-    } catch (err) {
-      throw new Refusal(
-        503,
-        `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR`,
-      );
-    }
-    try {
-      return await review(hub, token);
-    } finally {
-      hub.close();
-    }
-  };
-
-  /** The API-server hop's Authorization and impersonation headers, by the caller's token. */
-  const authenticate = async (headers: http.OutgoingHttpHeaders): Promise<string> => {
-    const token = bearerToken(headers.authorization as string | undefined);
-    if (!token) throw new Refusal(401, 'no bearer token: send Authorization: Bearer <token> (a token of the hub or of this cluster)');
-    const onCluster = await review(managed, token).catch((err: Error) => {
-      throw new Refusal(503, `TokenReview on the managed cluster failed: ${err.message}`);
-    });
-    const onHub = onCluster
-      ? null
-      : await hubReview(token).catch((err: Error) => {
-          if (err instanceof Refusal) throw err;
-          throw new Refusal(503, `TokenReview on the hub failed: ${err.message}`);
-        });
-    const decision = decideAuthentication(onCluster, onHub);
-    if (decision.action === 'reject') throw new Refusal(401, `authentication failed: ${decision.reason}`);
-    if (decision.action === 'pass') return 'cluster token';
-    for (const name of Object.keys(headers)) if (isImpersonationHeader(name)) delete headers[name];
-    headers['impersonate-user'] = decision.user;
-    if (decision.groups.length) headers['impersonate-group'] = decision.groups;
-    const own = (await fs.readFile(opts.cluster.tokenFile, 'utf8')).trim();
-    headers.authorization = `Bearer ${own}`;
-    return `hub user ${decision.user}`;
-  };
-
   const route = async (req: http.IncomingMessage): Promise<{ hop: HopTarget; what: string }> => {
     const target = targetFromHeaders(req.headers);
     const headers = endToEndHeaders(req.headers);
     const path = req.url ?? '/';
     if (target.kind === 'kube-apiserver') {
-      const who = opts.impersonation ? await authenticate(headers) : 'not authenticated here';
+      const who = opts.impersonation ? await authenticateCaller(opts, managed, headers) : 'not authenticated here';
       const hop: HopTarget = {
         protocol: 'https:',
         host: apiserver.hostname.replace(/^\[|\]$/g, ''),
@@ -138,11 +145,6 @@ export async function startServiceProxy(opts: ServiceProxyOptions): Promise<Serv
       ...(https_ ? { tls: { ca: serviceCas } } : {}),
     };
     return { hop, what: target.url };
-  };
-  const refusal = (err: unknown): Refusal => {
-    if (err instanceof Refusal) return err;
-    if (err instanceof UserRequestError) return new Refusal(400, err.message);
-    return new Refusal(500, (err as Error).message);
   };
 
   const server = https.createServer({ cert: opts.serving.certPem, key: opts.serving.keyPem, ...nodeTlsOptions(opts.tlsProfile) }, (req, res) => {

@@ -45,16 +45,98 @@ export function runPortForwardSession(
   backend: KubeletBackend,
   opts: { streamCreationTimeoutMs: number; log: (line: string) => void },
 ): Promise<void> {
-  const { log } = opts;
-  const pairs = new Map<string, StreamPair>();
-  const sockets = new Set<net.Socket>();
-  const where = `port-forward ${target.ns}/${target.pod}`;
+  return new PortForwardSession(session, target, backend, opts).run();
+}
 
-  const printError = (pair: StreamPair, message: string): void => {
+/** One port-forward connection: pairs its streams by request ID and copies each pair to a connection into the pod. */
+class PortForwardSession {
+  private readonly pairs = new Map<string, StreamPair>();
+  private readonly sockets = new Set<net.Socket>();
+  private readonly where: string;
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly session: SpdySession,
+    private readonly target: PortForwardTarget,
+    private readonly backend: KubeletBackend,
+    private readonly opts: { streamCreationTimeoutMs: number; log: (line: string) => void },
+  ) {
+    this.log = opts.log;
+    this.where = `port-forward ${target.ns}/${target.pod}`;
+  }
+
+  /** Resolves when the client closes the connection; everything still open is then torn down. */
+  run(): Promise<void> {
+    const session = this.session;
+    session.on('stream', this.onStream);
+    return new Promise((resolve) => {
+      session.once('close', () => {
+        session.off('stream', this.onStream);
+        for (const pair of this.pairs.values()) clearTimeout(pair.timer);
+        this.pairs.clear();
+        for (const s of this.sockets) s.destroy();
+        this.sockets.clear();
+        resolve();
+      });
+    });
+  }
+
+  private printError(pair: StreamPair, message: string): void {
     if (pair.error && !pair.error.writableEnded) pair.error.write(message);
+  }
+
+  private readonly onStream = (stream: SpdyStream): void => {
+    const where = this.where;
+    const invalid = invalidPortForwardStream(stream.headers);
+    if (invalid) {
+      this.log(`${where}: rejecting stream ${stream.id}: ${invalid}`);
+      stream.reset(RstStatus.Cancel);
+      return;
+    }
+    stream.reply();
+    const type = headerValue(stream.headers, 'streamtype') as 'error' | 'data';
+    const port = Number(headerValue(stream.headers, 'port'));
+    // Old clients send no requestid: their error stream is N and its data stream N+2.
+    const requestId = headerValue(stream.headers, 'requestid') ?? String(type === 'error' ? stream.id : stream.id - 2);
+    const pair = this.pairs.get(requestId) ?? this.newPair(requestId, port);
+    if (pair[type]) {
+      const message = `error processing stream for request ${requestId}: ${type} stream already assigned`;
+      this.log(`${where}: ${message}`);
+      this.printError(pair, message);
+      stream.reset(RstStatus.Cancel);
+      return;
+    }
+    pair[type] = stream;
+    if (type === 'error') stream.resume(); // the client writes nothing here and FINs it at once
+    if (pair.data && pair.error) {
+      clearTimeout(pair.timer);
+      this.pairs.delete(requestId);
+      void this.forward(pair);
+    }
   };
 
-  const forward = async (pair: StreamPair): Promise<void> => {
+  /** A pair waiting for its second stream, given up after the stream creation timeout. */
+  private newPair(requestId: string, port: number): StreamPair {
+    const where = this.where;
+    const created: StreamPair = {
+      requestId,
+      port,
+      timer: setTimeout(() => {
+        this.pairs.delete(requestId);
+        const message = `(conn=${where}, request=${requestId}) timed out waiting for streams`;
+        this.log(`${where}: ${message}`);
+        this.printError(created, message);
+        created.error?.end();
+        created.data?.reset(RstStatus.Cancel);
+      }, this.opts.streamCreationTimeoutMs),
+    };
+    created.timer.unref();
+    this.pairs.set(requestId, created);
+    return created;
+  }
+
+  private async forward(pair: StreamPair): Promise<void> {
+    const { target, where, sockets } = this;
     const data = pair.data!;
     const error = pair.error!;
     const closePair = (): void => {
@@ -63,16 +145,16 @@ export function runPortForwardSession(
     };
     let socket: net.Socket;
     try {
-      socket = await backend.dialPort(target.ns, target.pod, pair.port);
+      socket = await this.backend.dialPort(target.ns, target.pod, pair.port);
     } catch (err) {
       const message = `error forwarding port ${pair.port} to pod ${target.pod}, uid ${target.uid}: ${(err as Error).message}`;
-      log(`${where}: ${message}`);
-      printError(pair, message);
+      this.log(`${where}: ${message}`);
+      this.printError(pair, message);
       data.resume();
       closePair();
       return;
     }
-    if (session.closed || data.destroyed) {
+    if (this.session.closed || data.destroyed) {
       socket.destroy();
       return;
     }
@@ -85,7 +167,7 @@ export function runPortForwardSession(
         socket.destroy();
       }
     };
-    socket.on('error', (err) => log(`${where}: connection to port ${pair.port}: ${err.message}`));
+    socket.on('error', (err) => this.log(`${where}: connection to port ${pair.port}: ${err.message}`));
     // The pod's side is gone in both directions: finish the pair (FIN on both streams).
     socket.on('close', () => {
       sockets.delete(socket);
@@ -107,63 +189,5 @@ export function runPortForwardSession(
     data.on('close', () => {
       if (data.resetByPeer) socket.destroy();
     });
-  };
-
-  const onStream = (stream: SpdyStream): void => {
-    const invalid = invalidPortForwardStream(stream.headers);
-    if (invalid) {
-      log(`${where}: rejecting stream ${stream.id}: ${invalid}`);
-      stream.reset(RstStatus.Cancel);
-      return;
-    }
-    stream.reply();
-    const type = headerValue(stream.headers, 'streamtype') as 'error' | 'data';
-    const port = Number(headerValue(stream.headers, 'port'));
-    // Old clients send no requestid: their error stream is N and its data stream N+2.
-    const requestId = headerValue(stream.headers, 'requestid') ?? String(type === 'error' ? stream.id : stream.id - 2);
-    let pair = pairs.get(requestId);
-    if (!pair) {
-      const created: StreamPair = {
-        requestId,
-        port,
-        timer: setTimeout(() => {
-          pairs.delete(requestId);
-          const message = `(conn=${where}, request=${requestId}) timed out waiting for streams`;
-          log(`${where}: ${message}`);
-          printError(created, message);
-          created.error?.end();
-          created.data?.reset(RstStatus.Cancel);
-        }, opts.streamCreationTimeoutMs),
-      };
-      created.timer.unref();
-      pair = created;
-      pairs.set(requestId, pair);
-    }
-    if (pair[type]) {
-      const message = `error processing stream for request ${requestId}: ${type} stream already assigned`;
-      log(`${where}: ${message}`);
-      printError(pair, message);
-      stream.reset(RstStatus.Cancel);
-      return;
-    }
-    pair[type] = stream;
-    if (type === 'error') stream.resume(); // the client writes nothing here and FINs it at once
-    if (pair.data && pair.error) {
-      clearTimeout(pair.timer);
-      pairs.delete(requestId);
-      void forward(pair);
-    }
-  };
-
-  session.on('stream', onStream);
-  return new Promise((resolve) => {
-    session.once('close', () => {
-      session.off('stream', onStream);
-      for (const pair of pairs.values()) clearTimeout(pair.timer);
-      pairs.clear();
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-      resolve();
-    });
-  });
+  }
 }
