@@ -109,6 +109,12 @@ export interface PlanOptions {
   nodeImage?: string;
   /** `down --keep-data`. */
   keepData?: boolean;
+  /**
+   * Facts about the machine that `plan` would otherwise read, each runtime under its own key
+   * (local: `freeCidr`, the first range no route uses; existing: `contexts`, what the user's kubeconfig
+   * says of each context). Tests give them, so the golden files check the path `up --dry-run` takes.
+   */
+  facts?: Record<string, unknown>;
 }
 
 /** A runtime's answer to `--dry-run`: worked out without creating, writing or starting anything. */

@@ -3,17 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultLabConfig, parseLabConfig, type LabConfig } from '../../src/config/index.js';
 import { labDryRun, planLab } from '../../src/cli/dry-run/lab-plan.js';
 import { clusterSpecs } from '../../src/runtime/existing/contexts.js';
-import { renderExistingDownPlan, renderExistingPlan } from '../../src/runtime/existing/dry-run.js';
-import { planExistingDown, planExistingLab } from '../../src/runtime/existing/plan.js';
+import { renderExistingDownPlan } from '../../src/runtime/existing/dry-run.js';
+import { planExistingDown } from '../../src/runtime/existing/plan.js';
 import { ExistingRuntime, existingLabConfig } from '../../src/runtime/existing/runtime.js';
-import { loadCollaborators } from '../../src/runtime/kind/collaborators.js';
-import { renderKindPlan } from '../../src/runtime/kind/dry-run.js';
-import { readKindTemplates } from '../../src/runtime/kind/kind-config.js';
-import { planKindLab } from '../../src/runtime/kind/plan.js';
 import { KindRuntime } from '../../src/runtime/kind/runtime.js';
 import { renderLocalDownPlan, renderLocalPlan } from '../../src/runtime/local/dry-run.js';
 import { planInput } from '../../src/runtime/local/lab-network.js';
@@ -22,8 +18,7 @@ import { planLocalDown, planLocalLab } from '../../src/runtime/local/plan-lab.js
 import { LocalRuntime } from '../../src/runtime/local/runtime.js';
 import type { LocalLabState } from '../../src/runtime/local/state.js';
 import type { ResolvedRuntime } from '../../src/runtime/registry.js';
-import { runtimeUp } from '../../src/runtime/base.js';
-import type { RuntimePlan } from '../../src/runtime/types.js';
+import type { PlanOptions, Runtime, RuntimePlan } from '../../src/runtime/types.js';
 import { UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../src/addons/upstream/index.js';
 import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/image.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../src/provision/recipes.js';
@@ -43,8 +38,6 @@ async function goldenPair(base: string, result: { dryRun: object; text: string }
   await golden(`${base}.json`, `${JSON.stringify(result.dryRun, null, 2)}\n`);
 }
 
-const titles = (steps: { title: string }[]) => steps.map((s) => s.title);
-
 async function threeSpokes(): Promise<LabConfig> {
   const file = path.join(EXAMPLES, 'three-spokes.yaml');
   return parseLabConfig(await fs.readFile(file, 'utf8'), file);
@@ -55,26 +48,23 @@ const LABS_TO_PLAN: { id: string; config: () => Promise<LabConfig> }[] = [
   { id: 'three-spokes', config: threeSpokes },
 ];
 
-/** The local runtime on a machine where namespaces can be made and nothing uses the first candidate range. */
-function localUp(config: LabConfig): RuntimePlan {
-  const network = planNetworkIn(planInput(config), config.network.cidr ?? '10.213.0.0/16');
-  const plan = planLocalLab(config, {
-    labDir: path.join(LABS, config.name),
-    network,
-    networkWhy: 'the first candidate range no route or address of this machine uses',
-  });
-  return { runtime: 'local', steps: titles(runtimeUp(new LocalRuntime(), config, {}).steps), plan, text: renderLocalPlan(plan) };
+/** `Runtime.plan` with the labs under LABS (none is up there): the path `up --dry-run` takes. */
+async function planOf(runtime: Pick<Runtime, 'plan'>, config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
+  vi.stubEnv('OCM_LAB_HOME', LABS);
+  try {
+    return await runtime.plan(config, options);
+  } finally {
+    vi.unstubAllEnvs();
+  }
 }
 
-async function kindUp(config: LabConfig, action: 'up' | 'down' = 'up'): Promise<RuntimePlan> {
-  const collaborators = await loadCollaborators();
-  const plan = planKindLab(config, {
-    labDir: path.join(LABS, config.name),
-    nodeImage: collaborators.nodeImageName(config.kubernetesVersion),
-    images: collaborators.labImages(config),
-    templates: await readKindTemplates(),
-  });
-  return { runtime: 'kind', steps: action === 'up' ? titles(runtimeUp(new KindRuntime(), config, {}).steps) : [], plan, text: renderKindPlan(plan, action) };
+/** The local runtime on a machine where namespaces can be made and nothing uses the first candidate range. */
+function localUp(config: LabConfig): Promise<RuntimePlan> {
+  return planOf(new LocalRuntime(), config, { action: 'up', facts: { freeCidr: '10.213.0.0/16' } });
+}
+
+function kindUp(config: LabConfig, action: 'up' | 'down' = 'up'): Promise<RuntimePlan> {
+  return planOf(new KindRuntime(), config, { action });
 }
 
 /** The lab's clusters as contexts `kind-<name>` of the user's kubeconfig, authenticated with client certificates. */
@@ -87,30 +77,23 @@ function existingInput(config: LabConfig) {
   };
 }
 
-function existingUp(base: LabConfig): { config: LabConfig; runtime: RuntimePlan } {
+async function existingUp(base: LabConfig): Promise<{ config: LabConfig; runtime: RuntimePlan }> {
   const input = existingInput(base);
-  const specs = clusterSpecs(input);
-  const config = existingLabConfig(base, specs);
-  const plan = planExistingLab(config.name, {
-    env: { OCM_LAB_HOME: LABS },
-    kubeconfig: USER_KUBECONFIG,
-    contextsFrom: 'flags',
-    specs,
-    resolved: new Map(specs.map((s, i) => [s.name, { server: `https://127.0.0.1:${40001 + i}`, credentials: 'client certificate' as const }])),
-    previous: null,
-    hubIsOurs: false,
-  });
-  return {
-    config,
-    runtime: { runtime: 'existing', steps: titles(runtimeUp(new ExistingRuntime(input), config, {}).steps), plan, text: renderExistingPlan(plan) },
-  };
+  const contexts = Object.fromEntries(
+    [input.hubContext, ...input.spokeContexts].map((spec, i) => [
+      spec.split('=')[0],
+      { server: `https://127.0.0.1:${40001 + i}`, credentials: 'client certificate' },
+    ]),
+  );
+  const runtime = await planOf(new ExistingRuntime(input), base, { action: 'up', facts: { contexts } });
+  return { config: runtime.config!, runtime };
 }
 
 describe('up --dry-run: golden text and JSON per runtime', () => {
   for (const lab of LABS_TO_PLAN) {
     it(`local, ${lab.id} lab`, async () => {
       const config = await lab.config();
-      await goldenPair(`dry-run-local-${lab.id}`, labDryRun(config, 'up', false, { name: 'local', ...CHOSEN }, localUp(config)));
+      await goldenPair(`dry-run-local-${lab.id}`, labDryRun(config, 'up', false, { name: 'local', ...CHOSEN }, await localUp(config)));
     });
 
     it(`kind, ${lab.id} lab`, async () => {
@@ -119,7 +102,7 @@ describe('up --dry-run: golden text and JSON per runtime', () => {
     });
 
     it(`existing, ${lab.id} lab`, async () => {
-      const { config, runtime } = existingUp(await lab.config());
+      const { config, runtime } = await existingUp(await lab.config());
       await goldenPair(`dry-run-existing-${lab.id}`, labDryRun(config, 'up', false, { name: 'existing', ...CHOSEN }, runtime));
     });
   }
@@ -161,7 +144,7 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
   });
 
   it('existing: the installs come off, the clusters stay', async () => {
-    const { config } = existingUp(await threeSpokes());
+    const { config } = await existingUp(await threeSpokes());
     const specs = clusterSpecs(existingInput(config));
     const plan = planExistingDown(config.name, { OCM_LAB_HOME: LABS }, { kubeconfig: USER_KUBECONFIG, clusters: specs }, false);
     const result = labDryRun(
@@ -179,14 +162,14 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
 describe('dry-run plans', () => {
   it('print the JSON keys in one fixed order', async () => {
     const config = defaultLabConfig();
-    const { dryRun } = labDryRun(config, 'up', false, { name: 'local', ...CHOSEN }, localUp(config));
+    const { dryRun } = labDryRun(config, 'up', false, { name: 'local', ...CHOSEN }, await localUp(config));
     expect(Object.keys(dryRun)).toEqual(['lab', 'action', 'exists', 'runtime', 'plan', 'installs']);
     expect(Object.keys(dryRun.runtime)).toEqual(['name', 'reason', 'steps']);
   });
 
-  it('local: addresses come from the network plan, the nodelet runs under nsenter in the VPC', () => {
+  it('local: addresses come from the network plan, the nodelet runs under nsenter in the VPC', async () => {
     const config = defaultLabConfig();
-    const plan = localUp(config).plan as ReturnType<typeof planLocalLab>;
+    const plan = (await localUp(config)).plan as ReturnType<typeof planLocalLab>;
     const hub = plan.clusters.find((c) => c.hub)!;
     const vpc = plan.network.vpcs.find((v) => v.hub)!;
     expect(vpc.clusters.find((c) => c.name === hub.name)!.address).toBe(hub.address);
@@ -209,9 +192,9 @@ describe('dry-run plans', () => {
     expect(renderLocalPlan(plan)).toMatch(/^Loopback addresses in 127\./m);
   });
 
-  it("an addon set to upstream: its implementation and upstream's image; on local, its binaries provisioned and mapped", () => {
+  it("an addon set to upstream: its implementation and upstream's image; on local, its binaries provisioned and mapped", async () => {
     const config: LabConfig = { ...defaultLabConfig(), addonImplementations: { 'cluster-proxy': 'upstream' } };
-    const runtime = localUp(config);
+    const runtime = await localUp(config);
     const { dryRun } = labDryRun(config, 'up', false, { name: 'local', ...CHOSEN }, runtime);
     expect(dryRun.installs.addons.map((a) => [a.name, a.implementation])).toEqual([
       ['cluster-proxy', 'upstream'],

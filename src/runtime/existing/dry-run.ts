@@ -26,7 +26,12 @@ export async function existingRuntimePlan(
   const kubeconfig = input ? path.resolve(input.kubeconfig) : previous!.runtimeState.kubeconfig;
   const specs = input ? clusterSpecs(input) : previous!.runtimeState.clusters;
   const resolved = new Map<string, { server: string; credentials: 'client certificate' | 'token' }>();
+  const known = options.facts?.contexts as Record<string, { server: string; credentials: 'client certificate' | 'token' }> | undefined;
   for (const spec of specs) {
+    if (known?.[spec.context]) {
+      resolved.set(spec.name, known[spec.context]!);
+      continue;
+    }
     const { entry } = await resolveContext(kubeconfig, spec.context);
     resolved.set(spec.name, { server: entry.server, credentials: entry.clientCertPem ? 'client certificate' : 'token' });
   }

@@ -2,7 +2,15 @@ import type { LabConfig } from '../../config/index.js';
 import { labDir } from '../../paths.js';
 import type { PlanOptions, RuntimePlan } from '../types.js';
 import { planInput } from './lab-network.js';
-import { planLoopback, planNetwork, probeNetworkCapability, reconcilePlanClusters, type NetworkPlan, type NetworkResource } from './network/index.js';
+import {
+  planLoopback,
+  planNetwork,
+  planNetworkIn,
+  probeNetworkCapability,
+  reconcilePlanClusters,
+  type NetworkPlan,
+  type NetworkResource,
+} from './network/index.js';
 import { planLocalDown, planLocalLab, type LocalDownPlan, type LocalLabPlan } from './plan-lab.js';
 import { readLocalState, type LocalLabState } from './state.js';
 
@@ -11,10 +19,16 @@ import { readLocalState, type LocalLabState } from './state.js';
  * only by reading: the plan kept in the lab's state, else a range free on this
  * machine (its routes are read), else loopback addresses when namespaces cannot be made.
  */
-export async function networkUpWouldUse(config: LabConfig, state: LocalLabState | null): Promise<{ network: NetworkPlan; why: string }> {
+export async function networkUpWouldUse(
+  config: LabConfig,
+  state: LocalLabState | null,
+  facts: { freeCidr?: string } = {},
+): Promise<{ network: NetworkPlan; why: string }> {
   if (state?.runtimeState.network) {
     return { network: reconcilePlanClusters(state.runtimeState.network, planInput(config)), why: 'kept from the running lab (addresses never move)' };
   }
+  const why = config.network.cidr ? 'network.cidr of the lab file' : 'the first candidate range no route or address of this machine uses';
+  if (facts.freeCidr) return { network: planNetworkIn(planInput(config), config.network.cidr ?? facts.freeCidr), why };
   const capability = await probeNetworkCapability();
   if (!capability.canIsolate) {
     return {
@@ -22,8 +36,7 @@ export async function networkUpWouldUse(config: LabConfig, state: LocalLabState 
       why: `cannot create network namespaces (${capability.reason ?? 'unknown reason'}): loopback addresses, isolation NOT enforced`,
     };
   }
-  const network = await planNetwork(planInput(config));
-  return { network, why: config.network.cidr ? 'network.cidr of the lab file' : 'the first candidate range no route or address of this machine uses' };
+  return { network: await planNetwork(planInput(config)), why };
 }
 
 /** `up --dry-run` and `down --dry-run` on the local runtime. */
@@ -34,7 +47,8 @@ export async function localRuntimePlan(config: LabConfig, options: PlanOptions, 
     const plan = planLocalDown(config.name, dir, state, !!options.keepData);
     return { runtime: 'local', steps: [], plan, text: renderLocalDownPlan(plan) };
   }
-  const { network, why } = await networkUpWouldUse(config, state);
+  const freeCidr = typeof options.facts?.freeCidr === 'string' ? options.facts.freeCidr : undefined;
+  const { network, why } = await networkUpWouldUse(config, state, { freeCidr });
   const plan = planLocalLab(config, { labDir: dir, network, networkWhy: why });
   return { runtime: 'local', steps, plan, text: renderLocalPlan(plan) };
 }
