@@ -103,7 +103,7 @@ describe('up --dry-run: golden text and JSON per runtime', () => {
 
     it(`existing, ${lab.id} lab`, async () => {
       const { config, runtime } = await existingUp(await lab.config());
-      await goldenPair(`dry-run-existing-${lab.id}`, labDryRun(config, 'up', false, { name: 'existing', ...CHOSEN }, runtime));
+      await goldenPair(`dry-run-existing-${lab.id}`, labDryRun(config, 'up', false, { name: 'existing', ...CHOSEN }, runtime, true));
     });
   }
 });
@@ -153,6 +153,7 @@ describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up
       true,
       { name: 'existing', ...CHOSEN },
       { runtime: 'existing', steps: [], plan, text: renderExistingDownPlan(plan) },
+      true,
     );
     expect(result.text).toMatch(/Installs taken off the clusters first/);
     await goldenPair('dry-run-existing-three-spokes-down', result);

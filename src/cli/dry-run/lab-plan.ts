@@ -15,9 +15,6 @@ export interface LabDryRun {
   installs: InstallsPlan;
 }
 
-/** Runtimes whose clusters outlive the lab: `down` takes the installs off them instead of deleting them. */
-const CLUSTERS_STAY: readonly RuntimeName[] = ['existing'];
-
 /** Puts a runtime's plan and the installs together. Pure. */
 export function labDryRun(
   config: LabConfig,
@@ -25,6 +22,8 @@ export function labDryRun(
   exists: boolean,
   resolved: ResolvedRuntime,
   runtime: RuntimePlan,
+  /** The runtime's clusters outlive the lab (`Runtime.keepsClusters`): `down` takes the installs off them instead of deleting them. */
+  clustersStay = false,
 ): { dryRun: LabDryRun; text: string } {
   const installs = planInstalls(config);
   const dryRun: LabDryRun = {
@@ -37,11 +36,7 @@ export function labDryRun(
   };
   const parts = [runtime.text];
   if (action === 'up') parts.push(`Steps of up: ${[...runtime.steps, ...installs.steps].join(' -> ')}`);
-  parts.push(
-    action === 'down' && !exists
-      ? 'Installs: nothing to take off (the lab is not up)'
-      : renderInstalls(installs, action, CLUSTERS_STAY.includes(resolved.name)),
-  );
+  parts.push(action === 'down' && !exists ? 'Installs: nothing to take off (the lab is not up)' : renderInstalls(installs, action, clustersStay));
   return { dryRun, text: `${parts.join('\n\n')}\n` };
 }
 
@@ -53,6 +48,7 @@ export async function planLab(
   selection: RuntimeSelection = {},
 ): Promise<{ dryRun: LabDryRun; text: string }> {
   const resolved = await resolveRuntime(choice, config.name);
-  const plan = await (await runtimeNamed(resolved.name, { labName: config.name, ...selection })).plan(config, options);
-  return labDryRun(plan.config ?? config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan);
+  const runtime = await runtimeNamed(resolved.name, { labName: config.name, ...selection });
+  const plan = await runtime.plan(config, options);
+  return labDryRun(plan.config ?? config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan, runtime.keepsClusters);
 }
