@@ -11,6 +11,7 @@ import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { HELLOWORLD } from './helloworld/constants.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
+import { sleep } from '../kube/wait.js';
 
 export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
 export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
@@ -41,7 +42,7 @@ export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutM
     const current = await getOrNull<KubeObject>(hub, objectPath(crd));
     if (conditionOf(current, 'Established')?.status === 'True') return result;
     if (Date.now() > deadline) throw new NotReadyError(`CRD ${crd.metadata.name} was not Established within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -182,6 +183,6 @@ export async function waitForAddonAvailable(
         },
       );
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }

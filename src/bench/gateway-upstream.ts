@@ -5,6 +5,7 @@ import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, SECRETS } from '../ad
 import { apiServiceAvailable } from '../addons/cluster-gateway/hub-install.js';
 import { APISERVICE_NAME, CREDENTIALS_NAMESPACE, GATEWAY_NAMESPACE, GATEWAY_SERVICE } from '../addons/cluster-gateway/constants.js';
 import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import { sleep } from '../kube/wait.js';
 
 /**
  * Upstream's cluster-gateway as a pod on the bench lab's hub, next to ours, laid out as its chart
@@ -176,7 +177,7 @@ export async function deployUpstreamGateway(hub: KubeClient, timeoutMs = 120_000
       throw new Error(
         `upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`,
       );
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
   }
 }
 
@@ -194,7 +195,7 @@ export async function switchApiService(hub: KubeClient, to: 'ours' | 'upstream',
       throw new Error(
         `APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway is not Available within ${timeoutMs / 1000} s: ${state.message}`,
       );
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 

@@ -10,6 +10,7 @@ import { OCM_VERSION } from '../provision/versions.js';
 import YAML from 'yaml';
 import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
+import { sleep } from '../kube/wait.js';
 
 const NS = 'bench-pods';
 const ROUNDS = 5;
@@ -45,7 +46,7 @@ async function waitReady(client: KubeClient, name: string, timeoutMs = 60_000): 
   while (Date.now() < deadline) {
     const pod = await client.get<PodJson>(`/api/v1/namespaces/${NS}/pods/${name}`).catch(() => null);
     if (pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   throw new Error(`pod ${NS}/${name} was not Ready within ${timeoutMs / 1000} s`);
 }
@@ -59,7 +60,7 @@ async function waitGone(client: KubeClient, name: string): Promise<void> {
       ))
     )
       return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
@@ -129,7 +130,7 @@ async function measure(config: LabConfig): Promise<string[][]> {
     const idleKb = await rssKb(nodeletPid);
     for (let i = 0; i < MEMORY_PODS; i++) await client.post(`/api/v1/namespaces/${NS}/pods`, podOf(`mem-${i}`, 'ours'));
     for (let i = 0; i < MEMORY_PODS; i++) await waitReady(client, `mem-${i}`);
-    await new Promise((r) => setTimeout(r, 5_000));
+    await sleep(5_000);
     const busyKb = await rssKb(nodeletPid);
     const runcRoot = path.join(dir, 'clusters', 'cluster1', 'nodelet', 'runc');
     const runcParents = await rssOfMatching((c) => /(^|\/)runc /.test(c) && c.includes(runcRoot));

@@ -16,7 +16,8 @@ import { hostPortCheck, PodNetwork, podNetworkHooks, ServiceProxy } from './pod-
 import { probeUserAgent } from './probes.js';
 import { SERVICE_IP } from '../kube/service-network.js';
 import { PodWorker, type NodeletContext } from './pod-worker.js';
-import { PodReflector, sleep } from './reflector.js';
+import { PodReflector } from './reflector.js';
+import { sleep } from '../kube/wait.js';
 import type { ConfigMap, ObjectSource, Pod, Secret } from './types.js';
 import type { BinaryName } from '../provision/recipes.js';
 import { OCM_VERSION } from '../provision/versions.js';

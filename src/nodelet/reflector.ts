@@ -1,3 +1,4 @@
+import { sleep } from '../kube/wait.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Pod } from './types.js';
 
@@ -137,17 +138,4 @@ export class PodReflector extends Reflector<Pod> {
   pods(): Pod[] {
     return this.items();
   }
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -2,6 +2,7 @@ import { NotReadyError } from '../errors.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
 import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL, CONDITION, FIELD_MANAGER } from './constants.js';
+import { sleep } from '../kube/wait.js';
 
 export interface Condition {
   type: string;
@@ -217,7 +218,7 @@ export async function acceptClusters(hub: KubeClient, clusters: readonly string[
         },
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 300));
+    await sleep(options.intervalMs ?? 300);
   }
   return clusters.map((c) => states.get(c)!);
 }

@@ -1,4 +1,5 @@
 import type { KubeClient, WatchEvent } from '../../kube/client.js';
+import { sleep } from '../../kube/wait.js';
 
 interface Named {
   metadata: { name: string; resourceVersion?: string };
@@ -115,7 +116,7 @@ export class Informer<T extends Named> {
         failures++;
         needList = true;
         this.log(`list/watch ${this.path} failed (${failures} in a row): ${(err as Error).message}`);
-        await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** failures, 5_000)));
+        await sleep(Math.min(200 * 2 ** failures, 5_000));
       }
     }
   }

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
@@ -8,6 +7,7 @@ import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
+import { sleep } from '../../kube/wait.js';
 
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
@@ -127,7 +127,7 @@ async function watchTtls(hub: KubeClient, ttl: TtlDeletions, signal: AbortSignal
     } catch (err) {
       if (!signal.aborted) log(`watch of ManagedServiceAccounts for their TTLs: ${(err as Error).message}; listing again`);
     }
-    await delay(1000, undefined, { signal }).catch(() => undefined);
+    await sleep(1000, signal);
   }
 }
 

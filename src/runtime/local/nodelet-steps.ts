@@ -12,7 +12,7 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { KubeClient } from '../../kube/client.js';
-import { sleep } from '../../nodelet/reflector.js';
+import { sleep } from '../../kube/wait.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */
 export const CLI_MAIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
@@ -215,7 +215,7 @@ interface NodeJson {
 /** How a process we started ended, in words: its exit status or the signal that ended it. */
 async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined): Promise<string> {
   if (!exited) return 'exited';
-  const end = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+  const end = await Promise.race([exited, sleep(1_000).then(() => null)]);
   if (!end) return 'is not running';
   return end.signal ? `was killed by ${end.signal}` : `exited with status ${String(end.code)}`;
 }

@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeClient } from '../../../kube/client.js';
+import { sleep } from '../../../kube/wait.js';
 
 /** A log line with a timestamp, on stderr (the nodelet keeps it as the container log). */
 export function stamp(line: string): void {
@@ -59,7 +59,7 @@ export async function repeat(signal: AbortSignal, intervalMs: number, pass: () =
     }
     if (wakeup) await wakeup.sleep(intervalMs, signal);
     // timers/promises drops its abort listener when the timer fires: one added per pass would pile up.
-    else await delay(intervalMs, undefined, { signal }).catch(() => undefined);
+    else await sleep(intervalMs, signal);
   }
 }
 
@@ -76,6 +76,6 @@ export async function watchUntilAborted(
 ): Promise<void> {
   while (!signal.aborted) {
     await client.watch(collection, query, () => onChange(), signal).catch(() => undefined);
-    await delay(1_000, undefined, { signal }).catch(() => undefined);
+    await sleep(1_000, signal);
   }
 }
