@@ -5,7 +5,7 @@ import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { OCM_LAB_IMAGE } from '../image.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
-import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
@@ -133,7 +133,7 @@ export interface AddonClusterState {
   addon: string;
   installed: boolean;
   available: boolean;
-  conditions: { type: string; status: string; reason?: string; message?: string }[];
+  conditions: ObservedCondition[];
 }
 
 /** INSTALLED / AVAILABLE of an addon on each cluster, from its ManagedClusterAddOn (like `clusteradm get addon`). */

@@ -1,6 +1,6 @@
 import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
-import { deleteIfPresent, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { deleteIfPresent, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { sleep } from '../kube/wait.js';
 
 export interface RemovalOptions {
@@ -19,7 +19,7 @@ type Removable = Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: s
 interface Terminating extends KubeObject {
   metadata: KubeObject['metadata'] & { finalizers?: string[] };
   spec?: { finalizers?: string[] };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: ObservedCondition[] };
 }
 
 /** Why an object is still there: its deletion state, finalizers and (namespaces, ManagedClusters) the conditions that say what blocks it. */

@@ -4,7 +4,7 @@ import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
-import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../../kube/objects.js';
+import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject, type ObservedCondition } from '../../kube/objects.js';
 import {
   APISERVICE_NAME,
   GATEWAY_API,
@@ -230,7 +230,7 @@ export async function installGatewayServer(hub: KubeClient, options: GatewayInst
 
 /** The APIService's Available condition: how the hub's aggregator sees the gateway. */
 export async function apiServiceAvailable(hub: KubeClient): Promise<{ available: boolean; message: string }> {
-  const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(
+  const svc = await getOrNull<KubeObject & { status?: { conditions?: ObservedCondition[] } }>(
     hub,
     `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`,
   );
