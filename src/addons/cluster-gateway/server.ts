@@ -13,7 +13,7 @@ import { AUTH_CONFIGMAP_PATH, authenticate, frontProxyConfigFrom, type FrontProx
 import type { GatewayTarget, ManagedClusterLike, SecretLike } from './gateway-object.js';
 import { GatewayStore } from './gateway-store.js';
 import { distinctHeaders, type CallerIdentity } from './identity.js';
-import { Informer } from './informer.js';
+import { Informer } from '../../kube/informer.js';
 import { presentationFor, presentList, presentObject, statusObject } from './presentation.js';
 import { openUpstream, outgoingHeaders, rawResponseHead, responseHeaders, splice, UpstreamAgents, upstreamPath } from './proxy.js';
 import { requestVerb, routeRequest, type Route } from './routing.js';
