@@ -12,6 +12,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { HELLOWORLD } from './helloworld/constants.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
 import { sleep } from '../kube/wait.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, RBAC_GROUP, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
 export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
@@ -70,21 +71,9 @@ const MANAGER_RULES = [
  */
 export const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
 function tokenReviewObjects(): KubeObject[] {
-  const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: USER_TOKEN_REVIEW_ROLE };
   return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: USER_TOKEN_REVIEW_ROLE },
-      rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: USER_TOKEN_REVIEW_ROLE },
-      roleRef,
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }],
-    },
+    clusterRole(USER_TOKEN_REVIEW_ROLE, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),
+    clusterRoleBinding(USER_TOKEN_REVIEW_ROLE, [{ apiGroup: RBAC_GROUP, kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }]),
   ];
 }
 
@@ -95,27 +84,12 @@ export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[
   const labels = { app: name };
   const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? [`--proxy-entrypoint-host=${hubAddress}`] : [])];
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADDON_MANAGER_NAMESPACE } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules: MANAGER_RULES },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: roleName },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ADDON_MANAGER_NAMESPACE }],
-    },
+    namespace(ADDON_MANAGER_NAMESPACE),
+    serviceAccount({ name, namespace: ADDON_MANAGER_NAMESPACE }),
+    clusterRole(roleName, MANAGER_RULES),
+    clusterRoleBinding(roleName, [serviceAccountSubject(name, ADDON_MANAGER_NAMESPACE)]),
     ...(addon === CLUSTER_PROXY ? tokenReviewObjects() : []),
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { serviceAccountName: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] } },
-      },
-    },
+    deployment({ name, namespace: ADDON_MANAGER_NAMESPACE, labels, serviceAccount: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] }),
   ];
 }
 

@@ -11,6 +11,7 @@ import YAML from 'yaml';
 import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
 import { sleep } from '../kube/wait.js';
+import { clusterRoleBinding, namespace, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 const NS = 'bench-pods';
 const ROUNDS = 5;
@@ -93,16 +94,13 @@ async function measure(config: LabConfig): Promise<string[][]> {
   const dir = labDir(config.name);
   const client = await KubeClient.fromKubeconfig(path.join(dir, 'clusters', 'cluster1', 'kubeconfigs', 'admin.kubeconfig'));
   try {
-    await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await client.post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench', namespace: NS } });
+    await client.post('/api/v1/namespaces', namespace(NS));
+    await client.post(`/api/v1/namespaces/${NS}/serviceaccounts`, serviceAccount({ name: 'bench', namespace: NS }));
     // The klusterlet operator as upstream deploys it: its CRD, and (here, simply) cluster-admin.
-    await client.post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'bench-pods' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'bench', namespace: NS }],
-    });
+    await client.post(
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      clusterRoleBinding('bench-pods', [serviceAccountSubject('bench', NS)], 'cluster-admin'),
+    );
     const apiModule = await ensureGoModuleSource(OCM_API_MODULE, OCM_API_VERSION);
     const crd = YAML.parse(
       await fs.readFile(path.join(apiModule, 'operator/v1/0000_00_operator.open-cluster-management.io_klusterlets.crd.yaml'), 'utf8'),

@@ -14,6 +14,7 @@ import {
   KLUSTERLET_NAME,
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
+import { namespace } from '../kube/builders.js';
 
 /** The Klusterlet clusteradm join creates (Default mode), with every image at the lab's OCM version. */
 export function klusterletObject(clusterName: string, ownServer: string, ocmVersion: string): KubeObject {
@@ -109,8 +110,7 @@ export interface JoinOptions extends InstallProgress {
  */
 export async function joinCluster(spoke: KubeClient, hub: KubeClient, options: JoinOptions): Promise<string[]> {
   const changed: string[] = [];
-  if ((await applyObject(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } })) === 'created')
-    changed.push(`namespace ${AGENT_NAMESPACE} created`);
+  if ((await applyObject(spoke, namespace(AGENT_NAMESPACE))) === 'created') changed.push(`namespace ${AGENT_NAMESPACE} created`);
   if ((await ensureBootstrapSecret(spoke, hub, options.hubServer, options.hubCaPem)) === 'written')
     changed.push(`bootstrap kubeconfig for ${options.hubServer}`);
   changed.push(...(await applyOperator(spoke, options.operatorObjects, 'klusterlets.operator.open-cluster-management.io', options.timeoutMs)));

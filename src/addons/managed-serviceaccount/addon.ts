@@ -8,6 +8,7 @@ import { AddonConfigError } from '../framework/deployment-config.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
 import { sleep } from '../../kube/wait.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
@@ -15,66 +16,35 @@ const HUB_KUBECONFIG_DIR = '/etc/hub';
 export function msaAgentManifests(cluster: string): KubeObject[] {
   const labels = { 'open-cluster-management.io/addon': MANAGED_SERVICEACCOUNT };
   const name = 'open-cluster-management:managed-serviceaccount:addon-agent';
-  const subjects = [{ kind: 'ServiceAccount', name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE }];
+  const subjects = [serviceAccountSubject(MSA_AGENT_SERVICE_ACCOUNT, MSA_NAMESPACE)];
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MSA_NAMESPACE } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name, namespace: MSA_NAMESPACE },
-      rules: [
-        { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name, namespace: MSA_NAMESPACE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects,
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects,
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: MSA_AGENT_DEPLOYMENT, namespace: MSA_NAMESPACE, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: MSA_AGENT_SERVICE_ACCOUNT,
-            containers: [
-              {
-                name: 'addon-agent',
-                image: OCM_LAB_IMAGE,
-                args: ['internal', 'managed-serviceaccount-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`],
-                // The managed ServiceAccounts live in the agent's own namespace, wherever agentInstallNamespace puts it.
-                env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
-                volumeMounts: [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
-              },
-            ],
-            // Written by the cluster's registration agent once the manager approved the CSR.
-            volumes: [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(MANAGED_SERVICEACCOUNT) } }],
-          },
+    namespace(MSA_NAMESPACE),
+    serviceAccount({ name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE }),
+    role({ name, namespace: MSA_NAMESPACE }, [
+      { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+    ]),
+    roleBinding({ name, namespace: MSA_NAMESPACE }, subjects),
+    clusterRole(name, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),
+    clusterRoleBinding(name, subjects),
+    deployment({
+      name: MSA_AGENT_DEPLOYMENT,
+      namespace: MSA_NAMESPACE,
+      labels,
+      serviceAccount: MSA_AGENT_SERVICE_ACCOUNT,
+      containers: [
+        {
+          name: 'addon-agent',
+          image: OCM_LAB_IMAGE,
+          args: ['internal', 'managed-serviceaccount-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`],
+          // The managed ServiceAccounts live in the agent's own namespace, wherever agentInstallNamespace puts it.
+          env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+          volumeMounts: [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
         },
-      },
-    },
+      ],
+      // Written by the cluster's registration agent once the manager approved the CSR.
+      podSpec: { volumes: [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(MANAGED_SERVICEACCOUNT) } }] },
+    }),
   ];
 }
 
