@@ -7,8 +7,8 @@ import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
-import { sleep } from '../../kube/wait.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
+import { Informer, RESYNCING } from '../../kube/informer.js';
 
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
@@ -72,33 +72,25 @@ async function reconcileManagedServiceAccounts(hub: KubeClient, ttl: TtlDeletion
 }
 
 /**
- * Feeds the TTL timers from a watch of every ManagedServiceAccount, so one created
+ * Feeds the TTL timers from an informer of every ManagedServiceAccount, so one created
  * between two passes is scheduled at once (a TTL shorter than the pass interval would
- * otherwise be missed by up to that interval). Lists again after any end of the watch.
+ * otherwise be missed by up to that interval).
  */
 async function watchTtls(hub: KubeClient, ttl: TtlDeletions, signal: AbortSignal, log: (line: string) => void): Promise<void> {
-  const path = collectionPath(MSA_API, 'ManagedServiceAccount');
-  while (!signal.aborted) {
-    try {
-      const list = await hub.get<{ metadata: { resourceVersion: string }; items: ManagedServiceAccount[] }>(path);
-      for (const m of list.items) ttl.observe({ ...m, apiVersion: MSA_API, kind: 'ManagedServiceAccount' });
-      await hub.watch<ManagedServiceAccount>(
-        path,
-        { resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 300 },
-        (e) => {
-          if (e.type === 'ERROR') throw new Error(`watch ended: ${e.object.message ?? e.object.reason ?? 'error event'}`);
-          if (e.type === 'BOOKMARK') return;
-          const msa = { ...e.object, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
-          if (e.type === 'DELETED') ttl.forget(msa);
-          else ttl.observe(msa);
-        },
-        signal,
-      );
-    } catch (err) {
-      if (!signal.aborted) log(`watch of ManagedServiceAccounts for their TTLs: ${(err as Error).message}; listing again`);
-    }
-    await sleep(1000, signal);
-  }
+  const msas = new Informer<ManagedServiceAccount>(
+    hub,
+    collectionPath(MSA_API, 'ManagedServiceAccount'),
+    (line) => log(`ManagedServiceAccounts for their TTLs: ${line}`),
+    {},
+    RESYNCING,
+  );
+  msas.onEvent(({ type, object }) => {
+    // Listed items carry no apiVersion and kind; the TTL deletion builds its path from them.
+    const msa = { ...object, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
+    if (type === 'DELETED') ttl.forget(msa);
+    else ttl.observe(msa);
+  });
+  await msas.run(signal);
 }
 
 /** Deletes this very MSA (a uid precondition spares a namesake created since); false when it is gone. */

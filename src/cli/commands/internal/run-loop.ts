@@ -58,7 +58,7 @@ export async function repeat(signal: AbortSignal, intervalMs: number, pass: () =
       stamp(`pass failed: ${(err as Error).message}`);
     }
     if (wakeup) await wakeup.sleep(intervalMs, signal);
-    // timers/promises drops its abort listener when the timer fires: one added per pass would pile up.
+    // sleep drops its abort listener when the timer fires, so none pile up over the passes.
     else await sleep(intervalMs, signal);
   }
 }
