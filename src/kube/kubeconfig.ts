@@ -145,14 +145,14 @@ function parseKubeconfigText(text: string, origin: KubeconfigOrigin): Kubeconfig
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
 
-function dataOrFile(origin: KubeconfigOrigin, data: unknown, file: unknown, what: string): string | undefined {
+function dataOrFile(origin: KubeconfigOrigin, where: string, data: unknown, file: unknown, what: string): string | undefined {
   if (text(data)) return Buffer.from(text(data)!, 'base64').toString('utf8');
   if (!text(file)) return undefined;
   const p = path.resolve(origin.dir, text(file)!);
   try {
     return readFileSync(p, 'utf8');
   } catch (err) {
-    throw new KubeconfigError(`${origin.source}: cannot read its ${what} ${p}: ${(err as Error).message}`);
+    throw new KubeconfigError(`${where}: cannot read its ${what} ${p}: ${(err as Error).message}`);
   }
 }
 
@@ -165,9 +165,9 @@ function resolveContext(doc: KubeconfigYaml, name: string, origin: KubeconfigOri
   const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
   const server = text(cluster.server);
   if (!server) throw new KubeconfigError(`${where}: its cluster '${String(ctx.cluster)}' has no server`, names);
-  const caPem = dataOrFile(origin, cluster['certificate-authority-data'], cluster['certificate-authority'], 'certificate authority');
-  const certPem = dataOrFile(origin, user['client-certificate-data'], user['client-certificate'], 'client certificate');
-  const keyPem = dataOrFile(origin, user['client-key-data'], user['client-key'], 'client key');
+  const caPem = dataOrFile(origin, where, cluster['certificate-authority-data'], cluster['certificate-authority'], 'certificate authority');
+  const certPem = dataOrFile(origin, where, user['client-certificate-data'], user['client-certificate'], 'client certificate');
+  const keyPem = dataOrFile(origin, where, user['client-key-data'], user['client-key'], 'client key');
   const token = text(user.token);
   const tokenFile = !token && text(user.tokenFile) ? path.resolve(origin.dir, text(user.tokenFile)!) : undefined;
   const externalAuth = user.exec ? 'exec plugin' : user['auth-provider'] ? 'auth provider' : undefined;
