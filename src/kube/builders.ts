@@ -18,13 +18,12 @@ export interface ObjectMeta {
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const RBAC_API = `${RBAC_GROUP}/v1`;
 
-/** A PolicyRule of a Role or ClusterRole. */
+/** A PolicyRule of a Role or ClusterRole (the lab grants no non-resource URLs). */
 export interface PolicyRule {
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
+  apiGroups: string[];
+  resources: string[];
   verbs: string[];
-  nonResourceURLs?: string[];
+  resourceNames?: string[];
 }
 
 export interface Subject {
