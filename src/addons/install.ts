@@ -5,12 +5,14 @@ import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { OCM_LAB_IMAGE } from '../image.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
-import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
 import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
 import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { HELLOWORLD } from './helloworld/constants.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
+import { sleep } from '../kube/wait.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, RBAC_GROUP, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
 export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
@@ -41,7 +43,7 @@ export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutM
     const current = await getOrNull<KubeObject>(hub, objectPath(crd));
     if (conditionOf(current, 'Established')?.status === 'True') return result;
     if (Date.now() > deadline) throw new NotReadyError(`CRD ${crd.metadata.name} was not Established within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -69,21 +71,9 @@ const MANAGER_RULES = [
  */
 export const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
 function tokenReviewObjects(): KubeObject[] {
-  const roleRef = { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: USER_TOKEN_REVIEW_ROLE };
   return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: USER_TOKEN_REVIEW_ROLE },
-      rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: USER_TOKEN_REVIEW_ROLE },
-      roleRef,
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }],
-    },
+    clusterRole(USER_TOKEN_REVIEW_ROLE, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),
+    clusterRoleBinding(USER_TOKEN_REVIEW_ROLE, [{ apiGroup: RBAC_GROUP, kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }]),
   ];
 }
 
@@ -94,27 +84,12 @@ export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[
   const labels = { app: name };
   const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? [`--proxy-entrypoint-host=${hubAddress}`] : [])];
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADDON_MANAGER_NAMESPACE } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ADDON_MANAGER_NAMESPACE } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: roleName }, rules: MANAGER_RULES },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: roleName },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ADDON_MANAGER_NAMESPACE }],
-    },
+    namespace(ADDON_MANAGER_NAMESPACE),
+    serviceAccount({ name, namespace: ADDON_MANAGER_NAMESPACE }),
+    clusterRole(roleName, MANAGER_RULES),
+    clusterRoleBinding(roleName, [serviceAccountSubject(name, ADDON_MANAGER_NAMESPACE)]),
     ...(addon === CLUSTER_PROXY ? tokenReviewObjects() : []),
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { serviceAccountName: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] } },
-      },
-    },
+    deployment({ name, namespace: ADDON_MANAGER_NAMESPACE, labels, serviceAccount: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] }),
   ];
 }
 
@@ -132,7 +107,7 @@ export interface AddonClusterState {
   addon: string;
   installed: boolean;
   available: boolean;
-  conditions: { type: string; status: string; reason?: string; message?: string }[];
+  conditions: ObservedCondition[];
 }
 
 /** INSTALLED / AVAILABLE of an addon on each cluster, from its ManagedClusterAddOn (like `clusteradm get addon`). */
@@ -182,6 +157,6 @@ export async function waitForAddonAvailable(
         },
       );
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }

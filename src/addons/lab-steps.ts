@@ -17,6 +17,7 @@ import {
   UPSTREAM_RELEASE_NAMESPACE,
   type UpstreamAddon,
 } from './upstream/index.js';
+import { sleep } from '../kube/wait.js';
 
 function labAddons(ctx: InstallContext): LabAddon[] {
   return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
@@ -42,7 +43,7 @@ async function waitForApiService(hub: Client, timeoutMs: number, progress: (line
         hint: 'see the gateway log: ocm-lab logs hub open-cluster-management-cluster-gateway/<pod>',
       });
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 

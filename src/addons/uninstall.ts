@@ -8,6 +8,7 @@ import { MSA_NAMESPACE } from './managed-serviceaccount/constants.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, WORK_API } from './framework/names.js';
 import { addonCrd, LAB_ADDONS, managerObjects } from './install.js';
 import { upstreamLeftovers } from './upstream/index.js';
+import { namespace } from '../kube/builders.js';
 
 /**
  * Taking the lab's addons off a lab, the reverse of src/addons/install.ts and
@@ -18,8 +19,6 @@ import { upstreamLeftovers } from './upstream/index.js';
 
 /** Where each addon's agent runs on a spoke (the ManifestWork creates it; the registration agent writes its hub kubeconfig there). */
 const AGENT_NAMESPACES = [PROXY_NAMESPACE, MSA_NAMESPACE, GATEWAY_NAMESPACE];
-
-const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
 /**
  * Removes the lab's addons from one cluster: its ManagedClusterAddOns are

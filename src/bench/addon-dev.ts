@@ -10,6 +10,7 @@ import { downLab, upLab } from '../lab/lifecycle.js';
 import { getOrNull, type KubeObject } from '../kube/objects.js';
 import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
+import { sleep } from '../kube/wait.js';
 
 const ROUNDS = 8;
 const ADDON = 'benchdemo';
@@ -48,13 +49,13 @@ async function measure(config: LabConfig): Promise<void> {
             const cm = await getOrNull<KubeObject & { data?: Record<string, string> }>(hub, `/api/v1/namespaces/${c}/configmaps/${ADDON}-report`);
             if (cm?.data?.version === `v${round}`) return reported[c]!.push(Date.now() - saved);
             if (Date.now() - saved > 60_000) throw new Error(`round ${round}: ${c} still reports ${cm?.data?.version ?? 'nothing'} 60 s after the save`);
-            await new Promise((r) => setTimeout(r, 50));
+            await sleep(50);
           }
         }),
       );
-      while (results.length < round - 1) await new Promise((r) => setTimeout(r, 50));
+      while (results.length < round - 1) await sleep(50);
       for (const c of clusters) running[c]!.push(results[round - 2]?.runningMs[c] ?? NaN);
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
     }
     controller.abort();
     await watching;

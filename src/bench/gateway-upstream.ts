@@ -5,6 +5,8 @@ import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, SECRETS } from '../ad
 import { apiServiceAvailable } from '../addons/cluster-gateway/hub-install.js';
 import { APISERVICE_NAME, CREDENTIALS_NAMESPACE, GATEWAY_NAMESPACE, GATEWAY_SERVICE } from '../addons/cluster-gateway/constants.js';
 import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import { sleep } from '../kube/wait.js';
+import { clusterRole, clusterRoleBinding, deployment, role, roleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 /**
  * Upstream's cluster-gateway as a pod on the bench lab's hub, next to ours, laid out as its chart
@@ -19,56 +21,30 @@ const SERVING_SECRET = `${UPSTREAM_GATEWAY}-serving`;
 const PROXY_CLIENT_SECRET = `${UPSTREAM_GATEWAY}-proxy-client`;
 const PROXY_CA_SECRET = `${UPSTREAM_GATEWAY}-proxy-server-ca`;
 const SIGNER_SECRET = 'cluster-gateway-signer';
-const rbac = 'rbac.authorization.k8s.io';
 const ROLE_NAME = `open-cluster-management:${UPSTREAM_GATEWAY}`;
 
 type Secret = KubeObject & { data?: Record<string, string> };
 
 /** Its hub permissions as the chart grants them (managedcluster-reader, authentication-reader, the credential Secrets). */
 function rbacObjects(): KubeObject[] {
-  const subjects = [{ kind: 'ServiceAccount', name: UPSTREAM_GATEWAY, namespace: GATEWAY_NAMESPACE }];
+  const subjects = [serviceAccountSubject(UPSTREAM_GATEWAY, GATEWAY_NAMESPACE)];
   const read = ['get', 'list', 'watch'];
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_GATEWAY, namespace: GATEWAY_NAMESPACE } },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'ClusterRole',
-      metadata: { name: ROLE_NAME },
-      rules: [
-        { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: read },
-        { apiGroups: [''], resources: ['namespaces'], verbs: read },
-        { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: read },
-        { apiGroups: ['flowcontrol.apiserver.k8s.io'], resources: ['prioritylevelconfigurations', 'flowschemas'], verbs: read },
-        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: ROLE_NAME },
-      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: ROLE_NAME },
-      subjects,
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name: `${ROLE_NAME}:authentication-reader`, namespace: 'kube-system' },
-      roleRef: { apiGroup: rbac, kind: 'Role', name: 'extension-apiserver-authentication-reader' },
-      subjects,
-    },
-    {
-      apiVersion: `${rbac}/v1`,
+    serviceAccount({ name: UPSTREAM_GATEWAY, namespace: GATEWAY_NAMESPACE }),
+    clusterRole(ROLE_NAME, [
+      { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: read },
+      { apiGroups: [''], resources: ['namespaces'], verbs: read },
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'], verbs: read },
+      { apiGroups: ['flowcontrol.apiserver.k8s.io'], resources: ['prioritylevelconfigurations', 'flowschemas'], verbs: read },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]),
+    clusterRoleBinding(ROLE_NAME, subjects),
+    roleBinding({ name: `${ROLE_NAME}:authentication-reader`, namespace: 'kube-system' }, subjects, {
       kind: 'Role',
-      metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE },
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }],
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE },
-      roleRef: { apiGroup: rbac, kind: 'Role', name: ROLE_NAME },
-      subjects,
-    },
+      name: 'extension-apiserver-authentication-reader',
+    }),
+    role({ name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE }, [{ apiGroups: [''], resources: ['secrets'], verbs: ['*'] }]),
+    roleBinding({ name: ROLE_NAME, namespace: CREDENTIALS_NAMESPACE }, subjects),
   ];
 }
 
@@ -88,39 +64,32 @@ function servingObjects(): KubeObject[] {
     '--tls-private-key-file=/etc/serving/tls.key',
   ];
   return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: UPSTREAM_GATEWAY, namespace: GATEWAY_NAMESPACE, labels: LABELS },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: LABELS },
-        template: {
-          metadata: { labels: LABELS },
-          spec: {
-            serviceAccountName: UPSTREAM_GATEWAY,
-            containers: [
-              {
-                name: 'gateway',
-                image: UPSTREAM_CLUSTER_GATEWAY_IMAGE.ref,
-                args,
-                ports: [{ containerPort: UPSTREAM_PORT }],
-                volumeMounts: [
-                  { name: 'proxy-client', mountPath: '/etc/tls/', readOnly: true },
-                  { name: 'proxy-server-ca', mountPath: '/etc/ca/', readOnly: true },
-                  { name: 'serving', mountPath: '/etc/serving/', readOnly: true },
-                ],
-              },
-            ],
-            volumes: [
-              { name: 'proxy-client', secret: { secretName: PROXY_CLIENT_SECRET } },
-              { name: 'proxy-server-ca', secret: { secretName: PROXY_CA_SECRET } },
-              { name: 'serving', secret: { secretName: SERVING_SECRET } },
-            ],
-          },
+    deployment({
+      name: UPSTREAM_GATEWAY,
+      namespace: GATEWAY_NAMESPACE,
+      labels: LABELS,
+      serviceAccount: UPSTREAM_GATEWAY,
+      containers: [
+        {
+          name: 'gateway',
+          image: UPSTREAM_CLUSTER_GATEWAY_IMAGE.ref,
+          args,
+          ports: [{ containerPort: UPSTREAM_PORT }],
+          volumeMounts: [
+            { name: 'proxy-client', mountPath: '/etc/tls/', readOnly: true },
+            { name: 'proxy-server-ca', mountPath: '/etc/ca/', readOnly: true },
+            { name: 'serving', mountPath: '/etc/serving/', readOnly: true },
+          ],
         },
+      ],
+      podSpec: {
+        volumes: [
+          { name: 'proxy-client', secret: { secretName: PROXY_CLIENT_SECRET } },
+          { name: 'proxy-server-ca', secret: { secretName: PROXY_CA_SECRET } },
+          { name: 'serving', secret: { secretName: SERVING_SECRET } },
+        ],
       },
-    },
+    }),
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -176,7 +145,7 @@ export async function deployUpstreamGateway(hub: KubeClient, timeoutMs = 120_000
       throw new Error(
         `upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`,
       );
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
   }
 }
 
@@ -194,7 +163,7 @@ export async function switchApiService(hub: KubeClient, to: 'ours' | 'upstream',
       throw new Error(
         `APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway is not Available within ${timeoutMs / 1000} s: ${state.message}`,
       );
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
   }
 }
 

@@ -15,6 +15,7 @@ import { downLab, upLab } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
 import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
+import { sleep } from '../kube/wait.js';
 
 const ROUNDS = 200;
 /** Rounds are measured in blocks; with an upstream gateway, blocks alternate between the two. */
@@ -94,7 +95,7 @@ async function waitServedBy(r: Route, who: 'ours' | 'upstream', timeoutMs = 60_0
     seen = (await servedBy(r)) === who ? seen + 1 : 0;
     if (Date.now() > deadline)
       throw new Error(`the hub does not route cluster.core.oam.dev to ${who === 'ours' ? "ocm-lab's" : "upstream's"} gateway within ${timeoutMs / 1000} s`);
-    if (seen < 5) await new Promise((res) => setTimeout(res, 200));
+    if (seen < 5) await sleep(200);
   }
 }
 
@@ -293,7 +294,7 @@ async function measureIdle(routes: BenchRoutes, impls: Impl[], withUpstream: boo
   for (const impl of impls) {
     await servedNow(routes, impl, withUpstream);
     for (let i = 0; i < IDLE_ROUNDS; i++) {
-      await new Promise((res) => setTimeout(res, IDLE_MS));
+      await sleep(IDLE_MS);
       results.idle[impl].push(await call(routes.gateway, 'GET', GET_PATH));
     }
   }

@@ -5,6 +5,7 @@ import { labDir } from '../paths.js';
 import { withBenchLabHome } from './home.js';
 import { labRssKb } from './lab-memory.js';
 import type { Benchmark } from './registry.js';
+import { sleep } from '../kube/wait.js';
 
 /** One lab brought up, measured and removed; its table rows. */
 async function measureLab(config: LabConfig): Promise<string[][]> {
@@ -13,7 +14,7 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
   const sampler = (async () => {
     while (sampling) {
       peakKb = Math.max(peakKb, await labRssKb(labDir(config.name)));
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   })();
   try {
@@ -28,7 +29,7 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
     const addonTitles = new Set<string>(config.addons);
     const addonSteps = cold.steps.filter((s) => addonTitles.has(s.title));
     // let the control planes settle, then sample steady-state memory
-    await new Promise((r) => setTimeout(r, 15_000));
+    await sleep(15_000);
     const steadyKb = await labRssKb(labDir(config.name));
     sampling = false;
     await sampler;
@@ -71,7 +72,7 @@ async function measureOn(runtime: 'local' | 'kind', config: LabConfig): Promise<
     const t0 = Date.now();
     await upLab(config, { renderer: 'silent', runtime });
     const noopMs = Date.now() - t0;
-    await new Promise((r) => setTimeout(r, 15_000));
+    await sleep(15_000);
     const memoryKb = runtime === 'kind' ? await kindLabMemoryKb(config.name) : await labRssKb(labDir(config.name));
     return { coldMs: cold.durationMs, noopMs, memoryKb, steps: cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s`]) };
   } finally {

@@ -10,6 +10,8 @@ import { OCM_VERSION } from '../provision/versions.js';
 import YAML from 'yaml';
 import { withBenchLabHome } from './home.js';
 import type { Benchmark } from './registry.js';
+import { sleep } from '../kube/wait.js';
+import { clusterRoleBinding, namespace, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 const NS = 'bench-pods';
 const ROUNDS = 5;
@@ -45,7 +47,7 @@ async function waitReady(client: KubeClient, name: string, timeoutMs = 60_000): 
   while (Date.now() < deadline) {
     const pod = await client.get<PodJson>(`/api/v1/namespaces/${NS}/pods/${name}`).catch(() => null);
     if (pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   throw new Error(`pod ${NS}/${name} was not Ready within ${timeoutMs / 1000} s`);
 }
@@ -59,7 +61,7 @@ async function waitGone(client: KubeClient, name: string): Promise<void> {
       ))
     )
       return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
@@ -92,16 +94,13 @@ async function measure(config: LabConfig): Promise<string[][]> {
   const dir = labDir(config.name);
   const client = await KubeClient.fromKubeconfig(path.join(dir, 'clusters', 'cluster1', 'kubeconfigs', 'admin.kubeconfig'));
   try {
-    await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    await client.post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench', namespace: NS } });
+    await client.post('/api/v1/namespaces', namespace(NS));
+    await client.post(`/api/v1/namespaces/${NS}/serviceaccounts`, serviceAccount({ name: 'bench', namespace: NS }));
     // The klusterlet operator as upstream deploys it: its CRD, and (here, simply) cluster-admin.
-    await client.post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'bench-pods' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'bench', namespace: NS }],
-    });
+    await client.post(
+      '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      clusterRoleBinding('bench-pods', [serviceAccountSubject('bench', NS)], 'cluster-admin'),
+    );
     const apiModule = await ensureGoModuleSource(OCM_API_MODULE, OCM_API_VERSION);
     const crd = YAML.parse(
       await fs.readFile(path.join(apiModule, 'operator/v1/0000_00_operator.open-cluster-management.io_klusterlets.crd.yaml'), 'utf8'),
@@ -129,7 +128,7 @@ async function measure(config: LabConfig): Promise<string[][]> {
     const idleKb = await rssKb(nodeletPid);
     for (let i = 0; i < MEMORY_PODS; i++) await client.post(`/api/v1/namespaces/${NS}/pods`, podOf(`mem-${i}`, 'ours'));
     for (let i = 0; i < MEMORY_PODS; i++) await waitReady(client, `mem-${i}`);
-    await new Promise((r) => setTimeout(r, 5_000));
+    await sleep(5_000);
     const busyKb = await rssKb(nodeletPid);
     const runcRoot = path.join(dir, 'clusters', 'cluster1', 'nodelet', 'runc');
     const runcParents = await rssOfMatching((c) => /(^|\/)runc /.test(c) && c.includes(runcRoot));

@@ -6,6 +6,7 @@ import { withBenchLabHome } from './home.js';
 import { labProcessesByCluster, memoryOf, processLabel, type MemoryTotals } from './lab-memory.js';
 import type { Benchmark } from './registry.js';
 import { stackedLinePlotSvg } from './svg-plot.js';
+import { sleep } from '../kube/wait.js';
 
 const DEFAULT_SPOKES = [1, 2, 5, 10, 20];
 const SETTLE_MS = 15_000;
@@ -59,7 +60,7 @@ async function measure(spokes: number, progress: (line: string) => void): Promis
   try {
     const up = await upLab(config, { renderer: 'silent' });
     progress(`${spokes} spoke(s): up in ${(up.durationMs / 1000).toFixed(1)} s; letting it settle ${SETTLE_MS / 1000} s`);
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const byCluster = await labProcessesByCluster(labDir(config.name));
     const all = new Set([...byCluster.values()].flatMap((s) => [...s]));
     const memory = await memoryOf(all);

@@ -21,6 +21,7 @@ import { createCA, issueCertificate, writeSecretFile } from '../pki/index.js';
 import { run } from '../util/exec.js';
 import type { Benchmark } from './registry.js';
 import { buildUpstreamTunnel, freePort, upstreamAgentArgs, upstreamServerArgs, type UpstreamTunnel } from './tunnel-upstream.js';
+import { sleep } from '../kube/wait.js';
 
 const ROLES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'tunnel-roles.js');
 
@@ -175,7 +176,7 @@ async function waitReady(prefix: string[], url: string, timeoutMs = 30_000): Pro
   while (Date.now() < deadline) {
     const r = await run(prefix[0] ?? 'curl', [...prefix.slice(1), ...(prefix.length ? ['curl'] : []), '-sf', url], { allowFailure: true });
     if (r.exitCode === 0) return;
-    await new Promise((res) => setTimeout(res, 200));
+    await sleep(200);
   }
   throw new Error(`${url} did not become ready within ${timeoutMs} ms`);
 }

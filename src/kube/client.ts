@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
-import YAML from 'yaml';
+import { readKubeconfig } from './kubeconfig.js';
 
 /**
  * The lab's one Kubernetes client (CLI, install, OCM, addons, nodelet, pods'
@@ -70,41 +70,19 @@ export function isStatus(err: unknown, status: number): boolean {
   return err instanceof ApiError && err.status === status;
 }
 
-interface KubeconfigYaml {
-  'current-context'?: string;
-  contexts?: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
-  clusters?: { name: string; cluster: Record<string, string> }[];
-  users?: { name: string; user: Record<string, string> }[];
-}
-
-async function dataOrFile(base: string, data: string | undefined, file: string | undefined): Promise<string | undefined> {
-  if (data) return Buffer.from(data, 'base64').toString('utf8');
-  if (file) return fs.readFile(path.resolve(base, file), 'utf8');
-  return undefined;
-}
-
 /** The endpoint and credentials of a kubeconfig's current context (certificate or token). */
 export async function endpointFromKubeconfig(file: string): Promise<KubeEndpoint & { namespace?: string }> {
-  const doc = (YAML.parse(await fs.readFile(file, 'utf8')) ?? {}) as KubeconfigYaml;
-  const contextName = doc['current-context'] ?? doc.contexts?.[0]?.name;
-  const context = doc.contexts?.find((c) => c.name === contextName)?.context;
-  if (!context) throw new Error(`${file}: no current context`);
-  const cluster = doc.clusters?.find((c) => c.name === context.cluster)?.cluster;
-  const user = doc.users?.find((u) => u.name === context.user)?.user ?? {};
-  if (!cluster?.server) throw new Error(`${file}: context ${String(contextName)} names no cluster with a server`);
-  const base = path.dirname(file);
-  const caPem = await dataOrFile(base, cluster['certificate-authority-data'], cluster['certificate-authority']);
-  if (!caPem) throw new Error(`${file}: cluster ${context.cluster} has no certificate authority`);
-  const tokenFile = !user.token && user.tokenFile ? path.resolve(base, user.tokenFile) : undefined;
-  if (tokenFile) await fs.access(tokenFile);
+  const ctx = await readKubeconfig(file);
+  if (!ctx.caPem) throw new Error(`${file}: the cluster of context '${ctx.context}' has no certificate authority`);
+  if (ctx.tokenFile) await fs.access(ctx.tokenFile);
   return {
-    server: cluster.server,
-    caPem,
-    certPem: await dataOrFile(base, user['client-certificate-data'], user['client-certificate']),
-    keyPem: await dataOrFile(base, user['client-key-data'], user['client-key']),
-    ...(user.token ? { token: user.token } : {}),
-    ...(tokenFile ? { tokenFile } : {}),
-    namespace: context.namespace,
+    server: ctx.server,
+    caPem: ctx.caPem,
+    certPem: ctx.certPem,
+    keyPem: ctx.keyPem,
+    ...(ctx.token ? { token: ctx.token } : {}),
+    ...(ctx.tokenFile ? { tokenFile: ctx.tokenFile } : {}),
+    namespace: ctx.namespace,
   };
 }
 

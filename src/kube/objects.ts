@@ -37,6 +37,9 @@ export interface Condition {
   observedGeneration?: number;
 }
 
+/** A condition of an object the lab only reads: other controllers may leave out reason and message, or use other statuses. */
+export type ObservedCondition = Pick<Condition, 'type'> & Partial<Omit<Condition, 'type' | 'status'>> & { status: string };
+
 /** A Secret's `data` value from text. */
 export function toBase64(text: string): string {
   return Buffer.from(text).toString('base64');

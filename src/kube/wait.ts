@@ -1,5 +1,19 @@
 import { NotReadyError } from '../errors.js';
 
+/** Resolves after `ms`, or as soon as `signal` aborts (never rejects). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export interface WaitOptions {
   timeoutMs: number;
   intervalMs?: number;
@@ -28,7 +42,7 @@ export async function waitUntil<T>(check: () => Promise<T | undefined>, options:
       lastError = err;
     }
     if (Date.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs ?? 500, Math.max(0, deadline - Date.now()))));
+    await sleep(Math.min(options.intervalMs ?? 500, Math.max(0, deadline - Date.now())));
   }
   const extra = options.report ? await options.report().catch((err: unknown) => `(could not build a report: ${String(err)})`) : '';
   const describe = options.describeError ?? ((err: unknown) => (err instanceof Error ? err.message : String(err)));

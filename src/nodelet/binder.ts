@@ -1,7 +1,7 @@
 import type { EventRecorder } from './events.js';
 import type { ImageCatalog } from './images.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
-import { PodReflector } from './reflector.js';
+import { Informer, RESYNCING } from '../kube/informer.js';
 import { rfc3339 } from './status.js';
 import type { Pod } from './types.js';
 
@@ -32,7 +32,7 @@ export function bindDecision(pod: Pod, nodeName: string, images: Pick<ImageCatal
  * pods of other images Unschedulable with an Event saying why.
  */
 export class Binder {
-  private readonly reflector: PodReflector;
+  private readonly pods: Informer<Pod>;
   private readonly done = new Set<string>();
 
   constructor(
@@ -42,26 +42,20 @@ export class Binder {
     private readonly log: (line: string) => void,
     private readonly images: Pick<ImageCatalog, 'runs' | 'describe'>,
   ) {
-    this.reflector = new PodReflector(
-      client,
-      'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed',
-      {
-        upsert: (pod) => void this.consider(pod),
-        remove: (pod) => {
-          this.done.delete(pod.metadata.uid ?? '');
-          this.events.forget(pod.metadata.uid);
-        },
-      },
-      log,
-    );
+    this.pods = new Informer<Pod>(client, '/api/v1/pods', log, { fieldSelector: 'spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed' }, RESYNCING);
+    this.pods.onEvent(({ type, object: pod }) => {
+      if (type !== 'DELETED') return void this.consider(pod);
+      this.done.delete(pod.metadata.uid ?? '');
+      this.events.forget(pod.metadata.uid);
+    });
   }
 
   start(): void {
-    this.reflector.start();
+    this.pods.start();
   }
 
   stop(): Promise<void> {
-    return this.reflector.stop();
+    return this.pods.stop();
   }
 
   private async consider(pod: Pod): Promise<void> {

@@ -18,6 +18,7 @@ import { Writable } from 'node:stream';
 import { findTailStart } from './cri-log-tail.js';
 import { formatCriRecord, parseCriRecord, type CriRecord, type LogStream } from './cri-record.js';
 import { formatRfc3339NanoFixed, nanoClock, nsFromDate, parseRfc3339Nano } from './cri-time.js';
+import { sleep } from '../kube/wait.js';
 
 export { formatCriRecord, parseCriRecord, type CriRecord, type LogStream } from './cri-record.js';
 
@@ -300,19 +301,6 @@ async function writeOut(out: Writable, data: Buffer, signal: AbortSignal | undef
     signal?.addEventListener('abort', done);
   });
   if (outGone(out) || signal?.aborted) throw new StopReading();
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done);
-  });
 }
 
 function sinceOf(opts: ContainerLogOptions, now: () => Date): bigint | null {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { isStatus, type KubeClient } from '../kube/client.js';
-import { sleep } from './reflector.js';
+import { sleep } from '../kube/wait.js';
 import { rfc3339 } from './status.js';
 import type { NodeFacts } from './types.js';
 

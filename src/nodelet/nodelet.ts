@@ -16,7 +16,8 @@ import { hostPortCheck, PodNetwork, podNetworkHooks, ServiceProxy } from './pod-
 import { probeUserAgent } from './probes.js';
 import { SERVICE_IP } from '../kube/service-network.js';
 import { PodWorker, type NodeletContext } from './pod-worker.js';
-import { PodReflector, sleep } from './reflector.js';
+import { Informer, RESYNCING } from '../kube/informer.js';
+import { sleep } from '../kube/wait.js';
 import type { ConfigMap, ObjectSource, Pod, Secret } from './types.js';
 import type { BinaryName } from '../provision/recipes.js';
 import { OCM_VERSION } from '../provision/versions.js';
@@ -218,26 +219,20 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
     const p = w.removed().finally(() => removing.delete(p));
     removing.add(p);
   };
-  const reflector = new PodReflector(
-    client,
-    `spec.nodeName=${o.nodeName}`,
-    {
-      upsert: (pod: Pod) => {
-        const uid = pod.metadata.uid ?? '';
-        let w = workers.get(uid);
-        if (!w) {
-          w = new PodWorker(ctx, pod);
-          workers.set(uid, w);
-          log(`pod ${pod.metadata.namespace}/${pod.metadata.name} bound here`);
-        }
-        w.update(pod);
-      },
-      remove: (pod: Pod) => remove(pod.metadata.uid ?? ''),
-      synced: () => void removeOrphans(ctx.podsDir, ctx.runc, podNetwork, new Set(workers.values()), log),
-    },
-    log,
-  );
-  reflector.start();
+  const pods = new Informer<Pod>(client, '/api/v1/pods', log, { fieldSelector: `spec.nodeName=${o.nodeName}` }, RESYNCING);
+  pods.onEvent(({ type, object: pod }) => {
+    const uid = pod.metadata.uid ?? '';
+    if (type === 'DELETED') return remove(uid);
+    let w = workers.get(uid);
+    if (!w) {
+      w = new PodWorker(ctx, pod);
+      workers.set(uid, w);
+      log(`pod ${pod.metadata.namespace}/${pod.metadata.name} bound here`);
+    }
+    w.update(pod);
+  });
+  pods.onSync(() => void removeOrphans(ctx.podsDir, ctx.runc, podNetwork, new Set(workers.values()), log));
+  pods.start();
   const binder = new Binder(scheduler, o.nodeName, new EventRecorder(scheduler, 'nodelet-scheduler', o.nodeName, log), log, images);
   binder.start();
   let kubelet: KubeletServer | undefined;
@@ -260,7 +255,7 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
     pids: () => Object.fromEntries([...workers.values()].map((w) => [w.key, w.pids()])),
     stop: async () => {
       // An API call in flight may hang when the API server is already gone (down stops it too): don't wait long for it.
-      const loops = Promise.all([binder.stop(), reflector.stop(), agent.stop(), serviceProxy?.stop(), kubelet?.close()]);
+      const loops = Promise.all([binder.stop(), pods.stop(), agent.stop(), serviceProxy?.stop(), kubelet?.close()]);
       await Promise.all([...workers.values()].map((w) => w.shutdown(5_000)));
       await Promise.race([Promise.all([loops, ...removing]), sleep(1_000)]);
       client.close();

@@ -1,33 +1,23 @@
 import { NotReadyError } from '../errors.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
-import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { collectionPath, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { BOOTSTRAP_USERNAME, CLIENT_SIGNER, CLUSTER_NAME_LABEL, CONDITION, FIELD_MANAGER } from './constants.js';
-
-export interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-}
+import { sleep } from '../kube/wait.js';
 
 export interface ManagedCluster extends KubeObject {
   spec?: { hubAcceptsClient?: boolean };
-  status?: { conditions?: Condition[] };
+  status?: { conditions?: ObservedCondition[] };
 }
 
 /** certificates.k8s.io/v1 CertificateSigningRequest, the fields accept reads. */
 export interface CertificateSigningRequest extends KubeObject {
   spec: { request: string; signerName: string; username?: string; usages?: string[] };
-  status?: { conditions?: (Condition & { lastUpdateTime?: string })[]; certificate?: string };
+  status?: { conditions?: (ObservedCondition & { lastUpdateTime?: string })[]; certificate?: string };
 }
 
 export const managedClusterHeader = (name: string) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } });
 export const managedClusterPath = (name: string): string => objectPath(managedClusterHeader(name));
 const CSR_COLLECTION = collectionPath('certificates.k8s.io/v1', 'CertificateSigningRequest');
-
-export function conditionStatus(conditions: readonly Condition[] | undefined, type: string): string {
-  return conditions?.find((c) => c.type === type)?.status ?? 'Unknown';
-}
 
 export interface ClusterState {
   name: string;
@@ -38,12 +28,11 @@ export interface ClusterState {
 
 /** The `kubectl get managedclusters` view of one cluster. */
 export function clusterState(mc: ManagedCluster): ClusterState {
-  const conditions = mc.status?.conditions;
   return {
     name: mc.metadata.name,
     hubAccepted: mc.spec?.hubAcceptsClient === true,
-    joined: conditionStatus(conditions, CONDITION.joined) === 'True',
-    available: conditionStatus(conditions, CONDITION.available) === 'True',
+    joined: conditionOf(mc, CONDITION.joined)?.status === 'True',
+    available: conditionOf(mc, CONDITION.available)?.status === 'True',
   };
 }
 
@@ -186,7 +175,7 @@ export async function acceptClusters(hub: KubeClient, clusters: readonly string[
           continue;
         }
         const state = clusterState(mc);
-        const accepted = conditionStatus(mc.status?.conditions, CONDITION.hubAccepted) === 'True';
+        const accepted = conditionOf(mc, CONDITION.hubAccepted)?.status === 'True';
         if (accepted && state.joined && state.available) {
           states.set(cluster, state);
           pending.delete(cluster);
@@ -217,7 +206,7 @@ export async function acceptClusters(hub: KubeClient, clusters: readonly string[
         },
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 300));
+    await sleep(options.intervalMs ?? 300);
   }
   return clusters.map((c) => states.get(c)!);
 }

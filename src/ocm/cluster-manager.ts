@@ -12,6 +12,7 @@ import {
   HUB_DEPLOYMENTS,
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
+import { clusterRole, clusterRoleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 export const OPERATOR_API = 'operator.open-cluster-management.io/v1';
 
@@ -34,26 +35,15 @@ export function clusterManagerObject(ocmVersion: string): KubeObject {
 /** The identity joining clusters bootstrap with (clusteradm init's ServiceAccount and what it may do). */
 export function hubBootstrapObjects(): KubeObject[] {
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: HUB_BOOTSTRAP_NAMESPACE } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: BOOTSTRAP_CLUSTER_ROLE },
-      // What a registration agent does before it is accepted: create its ManagedCluster and a CSR, watch both.
-      rules: [
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
-        { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
-        { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'create', 'list', 'watch'] },
-        { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclustersets/join'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: BOOTSTRAP_CLUSTER_ROLE_BINDING },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BOOTSTRAP_CLUSTER_ROLE },
-      subjects: [{ kind: 'ServiceAccount', name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: HUB_BOOTSTRAP_NAMESPACE }],
-    },
+    serviceAccount({ name: BOOTSTRAP_SERVICE_ACCOUNT, namespace: HUB_BOOTSTRAP_NAMESPACE }),
+    // What a registration agent does before it is accepted: create its ManagedCluster and a CSR, watch both.
+    clusterRole(BOOTSTRAP_CLUSTER_ROLE, [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
+      { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['create', 'get', 'list', 'watch'] },
+      { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'create', 'list', 'watch'] },
+      { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclustersets/join'], verbs: ['create'] },
+    ]),
+    clusterRoleBinding(BOOTSTRAP_CLUSTER_ROLE_BINDING, [serviceAccountSubject(BOOTSTRAP_SERVICE_ACCOUNT, HUB_BOOTSTRAP_NAMESPACE)], BOOTSTRAP_CLUSTER_ROLE),
   ];
 }
 

@@ -1,7 +1,6 @@
-import YAML from 'yaml';
 import { ocmImage } from '../image.js';
 import type { KubeClient } from '../kube/client.js';
-import { renderKubeconfig } from '../kube/kubeconfig.js';
+import { kubeconfigContext, renderKubeconfig, type KubeconfigContext } from '../kube/kubeconfig.js';
 import { applyObject, conditionOf, fromBase64, getOrNull, toBase64, type KubeObject } from '../kube/objects.js';
 import { waitUntil } from '../kube/wait.js';
 import { OPERATOR_API } from './cluster-manager.js';
@@ -15,6 +14,7 @@ import {
   KLUSTERLET_NAME,
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
+import { namespace } from '../kube/builders.js';
 
 /** The Klusterlet clusteradm join creates (Default mode), with every image at the lab's OCM version. */
 export function klusterletObject(clusterName: string, ownServer: string, ocmVersion: string): KubeObject {
@@ -46,25 +46,17 @@ export function tokenExpiry(token: string): number | null {
   }
 }
 
-interface KubeconfigDoc {
-  clusters?: { cluster?: { server?: string; 'certificate-authority-data'?: string } }[];
-  users?: { user?: { token?: string } }[];
-}
-
 /** True when the existing bootstrap kubeconfig already names this hub and CA and its token has time left. */
 export function bootstrapKubeconfigIsCurrent(text: string | null, hubServer: string, hubCaPem: string, now = Date.now()): boolean {
   if (!text) return false;
-  let doc: KubeconfigDoc;
+  let hub: KubeconfigContext;
   try {
-    doc = (YAML.parse(text) as KubeconfigDoc | null) ?? {};
+    hub = kubeconfigContext(text, { source: BOOTSTRAP_HUB_KUBECONFIG_SECRET, dir: '/' });
   } catch {
     return false;
   }
-  const cluster = doc.clusters?.[0]?.cluster;
-  const token = doc.users?.[0]?.user?.token;
-  if (!cluster || !token) return false;
-  if (cluster.server !== hubServer) return false;
-  if (Buffer.from(cluster['certificate-authority-data'] ?? '', 'base64').toString('utf8') !== hubCaPem) return false;
+  const token = hub.token;
+  if (!token || hub.server !== hubServer || hub.caPem !== hubCaPem) return false;
   const exp = tokenExpiry(token);
   return exp !== null && exp - now > (BOOTSTRAP_TOKEN_SECONDS * 1000) / 10;
 }
@@ -118,8 +110,7 @@ export interface JoinOptions extends InstallProgress {
  */
 export async function joinCluster(spoke: KubeClient, hub: KubeClient, options: JoinOptions): Promise<string[]> {
   const changed: string[] = [];
-  if ((await applyObject(spoke, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: AGENT_NAMESPACE } })) === 'created')
-    changed.push(`namespace ${AGENT_NAMESPACE} created`);
+  if ((await applyObject(spoke, namespace(AGENT_NAMESPACE))) === 'created') changed.push(`namespace ${AGENT_NAMESPACE} created`);
   if ((await ensureBootstrapSecret(spoke, hub, options.hubServer, options.hubCaPem)) === 'written')
     changed.push(`bootstrap kubeconfig for ${options.hubServer}`);
   changed.push(...(await applyOperator(spoke, options.operatorObjects, 'klusterlets.operator.open-cluster-management.io', options.timeoutMs)));

@@ -1,6 +1,7 @@
 import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
-import { deleteIfPresent, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { deleteIfPresent, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
+import { sleep } from '../kube/wait.js';
 
 export interface RemovalOptions {
   /** How long to wait for everything asked to go away to be gone. */
@@ -18,7 +19,7 @@ type Removable = Pick<KubeObject, 'apiVersion' | 'kind'> & { metadata: { name: s
 interface Terminating extends KubeObject {
   metadata: KubeObject['metadata'] & { finalizers?: string[] };
   spec?: { finalizers?: string[] };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: ObservedCondition[] };
 }
 
 /** Why an object is still there: its deletion state, finalizers and (namespaces, ManagedClusters) the conditions that say what blocks it. */
@@ -67,7 +68,7 @@ export async function waitGone(client: KubeClient, objects: readonly Removable[]
     if (Date.now() >= deadline) break;
     const line = `${what}: waiting for ${left.map((l) => describeObject(l.obj)).join(', ')} to be gone`;
     if (line !== said) options.progress?.((said = line));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   }
   throw new NotReadyError(
     `${what}: not gone within ${Math.round(options.timeoutMs / 1000)} s:\n${left.map((l) => whyStillThere(l.current, describeObject(l.obj))).join('\n')}`,

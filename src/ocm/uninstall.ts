@@ -11,6 +11,7 @@ import {
   OPERATOR_NAMESPACE,
 } from './constants.js';
 import { deleteAndWait, labelledObjects, type RemovalOptions } from './removal.js';
+import { namespace } from '../kube/builders.js';
 
 /**
  * Taking OCM off clusters, the reverse of clusteradm init/join/accept: first
@@ -23,7 +24,6 @@ export interface UninstallOptions extends RemovalOptions {
   operatorObjects: KubeObject[];
 }
 
-const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const crd = (name: string) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } });
 
 /**

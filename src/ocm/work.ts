@@ -1,7 +1,7 @@
 import YAML from 'yaml';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
-import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { collectionPath, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { FIELD_MANAGER } from './constants.js';
 import { managedClusterPath, type ManagedCluster } from './accept.js';
 
@@ -70,7 +70,7 @@ export function checkWorkName(name: string): void {
 export interface ManifestWork extends KubeObject {
   metadata: KubeObject['metadata'] & { namespace: string };
   spec: { workload: { manifests: Manifest[] } };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: ObservedCondition[] };
 }
 
 export function buildManifestWork(name: string, cluster: string, manifests: Manifest[]): ManifestWork {

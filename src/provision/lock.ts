@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
+import { sleep } from '../kube/wait.js';
 
 /**
  * Serialises provisioning between concurrent ocm-lab runs (and concurrent calls
@@ -34,7 +35,7 @@ export async function withCacheLock<T>(cache: string, body: () => Promise<T>, op
         opts.onWait?.();
         told = true;
       }
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
     }
   }
   try {

@@ -9,6 +9,7 @@ import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { readLocalState } from '../../src/runtime/local/state.js';
 import { labDir } from '../../src/paths.js';
 import type { LabStatus } from '../../src/runtime/types.js';
+import { waitUntil } from '../support/wait.js';
 import { cli, isolatedLabHome, kubectl, kubectlPath, machineSnapshot, testLabConfig } from '../support/lab.js';
 
 const LAB = 'e2e-substrate';
@@ -164,10 +165,15 @@ describe('lab substrate (local runtime, real control planes)', () => {
     const apiserver = cluster2.components.find((c) => c.name === 'kube-apiserver')!;
     expect(apiserver.detail).toMatch(/^pid \d+$/);
     process.kill(Number(apiserver.detail!.slice('pid '.length)), 'SIGKILL');
-    await waitUntil(async () => {
-      const c = (await labStatus(config)).clusters.find((x) => x.name === 'cluster2')!;
-      return !c.components.find((x) => x.name === 'kube-apiserver')!.running;
-    });
+    await waitUntil(
+      async () => {
+        const c = (await labStatus(config)).clusters.find((x) => x.name === 'cluster2')!;
+        return c.components.find((x) => x.name === 'kube-apiserver')!.running ? undefined : true;
+      },
+      'the killed kube-apiserver of cluster2 to show as not running',
+      30_000,
+      200,
+    );
     const labFile = path.join(home.home, 'lab.yaml');
     await fs.writeFile(labFile, renderLabConfig(config));
     const st = await cli(['status', '-o', 'json', '--config', labFile], { OCM_LAB_HOME: home.home });
@@ -197,15 +203,6 @@ describe('lab substrate (local runtime, real control planes)', () => {
     expect(second.removed).toEqual([]);
   });
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('condition not reached in time');
-}
 
 async function makeCsrPem(privateKey: crypto.KeyObject, commonName: string): Promise<string> {
   const x509 = await import('@peculiar/x509');

@@ -6,7 +6,7 @@ import { frontProxyConfigFrom } from '../../src/addons/cluster-gateway/delegated
 import { gatewayFromSecret, type SecretLike } from '../../src/addons/cluster-gateway/gateway-object.js';
 import { GatewayStore } from '../../src/addons/cluster-gateway/gateway-store.js';
 import { DEFAULT_HEADER_NAMES, identityFromHeaders, impersonationHeaders, isIdentityHeader } from '../../src/addons/cluster-gateway/identity.js';
-import type { Informer, InformerEvent } from '../../src/addons/cluster-gateway/informer.js';
+import type { Informer, InformerEvent } from '../../src/kube/informer.js';
 import { gatewayKubeconfigEntry } from '../../src/addons/cluster-gateway/kubeconfig.js';
 import { gatewayTable, presentationFor } from '../../src/addons/cluster-gateway/presentation.js';
 import { outgoingHeaders, upstreamPath } from '../../src/addons/cluster-gateway/proxy.js';

@@ -1,5 +1,5 @@
 import { gatewayFromSecret, type ClusterGateway, type GatewayTarget, type ManagedClusterLike, type SecretLike } from './gateway-object.js';
-import type { Informer } from './informer.js';
+import type { Informer } from '../../kube/informer.js';
 
 export interface GatewayEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -4,7 +4,8 @@ import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
-import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject } from '../../kube/objects.js';
+import { applyObject, fromBase64, getOrNull, toBase64, type KubeObject, type ObservedCondition } from '../../kube/objects.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import {
   APISERVICE_NAME,
   GATEWAY_API,
@@ -38,7 +39,7 @@ export function gatewayServingNames(): string[] {
 }
 
 async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
-  await hub.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
+  await hub.post('/api/v1/namespaces', namespace(name)).catch((err: unknown) => {
     if (!isStatus(err, 409)) throw err;
   });
 }
@@ -63,8 +64,7 @@ async function ensureGatewayCA(hub: KubeClient): Promise<CertificateAuthority> {
   return ca;
 }
 
-const rbac = 'rbac.authorization.k8s.io';
-const sa = [{ kind: 'ServiceAccount', name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE }];
+const sa = [serviceAccountSubject(GATEWAY_SERVICE_ACCOUNT, GATEWAY_NAMESPACE)];
 
 /**
  * What the gateway may do on the hub: delegate authentication and authorization
@@ -75,72 +75,22 @@ const sa = [{ kind: 'ServiceAccount', name: GATEWAY_SERVICE_ACCOUNT, namespace: 
 export function gatewayRbacObjects(): KubeObject[] {
   const name = 'open-cluster-management:cluster-gateway';
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE } },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `${name}:auth-delegator` },
-      roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'system:auth-delegator' },
-      subjects: sa,
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name: `${name}:authentication-reader`, namespace: 'kube-system' },
-      roleRef: { apiGroup: rbac, kind: 'Role', name: 'extension-apiserver-authentication-reader' },
-      subjects: sa,
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] }],
-    },
-    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name }, subjects: sa },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'Role',
-      metadata: { name, namespace: CREDENTIALS_NAMESPACE },
-      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }],
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name, namespace: CREDENTIALS_NAMESPACE },
-      roleRef: { apiGroup: rbac, kind: 'Role', name },
-      subjects: sa,
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'Role',
-      metadata: { name, namespace: PROXY_NAMESPACE },
-      rules: [
-        // proxy-server-ca too: upstream cluster-proxy keeps the CA only there.
-        { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRETS.proxyClient, SECRETS.ca], verbs: ['get'] },
-        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
-      ],
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name, namespace: PROXY_NAMESPACE },
-      roleRef: { apiGroup: rbac, kind: 'Role', name },
-      subjects: sa,
-    },
+    serviceAccount({ name: GATEWAY_SERVICE_ACCOUNT, namespace: GATEWAY_NAMESPACE }),
+    clusterRoleBinding(`${name}:auth-delegator`, sa, 'system:auth-delegator'),
+    roleBinding({ name: `${name}:authentication-reader`, namespace: 'kube-system' }, sa, { kind: 'Role', name: 'extension-apiserver-authentication-reader' }),
+    clusterRole(name, [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] }]),
+    clusterRoleBinding(name, sa),
+    role({ name, namespace: CREDENTIALS_NAMESPACE }, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'patch', 'update'] }]),
+    roleBinding({ name, namespace: CREDENTIALS_NAMESPACE }, sa),
+    role({ name, namespace: PROXY_NAMESPACE }, [
+      // proxy-server-ca too: upstream cluster-proxy keeps the CA only there.
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [SECRETS.proxyClient, SECRETS.ca], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+    ]),
+    roleBinding({ name, namespace: PROXY_NAMESPACE }, sa),
     // ocm-tls-profile, which the gateway serves TLS by (list/watch cannot be limited by resourceNames).
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'Role',
-      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE },
-      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
-    },
-    {
-      apiVersion: `${rbac}/v1`,
-      kind: 'RoleBinding',
-      metadata: { name, namespace: ADDON_MANAGER_NAMESPACE },
-      roleRef: { apiGroup: rbac, kind: 'Role', name },
-      subjects: sa,
-    },
+    role({ name, namespace: ADDON_MANAGER_NAMESPACE }, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }]),
+    roleBinding({ name, namespace: ADDON_MANAGER_NAMESPACE }, sa),
   ];
 }
 
@@ -156,33 +106,24 @@ export function gatewayServingObjects(caPem: string, options: GatewayInstallOpti
     ...(options.identityPenetration ? ['--client-identity-penetration'] : []),
   ];
   return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: GATEWAY_DEPLOYMENT, namespace: GATEWAY_NAMESPACE, labels: GATEWAY_LABELS },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: GATEWAY_LABELS },
-        template: {
-          metadata: { labels: GATEWAY_LABELS },
-          spec: {
-            serviceAccountName: GATEWAY_SERVICE_ACCOUNT,
-            containers: [
-              {
-                name: 'gateway',
-                image: OCM_LAB_IMAGE,
-                args,
-                ports: [{ name: 'https', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
-                // Every second: after a restart the hub's aggregator routes to the gateway only once it is Ready (was 5 s: ~5 s more outage).
-                readinessProbe: { httpGet: { path: '/readyz', port: GATEWAY_PORT, scheme: 'HTTPS' }, periodSeconds: 1 },
-                volumeMounts: [{ name: 'serving-cert', mountPath: CERT_DIR, readOnly: true }],
-              },
-            ],
-            volumes: [{ name: 'serving-cert', secret: { secretName: GATEWAY_SERVING_SECRET } }],
-          },
+    deployment({
+      name: GATEWAY_DEPLOYMENT,
+      namespace: GATEWAY_NAMESPACE,
+      labels: GATEWAY_LABELS,
+      serviceAccount: GATEWAY_SERVICE_ACCOUNT,
+      containers: [
+        {
+          name: 'gateway',
+          image: OCM_LAB_IMAGE,
+          args,
+          ports: [{ name: 'https', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
+          // Every second: after a restart the hub's aggregator routes to the gateway only once it is Ready (was 5 s: ~5 s more outage).
+          readinessProbe: { httpGet: { path: '/readyz', port: GATEWAY_PORT, scheme: 'HTTPS' }, periodSeconds: 1 },
+          volumeMounts: [{ name: 'serving-cert', mountPath: CERT_DIR, readOnly: true }],
         },
-      },
-    },
+      ],
+      podSpec: { volumes: [{ name: 'serving-cert', secret: { secretName: GATEWAY_SERVING_SECRET } }] },
+    }),
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -230,7 +171,7 @@ export async function installGatewayServer(hub: KubeClient, options: GatewayInst
 
 /** The APIService's Available condition: how the hub's aggregator sees the gateway. */
 export async function apiServiceAvailable(hub: KubeClient): Promise<{ available: boolean; message: string }> {
-  const svc = await getOrNull<KubeObject & { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }>(
+  const svc = await getOrNull<KubeObject & { status?: { conditions?: ObservedCondition[] } }>(
     hub,
     `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`,
   );

@@ -1,4 +1,5 @@
 import { GATEWAY_GROUP, GATEWAY_RESOURCE, GATEWAY_VERSION } from './constants.js';
+import { verbOfMethod } from '../../kube/verbs.js';
 
 /** What a request to the gateway asks for, from its method and path alone. */
 export type Route =
@@ -72,23 +73,13 @@ export function routeRequest(rawPath: string, query: URLSearchParams): Route {
 
 /** The Kubernetes verb of a request (as the API server's RequestInfo derives it). */
 export function requestVerb(method: string, route: Route): string {
-  switch (method.toUpperCase()) {
-    case 'GET':
-    case 'HEAD':
-      if (route.kind === 'collection') return route.watch ? 'watch' : 'list';
-      if (route.kind === 'object' && route.watch) return 'watch';
-      return 'get';
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return route.kind === 'collection' ? 'deletecollection' : 'delete';
-    default:
-      return method.toLowerCase();
+  const upper = method.toUpperCase();
+  if (upper === 'GET' || upper === 'HEAD') {
+    if (route.kind === 'collection') return route.watch ? 'watch' : 'list';
+    return route.kind === 'object' && route.watch ? 'watch' : 'get';
   }
+  if (upper === 'DELETE' && route.kind === 'collection') return 'deletecollection';
+  return verbOfMethod(method) ?? method.toLowerCase();
 }
 
 /**

@@ -9,7 +9,7 @@ import { authenticate } from './delegated-auth.js';
 import type { ManagedClusterLike, SecretLike } from './gateway-object.js';
 import { GatewayStore } from './gateway-store.js';
 import type { CallerIdentity } from './identity.js';
-import { Informer } from './informer.js';
+import { Informer } from '../../kube/informer.js';
 import { presentationFor } from './presentation.js';
 import { GatewayProxy, UpstreamAgents } from './proxy.js';
 import { routeTable, type AdmittedRequest, type RouteTable } from './handlers.js';

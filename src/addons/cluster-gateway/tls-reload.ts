@@ -7,7 +7,7 @@ import type { KubeClient } from '../../kube/client.js';
 import { DEFAULT_TLS_PROFILE, nodeTlsOptions, TLS_PROFILE_CONFIGMAP, tlsProfileFromData, type TlsProfile } from '../../tunnel/tls-profile.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import { AUTH_CONFIGMAP_PATH, frontProxyConfigFrom, type FrontProxyConfig } from './delegated-auth.js';
-import { Informer } from './informer.js';
+import { Informer } from '../../kube/informer.js';
 
 type ConfigMapLike = { metadata: { name: string; resourceVersion?: string }; data?: Record<string, string> };
 

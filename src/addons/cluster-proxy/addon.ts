@@ -22,6 +22,7 @@ import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.
 import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
 import { SERVICE_PROXY_NAMES, userServerDeployment, userServerNames, userServerService } from './user-server-manifests.js';
 import type { CertificateAuthority } from '../../pki/index.js';
+import { namespace } from '../../kube/builders.js';
 
 export interface ClusterProxyOptions {
   /** The hub address the spokes' agents dial; the default ManagedProxyConfiguration's Hostname entrypoint. */
@@ -29,7 +30,7 @@ export interface ClusterProxyOptions {
 }
 
 async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
-  await hub.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch((err: unknown) => {
+  await hub.post('/api/v1/namespaces', namespace(name)).catch((err: unknown) => {
     if (!isStatus(err, 409)) throw err;
   });
 }

@@ -1,6 +1,7 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
 import { toBase64, type KubeObject } from '../../kube/objects.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import type { KeyPairPem } from '../../pki/index.js';
 import {
   AGENT_SERVICE_ACCOUNT,
@@ -38,56 +39,45 @@ export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: P
   const agent = secretVolume('agent-server', SECRETS.agentServer, '/etc/agent-server');
   const ca = secretVolume('proxy-server-ca', SECRETS.ca, '/etc/server-ca');
   const replicas = mpc.spec.proxyServer.replicas ?? 1;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: PROXY_SERVER_DEPLOYMENT, namespace: PROXY_NAMESPACE, labels: PROXY_SERVER_LABELS },
-    spec: {
-      replicas,
-      // hostNetwork: a surge pod could not bind the ports the old one holds.
-      strategy: { type: 'Recreate' },
-      selector: { matchLabels: PROXY_SERVER_LABELS },
-      template: {
-        metadata: {
-          labels: PROXY_SERVER_LABELS,
-          ...(rollout.certificatesDigest ? { annotations: { [CERTIFICATES_DIGEST_ANNOTATION]: rollout.certificatesDigest } } : {}),
-        },
-        spec: {
-          hostNetwork: true,
-          containers: [
-            {
-              name: 'proxy-server',
-              image: mpc.spec.proxyServer.image ?? OCM_LAB_IMAGE,
-              args: [
-                'internal',
-                'proxy-server',
-                `--server-port=${PROXY_PORTS.frontend}`,
-                `--agent-port=${PROXY_PORTS.agent}`,
-                `--health-port=${PROXY_PORTS.health}`,
-                '--server-cert=/etc/server/tls.crt',
-                '--server-key=/etc/server/tls.key',
-                '--server-ca-cert=/etc/server-ca/ca.crt',
-                '--cluster-cert=/etc/agent-server/tls.crt',
-                '--cluster-key=/etc/agent-server/tls.key',
-                '--cluster-ca-cert=/etc/server-ca/ca.crt',
-                '--proxy-strategies=destHost',
-                `--server-count=${replicas}`,
-                ...(rollout.tlsArgs ?? []),
-                ...(mpc.spec.proxyServer.additionalArgs ?? []),
-              ],
-              ports: [
-                { name: 'proxy-server', containerPort: PROXY_PORTS.frontend },
-                { name: 'agent-server', containerPort: PROXY_PORTS.agent },
-                { name: 'healthz', containerPort: PROXY_PORTS.health },
-              ],
-              volumeMounts: [server.mount, agent.mount, ca.mount],
-            },
-          ],
-          volumes: [server.volume, agent.volume, ca.volume],
-        },
+  return deployment({
+    name: PROXY_SERVER_DEPLOYMENT,
+    namespace: PROXY_NAMESPACE,
+    labels: PROXY_SERVER_LABELS,
+    replicas,
+    // hostNetwork: a surge pod could not bind the ports the old one holds.
+    strategy: { type: 'Recreate' },
+    ...(rollout.certificatesDigest ? { podAnnotations: { [CERTIFICATES_DIGEST_ANNOTATION]: rollout.certificatesDigest } } : {}),
+    containers: [
+      {
+        name: 'proxy-server',
+        image: mpc.spec.proxyServer.image ?? OCM_LAB_IMAGE,
+        args: [
+          'internal',
+          'proxy-server',
+          `--server-port=${PROXY_PORTS.frontend}`,
+          `--agent-port=${PROXY_PORTS.agent}`,
+          `--health-port=${PROXY_PORTS.health}`,
+          '--server-cert=/etc/server/tls.crt',
+          '--server-key=/etc/server/tls.key',
+          '--server-ca-cert=/etc/server-ca/ca.crt',
+          '--cluster-cert=/etc/agent-server/tls.crt',
+          '--cluster-key=/etc/agent-server/tls.key',
+          '--cluster-ca-cert=/etc/server-ca/ca.crt',
+          '--proxy-strategies=destHost',
+          `--server-count=${replicas}`,
+          ...(rollout.tlsArgs ?? []),
+          ...(mpc.spec.proxyServer.additionalArgs ?? []),
+        ],
+        ports: [
+          { name: 'proxy-server', containerPort: PROXY_PORTS.frontend },
+          { name: 'agent-server', containerPort: PROXY_PORTS.agent },
+          { name: 'healthz', containerPort: PROXY_PORTS.health },
+        ],
+        volumeMounts: [server.mount, agent.mount, ca.mount],
       },
-    },
-  };
+    ],
+    podSpec: { hostNetwork: true, volumes: [server.volume, agent.volume, ca.volume] },
+  });
 }
 
 /** Service `proxy-entrypoint` in front of the proxy-servers (upstream's in-cluster name). */
@@ -121,22 +111,11 @@ export const IMPERSONATOR_ROLE = 'cluster-proxy-addon-agent-impersonator';
 /** The service proxy's cluster RBAC on the spoke (upstream's role): check tokens, impersonate hub users. */
 function serviceProxyRbac(agentNamespace: string): KubeObject[] {
   return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: IMPERSONATOR_ROLE },
-      rules: [
-        { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
-        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: IMPERSONATOR_ROLE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: IMPERSONATOR_ROLE },
-      subjects: [{ kind: 'ServiceAccount', name: AGENT_SERVICE_ACCOUNT, namespace: agentNamespace }],
-    },
+    clusterRole(IMPERSONATOR_ROLE, [
+      { apiGroups: [''], resources: ['users', 'groups'], verbs: ['impersonate'] },
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    ]),
+    clusterRoleBinding(IMPERSONATOR_ROLE, [serviceAccountSubject(AGENT_SERVICE_ACCOUNT, agentNamespace)]),
   ];
 }
 
@@ -193,8 +172,8 @@ export function proxyAgentManifests(
   const sp = serviceProxy ? serviceProxyContainer(image, serviceProxy) : null;
   const spHost = serviceProxyHost(cluster);
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PROXY_NAMESPACE } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE } },
+    namespace(PROXY_NAMESPACE),
+    serviceAccount({ name: AGENT_SERVICE_ACCOUNT, namespace: PROXY_NAMESPACE }),
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -215,49 +194,41 @@ export function proxyAgentManifests(
           ...serviceProxyRbac(serviceProxy.agentNamespace),
         ]
       : []),
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: PROXY_AGENT_DEPLOYMENT, namespace: PROXY_NAMESPACE, labels },
-      spec: {
-        replicas: mpc.spec.proxyAgent.replicas ?? 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: AGENT_SERVICE_ACCOUNT,
-            containers: [
-              {
-                name: 'proxy-agent',
-                image,
-                env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-                args: [
-                  'internal',
-                  'proxy-agent',
-                  `--proxy-server-host=${entry.host}`,
-                  `--proxy-server-port=${entry.port}`,
-                  '--agent-id=$(POD_NAME)',
-                  `--agent-identifiers=host=${cluster}&host=${cluster}.${PROXY_NAMESPACE}${sp ? `&host=${spHost}` : ''}`,
-                  '--ca-cert=/etc/ca/ca.crt',
-                  '--agent-cert=/etc/agent/tls.crt',
-                  '--agent-key=/etc/agent/tls.key',
-                  `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
-                  ...(sp ? [`--host-mapping=${spHost}:${SERVICE_PROXY_PORT}=127.0.0.1:${SERVICE_PROXY_PORT}`] : []),
-                  '--health-server-host=0.0.0.0',
-                  `--health-server-port=${PROXY_AGENT_HEALTH_PORT}`,
-                  ...(mpc.spec.proxyAgent.additionalArgs ?? []),
-                ],
-                // Ready once a proxy-server holds its tunnel: the addon's Available follows this.
-                readinessProbe: { httpGet: { path: '/readyz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 3 },
-                livenessProbe: { httpGet: { path: '/healthz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
-                volumeMounts: [cert.mount, ca.mount],
-              },
-              ...(sp ? [sp.container] : []),
-            ],
-            volumes: [cert.volume, ca.volume, ...(sp?.volumes ?? [])],
-          },
+    deployment({
+      name: PROXY_AGENT_DEPLOYMENT,
+      namespace: PROXY_NAMESPACE,
+      labels,
+      replicas: mpc.spec.proxyAgent.replicas ?? 1,
+      serviceAccount: AGENT_SERVICE_ACCOUNT,
+      containers: [
+        {
+          name: 'proxy-agent',
+          image,
+          env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+          args: [
+            'internal',
+            'proxy-agent',
+            `--proxy-server-host=${entry.host}`,
+            `--proxy-server-port=${entry.port}`,
+            '--agent-id=$(POD_NAME)',
+            `--agent-identifiers=host=${cluster}&host=${cluster}.${PROXY_NAMESPACE}${sp ? `&host=${spHost}` : ''}`,
+            '--ca-cert=/etc/ca/ca.crt',
+            '--agent-cert=/etc/agent/tls.crt',
+            '--agent-key=/etc/agent/tls.key',
+            `--host-mapping=${cluster}:443=$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)`,
+            ...(sp ? [`--host-mapping=${spHost}:${SERVICE_PROXY_PORT}=127.0.0.1:${SERVICE_PROXY_PORT}`] : []),
+            '--health-server-host=0.0.0.0',
+            `--health-server-port=${PROXY_AGENT_HEALTH_PORT}`,
+            ...(mpc.spec.proxyAgent.additionalArgs ?? []),
+          ],
+          // Ready once a proxy-server holds its tunnel: the addon's Available follows this.
+          readinessProbe: { httpGet: { path: '/readyz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 3 },
+          livenessProbe: { httpGet: { path: '/healthz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
+          volumeMounts: [cert.mount, ca.mount],
         },
-      },
-    },
+        ...(sp ? [sp.container] : []),
+      ],
+      podSpec: { volumes: [cert.volume, ca.volume, ...(sp?.volumes ?? [])] },
+    }),
   ];
 }

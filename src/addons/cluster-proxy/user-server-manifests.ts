@@ -5,6 +5,7 @@ import { ADDON_NAME_LABEL } from '../framework/names.js';
 import type { ManagedProxyConfiguration } from './configuration.js';
 import { CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, SECRETS, USER_SERVER_LABELS, USER_SERVER_NAME } from './constants.js';
 import { USER_SERVER_PORT } from './service-routing.js';
+import { deployment } from '../../kube/builders.js';
 
 export const USER_SERVER_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/user-serving-certificate';
 
@@ -42,44 +43,36 @@ export function userServerDeployment(mpc: ManagedProxyConfiguration, rollout: { 
   const ca = mount('proxy-server-ca', SECRETS.ca, '/proxy-ca');
   const client = mount('proxy-client-cert', SECRETS.proxyClient, '/proxy-client-tls');
   const entrypoint = `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: USER_SERVER_NAME, namespace: PROXY_NAMESPACE, labels: USER_SERVER_LABELS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: USER_SERVER_LABELS },
-      template: {
-        metadata: { labels: USER_SERVER_LABELS, annotations: { [USER_SERVER_DIGEST_ANNOTATION]: rollout.certificateDigest } },
-        spec: {
-          containers: [
-            {
-              name: 'user-server',
-              image: mpc.spec.proxyServer.image ?? OCM_LAB_IMAGE,
-              args: [
-                'internal',
-                'user-server',
-                `--host=${entrypoint}`,
-                `--port=${PROXY_PORTS.frontend}`,
-                '--proxy-ca-cert=/proxy-ca/ca.crt',
-                '--proxy-cert=/proxy-client-tls/tls.crt',
-                '--proxy-key=/proxy-client-tls/tls.key',
-                `--server-port=${USER_SERVER_PORT}`,
-                '--server-cert=/user-tls/tls.crt',
-                '--server-key=/user-tls/tls.key',
-                '--service-proxy-ca-cert=/proxy-ca/ca.crt',
-                ...rollout.tlsArgs,
-              ],
-              ports: [{ name: 'https', containerPort: USER_SERVER_PORT }],
-              readinessProbe: { tcpSocket: { port: USER_SERVER_PORT }, periodSeconds: 2 },
-              volumeMounts: [serving.mount, ca.mount, client.mount],
-            },
-          ],
-          volumes: [serving.volume, ca.volume, client.volume],
-        },
+  return deployment({
+    name: USER_SERVER_NAME,
+    namespace: PROXY_NAMESPACE,
+    labels: USER_SERVER_LABELS,
+    podAnnotations: { [USER_SERVER_DIGEST_ANNOTATION]: rollout.certificateDigest },
+    containers: [
+      {
+        name: 'user-server',
+        image: mpc.spec.proxyServer.image ?? OCM_LAB_IMAGE,
+        args: [
+          'internal',
+          'user-server',
+          `--host=${entrypoint}`,
+          `--port=${PROXY_PORTS.frontend}`,
+          '--proxy-ca-cert=/proxy-ca/ca.crt',
+          '--proxy-cert=/proxy-client-tls/tls.crt',
+          '--proxy-key=/proxy-client-tls/tls.key',
+          `--server-port=${USER_SERVER_PORT}`,
+          '--server-cert=/user-tls/tls.crt',
+          '--server-key=/user-tls/tls.key',
+          '--service-proxy-ca-cert=/proxy-ca/ca.crt',
+          ...rollout.tlsArgs,
+        ],
+        ports: [{ name: 'https', containerPort: USER_SERVER_PORT }],
+        readinessProbe: { tcpSocket: { port: USER_SERVER_PORT }, periodSeconds: 2 },
+        volumeMounts: [serving.mount, ca.mount, client.mount],
       },
-    },
-  };
+    ],
+    podSpec: { volumes: [serving.volume, ca.volume, client.volume] },
+  });
 }
 
 /** Service `cluster-proxy-addon-user` (port 9092, upstream's). */

@@ -1,5 +1,6 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { deployment, namespace } from '../../kube/builders.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import { AGENT_ENV, AGENT_FILE, agentCodeConfigMapName, agentDeploymentName, CODE_HASH_ANNOTATION, CODE_MOUNT, codeHash, DEV_ADDON_LABEL } from './names.js';
 
@@ -62,30 +63,22 @@ export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
     ...(o.hubAccess ? [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(o.addon) } }] : []),
   ];
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } } },
+    namespace({ name: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } }),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } },
       data: { [AGENT_FILE]: bundle.code },
     },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: agentDeploymentName(o.addon), namespace: o.installNamespace, labels },
-      spec: {
-        replicas: 1,
-        strategy: { type: 'Recreate' },
-        selector: { matchLabels: { app: agentDeploymentName(o.addon) } },
-        template: {
-          metadata: { labels, annotations: { [CODE_HASH_ANNOTATION]: bundle.hash } },
-          spec: {
-            terminationGracePeriodSeconds: 2,
-            containers: [{ name: 'agent', image: OCM_LAB_IMAGE, args: ['internal', 'run-addon', `--agent=${CODE_MOUNT}/${AGENT_FILE}`], env, volumeMounts }],
-            volumes,
-          },
-        },
-      },
-    },
+    deployment({
+      name: agentDeploymentName(o.addon),
+      namespace: o.installNamespace,
+      labels,
+      selector: { app: agentDeploymentName(o.addon) },
+      strategy: { type: 'Recreate' },
+      podAnnotations: { [CODE_HASH_ANNOTATION]: bundle.hash },
+      containers: [{ name: 'agent', image: OCM_LAB_IMAGE, args: ['internal', 'run-addon', `--agent=${CODE_MOUNT}/${AGENT_FILE}`], env, volumeMounts }],
+      podSpec: { terminationGracePeriodSeconds: 2, volumes },
+    }),
   ];
 }

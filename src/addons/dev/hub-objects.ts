@@ -1,5 +1,6 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { AddonBundles } from './build.js';
 import { FRAMEWORK_MANAGER_RULES } from '../framework/manager-rules.js';
@@ -39,16 +40,10 @@ export function devHubObjects(addon: string, bundles: Pick<AddonBundles, 'manage
   const podLabels = { app: name, ...labels };
   const codeName = managerCodeConfigMapName(addon, bundles.manager.hash);
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: managerRoleName(addon), labels }, rules: DEV_MANAGER_RULES },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: managerRoleName(addon), labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: managerRoleName(addon) },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
-    },
+    namespace(ns),
+    serviceAccount({ name, namespace: ns, labels }),
+    clusterRole({ name: managerRoleName(addon), labels }, DEV_MANAGER_RULES),
+    clusterRoleBinding({ name: managerRoleName(addon), labels }, [serviceAccountSubject(name, ns)]),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -56,31 +51,23 @@ export function devHubObjects(addon: string, bundles: Pick<AddonBundles, 'manage
       data: { [AGENT_FILE]: bundles.agent.code },
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: codeName, namespace: ns, labels }, data: { [MANAGER_FILE]: bundles.manager.code } },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name, namespace: ns, labels: podLabels },
-      spec: {
-        replicas: 1,
-        strategy: { type: 'Recreate' },
-        selector: { matchLabels: { app: name } },
-        template: {
-          metadata: { labels: podLabels, annotations: { [CODE_HASH_ANNOTATION]: bundles.manager.hash } },
-          spec: {
-            serviceAccountName: name,
-            terminationGracePeriodSeconds: 2,
-            containers: [
-              {
-                name: 'manager',
-                image: OCM_LAB_IMAGE,
-                args: ['internal', 'run-addon', `--module=${CODE_MOUNT}/${MANAGER_FILE}`, `--agent-code=${ns}/${agentCodeHubConfigMapName(addon)}`],
-                volumeMounts: [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }],
-              },
-            ],
-            volumes: [{ name: 'code', configMap: { name: codeName } }],
-          },
+    deployment({
+      name,
+      namespace: ns,
+      labels: podLabels,
+      selector: { app: name },
+      strategy: { type: 'Recreate' },
+      podAnnotations: { [CODE_HASH_ANNOTATION]: bundles.manager.hash },
+      serviceAccount: name,
+      containers: [
+        {
+          name: 'manager',
+          image: OCM_LAB_IMAGE,
+          args: ['internal', 'run-addon', `--module=${CODE_MOUNT}/${MANAGER_FILE}`, `--agent-code=${ns}/${agentCodeHubConfigMapName(addon)}`],
+          volumeMounts: [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }],
         },
-      },
-    },
+      ],
+      podSpec: { terminationGracePeriodSeconds: 2, volumes: [{ name: 'code', configMap: { name: codeName } }] },
+    }),
   ];
 }

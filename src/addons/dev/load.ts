@@ -5,6 +5,7 @@ import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { AddonBundles } from './build.js';
 import { devHubObjects } from './hub-objects.js';
 import { CODE_HASH_ANNOTATION, DEV_ADDON_LABEL, managerCodeConfigMapName } from './names.js';
+import { sleep } from '../../kube/wait.js';
 
 /**
  * Puts a build on the hub: manager identity, code ConfigMaps and Deployment (applyObject writes
@@ -83,7 +84,7 @@ export async function waitPodsRunning(
             },
           );
         }
-        await new Promise((r) => setTimeout(r, 150));
+        await sleep(150);
       }
     }),
   );

@@ -44,6 +44,7 @@ import {
   type KubeObject,
 } from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
+import { RBAC_GROUP, role, roleBinding } from '../../kube/builders.js';
 
 interface ManagedCluster extends KubeObject {
   spec?: { hubAcceptsClient?: boolean };
@@ -132,14 +133,8 @@ export function hubPermissionObjects(addon: AddonDefinition, cluster: string): K
   const name = `open-cluster-management:addon:${addon.name}:agent`;
   const labels = { [ADDON_NAME_LABEL]: addon.name };
   return [
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: cluster, labels }, rules: addon.hubPermissions },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name, namespace: cluster, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: agentGroup(cluster, addon.name) }],
-    },
+    role({ name, namespace: cluster, labels }, addon.hubPermissions),
+    roleBinding({ name, namespace: cluster, labels }, [{ apiGroup: RBAC_GROUP, kind: 'Group', name: agentGroup(cluster, addon.name) }]),
   ];
 }
 

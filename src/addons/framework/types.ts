@@ -1,12 +1,8 @@
 import type { KubeClient } from '../../kube/client.js';
 import type { Condition, KubeObject } from '../../kube/objects.js';
+import type { PolicyRule } from '../../kube/builders.js';
 
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
+export type { PolicyRule };
 
 export type HealthCheck = 'DeploymentAvailability' | 'Customized';
 

@@ -1,5 +1,6 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { deployment, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_API } from '../framework/names.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import type { AddonDefinition, PolicyRule } from '../framework/types.js';
@@ -23,50 +24,30 @@ export function helloworldAgentManifests(cluster: string, namespace: string = HE
   const labels = { app: HELLOWORLD_AGENT_DEPLOYMENT };
   const roleName = 'open-cluster-management:helloworld:agent';
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: roleName, namespace },
-      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: roleName, namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
-      subjects: [{ kind: 'ServiceAccount', name: HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace }],
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: HELLOWORLD_AGENT_DEPLOYMENT, namespace, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: HELLOWORLD_AGENT_SERVICE_ACCOUNT,
-            containers: [
-              {
-                name: 'helloworld-agent',
-                image: OCM_LAB_IMAGE,
-                args: [
-                  'internal',
-                  'helloworld-agent',
-                  `--cluster-name=${cluster}`,
-                  `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`,
-                  `--addon-namespace=${namespace}`,
-                ],
-                volumeMounts: [{ name: 'hub-config', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
-              },
-            ],
-            volumes: [{ name: 'hub-config', secret: { secretName: hubKubeconfigSecretName(HELLOWORLD) } }],
-          },
+    serviceAccount({ name: HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace }),
+    role({ name: roleName, namespace }, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] }]),
+    roleBinding({ name: roleName, namespace }, [serviceAccountSubject(HELLOWORLD_AGENT_SERVICE_ACCOUNT, namespace)]),
+    deployment({
+      name: HELLOWORLD_AGENT_DEPLOYMENT,
+      namespace,
+      labels,
+      serviceAccount: HELLOWORLD_AGENT_SERVICE_ACCOUNT,
+      containers: [
+        {
+          name: 'helloworld-agent',
+          image: OCM_LAB_IMAGE,
+          args: [
+            'internal',
+            'helloworld-agent',
+            `--cluster-name=${cluster}`,
+            `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`,
+            `--addon-namespace=${namespace}`,
+          ],
+          volumeMounts: [{ name: 'hub-config', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
         },
-      },
-    },
+      ],
+      podSpec: { volumes: [{ name: 'hub-config', secret: { secretName: hubKubeconfigSecretName(HELLOWORLD) } }] },
+    }),
   ];
 }
 

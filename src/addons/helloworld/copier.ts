@@ -1,6 +1,7 @@
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { SYNCED_FROM_HUB_LABEL } from './constants.js';
+import { sleep } from '../../kube/wait.js';
 
 export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
@@ -94,7 +95,7 @@ export class ConfigMapCopier {
           );
       } catch (err) {
         this.options.log(`copying ConfigMap ${cm.metadata.namespace}/${name}: ${(err as Error).message}; retrying`);
-        await new Promise((r) => setTimeout(r, this.options.retryMs ?? 1000));
+        await sleep(this.options.retryMs ?? 1000);
         if (!this.pending.has(name)) this.pending.set(name, cm);
       }
     }

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
@@ -8,6 +7,8 @@ import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SERVICE_ACCOUNT, MSA_API, MSA_GROUP, MSA_NAMESPACE } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
+import { Informer, RESYNCING } from '../../kube/informer.js';
 
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
@@ -15,66 +16,35 @@ const HUB_KUBECONFIG_DIR = '/etc/hub';
 export function msaAgentManifests(cluster: string): KubeObject[] {
   const labels = { 'open-cluster-management.io/addon': MANAGED_SERVICEACCOUNT };
   const name = 'open-cluster-management:managed-serviceaccount:addon-agent';
-  const subjects = [{ kind: 'ServiceAccount', name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE }];
+  const subjects = [serviceAccountSubject(MSA_AGENT_SERVICE_ACCOUNT, MSA_NAMESPACE)];
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MSA_NAMESPACE } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE } },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name, namespace: MSA_NAMESPACE },
-      rules: [
-        { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-        { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name, namespace: MSA_NAMESPACE },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects,
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name },
-      rules: [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects,
-    },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: MSA_AGENT_DEPLOYMENT, namespace: MSA_NAMESPACE, labels },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: MSA_AGENT_SERVICE_ACCOUNT,
-            containers: [
-              {
-                name: 'addon-agent',
-                image: OCM_LAB_IMAGE,
-                args: ['internal', 'managed-serviceaccount-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`],
-                // The managed ServiceAccounts live in the agent's own namespace, wherever agentInstallNamespace puts it.
-                env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
-                volumeMounts: [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
-              },
-            ],
-            // Written by the cluster's registration agent once the manager approved the CSR.
-            volumes: [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(MANAGED_SERVICEACCOUNT) } }],
-          },
+    namespace(MSA_NAMESPACE),
+    serviceAccount({ name: MSA_AGENT_SERVICE_ACCOUNT, namespace: MSA_NAMESPACE }),
+    role({ name, namespace: MSA_NAMESPACE }, [
+      { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+      { apiGroups: [''], resources: ['serviceaccounts/token'], verbs: ['create'] },
+    ]),
+    roleBinding({ name, namespace: MSA_NAMESPACE }, subjects),
+    clusterRole(name, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),
+    clusterRoleBinding(name, subjects),
+    deployment({
+      name: MSA_AGENT_DEPLOYMENT,
+      namespace: MSA_NAMESPACE,
+      labels,
+      serviceAccount: MSA_AGENT_SERVICE_ACCOUNT,
+      containers: [
+        {
+          name: 'addon-agent',
+          image: OCM_LAB_IMAGE,
+          args: ['internal', 'managed-serviceaccount-agent', `--cluster-name=${cluster}`, `--hub-kubeconfig=${HUB_KUBECONFIG_DIR}/kubeconfig`],
+          // The managed ServiceAccounts live in the agent's own namespace, wherever agentInstallNamespace puts it.
+          env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+          volumeMounts: [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }],
         },
-      },
-    },
+      ],
+      // Written by the cluster's registration agent once the manager approved the CSR.
+      podSpec: { volumes: [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(MANAGED_SERVICEACCOUNT) } }] },
+    }),
   ];
 }
 
@@ -102,33 +72,25 @@ async function reconcileManagedServiceAccounts(hub: KubeClient, ttl: TtlDeletion
 }
 
 /**
- * Feeds the TTL timers from a watch of every ManagedServiceAccount, so one created
+ * Feeds the TTL timers from an informer of every ManagedServiceAccount, so one created
  * between two passes is scheduled at once (a TTL shorter than the pass interval would
- * otherwise be missed by up to that interval). Lists again after any end of the watch.
+ * otherwise be missed by up to that interval).
  */
 async function watchTtls(hub: KubeClient, ttl: TtlDeletions, signal: AbortSignal, log: (line: string) => void): Promise<void> {
-  const path = collectionPath(MSA_API, 'ManagedServiceAccount');
-  while (!signal.aborted) {
-    try {
-      const list = await hub.get<{ metadata: { resourceVersion: string }; items: ManagedServiceAccount[] }>(path);
-      for (const m of list.items) ttl.observe({ ...m, apiVersion: MSA_API, kind: 'ManagedServiceAccount' });
-      await hub.watch<ManagedServiceAccount>(
-        path,
-        { resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 300 },
-        (e) => {
-          if (e.type === 'ERROR') throw new Error(`watch ended: ${e.object.message ?? e.object.reason ?? 'error event'}`);
-          if (e.type === 'BOOKMARK') return;
-          const msa = { ...e.object, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
-          if (e.type === 'DELETED') ttl.forget(msa);
-          else ttl.observe(msa);
-        },
-        signal,
-      );
-    } catch (err) {
-      if (!signal.aborted) log(`watch of ManagedServiceAccounts for their TTLs: ${(err as Error).message}; listing again`);
-    }
-    await delay(1000, undefined, { signal }).catch(() => undefined);
-  }
+  const msas = new Informer<ManagedServiceAccount>(
+    hub,
+    collectionPath(MSA_API, 'ManagedServiceAccount'),
+    (line) => log(`ManagedServiceAccounts for their TTLs: ${line}`),
+    {},
+    RESYNCING,
+  );
+  msas.onEvent(({ type, object }) => {
+    // Listed items carry no apiVersion and kind; the TTL deletion builds its path from them.
+    const msa = { ...object, apiVersion: MSA_API, kind: 'ManagedServiceAccount' };
+    if (type === 'DELETED') ttl.forget(msa);
+    else ttl.observe(msa);
+  });
+  await msas.run(signal);
 }
 
 /** Deletes this very MSA (a uid precondition spares a namesake created since); false when it is gone. */

@@ -13,6 +13,7 @@ import {
 import { CONDITIONS, MANAGED_LABEL, MSA_API, MSA_NAMESPACE, REVIEW_EVERY_MS } from './constants.js';
 import { refreshReason, requestedSeconds } from './rotation.js';
 import type { ManagedServiceAccount } from './types.js';
+import { serviceAccount } from '../../kube/builders.js';
 
 interface Secret extends KubeObject {
   type?: string;
@@ -134,11 +135,10 @@ export class MsaAgent {
   /** True when the ServiceAccount had to be created (any older token belongs to a previous one). */
   private async ensureServiceAccount(name: string): Promise<boolean> {
     try {
-      await this.o.spoke.post(collectionPath('v1', 'ServiceAccount', this.namespace), {
-        apiVersion: 'v1',
-        kind: 'ServiceAccount',
-        metadata: { name, namespace: this.namespace, labels: { [MANAGED_LABEL]: 'true' } },
-      });
+      await this.o.spoke.post(
+        collectionPath('v1', 'ServiceAccount', this.namespace),
+        serviceAccount({ name, namespace: this.namespace, labels: { [MANAGED_LABEL]: 'true' } }),
+      );
       return true;
     } catch (err) {
       if (isStatus(err, 409)) return false;

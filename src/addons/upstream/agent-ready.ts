@@ -3,6 +3,7 @@ import { KubeClient } from '../../kube/client.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
 import type { LabCluster } from '../../runtime/types.js';
 import { UPSTREAM_AGENT_DEPLOYMENT, type UpstreamAddon } from './names.js';
+import { sleep } from '../../kube/wait.js';
 
 type Deployment = KubeObject & {
   spec?: { replicas?: number };
@@ -35,7 +36,7 @@ export async function waitForUpstreamAgents(
         if (Date.now() > deadline)
           throw new NotReadyError(`upstream ${addon}: Deployment ${namespace}/${name} on ${spoke.name} is ${state} after ${Math.round(timeoutMs / 1000)} s`);
         progress(`waiting for ${name} on ${spoke.name} (${state})`);
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500);
       }
     } finally {
       client.close();

@@ -1,6 +1,7 @@
 import { clusterProxyImage } from '../../provision/recipes.js';
 import { upstreamAddonImage } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_API, LIFECYCLE_ANNOTATION } from '../framework/names.js';
 import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from '../cluster-proxy/constants.js';
 import {
@@ -29,39 +30,16 @@ import {
  * clients (`ocm-lab proxy`, cluster-gateway) find it where they find ours.
  */
 
-const RBAC = 'rbac.authorization.k8s.io/v1';
 const ns = UPSTREAM_RELEASE_NAMESPACE;
-
-function namespace(name: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
-}
 
 function clusterRbac(addon: UpstreamAddon, rules: Rule[]): KubeObject[] {
   const name = UPSTREAM_MANAGER_CLUSTER_ROLE[addon];
-  return [
-    { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name }, rules },
-    {
-      apiVersion: RBAC,
-      kind: 'ClusterRoleBinding',
-      metadata: { name },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
-      subjects: [{ kind: 'ServiceAccount', name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }],
-    },
-  ];
+  return [clusterRole(name, rules), clusterRoleBinding(name, [serviceAccountSubject(UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], ns)])];
 }
 
 function namespacedRbac(addon: UpstreamAddon, namespaceName: string, rules: Rule[]): KubeObject[] {
-  const name = UPSTREAM_MANAGER_CLUSTER_ROLE[addon];
-  return [
-    { apiVersion: RBAC, kind: 'Role', metadata: { name, namespace: namespaceName }, rules },
-    {
-      apiVersion: RBAC,
-      kind: 'RoleBinding',
-      metadata: { name, namespace: namespaceName },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }],
-    },
-  ];
+  const meta = { name: UPSTREAM_MANAGER_CLUSTER_ROLE[addon], namespace: namespaceName };
+  return [role(meta, rules), roleBinding(meta, [serviceAccountSubject(UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], ns)])];
 }
 
 /** The `global` cluster set bound into the release namespace and a Placement over it: the addon goes to every accepted cluster. */
@@ -90,41 +68,32 @@ function placementObjects(addon: UpstreamAddon): KubeObject[] {
 }
 
 function managerDeployment(addon: UpstreamAddon, labels: Record<string, string>, container: { command: string[]; args: string[] }): KubeObject {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: UPSTREAM_MANAGER_DEPLOYMENT[addon], namespace: ns, labels },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          serviceAccountName: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon],
-          containers: [
-            {
-              name: 'manager',
-              image: upstreamAddonImage(addon),
-              imagePullPolicy: 'IfNotPresent',
-              ...container,
-              // cluster-proxy's chart locks its manager down; managed-serviceaccount's sets nothing (its image runs as root).
-              ...(addon === 'cluster-proxy'
-                ? {
-                    securityContext: {
-                      allowPrivilegeEscalation: false,
-                      capabilities: { drop: ['ALL'] },
-                      privileged: false,
-                      runAsNonRoot: true,
-                      readOnlyRootFilesystem: true,
-                    },
-                  }
-                : {}),
-            },
-          ],
-        },
+  return deployment({
+    name: UPSTREAM_MANAGER_DEPLOYMENT[addon],
+    namespace: ns,
+    labels,
+    serviceAccount: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon],
+    containers: [
+      {
+        name: 'manager',
+        image: upstreamAddonImage(addon),
+        imagePullPolicy: 'IfNotPresent',
+        ...container,
+        // cluster-proxy's chart locks its manager down; managed-serviceaccount's sets nothing (its image runs as root).
+        ...(addon === 'cluster-proxy'
+          ? {
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+                privileged: false,
+                runAsNonRoot: true,
+                readOnlyRootFilesystem: true,
+              },
+            }
+          : {}),
       },
-    },
-  };
+    ],
+  });
 }
 
 /** cluster-proxy v0.10.0's chart, default values (PortForward entrypoint: the agents reach the proxy-server through the hub API server). */
@@ -135,7 +104,7 @@ export function clusterProxyHubObjects(): KubeObject[] {
   return [
     namespace(ns),
     namespace(PROXY_NAMESPACE),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns } },
+    serviceAccount({ name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }),
     ...clusterRbac(addon, CLUSTER_PROXY_MANAGER_CLUSTER_RULES),
     ...namespacedRbac(addon, ns, CLUSTER_PROXY_MANAGER_NAMESPACE_RULES),
     ...namespacedRbac(addon, PROXY_NAMESPACE, CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES),
@@ -195,7 +164,7 @@ export function managedServiceAccountHubObjects(spokes: readonly string[] = []):
   const labels = { 'open-cluster-management.io/addon': addon };
   return [
     namespace(ns),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns } },
+    serviceAccount({ name: UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], namespace: ns }),
     ...clusterRbac(addon, MSA_MANAGER_CLUSTER_RULES),
     {
       apiVersion: ADDON_API,

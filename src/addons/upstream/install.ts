@@ -4,6 +4,7 @@ import { applyObject, conditionOf, deleteIfPresent, getOrNull, objectPath, type 
 import { upstreamAddonCrds } from './crds.js';
 import { upstreamHubObjects } from './hub-objects.js';
 import type { UpstreamAddon } from './names.js';
+import { sleep } from '../../kube/wait.js';
 
 async function waitEstablished(hub: KubeClient, crd: KubeObject, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -11,7 +12,7 @@ async function waitEstablished(hub: KubeClient, crd: KubeObject, timeoutMs: numb
     const current = await getOrNull<KubeObject>(hub, objectPath(crd));
     if (conditionOf(current, 'Established')?.status === 'True') return;
     if (Date.now() > deadline) throw new NotReadyError(`CRD ${crd.metadata.name} (upstream) was not Established within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 
@@ -31,7 +32,7 @@ async function replaceIfSelectorDiffers(hub: KubeClient, desired: KubeObject): P
       throw new NotReadyError(
         `Deployment ${desired.metadata.namespace}/${desired.metadata.name} of the other addon implementation did not go away within 60 s`,
       );
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
   return true;
 }

@@ -1,10 +1,7 @@
-/** A PolicyRule; every list below is the set of permissions upstream's chart grants its manager (a fact, written here in our own form). */
-export interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
+import type { PolicyRule } from '../../kube/builders.js';
+
+/** Every list below is the set of permissions upstream's chart grants its manager (a fact, written here in our own form). */
+export type Rule = PolicyRule;
 
 const READ = ['get', 'list', 'watch'];
 const ALL = ['*'];

@@ -2,6 +2,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { AllowedIdentities } from './types.js';
+import { verbOfMethod } from '../../kube/verbs.js';
 
 /** An answer given before any streaming starts. */
 export interface HttpError {
@@ -70,18 +71,7 @@ function subresource(path: string): string {
 
 /** The kubelet maps HTTP methods to authorization verbs this way (kubelet/server/auth.go). */
 export function verbOf(method: string | undefined): string {
-  switch (method) {
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return 'delete';
-    default:
-      return 'get';
-  }
+  return verbOfMethod(method) ?? 'get';
 }
 
 /** A pod from the backend's list, by namespace and name; with the names of all its containers. */

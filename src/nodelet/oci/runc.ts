@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ContainerStartError } from '../errors.js';
 import { closeShimOutput, liveShimPid, makeShimOutput, readShimExit, readShimOutput, reopenShimOutput, startShim, type ShimOutputFds } from './shim.js';
+import { sleep } from '../../kube/wait.js';
 
 /** Where a container's stdout and stderr go (a CRI log writer, or a plain file). */
 export interface LogSink {
@@ -137,7 +138,7 @@ export class RuncContainer {
         await closeShimOutput(output);
         throw new ContainerStartError('RunContainerError', `runc run ${spec.id}: the container was not created within ${spec.timeoutMs ?? 30_000} ms`);
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
   }
 
@@ -207,7 +208,7 @@ function followShim(runc: Runc, id: string, bundle: string, fds: ShimOutputFds, 
       if (status) return exitOf(status.exitCode, null, status.finishedAt);
       const state = await containerState(runc, id);
       if (state?.status !== 'running' && state?.status !== 'created') return exitOf(255, null);
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
     }
   });
 }
@@ -337,7 +338,7 @@ export async function cleanupContainers(runc: Runc, filter: (id: string) => bool
     for (let i = 0; i < 100; i++) {
       const state = await runcCommand(runc, ['state', c.id]).catch(() => '');
       if (!state || (JSON.parse(state) as RuncState).status === 'stopped') break;
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     await runcCommand(runc, ['delete', '--force', c.id]).catch(() => undefined);
     await shimGone(c.bundle);
@@ -359,7 +360,7 @@ function killGroup(pid: number | undefined): void {
 async function shimGone(bundle: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
     if (!(await liveShimPid(bundle))) return;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   killGroup(await liveShimPid(bundle));
 }

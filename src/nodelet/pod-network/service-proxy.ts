@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import { serviceHostAliases } from './service-hosts.js';
-import { Reflector } from '../reflector.js';
+import { Informer, RESYNCING } from '../../kube/informer.js';
 import { renderServiceRules, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 
 /** Where the rules go: PodNetwork.setServiceRules. */
@@ -23,8 +23,8 @@ export interface ServiceProxyOptions extends ServiceRulesOptions {
  * whenever they change. Starts writing once both collections were listed.
  */
 export class ServiceProxy {
-  private readonly services: Reflector<ServiceLike & { metadata: { resourceVersion?: string } }>;
-  private readonly slices: Reflector<EndpointSliceLike & { metadata: { resourceVersion?: string } }>;
+  private readonly services: Informer<ServiceLike & { metadata: { resourceVersion?: string } }>;
+  private readonly slices: Informer<EndpointSliceLike & { metadata: { resourceVersion?: string } }>;
   private timer: NodeJS.Timeout | undefined;
   private lastRules: string | null = null;
   private writing: Promise<void> = Promise.resolve();
@@ -34,9 +34,12 @@ export class ServiceProxy {
 
   constructor(private readonly opts: ServiceProxyOptions) {
     const changed = () => this.schedule();
-    const handlers = { upsert: changed, remove: changed, synced: changed };
-    this.services = new Reflector(opts.client, '/api/v1/services', {}, handlers, opts.log);
-    this.slices = new Reflector(opts.client, '/apis/discovery.k8s.io/v1/endpointslices', {}, handlers, opts.log);
+    this.services = new Informer(opts.client, '/api/v1/services', opts.log, {}, RESYNCING);
+    this.slices = new Informer(opts.client, '/apis/discovery.k8s.io/v1/endpointslices', opts.log, {}, RESYNCING);
+    for (const informer of [this.services, this.slices]) {
+      informer.onEvent(changed);
+      informer.onSync(changed);
+    }
   }
 
   start(): void {
@@ -52,7 +55,7 @@ export class ServiceProxy {
 
   /** /etc/hosts entries for the cluster's Services as a pod of `namespace` names them (empty before the first list). */
   hostAliases(namespace: string): { ip: string; hostnames: string[] }[] {
-    return this.services.synced ? serviceHostAliases(this.services.items(), namespace) : [];
+    return this.services.hasSynced() ? serviceHostAliases(this.services.list(), namespace) : [];
   }
 
   /** The rules as of the last render (null before both collections were listed). */
@@ -79,8 +82,8 @@ export class ServiceProxy {
   }
 
   private render(): void {
-    if (!this.services.synced || !this.slices.synced) return;
-    const rules = renderServiceRules(this.services.items(), this.slices.items(), { apiServer: this.opts.apiServer });
+    if (!this.services.hasSynced() || !this.slices.hasSynced()) return;
+    const rules = renderServiceRules(this.services.list(), this.slices.list(), { apiServer: this.opts.apiServer });
     if (rules === this.lastRules) return;
     this.lastRules = rules;
     this.writing = this.writing

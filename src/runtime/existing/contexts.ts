@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
-import YAML from 'yaml';
 import { InvalidInputError } from '../../errors.js';
 import type { KubeEndpoint } from '../../kube/client.js';
-import type { KubeconfigEntry } from '../../kube/kubeconfig.js';
+import { KubeconfigError, readKubeconfig, type KubeconfigContext, type KubeconfigEntry } from '../../kube/kubeconfig.js';
 import { RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from '../../config/index.js';
 
 /** One cluster the user brings: a context of their kubeconfig and the name the lab gives it. */
@@ -69,27 +67,10 @@ export function clusterSpecs(input: ExistingClustersInput): ExistingClusterSpec[
   return specs;
 }
 
-interface KubeconfigFile {
-  contexts?: { name: string; context?: { cluster?: string; user?: string } }[];
-  clusters?: { name: string; cluster?: Record<string, unknown> }[];
-  users?: { name: string; user?: Record<string, unknown> }[];
-}
-
 /** A context of the user's kubeconfig resolved to what the lab needs: server, CA and credentials (file references read now). */
 export interface ResolvedContext {
   endpoint: KubeEndpoint;
   entry: Omit<KubeconfigEntry, 'name'>;
-}
-
-async function readRef(base: string, data: unknown, file: unknown, what: string, where: string): Promise<string | undefined> {
-  if (typeof data === 'string' && data) return Buffer.from(data, 'base64').toString('utf8');
-  if (typeof file === 'string' && file) {
-    const p = path.resolve(base, file);
-    return fs.readFile(p, 'utf8').catch((err: Error) => {
-      throw new InvalidInputError(`${where}: cannot read its ${what} ${p}: ${err.message}`);
-    });
-  }
-  return undefined;
 }
 
 /**
@@ -98,43 +79,29 @@ async function readRef(base: string, data: unknown, file: unknown, what: string,
  * not, because the lab's pods and the nodes of other runtimes cannot run them.
  */
 export async function resolveContext(kubeconfigFile: string, context: string): Promise<ResolvedContext> {
-  const text = await fs.readFile(kubeconfigFile, 'utf8').catch((err: Error) => {
-    throw new InvalidInputError(`--kubeconfig ${kubeconfigFile}: cannot read it: ${err.message}`);
-  });
-  let doc: KubeconfigFile;
+  let ctx: KubeconfigContext;
   try {
-    doc = (YAML.parse(text) as KubeconfigFile | null) ?? {};
+    ctx = await readKubeconfig(kubeconfigFile, context);
   } catch (err) {
-    throw new InvalidInputError(`--kubeconfig ${kubeconfigFile}: not YAML: ${(err as Error).message}`);
+    if (!(err instanceof KubeconfigError)) throw err;
+    const message = err.message.startsWith(`${kubeconfigFile}:`) ? `--kubeconfig ${err.message}` : err.message;
+    const noContext = err.message.endsWith(`has no context '${context}'`);
+    throw new InvalidInputError(message, noContext ? { hint: `its contexts: ${err.contexts.join(', ') || 'none'}` } : {});
   }
   const where = `context '${context}' of ${kubeconfigFile}`;
-  const ctx = doc.contexts?.find((c) => c.name === context)?.context;
-  if (!ctx)
-    throw new InvalidInputError(`${kubeconfigFile} has no context '${context}'`, {
-      hint: `its contexts: ${(doc.contexts ?? []).map((c) => c.name).join(', ') || 'none'}`,
-    });
-  const cluster = doc.clusters?.find((c) => c.name === ctx.cluster)?.cluster ?? {};
-  const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
-  const server = cluster.server;
-  if (typeof server !== 'string' || !server.startsWith('https://'))
-    throw new InvalidInputError(`${where}: its cluster has no https server URL (server: ${String(server)})`);
-  if (user.exec || user['auth-provider']) {
-    throw new InvalidInputError(`${where}: authenticates through an ${user.exec ? 'exec plugin' : 'auth provider'}, which ocm-lab does not run`, {
+  const { server, caPem, certPem, keyPem, tlsServerName } = ctx;
+  if (!server.startsWith('https://')) throw new InvalidInputError(`${where}: its cluster has no https server URL (server: ${server})`);
+  if (ctx.externalAuth) {
+    throw new InvalidInputError(`${where}: authenticates through an ${ctx.externalAuth}, which ocm-lab does not run`, {
       hint: 'give a context with a client certificate or a ServiceAccount token (e.g. kubectl create token … for an admin ServiceAccount)',
     });
   }
-  const base = path.dirname(path.resolve(kubeconfigFile));
-  const caPem = await readRef(base, cluster['certificate-authority-data'], cluster['certificate-authority'], 'certificate authority', where);
   if (!caPem)
     throw new InvalidInputError(`${where}: its cluster names no certificate authority`, {
       hint: 'ocm-lab gives the spokes the hub CA and verifies every cluster: set certificate-authority-data',
     });
-  const certPem = await readRef(base, user['client-certificate-data'], user['client-certificate'], 'client certificate', where);
-  const keyPem = await readRef(base, user['client-key-data'], user['client-key'], 'client key', where);
-  const token =
-    typeof user.token === 'string' && user.token ? user.token : await readRef(base, undefined, user.tokenFile, 'token file', where).then((t) => t?.trim());
+  const token = ctx.token ?? (ctx.tokenFile ? await readTokenFile(ctx.tokenFile, where) : undefined);
   if (!(certPem && keyPem) && !token) throw new InvalidInputError(`${where}: its user has neither a client certificate and key nor a token`);
-  const tlsServerName = typeof cluster['tls-server-name'] === 'string' ? cluster['tls-server-name'] : undefined;
   return {
     endpoint: { server, caPem, ...(certPem && keyPem ? { certPem, keyPem } : {}), ...(token ? { token } : {}) },
     entry: {
@@ -145,4 +112,12 @@ export async function resolveContext(kubeconfigFile: string, context: string): P
       ...(tlsServerName ? { tlsServerName } : {}),
     },
   };
+}
+
+/** The lab copies the token into the kubeconfigs it writes, so a token file is read now. */
+async function readTokenFile(file: string, where: string): Promise<string> {
+  const content = await fs.readFile(file, 'utf8').catch((err: Error) => {
+    throw new InvalidInputError(`${where}: cannot read its token file ${file}: ${err.message}`);
+  });
+  return content.trim();
 }

@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import YAML from 'yaml';
 import { MissingPrerequisiteError, NotReadyError } from '../../errors.js';
-import { writeKubeconfig } from '../../kube/kubeconfig.js';
+import { readKubeconfig, writeKubeconfig } from '../../kube/kubeconfig.js';
 import type { ClusterPlan } from './plan.js';
 import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../../pki/index.js';
 import type { BinaryName } from '../../provision/index.js';
@@ -13,7 +12,7 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { KubeClient } from '../../kube/client.js';
-import { sleep } from '../../nodelet/reflector.js';
+import { sleep } from '../../kube/wait.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */
 export const CLI_MAIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
@@ -56,14 +55,13 @@ const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 async function ensureClientKubeconfig(file: string, cluster: ClusterPlan, pki: ClusterPkiPaths, commonName: string, organizations: string[]): Promise<void> {
   const ca = await loadCA(pki.caCert, pki.caKey);
   try {
-    const doc = YAML.parse(await fs.readFile(file, 'utf8')) as { users: { user: Record<string, string> }[]; clusters: { cluster: Record<string, string> }[] };
-    const certPem = Buffer.from(doc.users[0]?.user['client-certificate-data'] ?? '', 'base64').toString('utf8');
-    const info = certificateInfo(certPem);
+    const kubeconfig = await readKubeconfig(file);
+    const info = certificateInfo(kubeconfig.certPem ?? '');
     const current =
       info.commonName === commonName &&
       info.issuer === certificateInfo(ca.certPem).subject &&
       info.notAfter.getTime() - Date.now() > RENEW_BEFORE_MS &&
-      doc.clusters[0]?.cluster.server === cluster.apiServerUrl;
+      kubeconfig.server === cluster.apiServerUrl;
     if (current) return;
   } catch {
     // missing or unreadable: issue
@@ -217,7 +215,7 @@ interface NodeJson {
 /** How a process we started ended, in words: its exit status or the signal that ended it. */
 async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined): Promise<string> {
   if (!exited) return 'exited';
-  const end = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+  const end = await Promise.race([exited, sleep(1_000).then(() => null)]);
   if (!end) return 'is not running';
   return end.signal ? `was killed by ${end.signal}` : `exited with status ${String(end.code)}`;
 }

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../util/atomic-file.js';
 import { tail } from '../../util/exec.js';
+import { sleep } from '../../kube/wait.js';
 
 /** A long-running lab component: one binary, one pid file, one log file. */
 export interface ProcessSpec {
@@ -58,7 +59,7 @@ export async function isRunning(pid: number, binary: string): Promise<boolean> {
       const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
       if (state === 'Z' || state === 'X') return false;
       if (cmdline === '') {
-        await delay(10);
+        await sleep(10);
         continue;
       }
       const argv0 = cmdline.split('\0')[0] ?? '';
@@ -132,11 +133,11 @@ export async function stopProcess(spec: Pick<ProcessSpec, 'pidFile' | 'binary'>,
   if (pid !== null && (await isRunning(pid, spec.binary))) {
     signalGroup(pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;
-    while (Date.now() < deadline && (await isRunning(pid, spec.binary))) await delay(100);
+    while (Date.now() < deadline && (await isRunning(pid, spec.binary))) await sleep(100);
     if (await isRunning(pid, spec.binary)) {
       signalGroup(pid, 'SIGKILL');
       const killDeadline = Date.now() + 5_000;
-      while (Date.now() < killDeadline && (await isRunning(pid, spec.binary))) await delay(50);
+      while (Date.now() < killDeadline && (await isRunning(pid, spec.binary))) await sleep(50);
     }
     stopped = true;
   }
@@ -155,10 +156,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
       if (!isNoSuchProcess(inner)) throw inner;
     }
   }
-}
-
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export async function logTail(logFile: string, lines = 25): Promise<string> {

@@ -6,9 +6,9 @@ import { CONTROLLER_MANAGER_PORT, ETCD_CLIENT_PORT } from './plan.js';
 import type { ClusterPkiPaths } from '../../pki/index.js';
 import { probe, type ClientTls } from '../../kube/readiness.js';
 import type { ControlPlaneComponent } from './controlplane.js';
-import { delay } from './process.js';
 import https from 'node:https';
 import path from 'node:path';
+import { sleep } from '../../kube/wait.js';
 
 async function adminTls(pki: Pick<ClusterPkiPaths, 'caCert' | 'adminCert' | 'adminKey'>): Promise<ClientTls> {
   const [caPem, certPem, keyPem] = await Promise.all([fs.readFile(pki.caCert, 'utf8'), fs.readFile(pki.adminCert, 'utf8'), fs.readFile(pki.adminKey, 'utf8')]);
@@ -77,7 +77,7 @@ export async function waitForComponent(cluster: ClusterPlan, component: ControlP
   while (Date.now() < deadline) {
     last = await componentAnswers(cluster, component, tls);
     if (last.ok) return;
-    await delay(interval);
+    await sleep(interval);
     interval = Math.min(interval * 2, 1_000);
   }
   throw new NotReadyError(`${cluster.name}/${component} did not become ready within ${Math.round(timeoutMs / 1000)} s (last: ${last.detail})`);

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { clientFromFlag, inPodClient } from '../../../addons/framework/agent-env.js';
 import { addonActiveOnHub, ConfigMapCopier, hubConfigMapsPath, type ConfigMap } from '../../../addons/helloworld/index.js';
-import { Reflector } from '../../../nodelet/reflector.js';
+import { Informer, RESYNCING } from '../../../kube/informer.js';
 import { runUntilSignal, stamp } from './run-loop.js';
 
 interface Args {
@@ -28,13 +28,16 @@ export const helloworldAgentCommand: CommandModule<object, Args> = {
     const hub = await clientFromFlag('hub-kubeconfig', a['hub-kubeconfig']);
     const spoke = await inPodClient('helloworld-agent');
     const copier = new ConfigMapCopier({ spoke, namespace: a['addon-namespace'], addonActive: () => addonActiveOnHub(hub, cluster), log: stamp });
-    const reflector = new Reflector<ConfigMap>(hub, hubConfigMapsPath(cluster), {}, { upsert: (cm) => copier.offer(cm), remove: () => undefined }, stamp);
+    const configMaps = new Informer<ConfigMap>(hub, hubConfigMapsPath(cluster), stamp, {}, RESYNCING);
+    configMaps.onEvent((e) => {
+      if (e.type !== 'DELETED') copier.offer(e.object);
+    });
     stamp(`helloworld agent for ${cluster} started: copying ConfigMaps of namespace ${cluster} on the hub to ${a['addon-namespace']}`);
     await runUntilSignal(async (signal) => {
-      reflector.start();
+      configMaps.start();
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
       copier.stop();
-      await reflector.stop();
+      await configMaps.stop();
     });
   },
 };

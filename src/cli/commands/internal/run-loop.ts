@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { KubeClient } from '../../../kube/client.js';
+import { sleep } from '../../../kube/wait.js';
 
 /** A log line with a timestamp, on stderr (the nodelet keeps it as the container log). */
 export function stamp(line: string): void {
@@ -58,8 +58,8 @@ export async function repeat(signal: AbortSignal, intervalMs: number, pass: () =
       stamp(`pass failed: ${(err as Error).message}`);
     }
     if (wakeup) await wakeup.sleep(intervalMs, signal);
-    // timers/promises drops its abort listener when the timer fires: one added per pass would pile up.
-    else await delay(intervalMs, undefined, { signal }).catch(() => undefined);
+    // sleep drops its abort listener when the timer fires, so none pile up over the passes.
+    else await sleep(intervalMs, signal);
   }
 }
 
@@ -76,6 +76,6 @@ export async function watchUntilAborted(
 ): Promise<void> {
   while (!signal.aborted) {
     await client.watch(collection, query, () => onChange(), signal).catch(() => undefined);
-    await delay(1_000, undefined, { signal }).catch(() => undefined);
+    await sleep(1_000, signal);
   }
 }

@@ -22,6 +22,7 @@ import {
 import { NODE_BINARY_PATHS, nodeFilesDockerfile, nodeFinalDockerfile, nodeOwnFiles } from './node-files.js';
 import { resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './options.js';
 import { ensureRootfsTar, NODE_ROOTFS, rootfsKey } from './rootfs.js';
+import { sleep } from '../../../kube/wait.js';
 
 /** The kind node image of a Kubernetes version, built here. */
 export function nodeImageRef(kubernetesVersion: string = DEFAULT_KUBERNETES_RELEASE.kubernetes): string {
@@ -102,7 +103,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: n
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new LabError('notReady', `building ${image}: ${what} within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
   }
 }
 
