@@ -15,7 +15,7 @@
  */
 
 /** Folders and files every layer may use; they import only each other. */
-const SHARED = '^src/(kube|config|pki|provision|util|tunnel)/|^src/(errors|paths|image)\\.ts$';
+const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images)/|^src/(errors|paths|image)\\.ts$';
 const NODELET = '^src/nodelet/';
 const RUNTIME = '^src/runtime/';
 const INSTALL = '^src/(ocm|install)/';

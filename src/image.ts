@@ -5,7 +5,7 @@
  * - local: the nodelet maps each reference to files on this machine, bind-mounted read-only into the container
  *   (src/nodelet/images.ts, docs/nodelet.md "Images");
  * - kind: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
- *   with the repository's Dockerfile, then `kind load`ed into every node (src/runtime/kind/lab-images.ts, docs/kind.md);
+ *   with the repository's Dockerfile, then `kind load`ed into every node (src/images/lab-images.ts, docs/kind.md);
  * - existing: the clusters' nodes pull OCM's images, and `ocm-lab:dev` must be made available to them (docs/existing-clusters.md).
  */
 import {

@@ -78,7 +78,7 @@ describe('npm pack → npm install → npx ocm-lab', () => {
       'README.md',
       'Dockerfile',
       'dist/cli/main.js',
-      'dist/runtime/kind/lab-images.js',
+      'dist/images/lab-images.js',
       LAB_FILE,
       'examples/default-lab.yaml',
       'kind-configs/hub.yaml',

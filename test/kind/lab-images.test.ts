@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/util/exec.js';
-import { ensureLabImages, labImages } from '../../src/runtime/kind/lab-images.js';
+import { ensureLabImages, labImages } from '../../src/images/lab-images.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
 
 /**
@@ -21,7 +21,7 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
 
   beforeAll(async () => {
     engine = await startDockerEngine();
-    process.env.DOCKER_HOST = engine.host; // src/runtime/kind/docker.ts runs the docker CLI with this environment
+    process.env.DOCKER_HOST = engine.host; // src/images/docker.ts runs the docker CLI with this environment
   });
   afterAll(async () => {
     if (saved === undefined) delete process.env.DOCKER_HOST;

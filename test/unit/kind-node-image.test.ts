@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { requireKubernetesRelease } from '../../src/provision/versions.js';
 import { componentDockerfile, componentImageKey, componentImageSpecs, pauseImage, XTABLES_AUTO } from '../../src/runtime/kind/images/component-images.js';
 import { cniConflist } from '../../src/runtime/kind/images/cni.js';
-import { imageKey, imageTarFile } from '../../src/runtime/kind/images/docker-build.js';
+import { imageKey, imageTarFile } from '../../src/images/docker-build.js';
 import { kubeletCgroupV1DropIn, nodeContainerdConfig, nodeFinalDockerfile, nodeOwnFiles, nodeSetupScript } from '../../src/runtime/kind/images/node-files.js';
 import { kindFileMode, nodeImageKey, nodeImageRef } from '../../src/runtime/kind/images/node-image.js';
-import { BASE_ROOTFS, debootstrapArgs, NODE_ROOTFS, rootfsKey, rootfsTarFile } from '../../src/runtime/kind/images/rootfs.js';
+import { BASE_ROOTFS, debootstrapArgs, NODE_ROOTFS, rootfsKey, rootfsTarFile } from '../../src/images/rootfs.js';
 
 describe('debootstrap rootfs', () => {
   it('keys the tarball by suite, variant and the package set, not its order or duplicates', () => {

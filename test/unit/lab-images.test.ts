@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OCM_UPSTREAM_IMAGES } from '../../src/nodelet/images.js';
 import { UPSTREAM_ADDON_IMAGES } from '../../src/image.js';
-import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash, upstreamAddonImages } from '../../src/runtime/kind/lab-images.js';
-import { productionModules } from '../../src/runtime/kind/production-modules.js';
+import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash, upstreamAddonImages } from '../../src/images/lab-images.js';
+import { productionModules } from '../../src/images/production-modules.js';
 
 describe('labImages', () => {
   it("names ocm-lab:dev and OCM's five images at the lab's version", () => {

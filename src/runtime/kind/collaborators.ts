@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../config/index.js';
 import { cniConflist, ensureKindNodeImage, nodeImageRef } from './images/index.js';
-import { ensureLabImages, labImages } from './lab-images.js';
+import { ensureLabImages, labImages } from '../../images/lab-images.js';
 
 /**
  * What the kind runtime takes from its neighbours in this folder: the node

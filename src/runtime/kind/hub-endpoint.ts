@@ -1,4 +1,4 @@
-import { docker, dockerInspect, LABEL_LAB } from './docker.js';
+import { docker, dockerInspect, LABEL_LAB } from '../../images/docker.js';
 import type { HubEndpointPlan } from './plan.js';
 
 interface ContainerInspect {

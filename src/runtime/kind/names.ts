@@ -1,4 +1,4 @@
-import { LABEL_LAB, LABEL_ROLE } from './docker.js';
+import { LABEL_LAB, LABEL_ROLE } from '../../images/docker.js';
 
 /** Names of a lab's Docker and kind objects: one place, so up, down, status and --dry-run agree. */
 

@@ -1,4 +1,4 @@
-import { docker, dockerInspect, LABEL_LAB, LABEL_ROLE } from './docker.js';
+import { docker, dockerInspect, LABEL_LAB, LABEL_ROLE } from '../../images/docker.js';
 import type { KindNetworkPlan } from './plan.js';
 
 interface NetworkInspect {

@@ -1,4 +1,4 @@
-import { docker } from './docker.js';
+import { docker } from '../../images/docker.js';
 
 /**
  * Metric of our blackhole routes: higher than any route the node or its CNI

@@ -6,7 +6,7 @@ import { clusterKubeconfigFile, labDir } from '../../paths.js';
 import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { renderKindPlan } from './dry-run.js';
 import { loadCollaborators, type Collaborators } from './collaborators.js';
-import { docker, dockerEngine, dockerInspect, requireDockerEngine } from './docker.js';
+import { docker, dockerEngine, dockerInspect, requireDockerEngine } from '../../images/docker.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
 import { readKindTemplates } from './kind-config.js';
 import { KindCli, kindProvisionable, locateKind, requireKind } from './kind-cli.js';

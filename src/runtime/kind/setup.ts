@@ -1,22 +1,12 @@
 import type { LabConfig } from '../../config/index.js';
 import { KIND_NODE_BINARIES, requireKubernetesRelease } from '../../provision/index.js';
 import type { PreparedImage, RuntimePreparation } from '../types.js';
-import { requireDockerEngine } from './docker.js';
-import {
-  BASE_IMAGE,
-  baseImageKey,
-  componentImageKey,
-  componentImageSpecs,
-  ensureBaseImage,
-  ensureComponentImage,
-  ensureKindNodeImageDetail,
-  localImageKey,
-  nodeImageKey,
-  nodeImageRef,
-  type BuiltImage,
-  type ImageBuildOptions,
-} from './images/index.js';
-import { ensureLabImagesDetail, labImages } from './lab-images.js';
+import { requireDockerEngine } from '../../images/docker.js';
+import { BASE_IMAGE, baseImageKey, ensureBaseImage } from '../../images/base-image.js';
+import { localImageKey, type BuiltImage } from '../../images/docker-build.js';
+import type { ImageBuildOptions } from '../../images/options.js';
+import { componentImageKey, componentImageSpecs, ensureComponentImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './images/index.js';
+import { ensureLabImagesDetail, labImages } from '../../images/lab-images.js';
 
 /** One offline image `setup --runtime kind` makes: its name, the key its inputs give, and how to make it. */
 interface KindImageJob {

@@ -4,9 +4,9 @@ import { downloadModule } from '../../../provision/gobuild.js';
 import { ensureBinaries, type BinaryName } from '../../../provision/index.js';
 import { DEFAULT_KUBERNETES_RELEASE, type KubernetesRelease } from '../../../provision/versions.js';
 import { run } from '../../../util/exec.js';
-import { BASE_IMAGE, baseImageKey, ensureBaseImage } from './base-image.js';
-import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage, type ContextFile } from './docker-build.js';
-import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './options.js';
+import { BASE_IMAGE, baseImageKey, ensureBaseImage } from '../../../images/base-image.js';
+import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage, type ContextFile } from '../../../images/docker-build.js';
+import { imageCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from '../../../images/options.js';
 
 /** One image kubeadm runs, made of one binary of ours at the path the upstream image has it. */
 export interface ComponentImageSpec {
@@ -101,7 +101,7 @@ export function componentImageKey(spec: ComponentImageSpec, release: KubernetesR
 /** `gcc -static` of upstream's build/pause/linux/pause.c, read from the k8s.io/kubernetes module in the Go module cache. */
 export async function buildPause(opts: ResolvedImageOptions): Promise<string> {
   const { pause, kubernetes } = opts.release;
-  const out = path.join(kindCacheDir(opts.cache, 'build'), `pause-${pause}`);
+  const out = path.join(imageCacheDir(opts.cache, 'build'), `pause-${pause}`);
   if (await fs.stat(out).catch(() => null)) return out;
   const { dir } = await downloadModule('k8s.io/kubernetes', kubernetes, { signal: opts.signal });
   const source = path.join(dir, 'build', 'pause', 'linux', 'pause.c');

@@ -5,7 +5,7 @@ import { downloadModule } from '../../../provision/gobuild.js';
 import { ensureBinaries } from '../../../provision/index.js';
 import { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, type KubernetesRelease } from '../../../provision/versions.js';
 import { tail } from '../../../util/exec.js';
-import { docker } from '../docker.js';
+import { docker } from '../../../images/docker.js';
 import { componentImageKey, componentImageSpecs, ensureComponentImages } from './component-images.js';
 import {
   buildContainerName,
@@ -18,10 +18,10 @@ import {
   removeImage,
   type BuiltImage,
   type ContextFile,
-} from './docker-build.js';
+} from '../../../images/docker-build.js';
 import { NODE_BINARY_PATHS, nodeFilesDockerfile, nodeFinalDockerfile, nodeOwnFiles } from './node-files.js';
-import { resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './options.js';
-import { ensureRootfsTar, NODE_ROOTFS, rootfsKey } from './rootfs.js';
+import { resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from '../../../images/options.js';
+import { ensureRootfsTar, NODE_ROOTFS, rootfsKey } from '../../../images/rootfs.js';
 import { sleep } from '../../../kube/wait.js';
 
 /** The kind node image of a Kubernetes version, built here. */

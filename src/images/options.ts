@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { cacheDir as defaultCacheDir } from '../../../paths.js';
-import { requireKubernetesRelease, type KubernetesRelease } from '../../../provision/versions.js';
+import { cacheDir as defaultCacheDir } from '../paths.js';
+import { requireKubernetesRelease, type KubernetesRelease } from '../provision/versions.js';
 
 /** What every image builder takes. */
 export interface ImageBuildOptions {
@@ -37,6 +37,6 @@ export function resolveImageOptions(opts: ImageBuildOptions = {}): ResolvedImage
 }
 
 /** `<cache>/kind/<sub>` */
-export function kindCacheDir(cache: string, sub: 'rootfs' | 'images' | 'build'): string {
+export function imageCacheDir(cache: string, sub: 'rootfs' | 'images' | 'build'): string {
   return path.join(cache, 'kind', sub);
 }

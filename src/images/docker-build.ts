@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { withCacheLock } from '../../../provision/lock.js';
-import { docker, dockerInspect } from '../docker.js';
-import { kindCacheDir, type ResolvedImageOptions } from './options.js';
+import { withCacheLock } from '../provision/lock.js';
+import { docker, dockerInspect } from './docker.js';
+import { imageCacheDir, type ResolvedImageOptions } from './options.js';
 
 /** Every image we build carries the key of its inputs, so a present image with another key is rebuilt. */
 export const LABEL_IMAGE_KEY = 'dev.ocm-lab.image-key';
@@ -15,7 +15,7 @@ export function imageKey(inputs: unknown): string {
 
 /** `<cache>/kind/images/<ref with / and : as ->-<key>.tar` */
 export function imageTarFile(cache: string, ref: string, key: string): string {
-  return path.join(kindCacheDir(cache, 'images'), `${ref.replace(/[/:@]/g, '-')}-${key}.tar`);
+  return path.join(imageCacheDir(cache, 'images'), `${ref.replace(/[/:@]/g, '-')}-${key}.tar`);
 }
 
 /** The key label of a local image, or null when there is no such image. */
@@ -51,7 +51,7 @@ export async function ensureImage(
   const tarPresent = async () => !needTar || Boolean(await fs.stat(tar).catch(() => null));
   if ((await localImageKey(ref)) === key && (await tarPresent())) return { ref, key, source: 'present', tar };
   // One lock per image: building the node image ensures the component images (and those the base) inside its own lock.
-  const lockDir = path.join(kindCacheDir(opts.cache, 'images'), '.locks', ref.replace(/[/:@]/g, '-'));
+  const lockDir = path.join(imageCacheDir(opts.cache, 'images'), '.locks', ref.replace(/[/:@]/g, '-'));
   return withCacheLock(
     lockDir,
     async () => {
@@ -118,8 +118,8 @@ export type ContextFile = { content: string | Buffer; mode?: number } | { from: 
  * needs BuildKit, which not every engine has.
  */
 export async function buildImage(ref: string, dockerfile: string, files: Record<string, ContextFile>, opts: ResolvedImageOptions): Promise<void> {
-  await fs.mkdir(kindCacheDir(opts.cache, 'build'), { recursive: true });
-  const dir = await fs.mkdtemp(path.join(kindCacheDir(opts.cache, 'build'), 'ctx-'));
+  await fs.mkdir(imageCacheDir(opts.cache, 'build'), { recursive: true });
+  const dir = await fs.mkdtemp(path.join(imageCacheDir(opts.cache, 'build'), 'ctx-'));
   try {
     for (const [rel, file] of Object.entries(files)) {
       const target = path.join(dir, rel);

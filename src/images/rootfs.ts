@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { MissingPrerequisiteError } from '../../../errors.js';
-import { withCacheLock } from '../../../provision/lock.js';
-import { run } from '../../../util/exec.js';
-import { kindCacheDir, type ResolvedImageOptions } from './options.js';
+import { MissingPrerequisiteError } from '../errors.js';
+import { withCacheLock } from '../provision/lock.js';
+import { run } from '../util/exec.js';
+import { imageCacheDir, type ResolvedImageOptions } from './options.js';
 
 /** A Debian root filesystem made by debootstrap: the suite, the variant and the packages added to it. */
 export interface RootfsSpec {
@@ -62,7 +62,7 @@ export function rootfsKey(spec: RootfsSpec): string {
 }
 
 export function rootfsTarFile(cache: string, spec: RootfsSpec): string {
-  return path.join(kindCacheDir(cache, 'rootfs'), `${spec.name}-${rootfsKey(spec)}.tar`);
+  return path.join(imageCacheDir(cache, 'rootfs'), `${spec.name}-${rootfsKey(spec)}.tar`);
 }
 
 export function debootstrapArgs(spec: RootfsSpec, target: string, mirror: string): string[] {
@@ -97,7 +97,7 @@ async function exists(file: string): Promise<boolean> {
 export async function ensureRootfsTar(spec: RootfsSpec, opts: ResolvedImageOptions): Promise<string> {
   const tar = rootfsTarFile(opts.cache, spec);
   if (await exists(tar)) return tar;
-  const dir = kindCacheDir(opts.cache, 'rootfs');
+  const dir = imageCacheDir(opts.cache, 'rootfs');
   return withCacheLock(
     dir,
     async () => {

@@ -3,13 +3,13 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
-import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../../image.js';
-import { ensureBinaries } from '../../provision/index.js';
+import { addonImplementation, type AddonName, type LabConfig } from '../config/index.js';
+import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../image.js';
+import { ensureBinaries } from '../provision/index.js';
 import { docker } from './docker.js';
-import { baseImageKey, ensureBaseImage } from './images/base-image.js';
-import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './images/docker-build.js';
-import { kindCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './images/options.js';
+import { baseImageKey, ensureBaseImage } from './base-image.js';
+import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './docker-build.js';
+import { imageCacheDir, resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from './options.js';
 import { productionModules, type ProductionModule } from './production-modules.js';
 
 /**
@@ -74,8 +74,8 @@ export async function ensureLabImagesDetail(config: LabImagesConfig, options: La
 }
 
 function defaultPackageRoot(): string {
-  // dist/runtime/kind/lab-images.js → the package root
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+  // dist/images/lab-images.js → the package root
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 }
 
 /** The base image every lab image is built FROM (helper A's debootstrap'd Debian). One place to switch it. */
@@ -250,8 +250,8 @@ async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string
     key,
     async () => (await ensureNodeBase(opts, nodeBinary)).ref,
     async () => {
-      await fs.mkdir(kindCacheDir(opts.cache, 'build'), { recursive: true });
-      const ctx = await fs.mkdtemp(path.join(kindCacheDir(opts.cache, 'build'), 'ocm-lab-ctx-'));
+      await fs.mkdir(imageCacheDir(opts.cache, 'build'), { recursive: true });
+      const ctx = await fs.mkdtemp(path.join(imageCacheDir(opts.cache, 'build'), 'ocm-lab-ctx-'));
       try {
         opts.progress(`${OCM_LAB_IMAGE}: preparing the build context (dist/, production node_modules)`);
         for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(packageRoot, f), path.join(ctx, f));

@@ -1,6 +1,6 @@
 import { execa } from 'execa';
-import { MissingPrerequisiteError } from '../../errors.js';
-import { run, type RunResult } from '../../util/exec.js';
+import { MissingPrerequisiteError } from '../errors.js';
+import { run, type RunResult } from '../util/exec.js';
 
 /**
  * The Docker engine, through the `docker` CLI (it honours DOCKER_HOST and
