@@ -1,15 +1,12 @@
-import { Listr, type ListrTask } from 'listr2';
+import type { ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import { selectRuntime, type RuntimeChoice } from '../runtime/select.js';
+import { notUpStatus } from '../runtime/not-up.js';
+import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/select.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
-import { ocmSteps } from '../install/ocm-steps.js';
-import { deregisterSpokes } from '../install/deregister.js';
-import { addonSteps } from '../addons/lab-steps.js';
 import { ocmCapabilities } from '../ocm/status.js';
 import type { ExistingClustersInput } from '../runtime/existing/contexts.js';
-import { uninstallFromClusters } from './uninstall.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
@@ -52,11 +49,17 @@ function bindSteps<Ctx>(steps: Step<Ctx>[], ctx: Ctx): Step<undefined>[] {
  * Everything `up` does, in order: the runtime's steps create the clusters;
  * from then on only their API is used (OCM, then the addons).
  */
-function labSteps<Ctx>(
+async function labSteps<Ctx>(
   runtime: Runtime<Ctx>,
   config: LabConfig,
   options: UpOptions & LifecycleOptions,
-): { steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> } {
+): Promise<{ steps: Step<undefined>[]; context: Ctx; rollback: () => Promise<void> }> {
+  // Loaded here, not at the top: status, probe and down do without the install steps (a large module graph).
+  const [{ deregisterSpokes }, { ocmSteps }, { addonSteps }] = await Promise.all([
+    import('../install/deregister.js'),
+    import('../install/ocm-steps.js'),
+    import('../addons/lab-steps.js'),
+  ]);
   const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(config, options, removed, all, progress);
   const { context, steps, rollback } = runtime.upSteps(config, { ...options, beforeRemove });
   const install: InstallContext = { config, options, clusters: [] };
@@ -108,7 +111,8 @@ function rendererFor(renderer: ProgressRenderer | undefined): ProgressRenderer {
 export async function upLab(config: LabConfig, options: UpOptions & LifecycleOptions = {}): Promise<UpResult> {
   const started = Date.now();
   const runtime = await selectRuntime(options.runtime, { labName: config.name, existing: options.existing });
-  const { context, steps, rollback } = labSteps(runtime, config, options);
+  const { context, steps, rollback } = await labSteps(runtime, config, options);
+  const { Listr } = await import('listr2');
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
   const list = new Listr(toListrTasks(steps, undefined, results), {
@@ -132,7 +136,7 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
   const runtime = await selectRuntime(options.runtime, { labName: config.name });
   // Clusters that outlive the lab: take off what up installed, then forget them.
-  if (runtime.keepsClusters) await uninstallFromClusters(runtime, config, options.onProgress);
+  if (runtime.keepsClusters) await (await import('./uninstall.js')).uninstallFromClusters(runtime, config, options.onProgress);
   return runtime.down(config.name, options);
 }
 
@@ -144,6 +148,8 @@ async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<L
 }
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
+  // No state file: the runtime `auto` picks would say "not up"; say it without loading that runtime's modules.
+  if ((options.runtime ?? 'auto') === 'auto' && !(await labStateExists(config.name))) return notUpStatus(config.name, (await resolveRuntime('auto')).name);
   return statusOf(await selectRuntime(options.runtime, { labName: config.name }), config);
 }
 

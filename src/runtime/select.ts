@@ -2,11 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import { labDir } from '../paths.js';
-import { ExistingRuntime } from './existing/runtime.js';
 import type { ExistingClustersInput } from './existing/contexts.js';
 import type { LabConfig } from '../config/index.js';
-import { KindRuntime } from './kind/runtime.js';
-import { LocalRuntime } from './local/runtime.js';
 import type { PlanOptions, Runtime, RuntimeName, RuntimePlan } from './types.js';
 
 export type RuntimeChoice = RuntimeName | 'auto';
@@ -31,6 +28,14 @@ export async function labRuntimeName(labName: string): Promise<RuntimeName | nul
   }
 }
 
+/** Whether `<labDir>/state.json` exists: every runtime records its lab there, so without it no runtime has the lab. */
+export async function labStateExists(labName: string): Promise<boolean> {
+  return fs.access(path.join(labDir(labName), 'state.json')).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** A runtime and why it was chosen (for `auto`: "runtime: kind (a Docker engine answers at …)"). */
 export interface ResolvedRuntime {
   name: RuntimeName;
@@ -51,26 +56,27 @@ export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: s
     if (fromEnv !== 'local' && fromEnv !== 'kind') throw new InvalidInputError(`$OCM_LAB_RUNTIME is '${fromEnv}'; choose auto, local or kind`);
     return { name: fromEnv, reason: 'chosen with $OCM_LAB_RUNTIME' };
   }
-  const kind = await new KindRuntime().available();
+  const kind = await (await import('./kind/availability.js')).kindAvailability();
   if (kind.available) return { name: 'kind', reason: kind.reason ?? 'Docker and kind are usable' };
   return { name: 'local', reason: `the kind runtime is not usable: ${kind.reason ?? 'unknown'}` };
 }
 
-export function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Runtime<any> {
+/** The runtime `name`; only its modules are loaded (each runtime's module graph costs start-up time). */
+export async function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Promise<Runtime<any>> {
   switch (name) {
     case 'local':
-      return new LocalRuntime();
+      return new (await import('./local/runtime.js')).LocalRuntime();
     case 'kind':
-      return new KindRuntime();
+      return new (await import('./kind/runtime.js')).KindRuntime();
     case 'existing':
-      return new ExistingRuntime(selection.existing);
+      return new (await import('./existing/runtime.js')).ExistingRuntime(selection.existing);
     default:
       throw new InvalidInputError(`--runtime ${String(name)} is not a runtime; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
   }
 }
 
 export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any>> {
-  return runtimeNamed((await resolveRuntime(choice, selection.labName)).name, selection);
+  return await runtimeNamed((await resolveRuntime(choice, selection.labName)).name, selection);
 }
 
 /**
@@ -84,5 +90,5 @@ export async function runtimePlan(
   selection: RuntimeSelection = {},
 ): Promise<{ resolved: ResolvedRuntime; plan: RuntimePlan }> {
   const resolved = await resolveRuntime(choice, config.name);
-  return { resolved, plan: await runtimeNamed(resolved.name, selection).plan(config, options) };
+  return { resolved, plan: await (await runtimeNamed(resolved.name, selection)).plan(config, options) };
 }

@@ -2,18 +2,19 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { hubCluster, loadLabConfig, withKubernetesVersion, type LabConfig } from '../../config/index.js';
-import { clusterSpecs, type ExistingClustersInput } from '../../runtime/existing/contexts.js';
-import { existingLabConfig } from '../../runtime/existing/runtime.js';
+import type { LabConfig } from '../../config/index.js';
+import { hubCluster } from '../../config/defaults.js';
+import { withKubernetesVersion } from '../../config/kubernetes-version.js';
+import { loadLabConfig } from '../../config/load.js';
+import type { ExistingClustersInput } from '../../runtime/existing/contexts.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
-import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
-import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/select.js';
-import { planLab } from '../dry-run/lab-plan.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+
+// The config barrel, the existing runtime, --dry-run's planner and the kubeconfig writers are imported where used:
+// `status` and `down` start without their module graphs (zod, yaml, every runtime).
 
 type Args<T> = GlobalOptions & T;
 
@@ -32,7 +33,7 @@ type UpFlags = {
 };
 
 /** `--runtime existing`: the contexts, checked, and the lab config they make (name, versions, addons from --config). */
-function existingClusters(argv: UpFlags, config: LabConfig): { input?: ExistingClustersInput; config: LabConfig } {
+async function existingClusters(argv: UpFlags, config: LabConfig): Promise<{ input?: ExistingClustersInput; config: LabConfig }> {
   const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
   if (argv.runtime !== 'existing') {
     if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
@@ -44,6 +45,10 @@ function existingClusters(argv: UpFlags, config: LabConfig): { input?: ExistingC
     });
   }
   const input: ExistingClustersInput = { kubeconfig: argv.kubeconfig, hubContext: argv['hub-context'], spokeContexts: argv['spoke-context'] ?? [] };
+  const [{ clusterSpecs }, { existingLabConfig }] = await Promise.all([
+    import('../../runtime/existing/contexts.js'),
+    import('../../runtime/existing/runtime.js'),
+  ]);
   return { input, config: existingLabConfig(config, clusterSpecs(input)) };
 }
 
@@ -81,7 +86,8 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     if (argv['node-image'] !== undefined && argv.runtime !== 'kind' && argv.runtime !== 'auto')
       throw new InvalidInputError('--node-image is for --runtime kind');
     if (argv['dry-run']) {
-      const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+      const { input, config } = await existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+      const { planLab } = await import('../dry-run/lab-plan.js');
       const { dryRun, text } = await planLab(
         argv.runtime,
         config,
@@ -92,7 +98,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       emit(argv, dryRun, () => text);
       return;
     }
-    const { input, config } = existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
+    const { input, config } = await existingClusters(argv, withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']));
     const resolved = await resolveRuntime(argv.runtime, config.name);
     if (argv.runtime === 'auto' && argv.output !== 'json') process.stderr.write(`runtime: ${resolved.name} (${resolved.reason})\n`);
     const options: UpOptions & LifecycleOptions = {
@@ -131,6 +137,7 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     if (argv['dry-run']) {
+      const { planLab } = await import('../dry-run/lab-plan.js');
       const { dryRun, text } = await planLab(argv.runtime, config, { action: 'down', keepData: argv['keep-data'] });
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
@@ -194,6 +201,10 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
       }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
+    const [{ readLabKubeconfigEntries }, { mergeKubeconfigText, renderKubeconfig, writeCredentialFile }] = await Promise.all([
+      import('../../lab/kubeconfig-access.js'),
+      import('../../kube/kubeconfig.js'),
+    ]);
     let entries;
     if (argv.via === 'gateway') {
       const hubName = hubCluster(config).name;
@@ -210,7 +221,7 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
         });
       if (!config.clusters.some((c) => c.name === argv.cluster)) throw new NotFoundError(`lab '${config.name}' has no cluster '${argv.cluster}'`);
       const [hub] = await readLabKubeconfigEntries(config, hubName);
-      entries = [gatewayKubeconfigEntry(hub!, argv.cluster)];
+      entries = [(await import('../../addons/cluster-gateway/kubeconfig.js')).gatewayKubeconfigEntry(hub!, argv.cluster)];
     } else {
       entries = await readLabKubeconfigEntries(config, argv.cluster);
     }

@@ -12,6 +12,7 @@ import { planCluster, SERVICE_IP, type ClusterPlan } from './plan.js';
 import { readState, reshapeRefusal, writeState, type LabState } from './state.js';
 import type { DownOptions, DownResult, LabCluster, LabStatus, PlanOptions, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { localRuntimePlan } from './dry-run.js';
+import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
 import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
@@ -261,17 +262,7 @@ export class LocalRuntime implements Runtime<LocalContext> {
   async status(config: LabConfig): Promise<LabStatus> {
     const dir = labDir(config.name);
     const state = await readState(dir);
-    const empty: LabStatus = {
-      lab: config.name,
-      runtime: 'local',
-      exists: false,
-      kubeconfig: null,
-      clusters: [],
-      vpcs: [],
-      isolation: { enforced: false, reason: 'the lab is not up' },
-      capabilities: [],
-    };
-    if (!state) return empty;
+    if (!state) return notUpStatus(config.name, 'local');
     const net = await networkStatus(state);
     const clusters = await Promise.all(
       state.config.clusters.map(async (cl) => {
