@@ -1,7 +1,6 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, recipeDir, recordBinaries, type Verification } from './cache.js';
@@ -58,6 +57,7 @@ async function executable(file: string): Promise<boolean> {
 /** Runs the binary's version command; `ok` when it prints the recipe's version as a whole word. */
 export async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
   if (recipe.versionFromBuildInfo) return buildInfoReportsVersion(file, recipe.module, recipe.version);
+  const { execa } = await import('execa');
   const r = await execa(file, recipe.versionArgs(name), { reject: false, timeout: 15_000, all: true });
   const all = String(r.all ?? '');
   const printed = all.trim().split('\n')[0] ?? '';
