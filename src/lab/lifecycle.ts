@@ -5,7 +5,6 @@ import { notUpStatus } from '../runtime/not-up.js';
 import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/select.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
-import { ocmCapabilities } from '../ocm/status.js';
 import type { ExistingClustersInput } from '../runtime/existing/contexts.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
@@ -144,7 +143,9 @@ export async function downLab(config: LabConfig, options: DownOptions & Lifecycl
 async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<LabStatus> {
   const status = await runtime.status(config);
   const ready = status.exists && status.clusters.length > 0 && status.clusters.every((c) => c.ready);
-  return ready ? { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] } : status;
+  if (!ready) return status;
+  const { ocmCapabilities } = await import('../ocm/status.js');
+  return { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] };
 }
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
