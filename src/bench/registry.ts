@@ -6,6 +6,7 @@ import { podsBenchmark } from './pods.js';
 import { gatewayBenchmark } from './gateway.js';
 import { addonDevBenchmark } from './addon-dev.js';
 import { scaleBenchmark } from './scale.js';
+import { startupBenchmark } from './startup.js';
 /** A benchmark prints its own side-by-side table; it must bound its own run time. */
 export interface Benchmark {
   name: string;
@@ -15,4 +16,4 @@ export interface Benchmark {
 
 export const benchmarks: Benchmark[] = [];
 benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, podsBenchmark, gatewayBenchmark);
-benchmarks.push(addonDevBenchmark, scaleBenchmark);
+benchmarks.push(addonDevBenchmark, scaleBenchmark, startupBenchmark);

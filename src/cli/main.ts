@@ -1,7 +1,5 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
 import { exitCodeOf, LabError } from '../errors.js';
 
 /** Ours, read beside dist/: yargs would read the package.json above node_modules, the user's project once installed with npm. */
@@ -10,6 +8,12 @@ function packageVersion(): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // `--version` alone answers before yargs and the command tree load (~60 ms instead of ~400).
+  if (argv.length === 3 && argv[2] === '--version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  const [{ default: yargs }, { hideBin }] = await Promise.all([import('yargs'), import('yargs/helpers')]);
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
     .version(packageVersion())

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import { defaultLabConfig } from './defaults.js';
 import { readLabState } from './lab-state.js';
-import { parseLabConfig } from './parse.js';
 import type { LabConfig } from './types.js';
 
 /**
@@ -36,5 +35,7 @@ export async function validateLabFile(file: string): Promise<LabConfig> {
       cause: err,
     });
   }
+  // The parser (zod, yaml) is loaded only for a lab file: the commands that read the recorded lab start faster without it.
+  const { parseLabConfig } = await import('./parse.js');
   return parseLabConfig(text, absolute);
 }

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addonImplementation, type AddonName, type LabConfig } from '../config/index.js';
+import { addonImplementation, type AddonName, type LabConfig } from '../config/types.js';
 import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../image.js';
 import { ensureBinaries } from '../provision/index.js';
 import { docker } from './docker.js';

@@ -1,5 +1,3 @@
-import { execa } from 'execa';
-
 export interface PortForwardTarget {
   kubectl: string;
   kubeconfig: string;
@@ -37,6 +35,7 @@ export async function kubectlPortForward(t: PortForwardTarget): Promise<PortForw
     t.target,
     `:${t.port}`,
   ];
+  const { execa } = await import('execa');
   const child = execa(t.kubectl, args, { reject: false, stdin: 'ignore' });
   const stop = async () => {
     child.kill('SIGTERM');

@@ -1,16 +1,12 @@
-import { Listr, type ListrTask } from 'listr2';
+import type { ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import { selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
+import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
+import { notUpStatus } from '../runtime/not-up.js';
 import { bindSteps, runtimeUp } from '../runtime/base.js';
 import { lockLab } from '../runtime/lab-lock.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
-import { ocmSteps } from '../install/ocm-steps.js';
-import { deregisterSpokes } from '../install/deregister.js';
-import { addonSteps } from '../addons/lab-steps.js';
-import { ocmCapabilities } from '../ocm/status.js';
-import { uninstallFromClusters } from './uninstall.js';
 
 export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
@@ -43,11 +39,17 @@ export interface UpResult {
  * Everything `up` does, in order: the runtime's steps create the clusters;
  * from then on only their API is used (OCM, then the addons).
  */
-function labSteps<Ctx>(
+async function labSteps<Ctx>(
   runtime: Runtime<Ctx>,
   config: LabConfig,
   options: UpOptions & LifecycleOptions,
-): { steps: Step<undefined>[]; install: InstallContext; rollback: () => Promise<void>; release: () => Promise<void> } {
+): Promise<{ steps: Step<undefined>[]; install: InstallContext; rollback: () => Promise<void>; release: () => Promise<void> }> {
+  // Loaded here, not at the top: status, probe and down do without the install steps (a large module graph).
+  const [{ deregisterSpokes }, { ocmSteps }, { addonSteps }] = await Promise.all([
+    import('../install/deregister.js'),
+    import('../install/ocm-steps.js'),
+    import('../addons/lab-steps.js'),
+  ]);
   const install: InstallContext = { config, options, clusters: [] };
   const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(install.config, options, removed, all, progress);
   const up = runtimeUp(runtime, config, { ...options, beforeRemove });
@@ -106,7 +108,8 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
     options: options.runtimeOptions,
     fileOptions: config.runtime?.options,
   });
-  const { steps, install, rollback, release } = labSteps(runtime, config, options);
+  const { steps, install, rollback, release } = await labSteps(runtime, config, options);
+  const { Listr } = await import('listr2');
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
   const list = new Listr(toListrTasks(steps, undefined, results), {
@@ -132,7 +135,7 @@ export async function downLab(config: LabConfig, options: DownOptions & Lifecycl
   const release = await lockLab(config.name, { ifExists: true });
   try {
     // Clusters that outlive the lab: take off what up installed, then forget them.
-    if (runtime.keepsClusters) await uninstallFromClusters(runtime, config, options.onProgress);
+    if (runtime.keepsClusters) await (await import('./uninstall.js')).uninstallFromClusters(runtime, config, options.onProgress);
     return await runtime.down(config.name, options);
   } finally {
     await release();
@@ -143,10 +146,14 @@ export async function downLab(config: LabConfig, options: DownOptions & Lifecycl
 async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<LabStatus> {
   const status = await runtime.status(config);
   const ready = status.exists && status.clusters.length > 0 && status.clusters.every((c) => c.ready);
-  return ready ? { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] } : status;
+  if (!ready) return status;
+  const { ocmCapabilities } = await import('../ocm/status.js');
+  return { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] };
 }
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
+  // No state file: the runtime `auto` picks would say "not up"; say it without loading that runtime's modules.
+  if ((options.runtime ?? 'auto') === 'auto' && !(await labStateExists(config.name))) return notUpStatus(config.name, (await resolveRuntime('auto')).name);
   return statusOf(await selectRuntime(options.runtime, { labName: config.name }), config);
 }
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import { hubCluster, spokeClusters, type LabConfig } from '../config/index.js';
+import type { LabConfig } from '../config/index.js';
+import { hubCluster, spokeClusters } from '../config/defaults.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
 import { clusterKubeconfigFile } from '../paths.js';
 import { isStatus, KubeClient } from '../kube/client.js';

@@ -98,6 +98,33 @@ export async function cachedBinary(
 }
 
 /**
+ * Whether `file`, a binary outside the cache (found on PATH), reports the
+ * recipe's version. Its version command runs once per change of the file: the
+ * verdict is kept under the file's stamp (`<cache>/path-verdicts/<recipe id>/<binary>`),
+ * and 'quick' trusts a verdict whose stamp still matches (one stat, no process:
+ * `proxy kubectl` would otherwise run `kubectl version` every time).
+ */
+export async function outsideBinaryReportsVersion(
+  cache: string,
+  recipe: Recipe,
+  name: BinaryName,
+  file: string,
+  checkVersion: (file: string) => Promise<boolean>,
+  verification: Verification = 'quick',
+): Promise<boolean> {
+  const stamp = await fileStamp(file, recipe.version);
+  const verdictFile = path.join(cache, 'path-verdicts', recipe.id, name);
+  if (verification === 'quick' && stamp) {
+    const recorded = await fs.readFile(verdictFile, 'utf8').catch(() => null);
+    if (recorded === `${file} ${stamp} ok`) return true;
+    if (recorded === `${file} ${stamp} not`) return false;
+  }
+  const ok = await checkVersion(file);
+  if (stamp) await writeFileAtomic(verdictFile, `${file} ${stamp} ${ok ? 'ok' : 'not'}`, 0o644).catch(() => undefined);
+  return ok;
+}
+
+/**
  * Records binaries that were just put into the cache (and were version-checked
  * by the caller): their sha256, size and version line, then a stamp each.
  */

@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import type { Progress } from './gobuild.js';
 import type { BinaryName, Recipe, ReleaseSource } from './recipes.js';
 
@@ -127,6 +126,7 @@ export async function downloadRelease(
       const actual = await fetchToFile(url, archive, archiveName, opts.progress, opts.signal);
       if (!expected || actual !== expected)
         throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+      const { execa } = await import('execa');
       const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
       if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
       binary = path.join(scratch, source.member);

@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
 import { tail } from '../util/exec.js';
 import { GoBuildProgress } from './progress.js';
@@ -41,6 +40,7 @@ export function goEnv(noSumDb: string[], base: NodeJS.ProcessEnv = process.env):
  * was going to build so the error can say what to provide instead.
  */
 export async function requireGo(missing: string): Promise<void> {
+  const { execa } = await import('execa');
   const r = await execa('go', ['env', 'GOVERSION'], { reject: false });
   const m = /go(\d+)\.(\d+)/.exec(String(r.stdout ?? ''));
   const want = `Go ≥ ${MIN_GO.join('.')}`;
@@ -65,6 +65,7 @@ export async function downloadModule(
   opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
 ): Promise<{ dir: string; goMod: string }> {
   const args = ['mod', 'download', '-json', `${module}@${version}`];
+  const { execa } = await import('execa');
   const r = await execa('go', args, { reject: false, env: opts.env ?? process.env, cwd: '/', cancelSignal: opts.signal });
   opts.signal?.throwIfAborted();
   let info: { Dir?: string; GoMod?: string; Error?: string } = {};
@@ -104,6 +105,7 @@ export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progres
   await fs.mkdir(tmpOut, { recursive: true });
   const args = ['build', '-v', '-trimpath', '-ldflags', ['-s', '-w', ...recipe.ldflags].join(' '), '-o', `${tmpOut}/`, ...packages];
   const watcher = new GoBuildProgress(progress, Object.fromEntries(names.map((n) => [recipe.packages[n] as string, n])));
+  const { execa } = await import('execa');
   const child = execa('go', args, {
     cwd: workDir,
     env,

@@ -1,10 +1,9 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
-import { cachedBinary, recipeDir, recordBinaries, type Verification } from './cache.js';
+import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
 import { DownloadUnavailable, downloadRelease } from './download.js';
 import { goBuild, requireGo, type Builder } from './gobuild.js';
 import { withCacheLock } from './lock.js';
@@ -58,6 +57,7 @@ async function executable(file: string): Promise<boolean> {
 /** Runs the binary's version command; `ok` when it prints the recipe's version as a whole word. */
 export async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
   if (recipe.versionFromBuildInfo) return buildInfoReportsVersion(file, recipe.module, recipe.version);
+  const { execa } = await import('execa');
   const r = await execa(file, recipe.versionArgs(name), { reject: false, timeout: 15_000, all: true });
   const all = String(r.all ?? '');
   const printed = all.trim().split('\n')[0] ?? '';
@@ -88,10 +88,11 @@ async function fromBinDir(dir: string, name: BinaryName, recipe: Recipe): Promis
   return file;
 }
 
-async function fromPath(name: BinaryName, recipe: Recipe): Promise<string | null> {
+async function fromPath(ctx: Context, name: BinaryName, recipe: Recipe, verification: Verification): Promise<string | null> {
   const file = await onPath(name);
   if (!file) return null;
-  return (await reportsVersion(file, recipe, name)).ok ? file : null;
+  const ok = await outsideBinaryReportsVersion(ctx.cache, recipe, name, file, async (f) => (await reportsVersion(f, recipe, name)).ok, verification);
+  return ok ? file : null;
 }
 
 function fromCache(ctx: Context, name: BinaryName, recipe: Recipe, verification: Verification): Promise<string | null> {
@@ -103,7 +104,7 @@ async function locate(ctx: Context, name: BinaryName, verification: Verification
   const recipe = recipeOf(name, ctx.recipes);
   const inDir = ctx.binDir ? await fromBinDir(ctx.binDir, name, recipe) : null;
   if (inDir) return { path: inDir, source: 'bin-dir' };
-  const inPath = await fromPath(name, recipe);
+  const inPath = await fromPath(ctx, name, recipe, verification);
   if (inPath) return { path: inPath, source: 'path' };
   const cached = await fromCache(ctx, name, recipe, verification);
   return cached ? { path: cached, source: 'cache' } : null;

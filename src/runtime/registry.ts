@@ -30,6 +30,11 @@ export async function labRuntimeName(labName: string): Promise<RuntimeName | nul
   return name !== null && name in RUNTIMES ? name : null;
 }
 
+/** Whether `<labDir>/state.json` exists: every runtime records its lab there, so without it no runtime has the lab. */
+export async function labStateExists(labName: string): Promise<boolean> {
+  return (await recordedRuntime(labName)) !== null;
+}
+
 /** A runtime and why it was chosen (for `auto`: "runtime: kind (a Docker engine answers at …)"). */
 export interface ResolvedRuntime {
   name: RuntimeName;
@@ -59,7 +64,7 @@ export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: s
     .sort((a, b) => a.autoRank! - b.autoRank!);
   const passed: string[] = [];
   for (const definition of ranked) {
-    const { available, reason } = await definition.create({}).available();
+    const { available, reason } = definition.available ? await definition.available() : { available: true, reason: null };
     if (available) return { name: definition.name, reason: reason ?? (passed.length ? passed.join('; ') : `the ${definition.name} runtime is usable`) };
     passed.push(`the ${definition.name} runtime is not usable: ${reason ?? 'unknown'}`);
   }

@@ -1,4 +1,4 @@
-import { addonImplementation, type LabConfig } from '../config/index.js';
+import { addonImplementation, type LabConfig } from '../config/types.js';
 
 /**
  * Why a running lab cannot take `next` (null when it can), on any runtime that

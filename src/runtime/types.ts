@@ -215,8 +215,10 @@ export interface RuntimeDefinition {
   name: RuntimeName;
   /** `auto` (for a new lab) tries the runtimes that have a rank, lowest first, and takes the first that is available. */
   autoRank?: number;
-  /** Throws InvalidInputError naming the option when `options` are not this runtime's. */
-  create(options: Record<string, unknown>): Runtime<any, any>;
+  /** Whether this machine can run it, answered without loading the runtime (`auto` asks every ranked runtime); default: yes. */
+  available?(): Promise<{ available: boolean; reason: string | null }>;
+  /** Throws InvalidInputError naming the option when `options` are not this runtime's; loads the runtime's modules. */
+  create(options: Record<string, unknown>): Promise<Runtime<any, any>>;
   /** `setup --runtime <name>`: what this runtime needs made before its first `up` (besides Kubernetes' and OCM's binaries). */
   prepare?: () => Promise<RuntimePreparation>;
 }

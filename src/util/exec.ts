@@ -1,4 +1,4 @@
-import { execa, type Options } from 'execa';
+import type { Options } from 'execa';
 import { LabError } from '../errors.js';
 
 export interface RunResult {
@@ -19,6 +19,7 @@ export function tail(text: string, lines = 20): string {
  */
 export async function run(file: string, args: readonly string[], options: Options & { allowFailure?: boolean } = {}): Promise<RunResult> {
   const { allowFailure, ...execaOptions } = options;
+  const { execa } = await import('execa');
   const result = await execa(file, args, { reject: false, all: true, ...execaOptions, encoding: 'utf8' } as Options);
   const stdout = String(result.stdout ?? '');
   const stderr = String(result.stderr ?? '');

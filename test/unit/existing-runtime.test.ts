@@ -144,4 +144,13 @@ describe('the runtime of a lab that exists comes from its state', () => {
     expect((await selectRuntime('auto', { labName: 'other' })).name).toBe('local');
     expect((await selectRuntime('local', { labName: 'mine' })).name).toBe('local');
   });
+
+  it('status of a lab without a state file is what the runtime auto picks would say (answered without loading it)', async () => {
+    const { labStatus } = await import('../../src/lab/lifecycle.js');
+    const { resolveRuntime, runtimeNamed } = await import('../../src/runtime/registry.js');
+    const config = { ...defaultLabConfig(), name: 'other' };
+    const picked = await runtimeNamed((await resolveRuntime('auto', 'other')).name);
+    expect(await labStatus(config)).toEqual(await picked.status(config));
+    expect((await labStatus(config)).exists).toBe(false);
+  });
 });

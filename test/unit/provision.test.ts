@@ -95,6 +95,23 @@ describe('provisioning: resolution order and the cache', () => {
     expect((await binaryStatus({ ...opts, names: ['kubectl'] }))[0]).toMatchObject({ source: 'path', path: onPath, version: 'v1.34.4' });
   });
 
+  it("runs a PATH binary's version command once per change of the file, not on every lookup", async () => {
+    const runs = path.join(tmp, 'runs');
+    const file = path.join(tmp, 'path', 'kubectl');
+    const counting = (printed: string) => `#!/bin/sh\necho run >> ${runs}\necho "${printed}"\n`;
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await fs.writeFile(file, counting('Client Version: v1.34.4'), { mode: 0o755 });
+    const countRuns = async () => (await fs.readFile(runs, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    expect((await ensureBinaries(['kubectl'], opts)).kubectl).toBe(file);
+    expect((await ensureBinaries(['kubectl'], opts)).kubectl).toBe(file);
+    expect(await countRuns()).toBe(1);
+    // Another binary in its place (another version): checked again, and refused.
+    await fs.writeFile(file, counting('Client Version: v1.33.0'), { mode: 0o755 });
+    expect((await ensureBinaries(['kubectl'], opts)).kubectl).toBe(path.join(cache, 'bin', 'kubernetes-v1.34.4', 'kubectl'));
+    expect((await ensureBinaries(['kubectl'], opts)).kubectl).toBe(path.join(cache, 'bin', 'kubernetes-v1.34.4', 'kubectl'));
+    expect(await countRuns()).toBe(2);
+  });
+
   it('takes --bin-dir (or $OCM_LAB_BIN_DIR) first, over PATH and the cache', async () => {
     await ensureBinaries(['etcd'], opts); // cached
     await fakeBinary(path.join(tmp, 'path'), 'etcd');

@@ -2,7 +2,8 @@ import { LabError, NotReadyError } from '../../errors.js';
 import { fromBase64 } from '../../kube/objects.js';
 import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
-import { createTunnelClient, type TunnelClient } from '../../tunnel/index.js';
+// The client alone, not the tunnel barrel: `proxy kubectl` starts without the server and agent modules.
+import { createTunnelClient, type TunnelClient } from '../../tunnel/client.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 
 interface Pod {

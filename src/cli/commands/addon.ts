@@ -5,7 +5,9 @@ import { addonDevCommand } from './addon-dev.js';
 import { addonNewCommand } from './addon-new.js';
 import { hubClientFor } from '../../addons/hub-client.js';
 import { addonStates } from '../../addons/install.js';
-import { ADDON_NAMES, loadLabConfig, spokeClusters } from '../../config/index.js';
+import { spokeClusters } from '../../config/defaults.js';
+import { loadLabConfig } from '../../config/load.js';
+import { ADDON_NAMES } from '../../config/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 

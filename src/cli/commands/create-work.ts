@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError } from '../../errors.js';
 import { withHubClient } from '../../ocm/status.js';
 import { checkWorkName, createWork, parseManifests } from '../../ocm/work.js';

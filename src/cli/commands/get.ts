@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig } from '../../config/load.js';
 import { listManagedClusters, withHubClient } from '../../ocm/status.js';
 import type { OcmStatus } from '../../ocm/status.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';

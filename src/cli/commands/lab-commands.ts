@@ -2,16 +2,17 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
-import { hubCluster, loadLabConfig, withKubernetesVersion } from '../../config/index.js';
+import { hubCluster } from '../../config/defaults.js';
+import { withKubernetesVersion } from '../../config/kubernetes-version.js';
+import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import { gatewayKubeconfigEntry } from '../../addons/cluster-gateway/kubeconfig.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
-import { readLabKubeconfigEntries } from '../../lab/kubeconfig-access.js';
-import { mergeKubeconfigText, renderKubeconfig, writeCredentialFile } from '../../kube/kubeconfig.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
-import { planLab } from '../dry-run/lab-plan.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+
+// The config barrel, --dry-run's planner and the kubeconfig writers are imported where used:
+// `status` and `down` start without their module graphs (zod, yaml, every runtime).
 
 type Args<T> = GlobalOptions & T;
 
@@ -81,6 +82,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
     const runtimeOptions = runtimeOptionsOf(argv, choice);
     if (argv['dry-run']) {
+      const { planLab } = await import('../dry-run/lab-plan.js');
       const { dryRun, text } = await planLab(
         choice,
         config,
@@ -132,6 +134,7 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     if (argv['dry-run']) {
+      const { planLab } = await import('../dry-run/lab-plan.js');
       const { dryRun, text } = await planLab(argv.runtime, config, { action: 'down', keepData: argv['keep-data'] });
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
@@ -195,6 +198,10 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
       }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
+    const [{ readLabKubeconfigEntries }, { mergeKubeconfigText, renderKubeconfig, writeCredentialFile }] = await Promise.all([
+      import('../../lab/kubeconfig-access.js'),
+      import('../../kube/kubeconfig.js'),
+    ]);
     let entries;
     if (argv.via === 'gateway') {
       const hubName = hubCluster(config).name;
@@ -211,7 +218,7 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
         });
       if (!config.clusters.some((c) => c.name === argv.cluster)) throw new NotFoundError(`lab '${config.name}' has no cluster '${argv.cluster}'`);
       const [hub] = await readLabKubeconfigEntries(config, hubName);
-      entries = [gatewayKubeconfigEntry(hub!, argv.cluster)];
+      entries = [(await import('../../addons/cluster-gateway/kubeconfig.js')).gatewayKubeconfigEntry(hub!, argv.cluster)];
     } else {
       entries = await readLabKubeconfigEntries(config, argv.cluster);
     }

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { ApiError, isStatus, KubeClient } from '../../kube/client.js';
 import { clusterKubeconfigFile } from '../../paths.js';

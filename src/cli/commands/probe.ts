@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig } from '../../config/index.js';
+import { loadLabConfig } from '../../config/load.js';
 import { ExitCode } from '../../errors.js';
 import { probeFromCluster, type ProbeReport } from '../../lab/lifecycle.js';
 import { emit, type GlobalOptions } from '../output.js';

@@ -1,11 +1,10 @@
 import readline from 'node:readline';
 import os from 'node:os';
 import type { CommandModule } from 'yargs';
-import { hubTunnel } from '../../addons/cluster-proxy/hub-tunnel.js';
-import { proxyHealth } from '../../addons/cluster-proxy/health.js';
 import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
 import { openProxySession, runKubectl, withInterrupts, splitCommandLine, type ProxySession } from '../../addons/proxy-kubectl.js';
-import { loadLabConfig, spokeClusters } from '../../config/index.js';
+import { spokeClusters } from '../../config/defaults.js';
+import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError } from '../../errors.js';
 import { ensureBinaries } from '../../provision/index.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
@@ -23,6 +22,10 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     const clusters = argv.cluster?.length ? argv.cluster : spokeClusters(config).map((c) => c.name);
+    const [{ hubTunnel }, { proxyHealth }] = await Promise.all([
+      import('../../addons/cluster-proxy/hub-tunnel.js'),
+      import('../../addons/cluster-proxy/health.js'),
+    ]);
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
     const { client } = await hubTunnel(hub, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) });
     try {

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { loadLabConfig, type LabConfig } from '../../config/index.js';
+import type { LabConfig } from '../../config/index.js';
+import { loadLabConfig } from '../../config/load.js';
 import { emit, type GlobalOptions } from '../output.js';
 
 export function describeValidLab(config: LabConfig): string {

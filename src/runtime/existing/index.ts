@@ -4,7 +4,6 @@ import { InvalidInputError } from '../../errors.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
-import { ExistingRuntime } from './runtime.js';
 
 /**
  * The existing runtime's options (the lab file's `runtime.existing`, or the
@@ -32,5 +31,8 @@ export function existingInput(options: Record<string, unknown>): ExistingCluster
 /** Clusters the user already has, reached through contexts of their kubeconfig: never picked by `auto`. */
 export const existingRuntime: RuntimeDefinition = {
   name: 'existing',
-  create: (options) => new ExistingRuntime(existingInput(options)),
+  create: async (options) => {
+    const input = existingInput(options);
+    return new (await import('./runtime.js')).ExistingRuntime(input);
+  },
 };

@@ -1,14 +1,15 @@
-import type { RuntimeDefinition } from '../types.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
-import { KindRuntime } from './runtime.js';
+import type { RuntimeDefinition } from '../types.js';
 
 /** kind clusters on one Docker network per VPC: `auto`'s first choice where a Docker engine and kind answer. Option: `nodeImage`. */
 export const kindRuntime: RuntimeDefinition = {
   name: 'kind',
   autoRank: 1,
-  create: (options) => {
+  available: async () => (await import('./availability.js')).kindAvailability(),
+  create: async (options) => {
     refuseUnknownOptions('kind', options, ['nodeImage']);
-    return new KindRuntime(stringOption('kind', options, 'nodeImage'));
+    const nodeImage = stringOption('kind', options, 'nodeImage');
+    return new (await import('./runtime.js')).KindRuntime(nodeImage);
   },
   prepare: async () => (await import('./setup.js')).kindPreparation,
 };

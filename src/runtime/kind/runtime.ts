@@ -6,10 +6,11 @@ import { clusterKubeconfigFile, labDir } from '../../paths.js';
 import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { renderKindPlan } from './dry-run.js';
 import { loadCollaborators, type Collaborators } from './collaborators.js';
+import { kindAvailability } from './availability.js';
 import { docker, dockerEngine, dockerInspect, requireDockerEngine } from '../../images/docker.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
 import { readKindTemplates } from './kind-config.js';
-import { KindCli, kindProvisionable, locateKind, requireKind } from './kind-cli.js';
+import { KindCli, locateKind, requireKind } from './kind-cli.js';
 import { entryFromKindKubeconfig, writeLabKubeconfigs } from './kubeconfigs.js';
 import { hubEndpointName, KIND_CLUSTER_LABEL, kindClusterName, nodeContainerName, vpcNetworkName } from './names.js';
 import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './networks.js';
@@ -19,6 +20,7 @@ import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
+import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 
 /** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
@@ -111,12 +113,8 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
   /** `nodeImage`: the lab file's runtime.kind.nodeImage (`up --node-image` overrides it). */
   constructor(private readonly nodeImage?: string) {}
 
-  async available(): Promise<{ available: boolean; reason: string | null }> {
-    const engine = await dockerEngine();
-    if (!engine.available) return { available: false, reason: engine.reason };
-    const at = `a Docker engine answers (server ${engine.serverVersion}${process.env.DOCKER_HOST ? ` at ${process.env.DOCKER_HOST}` : ''})`;
-    const kind = await kindProvisionable();
-    return kind.ok ? { available: true, reason: `${at}; ${kind.how}` } : { available: false, reason: `${at}, but ${kind.how}` };
+  available(): Promise<{ available: boolean; reason: string | null }> {
+    return kindAvailability();
   }
 
   reshapeRefusal(current: LabConfig, next: LabConfig): string | null {
@@ -314,18 +312,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
 
   async status(config: LabConfig): Promise<LabStatus> {
     const state = await readKindState(config.name);
-    if (!state) {
-      return {
-        lab: config.name,
-        runtime: 'kind',
-        exists: false,
-        kubeconfig: null,
-        clusters: [],
-        vpcs: [],
-        isolation: { enforced: false, reason: 'the lab is not up' },
-        capabilities: [],
-      };
-    }
+    if (!state) return notUpStatus(config.name, 'kind');
     return kindLabStatus(state.config);
   }
 }

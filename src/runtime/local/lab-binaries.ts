@@ -1,4 +1,4 @@
-import { addonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
+import { addonImplementation, type AddonName, type LabConfig } from '../../config/types.js';
 import { ALL_BINARIES, OCM_BINARIES, type BinaryName } from '../../provision/index.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../provision/recipes.js';
 /** The binaries of upstream's addon images, for the addons the lab runs from upstream's build (none for a lab of ours). */

@@ -13,6 +13,7 @@ import { reshapeRefusal } from '../reshape.js';
 import { runtimeUp } from '../base.js';
 import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { localRuntimePlan } from './dry-run.js';
+import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 import { CONTROL_PLANE_COMPONENTS, componentFiles, controlPlaneSpecs, type ControlPlaneComponent } from './controlplane.js';
 import { adminKubeconfigPath, labKubeconfigPath, writeClusterKubeconfigs, writeLabKubeconfig } from './kubeconfigs.js';
@@ -230,17 +231,7 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
   async status(config: LabConfig): Promise<LabStatus> {
     const dir = labDir(config.name);
     const state = await readLocalState(config.name);
-    const empty: LabStatus = {
-      lab: config.name,
-      runtime: 'local',
-      exists: false,
-      kubeconfig: null,
-      clusters: [],
-      vpcs: [],
-      isolation: { enforced: false, reason: 'the lab is not up' },
-      capabilities: [],
-    };
-    if (!state) return empty;
+    if (!state) return notUpStatus(config.name, 'local');
     const net = await networkStatus(state.runtimeState);
     const clusters = await Promise.all(
       state.config.clusters.map(async (cl) => {
