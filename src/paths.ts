@@ -9,7 +9,7 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** Where labs keep their state (PKI, data dirs, pid and log files): $OCM_LAB_HOME, else $XDG_STATE_HOME/ocm-lab/labs. */
-export function labsRoot(env: NodeJS.ProcessEnv = process.env): string {
+function labsRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.OCM_LAB_HOME) return path.resolve(env.OCM_LAB_HOME);
   const base = env.XDG_STATE_HOME ? path.resolve(env.XDG_STATE_HOME) : path.join(os.homedir(), '.local', 'state');
   return path.join(base, 'ocm-lab', 'labs');

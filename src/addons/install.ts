@@ -69,7 +69,7 @@ const MANAGER_RULES = [
  * cluster-proxy's agents check hub users' tokens (the service proxy): TokenReview on the hub
  * for the addon's agent group, as upstream's `cluster-proxy-addon-agent-tokenreview`.
  */
-export const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
+const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
 function tokenReviewObjects(): KubeObject[] {
   return [
     clusterRole(USER_TOKEN_REVIEW_ROLE, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),

@@ -12,13 +12,13 @@ import { hubTunnel, type HubTunnelOptions } from './cluster-proxy/hub-tunnel.js'
 import { MSA_API } from './managed-serviceaccount/constants.js';
 import { asHubUser } from './hub-access.js';
 
-export interface MsaCredentials {
+interface MsaCredentials {
   token: string;
   caPem: string;
 }
 
 /** The token and CA of ManagedServiceAccount `<cluster>/<name>`, as a hub user reads them. */
-export async function msaCredentials(hub: KubeClient, cluster: string, name: string): Promise<MsaCredentials> {
+async function msaCredentials(hub: KubeClient, cluster: string, name: string): Promise<MsaCredentials> {
   await asHubUser(`get ManagedCluster ${cluster}`, 'get on managedclusters (cluster.open-cluster-management.io)', () =>
     hub.get(`/apis/cluster.open-cluster-management.io/v1/managedclusters/${cluster}`),
   ).catch((err: unknown) => {
@@ -52,7 +52,7 @@ export async function msaCredentials(hub: KubeClient, cluster: string, name: str
 }
 
 /** A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. */
-export async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ port: number; close: () => Promise<void> }> {
+async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((local) => {
     sockets.add(local);

@@ -28,7 +28,7 @@ const AGENT_NAMESPACES = [PROXY_NAMESPACE, MSA_NAMESPACE, GATEWAY_NAMESPACE];
  * every accepted cluster, so call it while they are stopped or once the
  * cluster's ManagedCluster is being deleted.
  */
-export async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options: RemovalOptions): Promise<string[]> {
+async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options: RemovalOptions): Promise<string[]> {
   const mcas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } }));
   const works = LAB_ADDONS.map((addon) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: cluster } }));
   const deleted = await deleteAndWait(hub, mcas, `removing addons from ${cluster}`, options);

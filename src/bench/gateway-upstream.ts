@@ -14,7 +14,7 @@ import { clusterRole, clusterRoleBinding, deployment, role, roleBinding, service
  * cluster-proxy egress — but under names of its own, so the two never touch each other's objects.
  * The APIService is switched between the two Services; ours is restored at the end.
  */
-export const UPSTREAM_GATEWAY = 'cluster-gateway-upstream';
+const UPSTREAM_GATEWAY = 'cluster-gateway-upstream';
 const UPSTREAM_PORT = 9443;
 const LABELS = { app: UPSTREAM_GATEWAY };
 const SERVING_SECRET = `${UPSTREAM_GATEWAY}-serving`;

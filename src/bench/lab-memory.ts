@@ -59,7 +59,7 @@ export function parseSmapsRollup(text: string): { rssKb: number; pssKb: number }
 }
 
 /** Every process of a lab, whichever cluster it belongs to. */
-export async function labProcesses(labDirectory: string): Promise<Set<number>> {
+async function labProcesses(labDirectory: string): Promise<Set<number>> {
   const all = new Set<number>();
   for (const pids of (await labProcessesByCluster(labDirectory)).values()) for (const p of pids) all.add(p);
   return all;

@@ -114,7 +114,7 @@ function table(points: ScalePoint[]): string {
 }
 
 /** The SVG plot of docs/reliability.md: up time, and memory, against the number of spokes. */
-export function scalePlotSvg(points: ScalePoint[]): string {
+function scalePlotSvg(points: ScalePoint[]): string {
   const xs = points.map((p) => p.spokes);
   return stackedLinePlotSvg(
     [

@@ -1,5 +1,5 @@
 /** One line of a panel: its points in data units. */
-export interface PlotSeries {
+interface PlotSeries {
   name: string;
   points: { x: number; y: number }[];
 }

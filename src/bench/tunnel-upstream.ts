@@ -9,7 +9,7 @@ import { execa, type ResultPromise } from 'execa';
 import { cacheDir } from '../paths.js';
 import { run } from '../util/exec.js';
 
-export const ANP_VERSION = 'v0.36.0';
+const ANP_VERSION = 'v0.36.0';
 
 export interface UpstreamTunnel {
   server: string;

@@ -1,4 +1,4 @@
-export type OutputFormat = 'text' | 'json';
+type OutputFormat = 'text' | 'json';
 
 export interface GlobalOptions {
   config?: string;

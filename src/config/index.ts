@@ -4,6 +4,4 @@ export { parseLabConfig } from './parse.js';
 export { loadLabConfig, recordedLabConfig, validateLabFile } from './load.js';
 export { withKubernetesVersion } from './kubernetes-version.js';
 export { renderLabConfig } from './render.js';
-export { checkPrivateCidr } from './cidr.js';
-export { labFileSchema, type LabFile } from './schema.js';
 export { readLabState, writeLabState, recordedRuntime, type LabState } from './lab-state.js';

@@ -19,7 +19,7 @@ import {
 } from './types.js';
 
 /** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
-export const MAX_LAB_FILE_CHARS = 32_768;
+const MAX_LAB_FILE_CHARS = 32_768;
 
 const HINT = 'fix the lines above (every field is described in docs/lab-file.md; examples/default-lab.yaml is the default lab); nothing was created';
 

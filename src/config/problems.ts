@@ -10,7 +10,7 @@ export interface Problem {
 }
 
 /** ['clusters', 1, 'vpc'] → clusters[1].vpc */
-export function formatPath(path: readonly (string | number)[]): string {
+function formatPath(path: readonly (string | number)[]): string {
   return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
@@ -42,12 +42,12 @@ function editDistance(a: string, b: string): number {
 }
 
 /** Fields allowed where `parent` points (array indices do not matter). */
-export function knownFieldsAt(parent: FieldPath): readonly string[] {
+function knownFieldsAt(parent: FieldPath): readonly string[] {
   return KNOWN_FIELDS[parent.filter((p) => typeof p === 'string').join('.')] ?? [];
 }
 
 /** The known field closest to a misspelt one, if it is close enough to be what was meant. */
-export function closestField(parent: FieldPath, key: string): string | null {
+function closestField(parent: FieldPath, key: string): string | null {
   let best: { name: string; distance: number } | null = null;
   for (const name of knownFieldsAt(parent)) {
     const distance = editDistance(key.toLowerCase(), name.toLowerCase());

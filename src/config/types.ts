@@ -16,7 +16,7 @@ export interface ClusterConfig {
   hub: boolean;
 }
 
-export interface VpcConfig {
+interface VpcConfig {
   name: string;
 }
 

@@ -28,7 +28,7 @@ export interface KubeEndpoint {
 }
 
 /** Where the kubelet mounts a pod's ServiceAccount credentials (the `kube-api-access-*` volume). */
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /**
  * The in-cluster endpoint as client-go's rest.InClusterConfig finds it:

@@ -29,7 +29,7 @@ interface KubeconfigDoc {
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
-export function buildKubeconfig(entries: readonly KubeconfigEntry[], currentContext = entries[0]?.name ?? ''): KubeconfigDoc {
+function buildKubeconfig(entries: readonly KubeconfigEntry[], currentContext = entries[0]?.name ?? ''): KubeconfigDoc {
   return {
     apiVersion: 'v1',
     kind: 'Config',

@@ -19,7 +19,7 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-export interface OwnerReference {
+interface OwnerReference {
   apiVersion: string;
   kind: string;
   name: string;
@@ -92,7 +92,7 @@ export function objectPath(obj: Pick<KubeObject, 'apiVersion' | 'kind'> & { meta
   return `${collectionPath(obj.apiVersion, obj.kind, obj.metadata.namespace)}/${encodeURIComponent(obj.metadata.name)}`;
 }
 
-export const APPLIED_HASH_ANNOTATION = 'ocm-lab.io/applied-hash';
+const APPLIED_HASH_ANNOTATION = 'ocm-lab.io/applied-hash';
 
 /** A stable hash of what we want an object to be (metadata we do not own left out). */
 export function desiredHash(obj: KubeObject): string {

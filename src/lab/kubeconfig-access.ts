@@ -3,11 +3,8 @@ import type { LabConfig } from '../config/index.js';
 import { NotFoundError } from '../errors.js';
 import { kubeconfigContexts, kubeconfigFileOrigin, type KubeconfigEntry } from '../kube/kubeconfig.js';
 import { labKubeconfigFile as labKubeconfigPath } from '../paths.js';
-import { hubAdminKubeconfig } from '../ocm/status.js';
 
-export { hubAdminKubeconfig };
-
-export function labKubeconfigFile(config: LabConfig): string {
+function labKubeconfigFile(config: LabConfig): string {
   return labKubeconfigPath(config.name);
 }
 

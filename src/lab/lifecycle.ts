@@ -8,7 +8,7 @@ import { lockLab } from '../runtime/lab-lock.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
 import type { InstallContext } from '../install/context.js';
 
-export type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
+type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
 export interface LifecycleOptions {
   runtime?: RuntimeChoice;
@@ -21,7 +21,7 @@ export interface LifecycleOptions {
   onProgress?: (line: string) => void;
 }
 
-export interface StepResult {
+interface StepResult {
   title: string;
   result: string;
   durationMs: number;

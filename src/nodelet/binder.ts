@@ -6,7 +6,7 @@ import { rfc3339 } from './status.js';
 import type { Pod } from './types.js';
 
 /** Pods the nodelet schedules: the default scheduler's (the lab runs no kube-scheduler) and ours by name. */
-export const SCHEDULER_NAMES = ['default-scheduler', 'ocm-lab-nodelet'];
+const SCHEDULER_NAMES = ['default-scheduler', 'ocm-lab-nodelet'];
 
 export type BindDecision = { bind: true } | { bind: false; ignore: true } | { bind: false; ignore: false; reason: string };
 

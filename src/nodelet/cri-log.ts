@@ -20,10 +20,10 @@ import { formatCriRecord, parseCriRecord, type CriRecord, type LogStream } from 
 import { formatRfc3339NanoFixed, nanoClock, nsFromDate, parseRfc3339Nano } from './cri-time.js';
 import { sleep } from '../kube/wait.js';
 
-export { formatCriRecord, parseCriRecord, type CriRecord, type LogStream } from './cri-record.js';
+export { parseCriRecord } from './cri-record.js';
 
 /** containerd's default max_container_log_line_size. */
-export const DEFAULT_MAX_RECORD_BYTES = 16 * 1024;
+const DEFAULT_MAX_RECORD_BYTES = 16 * 1024;
 
 const NEWLINE = 0x0a;
 

@@ -53,7 +53,7 @@ const BINARY_SUFFIX: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 
 const DECIMAL_SUFFIX: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
 
 /** A Kubernetes quantity ("500m", "128Mi", "2", "1e3") as a number. */
-export function parseQuantity(text: string): number {
+function parseQuantity(text: string): number {
   const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(text.trim());
   if (!m) throw new ContainerStartError('CreateContainerConfigError', `'${text}' is not a quantity`, false);
   const n = Number(m[1]);

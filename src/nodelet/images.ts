@@ -10,14 +10,12 @@ import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.j
  */
 
 /** The CLI's name as the image's entry point and as `command[0]`. */
-export const OCM_LAB_ENTRYPOINT = 'ocm-lab';
+const OCM_LAB_ENTRYPOINT = 'ocm-lab';
 
-export { OCM_IMAGE_REPOSITORY };
-
-export { OCM_UPSTREAM_IMAGES, OCM_IMAGE_USER, UPSTREAM_ADDON_IMAGES };
+export { OCM_UPSTREAM_IMAGES };
 
 /** A host file or directory that appears read-only at `destination` inside the container. */
-export interface ImageFile {
+interface ImageFile {
   source: string;
   destination: string;
 }
@@ -69,7 +67,7 @@ function isUnder(p: string, dir: string): boolean {
  * root in a checkout; the `node_modules` folder holding it when npm installed
  * it, as npm puts its dependencies beside it there, not inside.
  */
-export function cliFilesRoot(packageRoot: string): string {
+function cliFilesRoot(packageRoot: string): string {
   const parent = path.dirname(packageRoot);
   return path.basename(parent) === 'node_modules' ? parent : packageRoot;
 }

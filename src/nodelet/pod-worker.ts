@@ -24,7 +24,7 @@ import { volumeBinds } from './volumes.js';
  * when the pod is removed. `netnsPath` is the namespace its containers join
  * (the node's own for hostNetwork pods); `podIP` goes into /etc/hosts.
  */
-export interface PodNetworkHooks {
+interface PodNetworkHooks {
   attach(pod: Pod): Promise<{ netnsPath?: string; podIP?: string }>;
   detach(pod: Pod): Promise<void>;
 }
@@ -127,7 +127,7 @@ function specDigest(spec: Container): string {
 }
 
 /** runc's id of a container: unique on the machine (pod uid), stable across restarts of the container. */
-export function runcId(pod: Pod, container: string): string {
+function runcId(pod: Pod, container: string): string {
   return `${pod.metadata.uid ?? ''}-${container}`;
 }
 

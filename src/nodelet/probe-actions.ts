@@ -23,7 +23,7 @@ export type ProbeOutcome = { result: 'success' | 'warning' | 'failure'; output: 
 export type ExecInContainer = (command: string[], timeoutMs: number) => Promise<{ exitCode: number; output: string }>;
 
 /** The kubelet reads at most this much of an HTTP body or a command's output. */
-export const MAX_PROBE_OUTPUT = 10 * 1024;
+const MAX_PROBE_OUTPUT = 10 * 1024;
 /** Go's http.Client gives up after this many redirects. */
 const MAX_REDIRECTS = 10;
 
@@ -37,7 +37,7 @@ export interface ProbeContext {
 }
 
 /** host:port as Go's net.JoinHostPort writes it (IPv6 in brackets). */
-export function joinHostPort(host: string, port: number): string {
+function joinHostPort(host: string, port: number): string {
   return net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
 }
 

@@ -25,7 +25,7 @@ import { SUPPORTED_KUBERNETES_VERSIONS } from '../config/types.js';
 import { runProbeOnce, type ExecInContainer, type ProbeContext, type ProbeOutcome } from './probe-actions.js';
 import type { Container, Probe } from './types.js';
 
-export { execThroughProcess, resolveContainerPort, type ExecInContainer, type ProbeOutcome, type ProbeProcess } from './probe-actions.js';
+export { execThroughProcess, type ProbeOutcome } from './probe-actions.js';
 
 export type ProbeKind = 'Readiness' | 'Liveness' | 'Startup';
 

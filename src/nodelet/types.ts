@@ -3,7 +3,7 @@
  * server sends them (JSON: times are RFC 3339 strings). Kept to what we use.
  */
 
-export interface ObjectMeta {
+interface ObjectMeta {
   name: string;
   namespace?: string;
   uid?: string;
@@ -33,7 +33,7 @@ export interface ResourceFieldSelector {
   divisor?: string;
 }
 
-export interface EnvVar {
+interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: {
@@ -44,13 +44,13 @@ export interface EnvVar {
   };
 }
 
-export interface EnvFromSource {
+interface EnvFromSource {
   prefix?: string;
   configMapRef?: { name?: string; optional?: boolean };
   secretRef?: { name?: string; optional?: boolean };
 }
 
-export interface VolumeMount {
+interface VolumeMount {
   name: string;
   mountPath: string;
   subPath?: string;
@@ -100,7 +100,7 @@ export interface DownwardAPIVolumeFile {
   mode?: number;
 }
 
-export interface ProjectedSource {
+interface ProjectedSource {
   secret?: { name?: string; items?: KeyToPath[]; optional?: boolean };
   configMap?: { name?: string; items?: KeyToPath[]; optional?: boolean };
   downwardAPI?: { items?: DownwardAPIVolumeFile[] };
@@ -117,7 +117,7 @@ export interface Volume {
   [other: string]: unknown;
 }
 
-export interface PodSpec {
+interface PodSpec {
   nodeName?: string;
   schedulerName?: string;
   serviceAccountName?: string;
@@ -139,11 +139,11 @@ export interface PodCondition {
   lastTransitionTime?: string;
 }
 
-export interface ContainerStateWaiting {
+interface ContainerStateWaiting {
   reason: string;
   message?: string;
 }
-export interface ContainerStateRunning {
+interface ContainerStateRunning {
   startedAt: string;
 }
 export interface ContainerStateTerminated {

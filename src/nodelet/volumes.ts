@@ -13,7 +13,7 @@ export function volumeDir(podDir: string, volume: string): string {
   return path.join(podDir, 'volumes', volume);
 }
 
-export interface VolumeFile {
+interface VolumeFile {
   /** Relative to the volume directory. */
   path: string;
   data: Buffer;
@@ -30,7 +30,7 @@ export interface VolumeSources {
   token(audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
 
-export const SUPPORTED_VOLUME_TYPES = ['secret', 'configMap', 'projected', 'downwardAPI', 'emptyDir'] as const;
+const SUPPORTED_VOLUME_TYPES = ['secret', 'configMap', 'projected', 'downwardAPI', 'emptyDir'] as const;
 
 // Secrets and tokens are credentials: owner-only. ConfigMaps and downward API data are not.
 const SECRET_MODE = 0o600;

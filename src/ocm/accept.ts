@@ -15,7 +15,7 @@ export interface CertificateSigningRequest extends KubeObject {
   status?: { conditions?: (ObservedCondition & { lastUpdateTime?: string })[]; certificate?: string };
 }
 
-export const managedClusterHeader = (name: string) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } });
+const managedClusterHeader = (name: string) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } });
 export const managedClusterPath = (name: string): string => objectPath(managedClusterHeader(name));
 const CSR_COLLECTION = collectionPath('certificates.k8s.io/v1', 'CertificateSigningRequest');
 

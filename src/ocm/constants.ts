@@ -2,6 +2,7 @@
 
 /** The operators' namespace on every cluster; on the hub also the bootstrap ServiceAccount's (as clusteradm init). */
 export const OPERATOR_NAMESPACE = 'open-cluster-management';
+/** The bootstrap ServiceAccount's namespace: the same as the operators' today, a name of its own as in clusteradm. @alias */
 export const HUB_BOOTSTRAP_NAMESPACE = OPERATOR_NAMESPACE;
 /** Where the cluster-manager operator runs the hub's controllers and webhooks. */
 export const HUB_CONTROLLER_NAMESPACE = 'open-cluster-management-hub';
@@ -20,8 +21,6 @@ export const BOOTSTRAP_USERNAME = `system:serviceaccount:${HUB_BOOTSTRAP_NAMESPA
 /** Spoke namespaces: where the klusterlet agent keeps its hub credentials, and where addon agents go. */
 export const AGENT_NAMESPACE = 'open-cluster-management-agent';
 export const AGENT_ADDON_NAMESPACE = 'open-cluster-management-agent-addon';
-/** The Secret the agent stores its hub kubeconfig in (on the spoke) — upstream default. */
-export const HUB_KUBECONFIG_SECRET = 'hub-kubeconfig-secret';
 
 /** Label the registration agent puts on its CSRs and the hub on per-cluster objects. */
 export const CLUSTER_NAME_LABEL = 'open-cluster-management.io/cluster-name';

@@ -67,7 +67,7 @@ export function bootstrapKubeconfigIsCurrent(text: string | null, hubServer: str
  * ServiceAccount (TokenRequest, as clusteradm does). A still valid one is
  * kept, so a second `up` does not disturb the agent.
  */
-export async function ensureBootstrapSecret(spoke: KubeClient, hub: KubeClient, hubServer: string, hubCaPem: string): Promise<'written' | 'kept'> {
+async function ensureBootstrapSecret(spoke: KubeClient, hub: KubeClient, hubServer: string, hubCaPem: string): Promise<'written' | 'kept'> {
   const path = `/api/v1/namespaces/${AGENT_NAMESPACE}/secrets/${BOOTSTRAP_HUB_KUBECONFIG_SECRET}`;
   const existing = await getOrNull<KubeObject & { data?: Record<string, string> }>(spoke, path);
   if (bootstrapKubeconfigIsCurrent(existing?.data?.kubeconfig ? fromBase64(existing.data.kubeconfig) : null, hubServer, hubCaPem)) return 'kept';

@@ -9,7 +9,7 @@ import { ensureBinaries, ensureGoModuleSource } from '../provision/index.js';
 import { run } from '../util/exec.js';
 
 /** The Go module OCM's binaries are built from; its deploy/ folder holds the operators' kustomizations. */
-export const OCM_MODULE = 'open-cluster-management.io/ocm';
+const OCM_MODULE = 'open-cluster-management.io/ocm';
 
 export type OperatorName = 'cluster-manager' | 'klusterlet';
 

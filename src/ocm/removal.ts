@@ -10,7 +10,7 @@ export interface RemovalOptions {
 }
 
 /** What a kind and name look like in messages: `Namespace open-cluster-management`, `Role kube-system/x`. */
-export function describeObject(obj: Pick<KubeObject, 'kind'> & { metadata: { name: string; namespace?: string } }): string {
+function describeObject(obj: Pick<KubeObject, 'kind'> & { metadata: { name: string; namespace?: string } }): string {
   return `${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
 }
 

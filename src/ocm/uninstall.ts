@@ -30,7 +30,7 @@ const crd = (name: string) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'C
  * CRDs the klusterlet operator creates on a spoke and leaves there when its
  * Klusterlet is deleted (they may be shared by several klusterlets; ours is the only one).
  */
-export const SPOKE_CRDS = [
+const SPOKE_CRDS = [
   'appliedmanifestworks.work.open-cluster-management.io',
   'clusterclaims.cluster.open-cluster-management.io',
   'clusterproperties.about.k8s.io',

@@ -73,7 +73,7 @@ export interface ManifestWork extends KubeObject {
   status?: { conditions?: ObservedCondition[] };
 }
 
-export function buildManifestWork(name: string, cluster: string, manifests: Manifest[]): ManifestWork {
+function buildManifestWork(name: string, cluster: string, manifests: Manifest[]): ManifestWork {
   return {
     apiVersion: 'work.open-cluster-management.io/v1',
     kind: 'ManifestWork',

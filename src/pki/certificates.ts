@@ -11,7 +11,7 @@ export interface KeyPairPem {
 }
 export type CertificateAuthority = KeyPairPem;
 
-export type CertUsage = 'server' | 'client';
+type CertUsage = 'server' | 'client';
 
 export interface CertRequest {
   commonName: string;

@@ -45,7 +45,7 @@ export interface ClusterPkiPaths {
 }
 
 /** The identity kube-apiserver presents to nodelets; the nodelet's kubelet API admits it. */
-export const KUBELET_CLIENT_COMMON_NAME = 'kube-apiserver-kubelet-client';
+const KUBELET_CLIENT_COMMON_NAME = 'kube-apiserver-kubelet-client';
 
 const BUILTIN_DNS_NAMES = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
 /** Certificates closer than this to expiry are replaced. */

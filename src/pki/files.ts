@@ -12,7 +12,7 @@ export function writePublicFile(file: string, contents: string): Promise<void> {
   return writeFileAtomic(file, contents, 0o644);
 }
 
-export async function readPemFile(file: string, what: string): Promise<string> {
+async function readPemFile(file: string, what: string): Promise<string> {
   try {
     return await fs.readFile(file, 'utf8');
   } catch (err) {

@@ -6,7 +6,7 @@ type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 /** ECDSA P-256: quick to generate, accepted by Go TLS (kube-apiserver, etcd) and grpc-js. */
-export const EC_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+const EC_KEY = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 export const SIGNING = { name: 'ECDSA', hash: 'SHA-256' } as const;
 
 export async function generateKeys(): Promise<CryptoKeyPair> {

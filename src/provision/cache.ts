@@ -10,7 +10,7 @@ import type { BinaryName, Recipe } from './recipes.js';
  * (sha256, size and version output of each binary, recorded when it was put
  * there) and one `.<binary>.verified` stamp per binary.
  */
-export interface ManifestEntry {
+interface ManifestEntry {
   sha256: string;
   size: number;
   /** First line of the binary's version output when it was recorded. */
@@ -29,7 +29,7 @@ export function recipeDir(cache: string, recipe: Recipe): string {
   return path.join(cache, 'bin', recipe.id);
 }
 
-export function manifestFile(cache: string, recipe: Recipe): string {
+function manifestFile(cache: string, recipe: Recipe): string {
   return path.join(recipeDir(cache, recipe), 'manifest.json');
 }
 
@@ -37,7 +37,7 @@ function stampFile(cache: string, recipe: Recipe, name: BinaryName): string {
   return path.join(recipeDir(cache, recipe), `.${name}.verified`);
 }
 
-export async function readManifest(cache: string, recipe: Recipe): Promise<Manifest | null> {
+async function readManifest(cache: string, recipe: Recipe): Promise<Manifest | null> {
   try {
     const parsed = JSON.parse(await fs.readFile(manifestFile(cache, recipe), 'utf8')) as Manifest;
     return parsed && typeof parsed === 'object' && parsed.binaries ? parsed : null;
@@ -46,7 +46,7 @@ export async function readManifest(cache: string, recipe: Recipe): Promise<Manif
   }
 }
 
-export async function sha256File(file: string): Promise<string> {
+async function sha256File(file: string): Promise<string> {
   const hash = crypto.createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');

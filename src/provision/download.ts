@@ -8,7 +8,7 @@ import type { Progress } from './gobuild.js';
 import type { BinaryName, Recipe, ReleaseSource } from './recipes.js';
 
 /** How long a release server may take to answer at all; closed networks must fall through to the Go build quickly. */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 /** A download that stops delivering bytes for this long is given up. */
 const STALL_TIMEOUT_MS = 60_000;
 

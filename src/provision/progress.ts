@@ -71,7 +71,7 @@ export class GoBuildProgress {
   }
 }
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
 }

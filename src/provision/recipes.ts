@@ -96,7 +96,7 @@ export interface Recipe {
 }
 
 /** Go's GOARCH for this machine, as release URLs spell it. */
-export function goArch(arch: string = process.arch): string {
+function goArch(arch: string = process.arch): string {
   return ({ x64: 'amd64', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[arch] ?? arch;
 }
 
@@ -127,7 +127,7 @@ export function ocmLdflags(version: string): string[] {
   return [`-X ${pkg}.versionFromGit=${version}`, `-X ${pkg}.majorFromGit=${major}`, `-X ${pkg}.minorFromGit=${minor}`];
 }
 
-export function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
+function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
   const { minor, patch } = semver(version);
   const cmd = (name: string) => `k8s.io/kubernetes/cmd/${name}`;
   return {
@@ -155,7 +155,7 @@ export function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
   };
 }
 
-export function etcdRecipe(version: string = requireKubernetesRelease().etcd): Recipe {
+function etcdRecipe(version: string = requireKubernetesRelease().etcd): Recipe {
   const archive = `etcd-${version}-linux-${goArch()}`;
   return {
     id: `etcd-${version}`,
@@ -201,7 +201,7 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
   };
 }
 
-export function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {
+function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {
   return {
     id: `cri-tools-${version}`,
     family: 'cri-tools',
@@ -217,7 +217,7 @@ export function crictlRecipe(version: string = requireKubernetesRelease().crictl
   };
 }
 
-export function corednsRecipe(version: string = requireKubernetesRelease().coredns): Recipe {
+function corednsRecipe(version: string = requireKubernetesRelease().coredns): Recipe {
   return {
     id: `coredns-${version}`,
     family: 'coredns',
@@ -233,7 +233,7 @@ export function corednsRecipe(version: string = requireKubernetesRelease().cored
   };
 }
 
-export function kindRecipe(version: string = KIND_VERSION): Recipe {
+function kindRecipe(version: string = KIND_VERSION): Recipe {
   return {
     id: `kind-${version}`,
     family: 'kind',
@@ -248,7 +248,7 @@ export function kindRecipe(version: string = KIND_VERSION): Recipe {
   };
 }
 
-export function actionlintRecipe(version = 'v1.7.12'): Recipe {
+function actionlintRecipe(version = 'v1.7.12'): Recipe {
   return {
     id: `actionlint-${version}`,
     family: 'actionlint',
@@ -267,7 +267,7 @@ export function actionlintRecipe(version = 'v1.7.12'): Recipe {
 /** Pinned versions of upstream's Go addons (the Go module proxy serves these; docs say which upstream each comparison used). */
 export const CLUSTER_PROXY_VERSION = 'v0.10.0';
 /** The apiserver-network-proxy cluster-proxy v0.10.0 requires in its go.mod (its image's proxy-server and proxy-agent). */
-export const APISERVER_NETWORK_PROXY_VERSION = 'v0.33.0';
+const APISERVER_NETWORK_PROXY_VERSION = 'v0.33.0';
 export const MANAGED_SERVICEACCOUNT_VERSION = 'v0.10.0';
 
 /** The binaries each upstream addon's image holds, by addon name. */

@@ -27,7 +27,7 @@ export interface ProvisionOptions {
   builder?: Builder;
 }
 
-export type BinarySource = 'bin-dir' | 'path' | 'cache';
+type BinarySource = 'bin-dir' | 'path' | 'cache';
 
 interface Context {
   recipes: Recipe[];
@@ -55,7 +55,7 @@ async function executable(file: string): Promise<boolean> {
 }
 
 /** Runs the binary's version command; `ok` when it prints the recipe's version as a whole word. */
-export async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
+async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): Promise<{ ok: boolean; printed: string }> {
   if (recipe.versionFromBuildInfo) return buildInfoReportsVersion(file, recipe.module, recipe.version);
   const { execa } = await import('execa');
   const r = await execa(file, recipe.versionArgs(name), { reject: false, timeout: 15_000, all: true });

@@ -27,7 +27,7 @@ export const DEFAULT_KUBERNETES_RELEASE: KubernetesRelease = KUBERNETES_RELEASES
 export const KUBERNETES_VERSION = DEFAULT_KUBERNETES_RELEASE.kubernetes;
 
 /** The release of `version`, or undefined when the lab cannot run it. */
-export function kubernetesRelease(version: string): KubernetesRelease | undefined {
+function kubernetesRelease(version: string): KubernetesRelease | undefined {
   return KUBERNETES_RELEASES.find((r) => r.kubernetes === version);
 }
 

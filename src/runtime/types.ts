@@ -4,7 +4,7 @@ import type { BinaryName } from '../provision/index.js';
 /** A registered runtime's name (src/runtime/registry.ts lists them). */
 export type RuntimeName = string;
 
-export interface ComponentStatus {
+interface ComponentStatus {
   name: string;
   running: boolean;
   /** How the runtime runs it, in its own words (local: `pid 4242`; kind: the container); null when there is nothing to say. */

@@ -35,19 +35,19 @@ export function blockEnvironment(environment: ScenarioEnvironment, base: NodeJS.
 }
 
 /** The compiled CLI, whether this module runs from dist/ or (under tests) from src/. */
-export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
  * Where the kubectl the blocks use lives. The lab's own provisioned kubectl
  * (same version as its clusters); adapt here if provisioning changes.
  */
-export async function kubectlDir(config: LabConfig): Promise<string> {
+async function kubectlDir(config: LabConfig): Promise<string> {
   const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
   return path.dirname(kubectl);
 }
 
 /** A directory holding an `ocm-lab` script that runs this checkout's CLI with this Node. */
-export async function writeOcmLabShim(cliMain = CLI_MAIN): Promise<string> {
+async function writeOcmLabShim(cliMain = CLI_MAIN): Promise<string> {
   try {
     await fs.access(cliMain);
   } catch {

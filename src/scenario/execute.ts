@@ -57,7 +57,7 @@ function shellProgram(code: string, stateFile: string): string {
   return [`if [ -f ${q} ]; then . ${q}; fi`, `trap '{ export -p | grep -Ev "^declare -[a-zA-Z]*r" || true; } > ${q}' EXIT`, code].join('\n');
 }
 
-export function shellQuote(value: string): string {
+function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -71,7 +71,6 @@ const BUILT_LIBRARY = new URL('../../dist/', import.meta.url);
  */
 function jsProgram(code: string, stateFile: string): string {
   return `${code}
-;
 function waitFor(check, { timeout = 60000, interval = 500, what = 'condition' } = {}) {
   const deadline = Date.now() + timeout;
   let last;

@@ -11,7 +11,7 @@ const HEADER_CELL = /^[A-Z][A-Z0-9_./()-]*(?: [A-Z][A-Z0-9_./()-]*)*$/;
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 /** Output as expectations see it: no colour codes, no carriage returns. */
-export function normaliseOutput(output: string): string {
+function normaliseOutput(output: string): string {
   return output.replace(ANSI, '').replace(/\r\n?/g, '\n');
 }
 
@@ -49,7 +49,7 @@ export function parseTables(output: string): Table[] {
 }
 
 /** Cells of an expectation line: split at runs of two or more spaces (or tabs) when the line has any, else at every space. */
-export function expectedCells(line: string): string[] {
+function expectedCells(line: string): string[] {
   const trimmed = line.trim();
   return (/ {2,}|\t/.test(trimmed) ? trimmed.split(/ {2,}|\t+/) : trimmed.split(/\s+/)).filter(Boolean);
 }

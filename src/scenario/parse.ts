@@ -8,7 +8,7 @@ import { readYaml } from '../util/yaml-read.js';
 import { scanFences, type Fence } from './markdown.js';
 import { EXPECTATION_KINDS, KNOWN_CAPABILITIES, type ExpectationKind, type Scenario, type Step } from './types.js';
 
-export const DEFAULT_TIMEOUT_SECONDS = 120;
+const DEFAULT_TIMEOUT_SECONDS = 120;
 const MAX_TIMEOUT_SECONDS = 3600;
 /** Title, summary and requires; more is a --- that was meant to close it missing, and YAML reading time would grow with it. */
 const MAX_FRONT_MATTER_CHARS = 8_192;

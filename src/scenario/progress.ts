@@ -19,7 +19,7 @@ export interface RunScenariosOptions {
   signal?: AbortSignal;
 }
 
-export interface ScenarioOutcome {
+interface ScenarioOutcome {
   scenario: Scenario;
   result: ScenarioResult;
 }

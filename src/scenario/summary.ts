@@ -18,7 +18,7 @@ export interface MatrixCell {
  * an HTML comment (invisible where the Markdown is rendered) holding the cell
  * and its totals as JSON.
  */
-export const CELL_MARKER = 'ocm-lab-conformance-cell';
+const CELL_MARKER = 'ocm-lab-conformance-cell';
 
 /**
  * The addon axis of the matrix as one word: "ocm-lab" when every addon is ours,
@@ -56,7 +56,7 @@ export async function labCell(config: LabConfig, runtime: string | null): Promis
 }
 
 /** The header line naming the cell. */
-export function cellTitle(cell: MatrixCell): string {
+function cellTitle(cell: MatrixCell): string {
   return `${cell.runtime} · Kubernetes ${cell.kubernetesVersion} · addons: ${implementationsLabel(cell.addons)}`;
 }
 
@@ -65,7 +65,7 @@ function cellText(value: string): string {
   return value.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
 }
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const seconds = ms / 1000;
   if (seconds < 60) return `${seconds.toFixed(1)} s`;
   const whole = Math.round(seconds);

@@ -48,7 +48,7 @@ export function transcriptMarkdown(scenario: Scenario, result: ScenarioResult, c
   return out.join('\n');
 }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
@@ -89,7 +89,7 @@ function codeBlock(fence: Fence): string {
 }
 
 /** A small Markdown rendering: headings, paragraphs, lists, quotes, code blocks (commands, expectations and outputs styled apart). */
-export function markdownToHtml(lines: readonly string[], start = 0): string {
+function markdownToHtml(lines: readonly string[], start = 0): string {
   const fences = new Map(scanFences(lines, start).map((f) => [f.line - 1, f]));
   const html: string[] = [];
   let para: string[] = [];

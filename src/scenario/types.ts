@@ -33,7 +33,7 @@ export interface Step {
   expectations: Expectation[];
 }
 
-export interface ScenarioRequirements {
+interface ScenarioRequirements {
   clusters: string[];
   addons: string[];
   capabilities: string[];
@@ -51,7 +51,7 @@ export interface Scenario {
   lines: string[];
 }
 
-export type StepStatus = 'passed' | 'failed' | 'not-run';
+type StepStatus = 'passed' | 'failed' | 'not-run';
 
 export interface StepResult {
   step: Step;
@@ -67,7 +67,7 @@ export interface StepResult {
   failedExpectation?: Expectation;
 }
 
-export type ScenarioStatus = 'passed' | 'failed' | 'skipped';
+type ScenarioStatus = 'passed' | 'failed' | 'skipped';
 
 export interface ScenarioResult {
   name: string;

@@ -260,7 +260,7 @@ class ServerLink {
   }
 }
 
-export class TunnelProxyAgent implements ProxyAgent {
+class TunnelProxyAgent implements ProxyAgent {
   readonly agentID: string;
   readonly dialTimeoutMs: number;
   private readonly identifiers: string;

@@ -24,7 +24,7 @@ export interface TunnelClientOptions {
 }
 
 /** The shape of undici's `connect` option (undici is not a dependency of ours). */
-export type UndiciConnector = (
+type UndiciConnector = (
   options: { hostname: string; port: string | number; protocol: string; servername?: string | null },
   callback: (err: Error | null, socket: Duplex | null) => void,
 ) => void;

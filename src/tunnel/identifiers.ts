@@ -10,7 +10,7 @@ export interface AgentIdentifiers {
   defaultRoute: boolean;
 }
 
-export function emptyIdentifiers(): AgentIdentifiers {
+function emptyIdentifiers(): AgentIdentifiers {
   return { host: [], ipv4: [], ipv6: [], cidr: [], defaultRoute: false };
 }
 

@@ -20,7 +20,6 @@ export const PacketType = {
    */
   FLOW: 100,
 } as const;
-export type PacketTypeName = keyof typeof PacketType;
 
 /** Oneof member numbers inside Packet. */
 const Field = {
@@ -41,7 +40,7 @@ export interface DialRequestPacket {
   address: string;
   random: bigint;
 }
-export interface DialResponsePacket {
+interface DialResponsePacket {
   type: 1;
   error: string;
   connectID: bigint;
@@ -62,14 +61,14 @@ export interface DataPacket {
   error: string;
   data: Buffer;
 }
-export interface CloseDialPacket {
+interface CloseDialPacket {
   type: 5;
   random: bigint;
 }
-export interface DrainPacket {
+interface DrainPacket {
   type: 6;
 }
-export interface FlowPacket {
+interface FlowPacket {
   type: 100;
   connectID: bigint;
   paused: boolean;
@@ -79,7 +78,7 @@ export interface FlowPacket {
  * in a field we do not know): receivers ignore it, as upstream does, so a newer
  * peer's packet types never break a tunnel. Never encoded.
  */
-export interface UnrecognizedPacket {
+interface UnrecognizedPacket {
   type: -1;
   declaredType: number;
 }
@@ -483,11 +482,6 @@ function memberType(member: number): number {
     default:
       return PacketType.FLOW;
   }
-}
-
-export function packetTypeName(type: number): string {
-  const entry = Object.entries(PacketType).find(([, v]) => v === type);
-  return entry ? entry[0] : `UNKNOWN(${type})`;
 }
 
 /** Random dial IDs: positive int63, like upstream clients use. */

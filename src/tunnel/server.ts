@@ -79,7 +79,7 @@ interface PendingDial {
 
 const METRIC_PREFIX = 'konnectivity_network_proxy_server';
 
-export class TunnelProxyServer implements ProxyServer, DialBroker {
+class TunnelProxyServer implements ProxyServer, DialBroker {
   readonly serverID: string;
   readonly ports: ProxyServer['ports'] = { agent: 0 };
   readonly metrics = new Metrics(METRIC_PREFIX);

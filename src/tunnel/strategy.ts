@@ -7,7 +7,7 @@ import type { AgentIdentifiers } from './identifiers.js';
  * `defaultRoute` — an agent that announced default-route=true;
  * `default` — any agent.
  */
-export const STRATEGIES = ['destHost', 'defaultRoute', 'default'] as const;
+const STRATEGIES = ['destHost', 'defaultRoute', 'default'] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 
 export class StrategyParseError extends Error {}

@@ -10,9 +10,9 @@ import { isStatus } from '../kube/client.js';
  * only choose among TLS 1.2 and older suites; a TLS 1.3 minimum ignores them.
  */
 export const TLS_PROFILE_CONFIGMAP = 'ocm-tls-profile';
-export const TLS_PROFILE_KEYS = { minVersion: 'minTLSVersion', cipherSuites: 'cipherSuites' } as const;
+const TLS_PROFILE_KEYS = { minVersion: 'minTLSVersion', cipherSuites: 'cipherSuites' } as const;
 
-export type TlsVersionName = 'VersionTLS10' | 'VersionTLS11' | 'VersionTLS12' | 'VersionTLS13';
+type TlsVersionName = 'VersionTLS10' | 'VersionTLS11' | 'VersionTLS12' | 'VersionTLS13';
 
 export interface TlsProfile {
   minVersion: TlsVersionName;
@@ -72,7 +72,7 @@ const OPENSSL_TO_IANA = Object.fromEntries(Object.entries(TLS12_SUITES).map(([ia
 export class TlsProfileError extends Error {}
 
 /** A version name as the ConfigMap or `--tls-min-version` spells it; '' is the default. */
-export function parseTlsVersion(text: string): TlsVersionName {
+function parseTlsVersion(text: string): TlsVersionName {
   const t = text.trim();
   if (t === '') return DEFAULT_TLS_PROFILE.minVersion;
   const v = VERSION_ALIASES[t];

@@ -43,7 +43,7 @@ export interface MalformedPacket {
  * INTERNAL "Error deserializing request" and logs nothing, so the server takes
  * the failure as a value and closes the stream itself, saying why.
  */
-export function deserializeOrMalformed(buf: Buffer): WirePacket | MalformedPacket {
+function deserializeOrMalformed(buf: Buffer): WirePacket | MalformedPacket {
   try {
     return deserialize(buf);
   } catch (err) {

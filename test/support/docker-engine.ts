@@ -20,7 +20,7 @@ export interface DockerEngine {
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/docker-engine.sh');
 
 /** Where the engine's socket, pidfile, exec root and "before" state live. */
-export const TEST_DOCKER_RUN_DIR = '/run/ocm-lab-test-docker';
+const TEST_DOCKER_RUN_DIR = '/run/ocm-lab-test-docker';
 
 export async function startDockerEngine(): Promise<DockerEngine> {
   const dataRoot = await fs.mkdtemp('/var/tmp/ocm-lab-test-docker-');

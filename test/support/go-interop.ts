@@ -1,6 +1,5 @@
 // Interop helpers live next to the benchmark (src/bench/tunnel-upstream.ts), which needs them too.
 export {
-  ANP_VERSION,
   buildUpstreamTunnel,
   freePort,
   spawnBinary,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
-export const GOLDEN_DIR = fileURLToPath(new URL('../unit/golden/', import.meta.url));
+const GOLDEN_DIR = fileURLToPath(new URL('../unit/golden/', import.meta.url));
 
 /** Compares `actual` with test/unit/golden/<name>; UPDATE_GOLDEN=1 rewrites the file instead. `testFile` names the test to rerun. */
 export async function expectGolden(name: string, actual: string, testFile: string): Promise<void> {

@@ -40,7 +40,7 @@ export async function runCommand(file: string, args: string[], opts: RunOptions)
 }
 
 /** runCommand, where a non-zero exit is an error that shows the command, its exit code and both streams. */
-export async function runChecked(file: string, args: string[], opts: RunOptions): Promise<CommandResult> {
+async function runChecked(file: string, args: string[], opts: RunOptions): Promise<CommandResult> {
   const r = await runCommand(file, args, opts);
   if (r.exitCode !== 0) {
     throw new Error(

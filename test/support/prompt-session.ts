@@ -3,7 +3,7 @@ import path from 'node:path';
 
 const PROMPT = 'kubectl> ';
 
-export interface PromptAnswer {
+interface PromptAnswer {
   /** From the line sent to the next prompt: one kubectl run through the session. */
   ms: number;
   stdout: string;

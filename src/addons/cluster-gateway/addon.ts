@@ -26,7 +26,7 @@ interface Secret extends KubeObject {
 const MANAGED_BY = 'cluster-gateway-addon';
 
 /** The ManagedServiceAccount whose token the gateway uses on one cluster. */
-export function gatewayMsa(cluster: string): KubeObject {
+function gatewayMsa(cluster: string): KubeObject {
   return { apiVersion: MSA_API, kind: 'ManagedServiceAccount', metadata: { name: GATEWAY_MSA, namespace: cluster }, spec: { rotation: { enabled: true } } };
 }
 

@@ -190,7 +190,7 @@ export function openApiV3(): Record<string, unknown> {
   };
 }
 
-export const OPENAPI_V3_HASH = createHash('sha512').update(JSON.stringify(openApiV3())).digest('hex').slice(0, 64).toUpperCase();
+const OPENAPI_V3_HASH = createHash('sha512').update(JSON.stringify(openApiV3())).digest('hex').slice(0, 64).toUpperCase();
 
 /** /openapi/v3: the index of group-version documents. */
 export function openApiV3Index(): Record<string, unknown> {

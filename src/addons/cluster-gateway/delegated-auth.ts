@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { KubeClient } from '../../kube/client.js';
 import { DEFAULT_HEADER_NAMES, distinctHeaders, identityFromHeaders, type CallerIdentity, type RequestHeaderNames } from './identity.js';
 
 export const AUTH_CONFIGMAP_PATH = '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication';
@@ -43,11 +42,6 @@ export function frontProxyConfigFrom(data: Record<string, string> | undefined): 
     groupHeaders: names('requestheader-group-headers', DEFAULT_HEADER_NAMES.groupHeaders),
     extraHeaderPrefixes: names('requestheader-extra-headers-prefix', DEFAULT_HEADER_NAMES.extraHeaderPrefixes),
   };
-}
-
-export async function readFrontProxyConfig(hub: KubeClient): Promise<FrontProxyConfig> {
-  const cm = await hub.get<{ data?: Record<string, string> }>(AUTH_CONFIGMAP_PATH);
-  return frontProxyConfigFrom(cm.data);
 }
 
 export type Authentication = { ok: true; identity: CallerIdentity } | { ok: false; message: string };

@@ -29,7 +29,7 @@ export interface GatewayInstallOptions {
 }
 
 /** The DNS names the hub's aggregator checks in the gateway's certificate (it verifies `<service>.<namespace>.svc`). */
-export function gatewayServingNames(): string[] {
+function gatewayServingNames(): string[] {
   return [
     GATEWAY_SERVICE,
     `${GATEWAY_SERVICE}.${GATEWAY_NAMESPACE}`,

@@ -32,7 +32,7 @@ export function presentationFor(accept: string | undefined): { presentation: Pre
   return { presentation: 'object', version: '' };
 }
 
-export const TABLE_COLUMNS = [
+const TABLE_COLUMNS = [
   { name: 'Name', type: 'string', format: 'name', description: 'the name of the cluster', priority: 0 },
   { name: 'Provider', type: 'string', format: '', description: 'the cluster provider type', priority: 0 },
   { name: 'Credential-Type', type: 'string', format: '', description: 'the credential type', priority: 0 },

@@ -33,7 +33,7 @@ export interface GatewayServerOptions {
 }
 
 /** Longer than Go's idle-connection timeout (net/http's 90 s, which the aggregator's transport keeps): the client closes first. */
-export const AGGREGATOR_KEEP_ALIVE_MS = 100_000;
+const AGGREGATOR_KEEP_ALIVE_MS = 100_000;
 
 function attributesFor(route: Route, method: string): ResourceAttributes | null {
   const base = { group: GATEWAY_GROUP, version: GATEWAY_VERSION, resource: GATEWAY_RESOURCE, verb: requestVerb(method, route) };

@@ -31,7 +31,7 @@ export interface ProxyServerRollout {
   certificatesDigest?: string;
 }
 
-export const CERTIFICATES_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/serving-certificates';
+const CERTIFICATES_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/serving-certificates';
 
 /** The proxy-server Deployment on the hub (hostNetwork: its ports are the hub's). */
 export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: ProxyServerRollout = {}): KubeObject {
@@ -106,7 +106,7 @@ export interface ServiceProxyPart {
   agentNamespace: string;
 }
 
-export const IMPERSONATOR_ROLE = 'cluster-proxy-addon-agent-impersonator';
+const IMPERSONATOR_ROLE = 'cluster-proxy-addon-agent-impersonator';
 
 /** The service proxy's cluster RBAC on the spoke (upstream's role): check tokens, impersonate hub users. */
 function serviceProxyRbac(agentNamespace: string): KubeObject[] {

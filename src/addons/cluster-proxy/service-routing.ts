@@ -20,7 +20,7 @@ export const TARGET_HEADERS = {
 } as const;
 
 /** The API server's target in those headers (upstream's fixed tuple for `kubernetes.default.svc`). */
-export const KUBE_APISERVER_TARGET = { proto: 'https', namespace: 'default', service: 'kubernetes', port: '443' } as const;
+const KUBE_APISERVER_TARGET = { proto: 'https', namespace: 'default', service: 'kubernetes', port: '443' } as const;
 
 /**
  * The host the user server dials through the tunnel to reach a cluster's service proxy, and
@@ -150,7 +150,7 @@ export function bearerToken(authorization: string | undefined): string {
   return v.startsWith('Bearer ') ? v.slice('Bearer '.length).trim() : '';
 }
 
-export interface ReviewedUser {
+interface ReviewedUser {
   username: string;
   groups?: string[];
 }

@@ -7,7 +7,7 @@ import { CLUSTER_PROXY, ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, SECRET
 import { USER_SERVER_PORT } from './service-routing.js';
 import { deployment } from '../../kube/builders.js';
 
-export const USER_SERVER_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/user-serving-certificate';
+const USER_SERVER_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/user-serving-certificate';
 
 /**
  * The names the user server's certificate carries (upstream's list): 127.0.0.1, localhost

@@ -21,10 +21,6 @@ export function setAgentBundle(code: string): AgentBundle {
   return current;
 }
 
-export function agentBundle(): AgentBundle | null {
-  return current;
-}
-
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
 export interface AgentWorkloadOptions {

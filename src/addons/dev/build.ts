@@ -11,7 +11,7 @@ export interface AddonBundles {
 }
 
 /** The two entry points of an addon project. */
-export function entryPoints(dir: string): { manager: string; agent: string } {
+function entryPoints(dir: string): { manager: string; agent: string } {
   return { manager: path.join(dir, 'src', 'manager.ts'), agent: path.join(dir, 'src', 'agent.ts') };
 }
 

@@ -19,7 +19,7 @@ import {
  * What a dev addon's manager may do on the hub: what the framework's AddonManager does (addon API,
  * ManifestWorks, CSR approval, hub RBAC for its agents), and read its agent's code.
  */
-export const DEV_MANAGER_RULES = [
+const DEV_MANAGER_RULES = [
   ...FRAMEWORK_MANAGER_RULES,
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

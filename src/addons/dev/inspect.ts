@@ -7,7 +7,7 @@ import type { AddonDefinition } from '../framework/types.js';
 import { addonNameProblem } from './names.js';
 
 /** The bundle's external framework import, pointed at this package's file (no module hooks needed here). */
-export function withFrameworkUrl(code: string): string {
+function withFrameworkUrl(code: string): string {
   const url = new URL('../framework/public.js', import.meta.url).href;
   return code.replace(/(from\s*|import\s*\(\s*)(["'])ocm-lab\/addon-framework\2/g, (_m, pre: string, q: string) => `${pre}${q}${url}${q}`);
 }

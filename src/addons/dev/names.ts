@@ -22,7 +22,7 @@ export const AGENT_ENV = {
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Longest name whose derived object names (`<name>-addon-manager-<hash>`) stay within 63 characters. */
-export const MAX_ADDON_NAME = 30;
+const MAX_ADDON_NAME = 30;
 
 /** Why `name` cannot name an addon, or null when it can. */
 export function addonNameProblem(name: string): string | null {

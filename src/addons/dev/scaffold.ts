@@ -5,8 +5,8 @@ import { InvalidInputError } from '../../errors.js';
 import { validateAddonName } from './names.js';
 
 /** The ocm-lab package (dist/addons/dev/ → three levels up), which holds templates/addon/. */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'addon');
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'addon');
 const PLACEHOLDER = /__NAME__/g;
 
 export interface ProjectFile {

@@ -14,7 +14,7 @@ import type { AgentValues } from './types.js';
 export const CONFIG_HASH_ANNOTATION = 'addon.ocm-lab.io/deployment-config-hash';
 
 /** Where a proxy CA bundle reaches the containers (upstream's ConfigMap name, key and mount path). */
-export const PROXY_CA = { mountPath: '/managed/proxy-ca', key: 'ca-bundle.crt', volume: 'proxy-ca-bundle', configMap: (addon: string) => `${addon}-proxy-ca` };
+const PROXY_CA = { mountPath: '/managed/proxy-ca', key: 'ca-bundle.crt', volume: 'proxy-ca-bundle', configMap: (addon: string) => `${addon}-proxy-ca` };
 
 /** The values an addon renders its agent with: the customized variables and the namespace its agent lands in. */
 export function agentValues(spec: AddOnDeploymentConfigSpec | undefined, defaultNamespace: string): AgentValues {

@@ -22,7 +22,7 @@ export interface ConfigReferent {
   name: string;
 }
 
-export interface ConfigSpecHash extends ConfigReferent {
+interface ConfigSpecHash extends ConfigReferent {
   specHash: string;
 }
 
@@ -177,7 +177,7 @@ export function withDesiredConfig(
  * and the work agent reports it Applied and Available for the work's current generation: the
  * point where upstream's addon-manager records lastAppliedConfig.
  */
-export function workCarriesConfigs(work: KubeObject | null, refs: ConfigReference[]): boolean {
+function workCarriesConfigs(work: KubeObject | null, refs: ConfigReference[]): boolean {
   if (!work) return false;
   const wanted = configSpecHashes(refs);
   let carried: Record<string, string> = {};

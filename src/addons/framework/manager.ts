@@ -104,7 +104,7 @@ export function clusterManagementAddOn(addon: AddonDefinition, existing?: Cluste
  * Reads the AddOnDeploymentConfig a cluster's addon names; a problem (missing, no namespace,
  * a malformed containerID) instead when it cannot be used.
  */
-export async function readDeploymentConfig(hub: KubeClient, referent: ConfigReferent): Promise<{ config?: EffectiveDeploymentConfig; problem?: string }> {
+async function readDeploymentConfig(hub: KubeClient, referent: ConfigReferent): Promise<{ config?: EffectiveDeploymentConfig; problem?: string }> {
   if (!referent.namespace)
     return {
       problem: `AddOnDeploymentConfig ${referent.name} has no namespace: name it as {namespace, name} in spec.configs or supportedConfigs[].defaultConfig`,
@@ -169,7 +169,7 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
   };
 }
 
-export function healthCheckOf(addon: AddonDefinition): HealthCheck {
+function healthCheckOf(addon: AddonDefinition): HealthCheck {
   return addon.healthCheck ?? 'DeploymentAvailability';
 }
 

@@ -9,7 +9,7 @@ import { HELLOWORLD, HELLOWORLD_AGENT_DEPLOYMENT, HELLOWORLD_AGENT_SERVICE_ACCOU
 const HUB_KUBECONFIG_DIR = '/var/run/hub';
 
 /** On the hub, in the cluster's namespace: read its ConfigMaps, and its own ManagedClusterAddOn (to stop copying while it is being deleted). */
-export const HELLOWORLD_HUB_PERMISSIONS: PolicyRule[] = [
+const HELLOWORLD_HUB_PERMISSIONS: PolicyRule[] = [
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [ADDON_API.split('/')[0]!], resources: ['managedclusteraddons'], verbs: ['get', 'list', 'watch'] },
 ];

@@ -12,7 +12,7 @@ import type { UpstreamAddon } from './names.js';
  * module zip the Go module proxy serves (never copied into this repository;
  * read from the module cache at install time).
  */
-export const UPSTREAM_CRD_SOURCES: Record<UpstreamAddon, { module: string; version: string; files: string[] }> = {
+const UPSTREAM_CRD_SOURCES: Record<UpstreamAddon, { module: string; version: string; files: string[] }> = {
   'cluster-proxy': {
     module: 'open-cluster-management.io/cluster-proxy',
     version: CLUSTER_PROXY_VERSION,

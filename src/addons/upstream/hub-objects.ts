@@ -151,7 +151,7 @@ export function clusterProxyHubObjects(): KubeObject[] {
  * chart's installNamespace for a ManagedClusterAddOn it creates in Deployment mode, and the namespace of
  * the seed articles' `system:serviceaccount:open-cluster-management-managed-serviceaccount:<name>`.
  */
-export const UPSTREAM_MSA_INSTALL_NAMESPACE = 'open-cluster-management-managed-serviceaccount';
+const UPSTREAM_MSA_INSTALL_NAMESPACE = 'open-cluster-management-managed-serviceaccount';
 
 /**
  * managed-serviceaccount v0.10.0's chart in Deployment mode with one `targetCluster` per spoke

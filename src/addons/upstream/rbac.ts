@@ -75,6 +75,8 @@ export const CLUSTER_PROXY_MANAGER_NAMESPACE_RULES: Rule[] = [
  * its own, as the chart grants them when both are the release namespace. We
  * keep the proxy-server in open-cluster-management-cluster-proxy (the CRD's
  * default and the namespace ocm-lab's tooling reads), so this Role repeats them there.
+ * Kept as its own name (knip: an alias) because the two Roles may diverge as upstream's chart does.
+ * @alias
  */
 export const CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES: Rule[] = CLUSTER_PROXY_MANAGER_NAMESPACE_RULES;
 

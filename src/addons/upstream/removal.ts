@@ -1,5 +1,4 @@
 import type { KubeObject } from '../../kube/objects.js';
-import { UPSTREAM_CRD_SOURCES } from './crds.js';
 import { upstreamHubObjects } from './hub-objects.js';
 import { UPSTREAM_ADDONS } from './names.js';
 
@@ -23,11 +22,4 @@ export function upstreamLeftovers(): KubeObject[] {
   });
   const crds = UPSTREAM_ONLY_CRDS.map((name) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name } }));
   return [...unique, ...crds];
-}
-
-/** For messages: the files each CRD set comes from. */
-export function upstreamCrdOrigin(): string {
-  return Object.values(UPSTREAM_CRD_SOURCES)
-    .map((s) => `${s.module}@${s.version}`)
-    .join(', ');
 }

@@ -20,7 +20,7 @@ import {
 import { klusterletObject } from '../../ocm/klusterlet.js';
 import { ocmImage, upstreamAddonImage } from '../../image.js';
 
-export interface AddonPlan {
+interface AddonPlan {
   name: AddonName;
   implementation: AddonImplementation;
   /** The manager Deployment on the hub and its image (ours: ocm-lab's image; upstream: upstream's image at its pinned version). */

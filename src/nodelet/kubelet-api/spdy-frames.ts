@@ -33,7 +33,7 @@ export const RstStatus = {
 
 export const GoAwayStatus = { Ok: 0, ProtocolError: 1, InternalError: 2 } as const;
 
-export const MAX_FRAME_LENGTH = 0xffffff;
+const MAX_FRAME_LENGTH = 0xffffff;
 
 export type RawFrame =
   { control: false; streamId: number; flags: number; data: Buffer } | { control: true; version: number; type: number; flags: number; payload: Buffer };
@@ -137,16 +137,6 @@ export function encodeWindowUpdate(streamId: number, delta: number): Buffer {
   p.writeUInt32BE(streamId & 0x7fffffff, 0);
   p.writeUInt32BE(delta & 0x7fffffff, 4);
   return controlFrame(FrameType.WindowUpdate, 0, p);
-}
-
-export function encodeSettings(entries: { id: number; value: number; flags?: number }[]): Buffer {
-  const p = Buffer.alloc(4 + entries.length * 8);
-  p.writeUInt32BE(entries.length, 0);
-  entries.forEach((e, i) => {
-    p.writeUInt32BE((((e.flags ?? 0) & 0xff) << 24) | (e.id & 0xffffff), 4 + i * 8);
-    p.writeUInt32BE(e.value >>> 0, 8 + i * 8);
-  });
-  return controlFrame(FrameType.Settings, 0, p);
 }
 
 function need(payload: Buffer, n: number, what: string): void {

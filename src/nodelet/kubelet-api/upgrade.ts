@@ -9,8 +9,8 @@ import type { Duplex } from 'node:stream';
 import type { HttpError } from './http-util.js';
 import { SpdySession } from './spdy-session.js';
 
-export const HEADER_PROTOCOL_VERSION = 'X-Stream-Protocol-Version';
-export const HEADER_ACCEPTED_PROTOCOL_VERSIONS = 'X-Accepted-Stream-Protocol-Versions';
+const HEADER_PROTOCOL_VERSION = 'X-Stream-Protocol-Version';
+const HEADER_ACCEPTED_PROTOCOL_VERSIONS = 'X-Accepted-Stream-Protocol-Versions';
 
 export function isSpdyUpgrade(req: http.IncomingMessage): boolean {
   const connection = String(req.headers.connection ?? '').toLowerCase();
@@ -18,7 +18,7 @@ export function isSpdyUpgrade(req: http.IncomingMessage): boolean {
   return connection.includes('upgrade') && upgrade.includes('spdy/3.1');
 }
 
-export function requestedProtocols(req: http.IncomingMessage): string[] {
+function requestedProtocols(req: http.IncomingMessage): string[] {
   const raw = req.headers[HEADER_PROTOCOL_VERSION.toLowerCase()];
   const values = Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
   return values

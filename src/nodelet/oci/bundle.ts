@@ -42,7 +42,7 @@ export interface OciMount {
 }
 
 /** A host path bind-mounted into the container. */
-export interface BindMount {
+interface BindMount {
   source: string;
   destination: string;
   readOnly: boolean;
@@ -53,7 +53,7 @@ export interface BindMount {
  * CAP_SYS_RESOURCE: it is not in every host's bounding set, and runc fails
  * with "unable to apply caps" when asked for a capability it cannot have.
  */
-export const DEFAULT_CAPABILITIES = [
+const DEFAULT_CAPABILITIES = [
   'CAP_CHOWN',
   'CAP_DAC_OVERRIDE',
   'CAP_FSETID',

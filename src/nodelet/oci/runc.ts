@@ -40,7 +40,7 @@ export interface ContainerExit {
 }
 
 /** Runs `runc --root <root> <args…>`; rejects with what runc printed. */
-export function runcCommand(runc: Runc, args: string[], timeoutMs = 15_000): Promise<string> {
+function runcCommand(runc: Runc, args: string[], timeoutMs = 15_000): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(runc.binary, ['--root', runc.root, ...args], { timeout: timeoutMs, maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${runc.binary} ${args.join(' ')} failed: ${(stderr || err.message).trim()}`));
@@ -255,7 +255,7 @@ function shellQuote(s: string): string {
  * relays it to our pipes; runc then copies that terminal's size changes
  * (SIGWINCH) into the container's terminal.
  */
-export function runcExec(runc: Runc, id: string, argv: string[], opts: ExecOptions = {}): ExecProcess {
+function runcExec(runc: Runc, id: string, argv: string[], opts: ExecOptions = {}): ExecProcess {
   // The command's pid, to kill the command itself: killing runc exec alone would leave it running in the container.
   const pidFile = path.join(os.tmpdir(), `ocm-lab-exec-${process.pid}-${crypto.randomBytes(6).toString('hex')}.pid`);
   const runcArgs = ['--root', runc.root, 'exec', '--pid-file', pidFile, ...(opts.tty ? ['--tty'] : []), id, ...argv];

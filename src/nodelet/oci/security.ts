@@ -2,13 +2,13 @@ import type { RunnableImage } from '../images.js';
 import type { Container, Pod } from '../types.js';
 
 /** The securityContext fields the nodelet applies (the rest is ignored). */
-export interface ContainerSecurity {
+interface ContainerSecurity {
   runAsUser?: number;
   runAsGroup?: number;
   allowPrivilegeEscalation?: boolean;
   capabilities?: { add?: string[]; drop?: string[] };
 }
-export interface PodSecurity {
+interface PodSecurity {
   runAsUser?: number;
   runAsGroup?: number;
   fsGroup?: number;

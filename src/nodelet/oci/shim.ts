@@ -35,7 +35,7 @@ const SHIM_SCRIPT = [
 ].join('\n');
 
 /** The files of a container's shim in its bundle directory. */
-export function shimFiles(bundle: string): { stdout: string; stderr: string; exitStatus: string; shimPid: string } {
+function shimFiles(bundle: string): { stdout: string; stderr: string; exitStatus: string; shimPid: string } {
   return {
     stdout: path.join(bundle, 'stdout.fifo'),
     stderr: path.join(bundle, 'stderr.fifo'),

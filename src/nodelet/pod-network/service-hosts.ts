@@ -3,7 +3,7 @@ import type { ServiceLike } from './service-rules.js';
 /** A Service as its DNS names need it: ClusterIP or ExternalName. */
 export type ServiceWithName = ServiceLike & { spec?: ServiceLike['spec'] & { externalName?: string } };
 
-export const CLUSTER_DOMAIN = 'cluster.local';
+const CLUSTER_DOMAIN = 'cluster.local';
 
 /** The names a pod in `podNamespace` resolves a Service by, as cluster DNS with its search path would answer them. */
 function namesOf(name: string, namespace: string, podNamespace: string): string[] {

@@ -4,7 +4,7 @@ import { Informer, RESYNCING } from '../../kube/informer.js';
 import { renderServiceRules, type EndpointSliceLike, type ServiceLike, type ServiceRulesOptions } from './service-rules.js';
 
 /** Where the rules go: PodNetwork.setServiceRules. */
-export interface ServiceRulesSink {
+interface ServiceRulesSink {
   setServiceRules(rules: string): Promise<void>;
 }
 

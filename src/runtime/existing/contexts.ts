@@ -21,7 +21,7 @@ export interface ExistingClustersInput {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /** Why `name` cannot name a lab cluster (it becomes a context, and for a spoke the namespace of its ManagedCluster on the hub), or null. */
-export function clusterNameProblem(name: string): string | null {
+function clusterNameProblem(name: string): string | null {
   if (!DNS_LABEL.test(name)) return 'is not a DNS label (lower-case letters, digits and -, at most 63, starting and ending with a letter or digit)';
   if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX))
     return 'is a namespace every cluster or OCM already has';

@@ -49,7 +49,7 @@ export async function existingRuntimePlan(
   return { runtime: 'existing', steps, plan, text: renderExistingPlan(plan) };
 }
 
-export function renderExistingPlan(plan: ExistingLabPlan): string {
+function renderExistingPlan(plan: ExistingLabPlan): string {
   const out: string[] = [];
   out.push(
     `lab '${plan.lab}' on existing clusters: would use these contexts of ${plan.kubeconfig} (${plan.contextsFrom === 'flags' ? 'from the flags' : 'as the lab recorded them'}); no cluster is created or deleted`,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../paths.js';
 import type { ExistingClusterSpec } from './contexts.js';
 
-export interface ExistingClusterPlan {
+interface ExistingClusterPlan {
   name: string;
   context: string;
   hub: boolean;

@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 /** The templates folder shipped with the package (`files` in package.json lists it). */
-export const KIND_CONFIG_DIR = fileURLToPath(new URL('../../../kind-configs/', import.meta.url));
+const KIND_CONFIG_DIR = fileURLToPath(new URL('../../../kind-configs/', import.meta.url));
 
-export type KindTemplateName = 'hub' | 'spoke';
+type KindTemplateName = 'hub' | 'spoke';
 export type KindTemplates = Record<KindTemplateName, string>;
 
 export async function readKindTemplates(dir: string = KIND_CONFIG_DIR): Promise<KindTemplates> {

@@ -20,7 +20,7 @@ export function hubEndpointName(lab: string): string {
   return `ocm-lab-${lab}-hub-endpoint`;
 }
 
-export const LABEL_VPC = 'dev.ocm-lab.vpc';
+const LABEL_VPC = 'dev.ocm-lab.vpc';
 /** kind's own label on node containers: the kind cluster they belong to. */
 export const KIND_CLUSTER_LABEL = 'io.x-k8s.kind.cluster';
 

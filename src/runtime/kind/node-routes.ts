@@ -5,7 +5,7 @@ import { docker } from '../../images/docker.js';
  * adds (metric 0), so a served range (the node's pod bridge) still wins, and
  * `ip route replace` with this metric is idempotent.
  */
-export const BLACKHOLE_METRIC = 4242;
+const BLACKHOLE_METRIC = 4242;
 const REJECT_COMMENT = 'ocm-lab: unserved lab address';
 
 export function blackholeArgs(cidr: string): string[] {
@@ -13,7 +13,7 @@ export function blackholeArgs(cidr: string): string[] {
 }
 
 /** A filter rule that refuses what is still addressed to `cidr` after kube-proxy's DNAT (nat runs before filter). */
-export function rejectRuleArgs(chain: 'OUTPUT' | 'FORWARD', cidr: string): string[] {
+function rejectRuleArgs(chain: 'OUTPUT' | 'FORWARD', cidr: string): string[] {
   return [chain, '-d', cidr, '-m', 'comment', '--comment', `'${REJECT_COMMENT}'`, '-j', 'REJECT'];
 }
 

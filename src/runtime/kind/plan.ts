@@ -10,7 +10,7 @@ export const POD_SUBNET = '10.244.0.0/16';
 export const SERVICE_SUBNET = '10.96.0.0/16';
 /** The ports spokes reach on the hub: kube-apiserver, and the proxy-server's agent port (hostNetwork on the hub node). */
 export const HUB_PUBLISHED_PORTS = [6443, 8091] as const;
-export const HUB_ENDPOINT_IMAGE = 'ocm-lab:dev';
+const HUB_ENDPOINT_IMAGE = 'ocm-lab:dev';
 /** At most this many `kind create cluster` at a time: each runs kubeadm, which keeps a core busy. */
 /** kubeadm init of two nodes at once timed out on 2 cores: one at a time there. */
 export const CLUSTER_CREATE_CONCURRENCY = Math.max(1, Math.floor(os.cpus().length / 2));
@@ -94,7 +94,7 @@ function overlaps(a: string, b: string): boolean {
 }
 
 /** network.cidr in 16 equal VPC subnets (a /16 gives /20s); the lab file allows at most MAX_VPCS VPCs. */
-export const VPC_SUBNET_BITS = 4;
+const VPC_SUBNET_BITS = 4;
 
 /** Docker subnets of the VPC networks: from network.cidr when the lab file gives one, in VPC order. */
 function vpcSubnets(config: LabConfig): Map<string, { subnet: string; gateway: string }> {
@@ -122,7 +122,7 @@ function vpcSubnets(config: LabConfig): Map<string, { subnet: string; gateway: s
   return new Map(config.vpcs.map((v, i) => [v.name, { subnet: `${formatIp(network + i * size)}/${vpcPrefix}`, gateway: formatIp(network + i * size + 1) }]));
 }
 
-export function hubEndpointCommand(hubNode: string): string[] {
+function hubEndpointCommand(hubNode: string): string[] {
   return ['ocm-lab', 'internal', 'vpc-gateway', ...HUB_PUBLISHED_PORTS.flatMap((port) => ['--forward', `${port}=${hubNode}:${port}`])];
 }
 

@@ -3,8 +3,8 @@ import os from 'node:os';
 import { MissingPrerequisiteError } from '../../errors.js';
 
 /** kind's own advice for many clusters on one machine (its known-issues page). */
-export const MIN_INOTIFY_WATCHES = 524288;
-export const MIN_INOTIFY_INSTANCES = 512;
+const MIN_INOTIFY_WATCHES = 524288;
+const MIN_INOTIFY_INSTANCES = 512;
 /**
  * MemAvailable a new cluster needs. Measured here (docker stats, 2026-11-23):
  * one kind node of this lab, idle without OCM, uses 450-520 MiB; OCM's agents

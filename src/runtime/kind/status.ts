@@ -11,12 +11,12 @@ import { HUB_PUBLISHED_PORTS } from './plan.js';
 /** A VPC as kind runs it: its Docker network (the carrier) and the containers attached to it. */
 type KindVpcStatus = VpcStatus & { carrier: string; details: { network: string; containers: string[] } };
 
-export function isolationReason(lab: string): string {
+function isolationReason(lab: string): string {
   return `Docker network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
 }
 
 /** GET /readyz with the cluster's admin kubeconfig: true when it says ok within `timeoutMs`. */
-export async function apiReady(kubeconfigFile: string, timeoutMs = 5_000): Promise<boolean> {
+async function apiReady(kubeconfigFile: string, timeoutMs = 5_000): Promise<boolean> {
   let client: KubeClient | null = null;
   let timer: NodeJS.Timeout | undefined;
   try {

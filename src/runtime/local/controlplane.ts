@@ -30,7 +30,7 @@ export function controllerManagerKubeconfigPath(cluster: ClusterPlan): string {
   return path.join(cluster.kubeconfigDir, 'controller-manager.kubeconfig');
 }
 
-export function etcdSpec(cluster: ClusterPlan, binary: string): ProcessSpec {
+function etcdSpec(cluster: ClusterPlan, binary: string): ProcessSpec {
   return {
     name: 'etcd',
     binary,
@@ -55,7 +55,7 @@ export function etcdSpec(cluster: ClusterPlan, binary: string): ProcessSpec {
   };
 }
 
-export function apiServerSpec(cluster: ClusterPlan, binary: string, pki: ClusterPkiPaths): ProcessSpec {
+function apiServerSpec(cluster: ClusterPlan, binary: string, pki: ClusterPkiPaths): ProcessSpec {
   return {
     name: 'kube-apiserver',
     binary,
@@ -101,7 +101,7 @@ export function apiServerSpec(cluster: ClusterPlan, binary: string, pki: Cluster
   };
 }
 
-export function controllerManagerSpec(cluster: ClusterPlan, binary: string, pki: ClusterPkiPaths): ProcessSpec {
+function controllerManagerSpec(cluster: ClusterPlan, binary: string, pki: ClusterPkiPaths): ProcessSpec {
   const kubeconfig = controllerManagerKubeconfigPath(cluster);
   return {
     name: 'kube-controller-manager',

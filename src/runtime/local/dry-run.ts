@@ -19,7 +19,7 @@ import { readLocalState, type LocalLabState } from './state.js';
  * only by reading: the plan kept in the lab's state, else a range free on this
  * machine (its routes are read), else loopback addresses when namespaces cannot be made.
  */
-export async function networkUpWouldUse(
+async function networkUpWouldUse(
   config: LabConfig,
   state: LocalLabState | null,
   facts: { freeCidr?: string } = {},

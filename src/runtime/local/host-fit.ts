@@ -9,10 +9,10 @@ import { MissingPrerequisiteError } from '../../errors.js';
  */
 export const INOTIFY_INSTANCES_PER_CLUSTER = 16;
 /** Headroom over what is in use plus what the new clusters take. */
-export const INOTIFY_INSTANCES_SPARE = 32;
+const INOTIFY_INSTANCES_SPARE = 32;
 /** When the limit must go up, at least to this (kind's advice for many clusters on one machine). */
 export const RAISED_INOTIFY_INSTANCES = 512;
-export const MIN_INOTIFY_WATCHES = 65_536;
+const MIN_INOTIFY_WATCHES = 65_536;
 /**
  * MemAvailable one more cluster needs on this runtime: a managed cluster with the default addons
  * settles at about 500 MiB PSS (docs/reliability.md, scale bench); the rest is start-up peak and page cache.
@@ -42,7 +42,7 @@ async function inotifyInstancesOf(uid: number): Promise<number> {
   return count;
 }
 
-export async function readLocalHostFacts(): Promise<LocalHostFacts> {
+async function readLocalHostFacts(): Promise<LocalHostFacts> {
   const read = async (file: string) => {
     const text = await fs.readFile(file, 'utf8').catch(() => null);
     const n = text === null ? NaN : Number(text.trim());

@@ -18,7 +18,7 @@ async function entryFor(cluster: ClusterPlan, certFile: string, keyFile: string,
   return { name: cluster.name, server: cluster.apiServerUrl, caPem, clientCertPem, clientKeyPem };
 }
 
-export async function adminEntry(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<KubeconfigEntry> {
+async function adminEntry(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<KubeconfigEntry> {
   return entryFor(cluster, pki.adminCert, pki.adminKey, pki.caCert);
 }
 

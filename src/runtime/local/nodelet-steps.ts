@@ -98,7 +98,7 @@ async function ensureServingCertificate(certFile: string, keyFile: string, pki: 
  * exactly what its pods reference), the scheduler (bindings), kube-proxy
  * (Services and EndpointSlices), and the kubelet API's serving certificate.
  */
-export async function ensureNodeletCredentials(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<NodeletCredentials> {
+async function ensureNodeletCredentials(cluster: ClusterPlan, pki: ClusterPkiPaths): Promise<NodeletCredentials> {
   const files = nodeletCredentials(cluster);
   await fs.mkdir(path.dirname(files.node), { recursive: true, mode: 0o700 });
   await ensureClientKubeconfig(files.node, cluster, pki, `system:node:${nodeName(cluster)}`, ['system:nodes']);
@@ -129,7 +129,7 @@ async function onPath(program: string): Promise<boolean> {
 }
 
 /** Refuses to start a nodelet that could not run a single container, naming what to install (or that root is needed). */
-export async function checkNodePrograms(): Promise<void> {
+async function checkNodePrograms(): Promise<void> {
   if (process.getuid?.() !== 0) {
     throw new MissingPrerequisiteError('the nodelet runs pods as runc containers in network namespaces of their own, which needs root', {
       hint: 'run ocm-lab as root (sudo)',
@@ -224,7 +224,7 @@ async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.
  * Waits until the node reports Ready (as seen by the cluster admin), or the nodelet exits;
  * `exited` (when this run started it) says how it ended.
  */
-export async function waitForNodeReady(
+async function waitForNodeReady(
   cluster: ClusterPlan,
   adminKubeconfig: string,
   spec: ProcessSpec,

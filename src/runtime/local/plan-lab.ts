@@ -20,7 +20,7 @@ import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.j
 import type { ProcessSpec } from './process.js';
 import type { LocalLabState } from './state.js';
 
-export interface LocalVpcPlan {
+interface LocalVpcPlan {
   name: string;
   hub: boolean;
   netns: string | null;
@@ -35,7 +35,7 @@ export interface LocalVpcPlan {
   sysctls: Record<string, string>;
 }
 
-export interface LocalProcessPlan {
+interface LocalProcessPlan {
   name: string;
   /** What the process is started under: `ip netns exec …` or `nsenter --net=…` (empty in loopback mode). */
   prefix: string[];
@@ -49,7 +49,7 @@ export interface LocalProcessPlan {
   pidFile: string;
 }
 
-export interface LocalClusterPlan {
+interface LocalClusterPlan {
   name: string;
   vpc: string;
   hub: boolean;
@@ -62,7 +62,7 @@ export interface LocalClusterPlan {
   processes: LocalProcessPlan[];
 }
 
-export interface LocalBinaryPlan {
+interface LocalBinaryPlan {
   name: BinaryName;
   version: string;
   module: string;
@@ -196,7 +196,7 @@ export function planLocalLab(config: LabConfig, input: LocalPlanInput): LocalLab
 }
 
 /** What `down` looks for by name when the lab's state is gone: namespaces, host links and chains named after the lab. */
-export function leftoverNames(labName: string): { netns: string; links: string; chains: string[] } {
+function leftoverNames(labName: string): { netns: string; links: string; chains: string[] } {
   const host = hostChainNames(labName);
   return { netns: `${netnsPrefixOf(labName)}*`, links: `${interfacePrefix(labName)}*`, chains: [chainName(labName), host.input, host.output] };
 }

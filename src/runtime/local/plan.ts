@@ -4,7 +4,7 @@ import type { LabConfig } from '../../config/index.js';
 /** Fixed facts about how a cluster's control plane is laid out inside its VPC. */
 export const API_SERVER_PORT = 6443;
 export const ETCD_CLIENT_PORT = 2379;
-export const ETCD_PEER_PORT = 2380;
+const ETCD_PEER_PORT = 2380;
 export const CONTROLLER_MANAGER_PORT = 10257;
 export { SERVICE_CIDR, SERVICE_IP } from '../../kube/service-network.js';
 

@@ -89,12 +89,12 @@ const LOOKALIKES = [
   '...',
 ];
 
-export function hugeString(rng: Rng): string {
+function hugeString(rng: Rng): string {
   const unit = rng.pick(['a', 'ab-', ' ', '🚀', '\u0000', 'é', '-', '#', '\\', '"', "'"]);
   return unit.repeat(Math.ceil(rng.between(1_000, 10_000) / unit.length));
 }
 
-export function controlString(rng: Rng): string {
+function controlString(rng: Rng): string {
   const n = rng.between(1, 4);
   let s = rng.pick(['hub', 'cluster1', 'vpc-1', '']);
   for (let i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ export function hostileKey(rng: Rng): string {
 }
 
 /** A list nested `depth` levels deep around one value. */
-export function nested(depth: number, leaf: unknown, asMap: boolean): unknown {
+function nested(depth: number, leaf: unknown, asMap: boolean): unknown {
   let v = leaf;
   for (let i = 0; i < depth; i++) v = asMap ? { a: v } : [v];
   return v;

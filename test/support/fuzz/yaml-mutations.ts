@@ -58,7 +58,7 @@ function typo(rng: Rng, key: string): string {
 }
 
 /** YAML text of `data` in a random style (block or flow, indents, line widths). */
-export function writeYaml(rng: Rng, data: unknown): string {
+function writeYaml(rng: Rng, data: unknown): string {
   const options: YAML.ToStringOptions & YAML.DocumentOptions & YAML.CreateNodeOptions = {
     indent: rng.pick([2, 2, 4, 1]),
     lineWidth: rng.pick([80, 0, 20]),

@@ -45,10 +45,10 @@ export function rawPacket(type: number, member: number | undefined, body: Buffer
 }
 
 /** Labels of what the generator makes; the tests count each. */
-export type HostileKind =
+type HostileKind =
   'garbage' | 'truncated' | 'unknown-type' | 'type-mismatch' | 'DIAL_REQ' | 'DIAL_RSP' | 'DATA' | 'CLOSE_REQ' | 'CLOSE_RSP' | 'DIAL_CLS' | 'DRAIN' | 'FLOW';
 
-export const MALFORMED_KINDS: readonly HostileKind[] = ['garbage', 'truncated', 'type-mismatch'];
+const MALFORMED_KINDS: readonly HostileKind[] = ['garbage', 'truncated', 'type-mismatch'];
 
 export interface Generated {
   kind: HostileKind;
@@ -218,7 +218,7 @@ export class RawStream {
   }
 }
 
-export function describe(ps: readonly Received[]): string {
+function describe(ps: readonly Received[]): string {
   return `[${ps.map((p) => (p.type === 'undecodable' ? 'undecodable' : JSON.stringify({ ...p, raw: undefined, data: undefined }, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)))).join(', ')}]`;
 }
 

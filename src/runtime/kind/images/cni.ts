@@ -21,8 +21,6 @@ export interface CniOptions {
   mtu?: number;
 }
 
-export const CNI_CONFLIST_FILE = '/etc/cni/net.d/10-ocm-lab.conflist';
-
 export function cniConflist(podSubnet: string, options: CniOptions = {}): string {
   if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(podSubnet)) throw new Error(`internal: pod subnet is not an IPv4 CIDR: ${podSubnet}`);
   // The pod range is on the bridge already.

@@ -99,7 +99,7 @@ export function componentImageKey(spec: ComponentImageSpec, release: KubernetesR
 }
 
 /** `gcc -static` of upstream's build/pause/linux/pause.c, read from the k8s.io/kubernetes module in the Go module cache. */
-export async function buildPause(opts: ResolvedImageOptions): Promise<string> {
+async function buildPause(opts: ResolvedImageOptions): Promise<string> {
   const { pause, kubernetes } = opts.release;
   const out = path.join(imageCacheDir(opts.cache, 'build'), `pause-${pause}`);
   if (await fs.stat(out).catch(() => null)) return out;

@@ -3,13 +3,6 @@
  * kubeadm preloads into it (built FROM src/images' base image). Where images
  * come from is said once, in src/image.ts.
  */
-export { CNI_CONFLIST_FILE, cniConflist, type CniOptions } from './cni.js';
-export {
-  componentImageKey,
-  componentImageSpecs,
-  ensureComponentImage,
-  ensureComponentImages,
-  pauseImage,
-  type ComponentImageSpec,
-} from './component-images.js';
+export { cniConflist } from './cni.js';
+export { componentImageKey, componentImageSpecs, ensureComponentImage } from './component-images.js';
 export { ensureKindNodeImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './node-image.js';

@@ -51,12 +51,12 @@ ExecStartPre=/bin/sh -euc 'if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then f
 }
 
 /** Pods are routed through the node's network namespace (ptp CNI), which needs forwarding on. */
-export function nodeSysctls(): string {
+function nodeSysctls(): string {
   return 'net.ipv4.ip_forward=1\n';
 }
 
 /** kind applies /kind/manifests/default-storage.yaml when it exists (and warns otherwise): a default class with no provisioner pod. */
-export function defaultStorageManifest(): string {
+function defaultStorageManifest(): string {
   return `apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:

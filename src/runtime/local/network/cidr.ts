@@ -3,7 +3,7 @@ import { run } from '../../../util/exec.js';
 import { intToIp, parseCidr } from './plan.js';
 
 /** Ranges tried in order when the lab file names none. */
-export const CANDIDATE_CIDRS = ['10.213.0.0/16', '10.214.0.0/16', '10.215.0.0/16', '10.216.0.0/16', '172.29.0.0/16', '172.30.0.0/16', '192.168.213.0/24'];
+const CANDIDATE_CIDRS = ['10.213.0.0/16', '10.214.0.0/16', '10.215.0.0/16', '10.216.0.0/16', '172.29.0.0/16', '172.30.0.0/16', '192.168.213.0/24'];
 
 export interface UsedRange {
   cidr: string;

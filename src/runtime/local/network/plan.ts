@@ -48,15 +48,15 @@ export const MAX_INTERFACE_NAME = 15;
 /** iptables chain names hold at most 28 characters (XT_EXTENSION_MAXNAMELEN - 1). */
 export const MAX_CHAIN_NAME = 28;
 /** Cluster addresses start at .10 of their VPC subnet: .1 is the gateway, the rest is kept free. */
-export const FIRST_CLUSTER_OFFSET = 10;
+const FIRST_CLUSTER_OFFSET = 10;
 
 /** Short, stable identifier of a lab for names with tight length limits (IFNAMSIZ = 16). */
-export function labHash(labName: string): string {
+function labHash(labName: string): string {
   return crypto.createHash('sha256').update(labName).digest('hex').slice(0, 6);
 }
 
 /** `ocmlab.<lab>.<vpc>`: dots cannot occur in lab or VPC names, so a lab's namespaces are unambiguous. */
-export function netnsName(labName: string, vpc: string): string {
+function netnsName(labName: string, vpc: string): string {
   return `ocmlab.${labName}.${vpc}`;
 }
 
@@ -69,11 +69,11 @@ export function interfacePrefix(labName: string): string {
   return `ol${labHash(labName)}`;
 }
 
-export function hostInterfaceName(labName: string, vpcIndex: number): string {
+function hostInterfaceName(labName: string, vpcIndex: number): string {
   return `${interfacePrefix(labName)}${vpcIndex}h`;
 }
 
-export function namespaceInterfaceName(labName: string, vpcIndex: number): string {
+function namespaceInterfaceName(labName: string, vpcIndex: number): string {
   return `${interfacePrefix(labName)}${vpcIndex}n`;
 }
 
@@ -92,7 +92,7 @@ export function ruleComment(labName: string): string {
   return `ocm-lab:${labName}`;
 }
 
-export function ipToInt(ip: string): number {
+function ipToInt(ip: string): number {
   return ip.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
 }
 

@@ -56,7 +56,7 @@ export function labChains(plan: NetworkPlan): ChainSpec[] {
   ];
 }
 
-export function jumpRule(comment: string, chain: string): string[] {
+function jumpRule(comment: string, chain: string): string[] {
   return ['-m', 'comment', '--comment', comment, '-j', chain];
 }
 
