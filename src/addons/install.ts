@@ -147,11 +147,15 @@ export async function waitForAddonAvailable(
       const detail = waiting
         .map(
           (s) =>
-            `${s.cluster}: ${s.conditions.length ? s.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join('; ') : 'no ManagedClusterAddOn status yet'}`,
+            `${s.cluster}: ` +
+            (s.conditions.length
+              ? s.conditions.map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`).join('; ')
+              : 'no ManagedClusterAddOn status yet'),
         )
         .join('\n');
       throw new NotReadyError(
-        `addon ${addon} is not Available within ${Math.round(options.timeoutMs / 1000)} s on ${waiting.map((s) => s.cluster).join(', ')}\n${detail}${options.diagnostics ? `\n${await options.diagnostics()}` : ''}`,
+        `addon ${addon} is not Available within ${Math.round(options.timeoutMs / 1000)} s on ${waiting.map((s) => s.cluster).join(', ')}\n` +
+          `${detail}${options.diagnostics ? `\n${await options.diagnostics()}` : ''}`,
         {
           hint: `see 'ocm-lab addon list' and the manager's log: ocm-lab logs hub ${ADDON_MANAGER_NAMESPACE}/<pod>`,
         },

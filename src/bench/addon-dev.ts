@@ -65,7 +65,8 @@ async function measure(config: LabConfig): Promise<void> {
       const r = running[c]!;
       const h = reported[c]!;
       process.stdout.write(
-        `${c.padEnd(10)} ${secs(quantile(r, 0.5))} / ${secs(quantile(r, 0.9))} / ${secs(Math.max(...r))}     ${secs(quantile(h, 0.5))} / ${secs(quantile(h, 0.9))} / ${secs(Math.max(...h))}\n`,
+        `${c.padEnd(10)} ${secs(quantile(r, 0.5))} / ${secs(quantile(r, 0.9))} / ${secs(Math.max(...r))}     ` +
+          `${secs(quantile(h, 0.5))} / ${secs(quantile(h, 0.9))} / ${secs(Math.max(...h))}\n`,
       );
     }
   } finally {

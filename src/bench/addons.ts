@@ -48,7 +48,10 @@ export const addonsBenchmark: Benchmark = {
         const k = (args: string[], input?: string) => execa(kubectl, ['--kubeconfig', kubeconfig, ...args], { input });
         await k(
           ['--context', 'hub', 'apply', '-f', '-'],
-          'apiVersion: authentication.open-cluster-management.io/v1beta1\nkind: ManagedServiceAccount\nmetadata: {name: bench, namespace: cluster1}\nspec: {rotation: {}}\n',
+          'apiVersion: authentication.open-cluster-management.io/v1beta1\n' +
+            'kind: ManagedServiceAccount\n' +
+            'metadata: {name: bench, namespace: cluster1}\n' +
+            'spec: {rotation: {}}\n',
         );
         await k([
           '--context',
@@ -94,7 +97,8 @@ export const addonsBenchmark: Benchmark = {
           hub.close();
         }
         const row = (label: string, xs: number[], base?: number[]) =>
-          `${label.padEnd(58)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms${base ? `   ×${(quantile(xs, 0.5) / quantile(base, 0.5)).toFixed(2)} of direct` : ''}`;
+          `${label.padEnd(58)} p50 ${quantile(xs, 0.5).toFixed(1).padStart(7)} ms   p90 ${quantile(xs, 0.9).toFixed(1).padStart(7)} ms` +
+          `${base ? `   ×${(quantile(xs, 0.5) / quantile(base, 0.5)).toFixed(2)} of direct` : ''}`;
         process.stdout.write(`proxy health probe (GET /healthz through a fresh tunnel connection, 20 each):\n`);
         for (const [c, xs] of Object.entries(probes)) process.stdout.write(`  ${row(c, xs)}\n`);
         process.stdout.write(`  ${row('`ocm-lab proxy health` (whole command, 5 runs)', healthCli)}\n`);

@@ -143,7 +143,8 @@ export async function deployUpstreamGateway(hub: KubeClient, timeoutMs = 120_000
     if (pods.items.some((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))) return;
     if (Date.now() > deadline)
       throw new Error(
-        `upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`,
+        `upstream gateway: no ready pod of Deployment ${GATEWAY_NAMESPACE}/${UPSTREAM_GATEWAY} within ${timeoutMs / 1000} s; ` +
+          `pods: ${JSON.stringify(pods.items.map((p) => ({ name: p.metadata.name, status: p.status })))}`,
       );
     await sleep(1000);
   }
@@ -161,7 +162,8 @@ export async function switchApiService(hub: KubeClient, to: 'ours' | 'upstream',
     if (state.available && svc.spec.service?.name === (to === 'upstream' ? UPSTREAM_GATEWAY : GATEWAY_SERVICE)) return;
     if (Date.now() > deadline)
       throw new Error(
-        `APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway is not Available within ${timeoutMs / 1000} s: ${state.message}`,
+        `APIService ${APISERVICE_NAME} pointed at ${to === 'upstream' ? 'upstream' : "ocm-lab's"} gateway ` +
+          `is not Available within ${timeoutMs / 1000} s: ${state.message}`,
       );
     await sleep(500);
   }

@@ -151,7 +151,9 @@ interface BenchRoutes {
  */
 export const gatewayBenchmark: Benchmark = {
   name: 'gateway',
-  describe: `GET and create+update+delete on cluster1: direct vs tunnel vs ocm-lab's cluster-gateway vs upstream's ${CLUSTER_GATEWAY_UPSTREAM_VERSION} (p50/p99); --no-upstream leaves upstream's out`,
+  describe:
+    `GET and create+update+delete on cluster1: direct vs tunnel vs ocm-lab's cluster-gateway vs upstream's ${CLUSTER_GATEWAY_UPSTREAM_VERSION} ` +
+    "(p50/p99); --no-upstream leaves upstream's out",
   run: (args) => withBenchLabHome((home) => runGatewayBench(home, !args.includes('--no-upstream'))),
 };
 
@@ -282,7 +284,8 @@ async function measureBlocks(routes: BenchRoutes, impls: Impl[], withUpstream: b
         const after = await connectionsTo(hubNetns, GATEWAY_POD_PORT[impl]);
         const kept = after.filter((c) => before.includes(c)).length;
         reuse.push(
-          `block ${block + 1} ${impl}: hub API server → gateway :${GATEWAY_POD_PORT[impl]}: ${before.length} connection(s) before, ${after.length} after, ${kept} of them the same`,
+          `block ${block + 1} ${impl}: hub API server → gateway :${GATEWAY_POD_PORT[impl]}: ` +
+            `${before.length} connection(s) before, ${after.length} after, ${kept} of them the same`,
         );
       }
     }
@@ -304,7 +307,8 @@ function report({ gets, cycles, idle, reuse }: Results): void {
   const row = (label: string, xs: number[], against?: number[]) =>
     xs.length === 0
       ? ''
-      : `  ${label.padEnd(62)} p50 ${quantile(xs, 0.5).toFixed(2).padStart(8)} ms   p99 ${quantile(xs, 0.99).toFixed(2).padStart(8)} ms${against ? `   p50 ×${(quantile(xs, 0.5) / quantile(against, 0.5)).toFixed(2)} of the tunnel` : ''}`;
+      : `  ${label.padEnd(62)} p50 ${quantile(xs, 0.5).toFixed(2).padStart(8)} ms   p99 ${quantile(xs, 0.99).toFixed(2).padStart(8)} ms` +
+        `${against ? `   p50 ×${(quantile(xs, 0.5) / quantile(against, 0.5)).toFixed(2)} of the tunnel` : ''}`;
   const out = (s: string) => s && process.stdout.write(`${s}\n`);
   const table = (what: string, xs: Series) => {
     out(`${what} (${xs.direct.length} rounds, interleaved, keep-alive clients, the same ServiceAccount token on cluster1):`);

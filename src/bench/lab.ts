@@ -112,7 +112,8 @@ async function compareWithKind(): Promise<void> {
 export const labBenchmark: Benchmark = {
   name: 'lab',
   describe:
-    'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; `--runtime kind`: the default lab on local and on kind side by side',
+    'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; ' +
+    '`--runtime kind`: the default lab on local and on kind side by side',
   async run(args) {
     const runtime = args[args.indexOf('--runtime') + 1];
     if (args.includes('--runtime') && runtime === 'kind') {

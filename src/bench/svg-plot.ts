@@ -60,7 +60,8 @@ function panelSvg(panel: PlotPanel, xLabel: string, xTicks: number[], top: numbe
     );
     for (const p of points)
       out.push(
-        `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${colour}"><title>${escapeXml(`${s.name}: ${p.y} at ${p.x}`)}</title></circle>`,
+        `<circle cx="${px(p.x).toFixed(1)}" cy="${py(p.y).toFixed(1)}" r="3.5" fill="${colour}">` +
+          `<title>${escapeXml(`${s.name}: ${p.y} at ${p.x}`)}</title></circle>`,
       );
     const ly = top + MARGIN.top + 12 + i * 18;
     out.push(`<line x1="${WIDTH - MARGIN.right + 12}" x2="${WIDTH - MARGIN.right + 32}" y1="${ly - 4}" y2="${ly - 4}" stroke="${colour}" stroke-width="2"/>`);
@@ -74,5 +75,8 @@ export function stackedLinePlotSvg(panels: PlotPanel[], xLabel: string, xValues:
   const xTicks = [0, ...[...new Set(xValues)].sort((a, b) => a - b)];
   const height = PANEL_HEIGHT * panels.length;
   const body = panels.map((p, i) => panelSvg(p, xLabel, xTicks, i * PANEL_HEIGHT)).join('\n');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${body}\n</svg>\n`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif">\n` +
+    `<rect width="100%" height="100%" fill="white"/>\n${body}\n</svg>\n`
+  );
 }

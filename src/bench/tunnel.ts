@@ -404,7 +404,8 @@ async function runBenchmark(args: string[]): Promise<void> {
       const byPath: Record<string, Result[]> = {};
       for (let round = 1; round <= rounds; round++) {
         process.stdout.write(
-          `measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)${rounds > 1 ? `, round ${round} of ${rounds}` : ''}…\n`,
+          `measuring on ${env.name} (${(sizes.bytes / 1048576).toFixed(0)} MiB transfer, ${sizes.requests} requests per path)` +
+            `${rounds > 1 ? `, round ${round} of ${rounds}` : ''}…\n`,
         );
         const res = await runEnv(env, f, upstream, sizes);
         for (const [p, r] of Object.entries(res)) (byPath[p] ??= []).push(r);

@@ -139,7 +139,8 @@ function runtimeSection(section: NonNullable<LabFile['runtime']>): RuntimeSectio
 export function parseLabConfig(text: string, sourceName: string): LabConfig {
   if (text.length > MAX_LAB_FILE_CHARS) {
     fail(sourceName, [
-      `${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have (the largest lab takes a few thousand); is it the right file?`,
+      `${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have ` +
+        '(the largest lab takes a few thousand); is it the right file?',
     ]);
   }
   const read = readYaml(text);
@@ -154,7 +155,8 @@ export function parseLabConfig(text: string, sourceName: string): LabConfig {
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     fail(sourceName, [
-      `${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, not ${Array.isArray(raw) ? 'a list' : `the value ${describeValue(raw)}`}`,
+      `${sourceName}:1: the file must be a YAML mapping with apiVersion, kind, vpcs and clusters, ` +
+        `not ${Array.isArray(raw) ? 'a list' : `the value ${describeValue(raw)}`}`,
     ]);
   }
 

@@ -87,7 +87,9 @@ function clusterNameProblems({ entry, index }: { entry: Entry; index: number }, 
     problems.push({
       path: ['clusters', index, 'name'],
       value: name,
-      message: `is reserved: cluster names become kubeconfig contexts and hub namespaces, and ${RESERVED_CLUSTER_NAMES.join(', ')} and ${RESERVED_CLUSTER_PREFIX}* are namespaces every cluster has; choose another name`,
+      message:
+        'is reserved: cluster names become kubeconfig contexts and hub namespaces, ' +
+        `and ${RESERVED_CLUSTER_NAMES.join(', ')} and ${RESERVED_CLUSTER_PREFIX}* are namespaces every cluster has; choose another name`,
     });
   }
   return problems;
@@ -142,13 +144,17 @@ function sizeLimits(root: Entry): Problem[] {
   if (Array.isArray(root.clusters) && root.clusters.length > MAX_CLUSTERS) {
     problems.push({
       path: ['clusters'],
-      message: `${root.clusters.length} clusters are more than the ${MAX_CLUSTERS} a lab may have (${MAX_VPCS} VPCs of 15 clusters, the lab range's layout); remove ${root.clusters.length - MAX_CLUSTERS}`,
+      message:
+        `${root.clusters.length} clusters are more than the ${MAX_CLUSTERS} a lab may have ` +
+        `(${MAX_VPCS} VPCs of 15 clusters, the lab range's layout); remove ${root.clusters.length - MAX_CLUSTERS}`,
     });
   }
   if (Array.isArray(root.vpcs) && root.vpcs.length > MAX_VPCS) {
     problems.push({
       path: ['vpcs'],
-      message: `${root.vpcs.length} VPCs are more than the ${MAX_VPCS} a lab may have (this machine has ${cores} CPU cores); remove ${root.vpcs.length - MAX_VPCS} or put more clusters in one VPC`,
+      message:
+        `${root.vpcs.length} VPCs are more than the ${MAX_VPCS} a lab may have (this machine has ${cores} CPU cores); ` +
+        `remove ${root.vpcs.length - MAX_VPCS} or put more clusters in one VPC`,
     });
   }
   return problems;
@@ -192,7 +198,9 @@ function missingRequirements(addon: string, names: (string | undefined)[], at: (
     {
       path: at,
       value: addon,
-      message: `needs ${missing.join(' and ')} in the same lab (it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
+      message:
+        `needs ${missing.join(' and ')} in the same lab ` +
+        `(it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
     },
   ];
 }

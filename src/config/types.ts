@@ -53,7 +53,10 @@ export const SUPPORTED_KUBERNETES_VERSIONS = KUBERNETES_RELEASES.map((r) => r.ku
 export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
 /** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
 export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
-/** Addons that need others in the same lab: cluster-gateway's addon mode takes its credentials from managed-serviceaccount and its egress from cluster-proxy. */
+/**
+ * Addons that need others in the same lab: cluster-gateway's addon mode takes its credentials from
+ * managed-serviceaccount and its egress from cluster-proxy.
+ */
 export const ADDON_REQUIRES: Partial<Record<AddonName, readonly AddonName[]>> = { 'cluster-gateway': ['cluster-proxy', 'managed-serviceaccount'] };
 
 /**

@@ -60,7 +60,8 @@ export async function productionModules(packageRoot: string): Promise<Production
     if (!dir) {
       if (optional) continue;
       throw new Error(
-        `${name} (needed by ${path.relative(packageRoot, from) || 'ocm-lab'}) is not installed: no node_modules/${name} in ${from} or above; run npm ci (or npm install)`,
+        `${name} (needed by ${path.relative(packageRoot, from) || 'ocm-lab'}) is not installed: ` +
+          `no node_modules/${name} in ${from} or above; run npm ci (or npm install)`,
       );
     }
     if (visited.has(dir)) continue;

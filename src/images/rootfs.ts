@@ -70,7 +70,10 @@ export function debootstrapArgs(spec: RootfsSpec, target: string, mirror: string
   return [`--variant=${spec.variant}`, `--include=${packages.join(',')}`, spec.suite, target, mirror];
 }
 
-/** Unmounts whatever is mounted under `dir` (debootstrap mounts proc and sys in the target; a killed run leaves them), deepest first, so removing the tree never reaches the host's. */
+/**
+ * Unmounts whatever is mounted under `dir` (debootstrap mounts proc and sys in the target; a killed
+ * run leaves them), deepest first, so removing the tree never reaches the host's.
+ */
 async function unmountUnder(dir: string): Promise<void> {
   const mounts = await fs.readFile('/proc/self/mounts', 'utf8').catch(() => '');
   const prefix = path.resolve(dir) + '/';

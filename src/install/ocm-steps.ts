@@ -35,7 +35,10 @@ function acceptDiagnostics(ctx: InstallContext): AcceptDiagnostics {
       const spoke = ctx.clusters.find((c) => c.name === name);
       const parts = [
         spoke ? `${name}:\n${await withClient(spoke, (c) => deploymentSummary(c, AGENT_NAMESPACE, AGENT_DEPLOYMENTS, { allLogs: true, logLines: 25 }))}` : '',
-        `${hubOf(ctx).name}:\n${await withClient(hubOf(ctx), (c) => deploymentSummary(c, HUB_CONTROLLER_NAMESPACE, ['cluster-manager-registration-controller'], { allLogs: true, logLines: 25 }))}`,
+        `${hubOf(ctx).name}:\n` +
+          (await withClient(hubOf(ctx), (c) =>
+            deploymentSummary(c, HUB_CONTROLLER_NAMESPACE, ['cluster-manager-registration-controller'], { allLogs: true, logLines: 25 }),
+          )),
       ];
       return parts.filter(Boolean).join('\n');
     },

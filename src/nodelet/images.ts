@@ -149,12 +149,18 @@ export class ImageCatalog {
     if (upstream && !this.opts.binaries[upstream.binary])
       return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
     if (upstream)
-      return `image "${ref}" is not available on this node: it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`;
+      return (
+        `image "${ref}" is not available on this node: ` +
+        `it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`
+      );
     const addonImage = UPSTREAM_ADDON_IMAGES.find((u) => ref.split(':')[0] === u.ref.split(':')[0]);
     if (addonImage) {
       const missing = addonImage.files.filter((f) => !this.opts.binaries[f.binary]).map((f) => f.binary);
       if (missing.length)
-        return `image "${ref}" needs the provisioned binaries ${missing.join(', ')}, which this nodelet was not given (the lab runs ${addonImage.addon} with implementation ocm-lab)`;
+        return (
+          `image "${ref}" needs the provisioned binaries ${missing.join(', ')}, which this nodelet was not given ` +
+          `(the lab runs ${addonImage.addon} with implementation ocm-lab)`
+        );
       return `image "${ref}" is not available on this node: it runs ${addonImage.ref} only (the pinned upstream version)`;
     }
     return `image "${ref || '(none)'}" is not available on this node: the ocm-lab nodelet runs only ${this.describe()}`;

@@ -248,7 +248,8 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
     });
   }
   log(
-    `nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`,
+    `nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}` +
+      `${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`,
   );
 
   return {

@@ -120,7 +120,8 @@ export function acceptTimeoutReport(input: TimeoutReportInput): string {
   const lines: string[] = [`cluster ${cluster} was not accepted, joined and available within ${Math.round(input.timeoutMs / 1000)} s`];
   if (!mc) {
     lines.push(
-      `  missing: ManagedCluster ${cluster} does not exist on the hub — the klusterlet agent never registered (is it running, can it reach the hub, is its bootstrap token valid?)`,
+      `  missing: ManagedCluster ${cluster} does not exist on the hub — ` +
+        'the klusterlet agent never registered (is it running, can it reach the hub, is its bootstrap token valid?)',
     );
   } else {
     if (mc.spec?.hubAcceptsClient !== true) lines.push('  missing: spec.hubAcceptsClient is not true');

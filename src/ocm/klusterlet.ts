@@ -131,7 +131,8 @@ export async function waitForKlusterlet(spoke: KubeClient, options: InstallProgr
       const available = conditionOf(k, 'Available');
       if (available?.status === 'True') return true;
       options.progress(
-        `${options.clusterName}: Klusterlet Available is ${available ? `${available.status} (${available.reason}${available.message ? `: ${available.message}` : ''})` : 'not reported yet'}`,
+        `${options.clusterName}: Klusterlet Available is ` +
+          `${available ? `${available.status} (${available.reason}${available.message ? `: ${available.message}` : ''})` : 'not reported yet'}`,
       );
       return undefined;
     },

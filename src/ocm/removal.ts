@@ -73,7 +73,9 @@ export async function waitGone(client: KubeClient, objects: readonly Removable[]
   throw new NotReadyError(
     `${what}: not gone within ${Math.round(options.timeoutMs / 1000)} s:\n${left.map((l) => whyStillThere(l.current, describeObject(l.obj))).join('\n')}`,
     {
-      hint: 'a finalizer is removed by the controller that set it; if that controller no longer runs, remove the finalizer by hand (kubectl patch … --type=merge -p \'{"metadata":{"finalizers":null}}\') and run down again',
+      hint:
+        'a finalizer is removed by the controller that set it; if that controller no longer runs, ' +
+        'remove the finalizer by hand (kubectl patch … --type=merge -p \'{"metadata":{"finalizers":null}}\') and run down again',
     },
   );
 }

@@ -126,9 +126,12 @@ export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progres
       .filter((l) => !l.startsWith('go: downloading ') && !/^[\w.~-]+(\/[\w.~+-]+)*$/.test(l.trim()))
       .join('\n');
     throw new MissingPrerequisiteError(
-      `building ${recipe.title} failed: go ${args.join(' ')} (in ${workDir}, CGO_ENABLED=0${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) exited with status ${String(result.exitCode ?? result.signal)}\n--- output (last lines) ---\n${tail(printed, 25)}`,
+      `building ${recipe.title} failed: go ${args.join(' ')} (in ${workDir}, CGO_ENABLED=0${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) ` +
+        `exited with status ${String(result.exitCode ?? result.signal)}\n--- output (last lines) ---\n${tail(printed, 25)}`,
       {
-        hint: `check that the Go module proxy (go env GOPROXY) is reachable and serves ${recipe.module}@${recipe.version}; or provide the binaries with --bin-dir`,
+        hint:
+          `check that the Go module proxy (go env GOPROXY) is reachable and serves ${recipe.module}@${recipe.version}; ` +
+          'or provide the binaries with --bin-dir',
       },
     );
   }

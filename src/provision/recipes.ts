@@ -80,7 +80,10 @@ export interface Recipe {
   noSumDb: string[];
   /** Replace every `k8s.io/*` module the upstream go.mod requires at v0.0.0 with this published version. */
   stagingVersion?: string;
-  /** Keep the upstream go.mod's `replace` directives that name a module version (a wrapper module otherwise drops them: only the main module's replaces count). */
+  /**
+   * Keep the upstream go.mod's `replace` directives that name a module version (a wrapper module
+   * otherwise drops them: only the main module's replaces count).
+   */
   keepUpstreamReplaces?: boolean;
   /** `-X` stamps; `-s -w` are added by the build. */
   ldflags: string[];

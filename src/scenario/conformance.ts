@@ -39,7 +39,9 @@ export async function runConformance(config: LabConfig, options: ConformanceOpti
       const refused = chosen.map((s) => [s.name, missingRequirement(s, environment)] as const).filter(([, why]) => why);
       if (refused.length) {
         throw new MissingPrerequisiteError(`lab '${environment.labName}' cannot run ${refused.map(([name, why]) => `${name} (${why})`).join('; ')}`, {
-          hint: `the lab reports capabilities [${environment.capabilities.join(', ')}], clusters [${environment.clusters.join(', ')}], addons [${environment.addons.join(', ')}]; nothing was run`,
+          hint:
+            `the lab reports capabilities [${environment.capabilities.join(', ')}], clusters [${environment.clusters.join(', ')}], ` +
+            `addons [${environment.addons.join(', ')}]; nothing was run`,
         });
       }
     }

@@ -21,25 +21,38 @@ export function junitXml(results: readonly { scenario: Scenario; result: Scenari
     const cases =
       result.status === 'skipped'
         ? [
-            `    <testcase classname="${attr(scenario.name)}" name="requirements" time="0">\n      <skipped message="${attr(result.skipReason ?? '')}"/>\n    </testcase>`,
+            `    <testcase classname="${attr(scenario.name)}" name="requirements" time="0">\n` +
+              `      <skipped message="${attr(result.skipReason ?? '')}"/>\n    </testcase>`,
           ]
         : result.steps.map((s) => {
-            const head = `    <testcase classname="${attr(scenario.name)}" name="${attr(`line ${s.step.line}${s.step.cleanup ? ' (cleanup)' : ''}: ${s.step.code.trim().split('\n')[0] ?? ''}`)}" file="${attr(scenario.file)}" line="${s.step.line}" time="${seconds(s.durationMs)}"`;
+            const caseName = `line ${s.step.line}${s.step.cleanup ? ' (cleanup)' : ''}: ${s.step.code.trim().split('\n')[0] ?? ''}`;
+            const head =
+              `    <testcase classname="${attr(scenario.name)}" name="${attr(caseName)}" ` +
+              `file="${attr(scenario.file)}" line="${s.step.line}" time="${seconds(s.durationMs)}"`;
             if (s.status === 'passed') return `${head}/>`;
             const inner =
               s.status === 'failed'
-                ? `<failure message="${attr((s.failure ?? 'failed').split('\n')[0]!)}" type="${s.failedExpectation ? `expect ${s.failedExpectation.kind}` : 'exit status'}">${text(describeFailure(scenario, s))}</failure>`
+                ? `<failure message="${attr((s.failure ?? 'failed').split('\n')[0]!)}" ` +
+                  `type="${s.failedExpectation ? `expect ${s.failedExpectation.kind}` : 'exit status'}">${text(describeFailure(scenario, s))}</failure>`
                 : '<skipped message="not run: an earlier step failed"/>';
             return `${head}>\n      ${inner}\n    </testcase>`;
           });
     const failures = result.steps.filter((s) => s.status === 'failed').length;
     const skipped = result.status === 'skipped' ? 1 : result.steps.filter((s) => s.status === 'not-run').length;
-    return `  <testsuite name="${attr(scenario.name)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(result.durationMs)}">\n${cases.join('\n')}\n  </testsuite>`;
+    return (
+      `  <testsuite name="${attr(scenario.name)}" tests="${cases.length}" failures="${failures}" errors="0" ` +
+      `skipped="${skipped}" time="${seconds(result.durationMs)}">\n` +
+      `${cases.join('\n')}\n  </testsuite>`
+    );
   });
   const total = (f: (r: ScenarioResult) => number) => results.reduce((n, r) => n + f(r.result), 0);
   const tests = total((r) => (r.status === 'skipped' ? 1 : r.steps.length));
   const failures = total((r) => r.steps.filter((s) => s.status === 'failed').length);
   const skipped = total((r) => (r.status === 'skipped' ? 1 : r.steps.filter((s) => s.status === 'not-run').length));
   const time = seconds(total((r) => r.durationMs));
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${attr(name)}" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n${suites.join('\n')}\n</testsuites>\n`;
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<testsuites name="${attr(name)}" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n` +
+    `${suites.join('\n')}\n</testsuites>\n`
+  );
 }

@@ -86,7 +86,8 @@ function parseFrontMatter(lines: readonly string[], file: string): FrontMatter {
     fail(
       file,
       end + 1,
-      `the front matter closed here has ${text.length} characters, more than the ${MAX_FRONT_MATTER_CHARS} it may have (title, summary and requires take a few hundred): is the --- that should close it missing?`,
+      `the front matter closed here has ${text.length} characters, more than the ${MAX_FRONT_MATTER_CHARS} it may have ` +
+        '(title, summary and requires take a few hundred): is the --- that should close it missing?',
     );
   }
   const read = readYaml(text);

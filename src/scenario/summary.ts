@@ -120,7 +120,8 @@ export function conformanceSummaryMarkdown(cell: MatrixCell, result: RunSummary)
     '| --- | --- | ---: |',
     ...rows,
     '',
-    `**${totals}** in ${formatDuration(result.durationMs)}${result.interrupted ? ' (interrupted)' : ''} · lab \`${cell.lab}\` · OCM ${cell.ocmVersion} · addons: ${addons}`,
+    `**${totals}** in ${formatDuration(result.durationMs)}${result.interrupted ? ' (interrupted)' : ''} · ` +
+      `lab \`${cell.lab}\` · OCM ${cell.ocmVersion} · addons: ${addons}`,
     '',
   ].join('\n');
 }

@@ -85,7 +85,9 @@ function codeBlock(fence: Fence): string {
         : kind === 'command'
           ? `${word}${rest.length ? ` ${rest.join(' ')}` : ''}`
           : word;
-  return `<figure class="${kind}">${caption ? `<figcaption>${escapeHtml(caption)}</figcaption>` : ''}<pre><code>${escapeHtml(fence.body)}</code></pre></figure>`;
+  return (
+    `<figure class="${kind}">${caption ? `<figcaption>${escapeHtml(caption)}</figcaption>` : ''}` + `<pre><code>${escapeHtml(fence.body)}</code></pre></figure>`
+  );
 }
 
 /** A small Markdown rendering: headings, paragraphs, lists, quotes, code blocks (commands, expectations and outputs styled apart). */
@@ -150,12 +152,13 @@ blockquote{margin:1rem 0;padding:.4rem .8rem;border-left:4px solid #c33;backgrou
 export function transcriptHtml(scenario: Scenario, result: ScenarioResult, context: TranscriptContext = {}): string {
   const lines = transcriptMarkdown(scenario, result, context).split('\n');
   const bodyStart = lines.findIndex((l, i) => i > 0 && l.trim() === '---') + 1;
+  const statusLine = `${scenario.name}: ${result.status}${context.lab ? ` on lab ${context.lab}` : ''}, ${(context.date ?? new Date()).toISOString()}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(scenario.title)}</title><style>${STYLE}</style></head>
 <body>
 <h1>${escapeHtml(scenario.title)}</h1>
 <p class="summary">${escapeHtml(scenario.summary)}</p>
-<p class="status ${result.status}">${escapeHtml(`${scenario.name}: ${result.status}${context.lab ? ` on lab ${context.lab}` : ''}, ${(context.date ?? new Date()).toISOString()}`)}</p>
+<p class="status ${result.status}">${escapeHtml(statusLine)}</p>
 ${markdownToHtml(lines, bodyStart)}
 </body></html>
 `;

@@ -156,7 +156,8 @@ class ServerLink {
         if (!this.warnedUnrecognized) {
           this.warnedUnrecognized = true;
           this.agent.log(
-            `agent ${this.agent.agentID}: proxy server ${this.serverID} sent a packet of unknown type ${pkt.declaredType}; ignored (logged once per server connection)`,
+            `agent ${this.agent.agentID}: proxy server ${this.serverID} sent a packet of unknown type ${pkt.declaredType}; ` +
+              'ignored (logged once per server connection)',
           );
         }
         return;

@@ -264,7 +264,8 @@ class TunnelProxyServer implements ProxyServer, DialBroker {
         if (!pd || pd.backend !== backend) {
           this.metrics.add('dial_failure_count', 1, { reason: 'unrecognized_response' });
           this.log(
-            `agent ${backend.agentID} answered dial ${pkt.random}, which it was never sent; ${pkt.connectID !== 0n ? `asked it to close connection ${pkt.connectID}` : 'ignored'}`,
+            `agent ${backend.agentID} answered dial ${pkt.random}, which it was never sent; ` +
+              `${pkt.connectID !== 0n ? `asked it to close connection ${pkt.connectID}` : 'ignored'}`,
           );
           if (pkt.connectID !== 0n && !backend.conns.has(pkt.connectID)) backend.send({ type: PacketType.CLOSE_REQ, connectID: pkt.connectID });
           return;

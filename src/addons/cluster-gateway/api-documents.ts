@@ -55,7 +55,10 @@ function schemas(ref: (name: string) => string): Record<string, unknown> {
     [`${PREFIX}.ClusterGateway`]: {
       type: 'object',
       description:
-        'ClusterGateway is a managed cluster as the gateway reaches it: where its API server is, how (directly or through cluster-proxy) and with which credential. Built from a Secret in the credentials namespace; not stored. Its proxy subresource forwards Kubernetes API requests to the cluster.',
+        'ClusterGateway is a managed cluster as the gateway reaches it: where its API server is, ' +
+        'how (directly or through cluster-proxy) and with which credential. ' +
+        'Built from a Secret in the credentials namespace; not stored. ' +
+        'Its proxy subresource forwards Kubernetes API requests to the cluster.',
       properties: {
         apiVersion: str('APIVersion defines the versioned schema of this representation of an object.'),
         kind: str('Kind is a string value representing the REST resource this object represents.'),

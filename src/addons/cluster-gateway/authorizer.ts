@@ -53,9 +53,15 @@ export class SubjectAccessReviewer {
   }
 }
 
-/** The API server's wording for a refusal: `clustergateways.cluster.core.oam.dev "c1" is forbidden: User "u" cannot get resource "clustergateways/proxy" in API group "…" at the cluster scope`. */
+/**
+ * The API server's wording for a refusal: `clustergateways.cluster.core.oam.dev "c1" is forbidden:
+ * User "u" cannot get resource "clustergateways/proxy" in API group "…" at the cluster scope`.
+ */
 export function forbiddenMessage(who: CallerIdentity, a: ResourceAttributes, reason: string): string {
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   const target = a.name ? `${a.resource}.${a.group} "${a.name}"` : `${a.resource}.${a.group}`;
-  return `${target} is forbidden: User "${who.user}" cannot ${a.verb} resource "${resource}" in API group "${a.group}" at the cluster scope${reason ? `: ${reason}` : ''}`;
+  return (
+    `${target} is forbidden: User "${who.user}" cannot ${a.verb} resource "${resource}" ` +
+    `in API group "${a.group}" at the cluster scope${reason ? `: ${reason}` : ''}`
+  );
 }

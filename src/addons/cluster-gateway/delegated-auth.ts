@@ -27,7 +27,8 @@ export function frontProxyConfigFrom(data: Record<string, string> | undefined): 
   const caPem = data?.['requestheader-client-ca-file'];
   if (!caPem) {
     throw new Error(
-      'ConfigMap kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: the hub API server runs without --requestheader-client-ca-file, so it cannot delegate authentication to an aggregated API server',
+      'ConfigMap kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: ' +
+        'the hub API server runs without --requestheader-client-ca-file, so it cannot delegate authentication to an aggregated API server',
     );
   }
   const names = (key: string, fallback: string[]) => {

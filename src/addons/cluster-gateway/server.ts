@@ -128,7 +128,8 @@ export class GatewayServer {
     await Promise.all([this.secrets.waitForSync(), this.clusters?.waitForSync()]);
     this.port = (this.server.address() as net.AddressInfo).port;
     o.log(
-      `cluster-gateway serving ${GATEWAY_GROUP}/${GATEWAY_VERSION} on ${o.host}:${this.port}; ${this.store.list().length} ClusterGateways from ${this.credentialsNamespace}`,
+      `cluster-gateway serving ${GATEWAY_GROUP}/${GATEWAY_VERSION} on ${o.host}:${this.port}; ` +
+        `${this.store.list().length} ClusterGateways from ${this.credentialsNamespace}`,
     );
   }
 

@@ -72,7 +72,8 @@ export class ServingTls {
       this.tlsProfile = next;
       server.setSecureContext(this.secureContext());
       this.log(
-        `TLS profile from ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}: minimum ${next.minVersion}${next.cipherSuites.length ? `, cipher suites ${next.cipherSuites.join(',')}` : ''}`,
+        `TLS profile from ${ADDON_MANAGER_NAMESPACE}/${TLS_PROFILE_CONFIGMAP}: minimum ${next.minVersion}` +
+          `${next.cipherSuites.length ? `, cipher suites ${next.cipherSuites.join(',')}` : ''}`,
       );
     });
   }

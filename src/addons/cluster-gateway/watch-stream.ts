@@ -34,7 +34,18 @@ export function streamWatch(res: ServerResponse, store: GatewayStore, w: WatchRe
   if (!subscription) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
-      `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${w.resourceVersion}`, reason: 'Expired', code: 410 } })}\n`,
+      JSON.stringify({
+        type: 'ERROR',
+        object: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `too old resource version: ${w.resourceVersion}`,
+          reason: 'Expired',
+          code: 410,
+        },
+      }) + '\n',
     );
     return;
   }

@@ -90,7 +90,8 @@ async function reconcileUserServer(
   const sans = checkedAdditionalSANs(userServerAdditionalSANs(mpc));
   if (sans.rejected.length)
     issues.push(
-      `spec.userServer.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the user server's certificate)`,
+      `spec.userServer.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} ` +
+        "is neither a hostname nor an IP address (left out of the user server's certificate)",
     );
   const serving = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.userServing, {
     commonName: 'cluster-proxy-addon-user',
@@ -168,7 +169,8 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       const sans = checkedAdditionalSANs(additionalSANs(mpc));
       if (sans.rejected.length)
         issues.push(
-          `spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} is neither a hostname nor an IP address (left out of the certificates)`,
+          `spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} ` +
+            'is neither a hostname nor an IP address (left out of the certificates)',
         );
       const names = proxyServerNames(agentEntrypoint(mpc).host, sans.usable);
       const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, {

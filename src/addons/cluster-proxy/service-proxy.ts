@@ -62,7 +62,8 @@ async function hubReview(opts: ServiceProxyOptions, token: string): Promise<Revi
   } catch (err) {
     throw new Refusal(
       503,
-      `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR`,
+      `cannot check the token on the hub yet: the agent's hub kubeconfig ${opts.hubKubeconfig} is not usable (${(err as Error).message}); ` +
+        "the registration agent writes Secret cluster-proxy-hub-kubeconfig once the hub approves the addon's CSR",
     );
   }
   try {

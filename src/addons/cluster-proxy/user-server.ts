@@ -35,7 +35,10 @@ export interface UserServer {
 /** Why a tunnelled hop failed, in words a user can act on. */
 function hopFailure(cluster: string, err: Error): string {
   if (/No agent available/i.test(err.message)) {
-    return `cluster ${cluster}: no cluster-proxy agent with the service proxy is connected (is the addon Available there, and spec.userServer set on ManagedProxyConfiguration cluster-proxy?)`;
+    return (
+      `cluster ${cluster}: no cluster-proxy agent with the service proxy is connected ` +
+      '(is the addon Available there, and spec.userServer set on ManagedProxyConfiguration cluster-proxy?)'
+    );
   }
   return `proxy to cluster ${cluster} failed: ${err.message}`;
 }

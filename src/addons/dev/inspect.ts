@@ -14,7 +14,8 @@ function withFrameworkUrl(code: string): string {
 
 /**
  * The AddonDefinition a manager bundle exports, loaded here the way `internal run-addon` loads
- * it on the hub (there module hooks resolve `ocm-lab/addon-framework`; here the import is rewritten): `addon dev` needs its name, and a bundle that exports none fails here, early.
+ * it on the hub (there module hooks resolve `ocm-lab/addon-framework`; here the import is rewritten):
+ * `addon dev` needs its name, and a bundle that exports none fails here, early.
  */
 export async function inspectManagerBundle(code: string, hash: string): Promise<AddonDefinition> {
   const file = path.join(os.tmpdir(), `ocm-lab-addon-manager-${process.pid}-${hash}.mjs`);

@@ -78,9 +78,12 @@ export async function waitPodsRunning(
           `no pod matches ${what.labelSelector}`;
         if (Date.now() > deadline) {
           throw new NotReadyError(
-            `no pod of ${addon} (${what.labelSelector}) with code ${hash} runs on ${name} within ${Math.round(options.timeoutMs / 1000)} s; its pods: ${lastSeen[name]}`,
+            `no pod of ${addon} (${what.labelSelector}) with code ${hash} runs on ${name} within ${Math.round(options.timeoutMs / 1000)} s; ` +
+              `its pods: ${lastSeen[name]}`,
             {
-              hint: `see the ManifestWork: kubectl --context hub -n ${name} get manifestwork addon-${addon}-deploy-0 -o yaml, and the manager's log in ${ADDON_MANAGER_NAMESPACE}`,
+              hint:
+                `see the ManifestWork: kubectl --context hub -n ${name} get manifestwork addon-${addon}-deploy-0 -o yaml, ` +
+                `and the manager's log in ${ADDON_MANAGER_NAMESPACE}`,
             },
           );
         }

@@ -29,7 +29,10 @@ export function addonNameProblem(name: string): string | null {
   if (!DNS1123_LABEL.test(name))
     return `addon name ${JSON.stringify(name)} is not a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit`;
   if (name.length > MAX_ADDON_NAME)
-    return `addon name ${JSON.stringify(name)} has ${name.length} characters; at most ${MAX_ADDON_NAME} (object names derived from it must stay DNS-1123 labels)`;
+    return (
+      `addon name ${JSON.stringify(name)} has ${name.length} characters; ` +
+      `at most ${MAX_ADDON_NAME} (object names derived from it must stay DNS-1123 labels)`
+    );
   return null;
 }
 

@@ -91,7 +91,8 @@ export class ConfigMapCopier {
         const result = await this.copy(cm);
         if (result !== 'unchanged')
           this.options.log(
-            `ConfigMap ${this.options.namespace}/${name} ${result} (hub ${cm.metadata.namespace}/${name} resourceVersion ${cm.metadata.resourceVersion ?? '?'})`,
+            `ConfigMap ${this.options.namespace}/${name} ${result} ` +
+              `(hub ${cm.metadata.namespace}/${name} resourceVersion ${cm.metadata.resourceVersion ?? '?'})`,
           );
       } catch (err) {
         this.options.log(`copying ConfigMap ${cm.metadata.namespace}/${name}: ${(err as Error).message}; retrying`);

@@ -64,7 +64,9 @@ async function reconcileManagedServiceAccounts(hub: KubeClient, ttl: TtlDeletion
     ttl.observe(msa);
     if (clusters.has(msa.metadata.namespace ?? '')) continue;
     const conditions: Condition[] = [...(msa.status?.conditions ?? [])];
-    const message = `namespace ${msa.metadata.namespace} is not the namespace of a managed cluster, so no agent serves this ManagedServiceAccount; create it in a cluster's namespace (one of: ${[...clusters].sort().join(', ') || 'none yet'})`;
+    const message =
+      `namespace ${msa.metadata.namespace} is not the namespace of a managed cluster, so no agent serves this ManagedServiceAccount; ` +
+      `create it in a cluster's namespace (one of: ${[...clusters].sort().join(', ') || 'none yet'})`;
     let changed = setCondition(conditions, { type: CONDITIONS.secretCreated, status: 'False', reason: 'NotAManagedCluster', message });
     changed = setCondition(conditions, { type: CONDITIONS.tokenReported, status: 'False', reason: 'TokenReportFailed', message }) || changed;
     if (changed) await hub.put(`${objectPath(msa)}/status`, { ...msa, status: { ...msa.status, conditions } });
@@ -119,7 +121,8 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
   const ttl = new TtlDeletions(async (msa) => {
     if (await deleteMsa(hubOf(), msa))
       log(
-        `deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`,
+        `deleted ManagedServiceAccount ${msa.metadata.namespace}/${msa.metadata.name}: ` +
+          `its ttlSecondsAfterCreation (${msa.spec?.ttlSecondsAfterCreation}) ran out`,
       );
   }, log);
   let hub: KubeClient | undefined;

@@ -129,7 +129,9 @@ export class MsaAgent {
         tokenSecretRef: { name, lastRefreshTimestamp: rfc3339(refreshed) },
       },
     });
-    return `token ${created ? 'issued for a new ServiceAccount' : `refreshed (${reason ?? 'ServiceAccount recreated'})`}, expires ${rfc3339(issued.expiration)}`;
+    return (
+      `token ${created ? 'issued for a new ServiceAccount' : `refreshed (${reason ?? 'ServiceAccount recreated'})`}, ` + `expires ${rfc3339(issued.expiration)}`
+    );
   }
 
   /** True when the ServiceAccount had to be created (any older token belongs to a previous one). */

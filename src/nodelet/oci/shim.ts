@@ -80,7 +80,10 @@ export async function makeShimOutput(bundle: string): Promise<ShimOutputFds> {
   return openReadEnds(bundle);
 }
 
-/** Opens the read ends of a running shim's FIFOs; undefined when the shim is gone (it might have gone before the open, and then no end-of-file would ever come). */
+/**
+ * Opens the read ends of a running shim's FIFOs; undefined when the shim is gone (it might have gone
+ * before the open, and then no end-of-file would ever come).
+ */
 export async function reopenShimOutput(bundle: string): Promise<ShimOutputFds | undefined> {
   const fds = await openReadEnds(bundle).catch(() => undefined);
   if (fds && !(await liveShimPid(bundle))) {

@@ -117,7 +117,8 @@ export function renderServiceRules(services: ServiceLike[], slices: EndpointSlic
   const filter = ['*filter', ':INPUT ACCEPT [0:0]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]'];
   for (const f of all.filter((x) => !x.backends.length)) {
     filter.push(
-      `-A OUTPUT -d ${f.ip}/32 -p ${f.protocol} -m ${f.protocol} --dport ${f.port} -m comment --comment ${quote(`${f.id} has no endpoints`)} -j REJECT --reject-with icmp-port-unreachable`,
+      `-A OUTPUT -d ${f.ip}/32 -p ${f.protocol} -m ${f.protocol} --dport ${f.port} ` +
+        `-m comment --comment ${quote(`${f.id} has no endpoints`)} -j REJECT --reject-with icmp-port-unreachable`,
     );
   }
   filter.push('COMMIT');

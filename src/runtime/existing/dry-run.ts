@@ -52,7 +52,8 @@ export async function existingRuntimePlan(
 function renderExistingPlan(plan: ExistingLabPlan): string {
   const out: string[] = [];
   out.push(
-    `lab '${plan.lab}' on existing clusters: would use these contexts of ${plan.kubeconfig} (${plan.contextsFrom === 'flags' ? 'from the flags' : 'as the lab recorded them'}); no cluster is created or deleted`,
+    `lab '${plan.lab}' on existing clusters: would use these contexts of ${plan.kubeconfig} ` +
+      `(${plan.contextsFrom === 'flags' ? 'from the flags' : 'as the lab recorded them'}); no cluster is created or deleted`,
   );
   out.push('');
   out.push('Clusters:');
@@ -77,7 +78,8 @@ export function renderExistingDownPlan(plan: ExistingDownPlan): string {
   if (!plan.exists) return `lab '${plan.lab}' on existing clusters: not recorded (no state in ${plan.labDir}); down would do nothing`;
   const out: string[] = [];
   out.push(
-    `lab '${plan.lab}' on existing clusters (${plan.kubeconfig ?? '?'}): the clusters stay; what up installed is taken off them (see below), then the lab is forgotten`,
+    `lab '${plan.lab}' on existing clusters (${plan.kubeconfig ?? '?'}): ` +
+      'the clusters stay; what up installed is taken off them (see below), then the lab is forgotten',
   );
   out.push('');
   out.push('Clusters:');

@@ -65,7 +65,10 @@ async function otherHub(endpoint: ResolvedContext['endpoint']): Promise<string |
       .get<{ items: KubeObject[] }>('/apis/operator.open-cluster-management.io/v1/clustermanagers')
       .catch(() => ({ items: [] as KubeObject[] }));
     const managers = list.items.map((i) => i.metadata.name);
-    return `CRD clustermanagers.operator.open-cluster-management.io exists (created ${crd.metadata.creationTimestamp ?? '?'})${managers.length ? ` and ClusterManager ${managers.join(', ')}` : ''}`;
+    return (
+      `CRD clustermanagers.operator.open-cluster-management.io exists (created ${crd.metadata.creationTimestamp ?? '?'})` +
+      `${managers.length ? ` and ClusterManager ${managers.join(', ')}` : ''}`
+    );
   } finally {
     client.close();
   }

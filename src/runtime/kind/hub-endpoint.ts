@@ -25,7 +25,8 @@ export async function ensureHubEndpoint(plan: HubEndpointPlan, progress: (line: 
   const did: string[] = [];
   if (c && c.Config.Labels?.[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
     throw new Error(
-      `a container named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(c.Config.Labels)}); remove it (docker rm -f ${plan.name}) or name the lab differently`,
+      `a container named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(c.Config.Labels)}); ` +
+        `remove it (docker rm -f ${plan.name}) or name the lab differently`,
     );
   }
   if (!c) {

@@ -89,7 +89,8 @@ export class KindCli {
     const r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
     if (r.exitCode !== 0) {
       throw new Error(
-        `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n${kindFailureSummary(`${r.stdout}\n${r.stderr}`)}`,
+        `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n` +
+          kindFailureSummary(`${r.stdout}\n${r.stderr}`),
       );
     }
   }

@@ -31,7 +31,8 @@ export function renderKindConfig(template: string, values: Readonly<Record<strin
   });
   if (missing.size)
     throw new Error(
-      `kind config template uses ${[...missing].map((m) => `{{${m}}}`).join(', ')}, which ocm-lab does not provide (it provides: ${Object.keys(values).join(', ')})`,
+      `kind config template uses ${[...missing].map((m) => `{{${m}}}`).join(', ')}, ` +
+        `which ocm-lab does not provide (it provides: ${Object.keys(values).join(', ')})`,
     );
   const lines = body.split('\n');
   let start = 0;

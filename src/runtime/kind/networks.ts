@@ -45,7 +45,8 @@ export async function ensureNetwork(plan: KindNetworkPlan): Promise<'created' | 
   if (existing) {
     if (existing.labels[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
       throw new Error(
-        `a Docker network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); remove it (docker network rm ${plan.name}) or name the lab differently`,
+        `a Docker network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); ` +
+          `remove it (docker network rm ${plan.name}) or name the lab differently`,
       );
     }
     return 'exists';

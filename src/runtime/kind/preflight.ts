@@ -59,20 +59,26 @@ export function hostProblems(facts: HostFacts, newClusters: number): { problem: 
   if (facts.platform !== 'linux' || newClusters === 0) return problems;
   if (facts.maxUserWatches !== null && facts.maxUserWatches < MIN_INOTIFY_WATCHES) {
     problems.push({
-      problem: `fs.inotify.max_user_watches is ${facts.maxUserWatches}; kind clusters need at least ${MIN_INOTIFY_WATCHES} (kubelets and systemd in every node watch files)`,
+      problem:
+        `fs.inotify.max_user_watches is ${facts.maxUserWatches}; ` +
+        `kind clusters need at least ${MIN_INOTIFY_WATCHES} (kubelets and systemd in every node watch files)`,
       fix: `sudo sysctl -w fs.inotify.max_user_watches=${MIN_INOTIFY_WATCHES}`,
     });
   }
   if (facts.maxUserInstances !== null && facts.maxUserInstances < MIN_INOTIFY_INSTANCES) {
     problems.push({
-      problem: `fs.inotify.max_user_instances is ${facts.maxUserInstances}; kind clusters need at least ${MIN_INOTIFY_INSTANCES} (clusters fail to start around the fourth otherwise)`,
+      problem:
+        `fs.inotify.max_user_instances is ${facts.maxUserInstances}; ` +
+        `kind clusters need at least ${MIN_INOTIFY_INSTANCES} (clusters fail to start around the fourth otherwise)`,
       fix: `sudo sysctl -w fs.inotify.max_user_instances=${MIN_INOTIFY_INSTANCES}`,
     });
   }
   const needed = newClusters * MEMORY_PER_CLUSTER_BYTES;
   if (facts.memAvailableBytes !== null && facts.memAvailableBytes < needed) {
     problems.push({
-      problem: `${gib(facts.memAvailableBytes)} of memory is available; ${newClusters} new kind cluster${newClusters === 1 ? '' : 's'} need about ${gib(needed)} (${gib(MEMORY_PER_CLUSTER_BYTES)} each)`,
+      problem:
+        `${gib(facts.memAvailableBytes)} of memory is available; ` +
+        `${newClusters} new kind cluster${newClusters === 1 ? '' : 's'} need about ${gib(needed)} (${gib(MEMORY_PER_CLUSTER_BYTES)} each)`,
       fix: 'free memory (stop other labs: ocm-lab down --config …), or use a lab file with fewer clusters',
     });
   }
@@ -84,6 +90,8 @@ export function requireHostFits(facts: HostFacts, newClusters: number): void {
   const problems = hostProblems(facts, newClusters);
   if (!problems.length) return;
   throw new MissingPrerequisiteError(`this machine cannot run the lab's kind clusters: ${problems.map((p) => p.problem).join('; ')}`, {
-    hint: `${problems.map((p) => p.fix).join('\n')}${problems.some((p) => p.fix.includes('sysctl')) ? '\n(to keep the sysctl settings across reboots, put them in /etc/sysctl.d/99-ocm-lab.conf)' : ''}`,
+    hint:
+      `${problems.map((p) => p.fix).join('\n')}` +
+      (problems.some((p) => p.fix.includes('sysctl')) ? '\n(to keep the sysctl settings across reboots, put them in /etc/sysctl.d/99-ocm-lab.conf)' : ''),
   });
 }

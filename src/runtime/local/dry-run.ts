@@ -66,7 +66,8 @@ export function renderLocalPlan(plan: LocalLabPlan): string {
   out.push(net.mode === 'netns' ? `Network namespaces in ${net.cidr} (${net.why}):` : `Loopback addresses in ${net.cidr} (${net.why}):`);
   for (const v of net.vpcs) {
     out.push(
-      `  ${v.name}${v.hub ? ' (hub VPC)' : ''}  ${v.netns ? `netns=${v.netns}  ` : ''}subnet=${v.subnet}${v.gateway ? `  gateway=${v.gateway} on ${v.hostInterface} (peer ${v.namespaceInterface} in the namespace)` : ''}`,
+      `  ${v.name}${v.hub ? ' (hub VPC)' : ''}  ${v.netns ? `netns=${v.netns}  ` : ''}subnet=${v.subnet}` +
+        `${v.gateway ? `  gateway=${v.gateway} on ${v.hostInterface} (peer ${v.namespaceInterface} in the namespace)` : ''}`,
     );
     for (const c of v.clusters) out.push(`    ${c.name}  ${c.address}${c.podCidr ? `  pods ${c.podCidr}` : ''}`);
     for (const r of v.routes) out.push(`    route ${r.type === 'unreachable' ? `unreachable ${r.dst}` : r.dst}: ${r.why}`);
@@ -115,7 +116,8 @@ function describeResource(r: NetworkResource): string {
 export function renderLocalDownPlan(plan: LocalDownPlan): string {
   const out: string[] = [];
   out.push(
-    `lab '${plan.lab}' on local: ${plan.exists ? 'would remove (when it exists)' : `is not up (no state in ${plan.labDir}); down would only remove leftovers found by name`}`,
+    `lab '${plan.lab}' on local: ` +
+      `${plan.exists ? 'would remove (when it exists)' : `is not up (no state in ${plan.labDir}); down would only remove leftovers found by name`}`,
   );
   if (plan.processes.length) {
     out.push('');
@@ -130,7 +132,8 @@ export function renderLocalDownPlan(plan: LocalDownPlan): string {
   }
   out.push('');
   out.push(
-    `Leftovers looked for by name: network namespaces ${plan.leftovers.netns}, links ${plan.leftovers.links}, iptables chains ${plan.leftovers.chains.join(', ')}`,
+    `Leftovers looked for by name: network namespaces ${plan.leftovers.netns}, links ${plan.leftovers.links}, ` +
+      `iptables chains ${plan.leftovers.chains.join(', ')}`,
   );
   out.push('');
   out.push(`Lab directory ${plan.labDir}: ${plan.labDirectory === 'kept' ? 'kept (--keep-data)' : 'removed'}`);

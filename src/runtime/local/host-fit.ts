@@ -89,7 +89,9 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
   if (!facts.root) {
     for (const r of plan.raise) {
       plan.problems.push({
-        problem: `${r.key} is ${r.from}; with ${newClusters} more cluster${newClusters === 1 ? '' : 's'} it should be at least ${r.to} (API servers, controller managers and OCM's agents watch files, and past the limit they fail to start)`,
+        problem:
+          `${r.key} is ${r.from}; with ${newClusters} more cluster${newClusters === 1 ? '' : 's'} it should be at least ${r.to} ` +
+          "(API servers, controller managers and OCM's agents watch files, and past the limit they fail to start)",
         fix: `sudo sysctl -w ${r.key}=${r.to}`,
       });
     }
@@ -98,7 +100,9 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
   const needed = newClusters * MEMORY_PER_CLUSTER_BYTES;
   if (newClusters > 0 && facts.memAvailableBytes !== null && facts.memAvailableBytes < needed) {
     plan.problems.push({
-      problem: `${gib(facts.memAvailableBytes)} of memory is available; ${newClusters} new cluster${newClusters === 1 ? '' : 's'} need about ${gib(needed)} (${gib(MEMORY_PER_CLUSTER_BYTES)} each)`,
+      problem:
+        `${gib(facts.memAvailableBytes)} of memory is available; ` +
+        `${newClusters} new cluster${newClusters === 1 ? '' : 's'} need about ${gib(needed)} (${gib(MEMORY_PER_CLUSTER_BYTES)} each)`,
       fix: 'free memory (stop other labs: ocm-lab down --config …), or use a lab file with fewer clusters',
     });
   }
@@ -115,7 +119,9 @@ export async function ensureHostFits(totalClusters: number, newClusters: number,
   const plan = planHostFit(facts ?? (await readLocalHostFacts()), newClusters);
   if (plan.problems.length) {
     throw new MissingPrerequisiteError(`this machine cannot run the lab's ${totalClusters} clusters: ${plan.problems.map((p) => p.problem).join('; ')}`, {
-      hint: `${plan.problems.map((p) => p.fix).join('\n')}${plan.problems.some((p) => p.fix.includes('sysctl')) ? '\n(to keep sysctl settings across reboots, put them in /etc/sysctl.d/99-ocm-lab.conf)' : ''}`,
+      hint:
+        `${plan.problems.map((p) => p.fix).join('\n')}` +
+        `${plan.problems.some((p) => p.fix.includes('sysctl')) ? '\n(to keep sysctl settings across reboots, put them in /etc/sysctl.d/99-ocm-lab.conf)' : ''}`,
     });
   }
   const raised: string[] = [];

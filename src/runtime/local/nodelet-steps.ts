@@ -139,7 +139,9 @@ async function checkNodePrograms(): Promise<void> {
   for (const p of NODE_PROGRAMS) if (!(await onPath(p.program))) missing.push(p);
   if (missing.length) {
     throw new MissingPrerequisiteError(`the nodelet needs ${missing.map((m) => m.program).join(', ')} on PATH to run pods`, {
-      hint: `install ${missing.map((m) => m.packageName).join(' ')} (e.g. 'apt-get install ${missing.map((m) => m.packageName).join(' ')}'; scripts/bootstrap.sh does it)`,
+      hint:
+        `install ${missing.map((m) => m.packageName).join(' ')} ` +
+        `(e.g. 'apt-get install ${missing.map((m) => m.packageName).join(' ')}'; scripts/bootstrap.sh does it)`,
     });
   }
 }
@@ -239,7 +241,8 @@ async function waitForNodeReady(
       const state = await processState(spec);
       if (!state.running) {
         throw new NotReadyError(
-          `${cluster.name}/nodelet ${await howItEnded(exited)} (pid ${String(state.pid)})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
+          `${cluster.name}/nodelet ${await howItEnded(exited)} (pid ${String(state.pid)})\n` +
+            `--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
           {
             hint: `see ${spec.logFile}`,
           },
@@ -259,7 +262,8 @@ async function waitForNodeReady(
     client.close();
   }
   throw new NotReadyError(
-    `node ${nodeName(cluster)} did not become Ready within ${timeoutMs / 1000} s (${last})\n--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
+    `node ${nodeName(cluster)} did not become Ready within ${timeoutMs / 1000} s (${last})\n` +
+      `--- ${spec.logFile} (last lines) ---\n${await logTail(spec.logFile)}`,
     {
       hint: `see ${spec.logFile}`,
     },

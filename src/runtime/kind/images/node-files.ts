@@ -45,9 +45,11 @@ version = 2
  * beside separate `cpu` and `cpuacct`): skipped. (systemd unit syntax: $$ is a literal $.)
  */
 export function kubeletCgroupV1DropIn(): string {
-  return `[Service]
-ExecStartPre=/bin/sh -euc 'if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then for d in /sys/fs/cgroup/*; do if [ -d "$$d" ] && [ ! -L "$$d" ]; then mkdir -p "$$d/kubelet" "$$d/kubelet.slice" 2>/dev/null || true; fi; done; fi'
-`;
+  return (
+    '[Service]\n' +
+    "ExecStartPre=/bin/sh -euc 'if [ ! -f /sys/fs/cgroup/cgroup.controllers ]; then for d in /sys/fs/cgroup/*; do " +
+    'if [ -d "$$d" ] && [ ! -L "$$d" ]; then mkdir -p "$$d/kubelet" "$$d/kubelet.slice" 2>/dev/null || true; fi; done; fi\'\n'
+  );
 }
 
 /** Pods are routed through the node's network namespace (ptp CNI), which needs forwarding on. */

@@ -93,7 +93,8 @@ async function exec(container: string, args: string[], what: string, opts: Resol
   if (r.exitCode !== 0) {
     throw new LabError(
       'failure',
-      `building ${nodeImageRef(opts.release.kubernetes)}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`,
+      `building ${nodeImageRef(opts.release.kubernetes)}: ${what} failed: docker exec ${container} ${args.join(' ')} (exit status ${r.exitCode})\n` +
+        `--- output (last lines) ---\n${tail(`${r.stdout}\n${r.stderr}`)}`,
     );
   }
   return r.stdout;

@@ -67,7 +67,9 @@ export function chooseCidr(requested: string | undefined, used: UsedRange[], own
     const clash = foreign.find((u) => overlaps(u.cidr, requested));
     if (clash) {
       throw new ConflictError(`network.cidr ${requested} overlaps ${clash.what} on this machine`, {
-        hint: 'choose a range that overlaps nothing in `ip route show table all` as network.cidr in the lab file, or omit network.cidr to let ocm-lab pick a free one',
+        hint:
+          'choose a range that overlaps nothing in `ip route show table all` as network.cidr in the lab file, ' +
+          'or omit network.cidr to let ocm-lab pick a free one',
       });
     }
     return requested;

@@ -164,7 +164,8 @@ function checkFits(input: NetworkPlanInput, cidr: string, layout: AddressLayout)
   const crowded = input.vpcs.find((v) => v.clusters.length > layout.clustersPerVpc);
   if (crowded) {
     throw new InvalidInputError(
-      `network.cidr ${cidr} gives each VPC a /${layout.vpcPrefix} with room for ${layout.clustersPerVpc} clusters (each with a /${layout.blockPrefix} of pod addresses); VPC ${crowded.name} has ${crowded.clusters.length}`,
+      `network.cidr ${cidr} gives each VPC a /${layout.vpcPrefix} with room for ${layout.clustersPerVpc} clusters ` +
+        `(each with a /${layout.blockPrefix} of pod addresses); VPC ${crowded.name} has ${crowded.clusters.length}`,
       { hint },
     );
   }
