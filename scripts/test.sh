@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 # vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
 npx tsc -p tsconfig.test.json
+# Format, line width, lint and unused exports before any lab is started (scripts/check-code.sh, docs/ci.md).
+scripts/check-code.sh
 # The kind runtime has its own command (npm run test:kind): a Docker engine, ~15 min with a warm build
 # cache, about 25 min of builds more on a fresh machine (docs/kind.md, "Lifecycle").
 # Labs of the e2e and faults files run on the local runtime even where a Docker engine answers:

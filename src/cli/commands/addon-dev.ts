@@ -39,7 +39,8 @@ export const addonDevCommand: CommandModule<GlobalOptions, Args> = {
         return;
       }
       process.stdout.write(
-        `${summary(first)}\nwatching ${session.dir}/src; Ctrl-C stops watching and leaves ${first.addon} running (remove it with: ocm-lab addon disable ${first.addon})\n`,
+        `${summary(first)}\nwatching ${session.dir}/src; ` +
+          `Ctrl-C stops watching and leaves ${first.addon} running (remove it with: ocm-lab addon disable ${first.addon})\n`,
       );
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());

@@ -38,7 +38,8 @@ export function withoutCluster(config: LabConfig, name: string): LabConfig {
 
 function fileNote(config: LabConfig, name: string, verb: 'lists' | 'does not list'): string {
   return config.source
-    ? `\nnote: ${config.source} ${verb === 'lists' ? 'still lists' : 'does not list'} ${name}: the next 'ocm-lab up --config ${config.source}' ${verb === 'lists' ? 'brings it back' : 'removes it again'}; edit the file to keep this change`
+    ? `\nnote: ${config.source} ${verb === 'lists' ? 'still lists' : 'does not list'} ${name}: ` +
+        `the next 'ocm-lab up --config ${config.source}' ${verb === 'lists' ? 'brings it back' : 'removes it again'}; edit the file to keep this change`
     : '';
 }
 
@@ -56,7 +57,8 @@ const add: CommandModule<GlobalOptions, AddArgs> = {
       argv,
       result,
       (r) =>
-        `\ncluster ${argv.name} added to lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'does not list')}`,
+        `\ncluster ${argv.name} added to lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n` +
+        `${renderStatus(r.status)}${fileNote(config, argv.name, 'does not list')}`,
     );
   },
 };
@@ -72,7 +74,8 @@ const remove: CommandModule<GlobalOptions, RemoveArgs> = {
       argv,
       result,
       (r) =>
-        `\ncluster ${argv.name} removed from lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}${fileNote(config, argv.name, 'lists')}`,
+        `\ncluster ${argv.name} removed from lab '${r.lab}' (${(r.durationMs / 1000).toFixed(1)} s)\n\n` +
+        `${renderStatus(r.status)}${fileNote(config, argv.name, 'lists')}`,
     );
   },
 };

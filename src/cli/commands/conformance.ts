@@ -16,7 +16,8 @@ export const conformanceCommand: CommandModule<GlobalOptions, Args> = {
       .option('summary', {
         type: 'string',
         describe:
-          "write a Markdown table here: the lab's runtime, Kubernetes version and addon implementations, then each document's result and time (for a CI job summary)",
+          "write a Markdown table here: the lab's runtime, Kubernetes version and addon implementations, " +
+          "then each document's result and time (for a CI job summary)",
       })
       .option('only', { type: 'string', describe: 'only documents whose name matches this regular expression' })
       .option('transcript', { type: 'string', describe: 'write each document back with its real output to this folder (.md and .html)' })

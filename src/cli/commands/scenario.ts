@@ -22,7 +22,9 @@ export function summarise(result: ConformanceResult): string {
     r.skipReason ?? (r.status === 'failed' ? `line ${r.steps.find((s) => s.status === 'failed')?.step.line ?? '?'}` : ''),
   ]);
   for (const name of result.notRun) rows.push([name, 'NOT RUN', '-', '-', result.interrupted ? 'interrupted' : 'an earlier document failed']);
-  const totals = `${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped${result.notRun.length ? `, ${result.notRun.length} not run` : ''} on lab ${result.lab} in ${(result.durationMs / 1000).toFixed(1)} s`;
+  const notRun = result.notRun.length ? `, ${result.notRun.length} not run` : '';
+  const seconds = (result.durationMs / 1000).toFixed(1);
+  const totals = `${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped${notRun} on lab ${result.lab} in ${seconds} s`;
   const files = result.transcripts.length ? `\ntranscripts: ${result.transcripts.join(', ')}` : '';
   return `${renderTable(['SCENARIO', 'RESULT', 'STEPS', 'TIME', 'NOTE'], rows)}\n\n${totals}${files}`;
 }

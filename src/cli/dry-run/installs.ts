@@ -118,7 +118,8 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   if (action === 'down') {
     out.push(
       clustersStay
-        ? `Installs taken off the clusters first: the addons (${plan.addons.map((a) => a.name).join(', ') || 'none'}), then each spoke's registration and klusterlet (${plan.ocm.accepted.join(', ')}), then OCM ${plan.ocm.version} on the hub (${plan.ocm.hub.cluster})`
+        ? `Installs taken off the clusters first: the addons (${plan.addons.map((a) => a.name).join(', ') || 'none'}), ` +
+            `then each spoke's registration and klusterlet (${plan.ocm.accepted.join(', ')}), then OCM ${plan.ocm.version} on the hub (${plan.ocm.hub.cluster})`
         : `Installs (OCM ${plan.ocm.version}, addons ${plan.addons.map((a) => a.name).join(', ') || 'none'}) go with the clusters`,
     );
     return out.join('\n');
@@ -131,7 +132,8 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   out.push(`    bootstrap identity: ServiceAccount ${o.hub.bootstrap.namespace}/${o.hub.bootstrap.serviceAccount}`);
   for (const s of o.spokes) {
     out.push(
-      `  ${s.cluster}: operator ${s.operator.name} in ${s.operator.namespace}; Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`,
+      `  ${s.cluster}: operator ${s.operator.name} in ${s.operator.namespace}; ` +
+        `Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`,
     );
   }
   if (o.spokes.length) out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
@@ -142,7 +144,8 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   for (const a of plan.addons) {
     const manager = a.manager ? `manager ${a.manager.namespace}/${a.manager.name} (${a.manager.image})` : 'no manager';
     out.push(
-      `  ${a.name}  implementation=${a.implementation}  ${manager}${a.hub.length ? `, ${a.hub.join(', ')}` : ''}; Available on ${a.spokes.join(', ') || '(no spokes)'}`,
+      `  ${a.name}  implementation=${a.implementation}  ${manager}${a.hub.length ? `, ${a.hub.join(', ')}` : ''}; ` +
+        `Available on ${a.spokes.join(', ') || '(no spokes)'}`,
     );
   }
   return out.join('\n');

@@ -52,7 +52,8 @@ async function checkPath(client: KubeClient, c: ApiCheck, defaultNamespace: stri
 
 /** Tries one API call with the process' own credentials; one line says how it went. */
 async function runCheck(client: KubeClient, c: ApiCheck, defaultNamespace: string): Promise<string> {
-  const label = `${c.verb} ${c.resource}${c.group ? `.${c.group}` : ''}${c.name ? `/${c.name}` : ''}${!c.group && CORE_CLUSTER_SCOPED.has(c.resource) ? '' : ` -n ${c.namespace ?? defaultNamespace}`}`;
+  const where = !c.group && CORE_CLUSTER_SCOPED.has(c.resource) ? '' : ` -n ${c.namespace ?? defaultNamespace}`;
+  const label = `${c.verb} ${c.resource}${c.group ? `.${c.group}` : ''}${c.name ? `/${c.name}` : ''}${where}`;
   try {
     const res = await client.get<{ items?: unknown[] }>(await checkPath(client, c, defaultNamespace));
     return `ALLOWED ${label}${res.items ? ` (${res.items.length} items)` : ''}`;
