@@ -71,10 +71,10 @@ export function runtimeUp<Ctx, R>(runtime: Runtime<Ctx, R>, config: LabConfig, o
         progress,
       );
       release = await lockLab(config.name);
-      // Read again under the lock: another command may have changed the lab since.
+      // Read again under the lock: another command may have changed the lab since the preflight.
       const previous = await readLabState<R>(config.name);
       refuseOtherRuntime(previous, runtime.name, config.name);
-      if (previous && previous !== before) run.config = runtime.resolveConfig ? runtime.resolveConfig(config, previous) : config;
+      run.config = runtime.resolveConfig ? runtime.resolveConfig(config, previous) : config;
       const refusal = previous ? runtime.reshapeRefusal(previous.config, run.config) : null;
       if (refusal) {
         throw new ConflictError(`lab '${config.name}' already exists and ${refusal}; up only adds and removes spokes of a running lab`, {
