@@ -159,6 +159,15 @@ describe('pods on the local runtime: own network, real paths, kubelet API, probe
     expect(tail.stdout.trim().split('\n')).toHaveLength(2);
     const stamped = await k('cluster1', ['-n', NS, 'logs', name, '--tail', '1', '--timestamps']);
     expect(stamped.stdout).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z /);
+    // --since 2s leaves lines out only once the log has lines older than 2 s: a pod Ready a moment ago may have none yet.
+    await waitUntil(
+      async () => {
+        const first = (await k('cluster1', ['-n', NS, 'logs', name, '--timestamps'])).stdout.split(' ')[0] ?? '';
+        return Date.now() - Date.parse(first) > 3_000 ? true : undefined;
+      },
+      `a line of ${name} older than 3 s`,
+      30_000,
+    );
     const since = await k('cluster1', ['-n', NS, 'logs', name, '--since', '2s']);
     const all = await k('cluster1', ['-n', NS, 'logs', name]);
     expect(since.stdout.split('\n').length).toBeLessThan(all.stdout.split('\n').length);
