@@ -1,12 +1,12 @@
 import type { KubeClient } from '../../kube/client.js';
 import { isStatus } from '../../kube/client.js';
-import { applyObject, collectionPath, objectPath, setCondition, type Condition } from '../../kube/objects.js';
+import { applyObject, collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import crypto from 'node:crypto';
 import { canonicalIp, isDnsName } from '../../pki/names.js';
 import { readTlsProfile, tlsProfileArgs } from '../../tunnel/tls-profile.js';
-import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
+import { ADDON_MANAGER_NAMESPACE, CLUSTER_API } from '../framework/names.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
 import {
   additionalSANs,
@@ -18,7 +18,7 @@ import {
   userServerEnabled,
   type ManagedProxyConfiguration,
 } from './configuration.js';
-import { CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
+import { agentCertificateSecretName, CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
 import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
 import { SERVICE_PROXY_NAMES, userServerDeployment, userServerNames, userServerService } from './user-server-manifests.js';
 import type { CertificateAuthority } from '../../pki/index.js';
@@ -33,6 +33,15 @@ async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
   await hub.post('/api/v1/namespaces', namespace(name)).catch((err: unknown) => {
     if (!isStatus(err, 409)) throw err;
   });
+}
+
+/**
+ * The cluster's ManagedCluster as the owner of its agent's certificate Secret on the hub: the Secret
+ * lives outside the cluster's namespace, so it goes by garbage collection when the cluster is deregistered.
+ */
+async function managedClusterOwner(hub: KubeClient, cluster: string): Promise<NonNullable<KubeObject['metadata']['ownerReferences']>[number]> {
+  const mc = await hub.get<KubeObject>(objectPath({ apiVersion: CLUSTER_API, kind: 'ManagedCluster', metadata: { name: cluster } }));
+  return { apiVersion: CLUSTER_API, kind: 'ManagedCluster', name: cluster, uid: mc.metadata.uid ?? '' };
 }
 
 /** The ManagedProxyConfiguration, created with the lab's defaults when missing (a user's edits are kept). */
@@ -201,10 +210,15 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
         throw new AddonConfigError(`customizedVariables replicas=${JSON.stringify(replicas)} is not a whole number from 1 to 99`);
       const effective = replicas ? { ...mpc, spec: { ...mpc.spec, proxyAgent: { ...mpc.spec.proxyAgent, replicas: Number(replicas) } } } : mpc;
       const ca = await ensureSignerCA(hub);
-      const cert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, `cluster-proxy-agent-${cluster}`, {
-        commonName: `cluster-proxy-agent:${cluster}`,
-        usages: ['client'],
-      });
+      const cert = await ensureCertificateSecret(
+        hub,
+        ca,
+        PROXY_NAMESPACE,
+        agentCertificateSecretName(cluster),
+        { commonName: `cluster-proxy-agent:${cluster}`, usages: ['client'] },
+        {},
+        await managedClusterOwner(hub, cluster),
+      );
       if (!userServerEnabled(mpc)) return proxyAgentManifests(cluster, effective, cert, ca.certPem);
       const serviceProxyCert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, {
         commonName: 'cluster-proxy-service-proxy',

@@ -52,6 +52,14 @@ function stillGood(pair: KeyPairPem, ca: CertificateAuthority, names?: { dnsName
   }
 }
 
+type OwnerReference = NonNullable<KubeObject['metadata']['ownerReferences']>[number];
+
+/** The owner references with `owner` among them (by uid). */
+function withOwner(current: OwnerReference[] | undefined, owner: OwnerReference | undefined): OwnerReference[] | undefined {
+  if (!owner || current?.some((r) => r.uid === owner.uid)) return current;
+  return [...(current ?? []), owner];
+}
+
 async function writeSecret(
   hub: KubeClient,
   namespace: string,
@@ -59,11 +67,19 @@ async function writeSecret(
   data: Record<string, string>,
   existing: Secret | null,
   labels: Record<string, string> = {},
+  owner?: OwnerReference,
 ): Promise<void> {
+  const ownerReferences = withOwner(existing?.metadata.ownerReferences, owner);
   const body: Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { ...(existing?.metadata ?? {}), name, namespace, labels: { ...existing?.metadata.labels, ...labels } },
+    metadata: {
+      ...(existing?.metadata ?? {}),
+      name,
+      namespace,
+      labels: { ...existing?.metadata.labels, ...labels },
+      ...(ownerReferences ? { ownerReferences } : {}),
+    },
     type: name === SECRETS.ca ? 'Opaque' : 'kubernetes.io/tls',
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, toBase64(v)])),
   };
@@ -85,7 +101,10 @@ export async function ensureSignerCA(hub: KubeClient): Promise<CertificateAuthor
   return ca;
 }
 
-/** A certificate Secret in `namespace`, (re)issued when missing, from another CA, near expiry or lacking a name. */
+/**
+ * A certificate Secret in `namespace`, (re)issued when missing, from another CA, near expiry or lacking a name;
+ * with `owner`, the Secret is that object's dependent (garbage-collected when it goes).
+ */
 export async function ensureCertificateSecret(
   hub: KubeClient,
   ca: CertificateAuthority,
@@ -93,12 +112,19 @@ export async function ensureCertificateSecret(
   name: string,
   request: { commonName: string; usages: ('server' | 'client')[]; dnsNames?: string[]; ipAddresses?: string[] },
   labels: Record<string, string> = {},
+  owner?: OwnerReference,
 ): Promise<KeyPairPem & { issued: boolean }> {
   const { secret, pair } = await readPair(hub, namespace, name);
   const names = request.usages.includes('server') ? { dnsNames: request.dnsNames ?? [], ipAddresses: request.ipAddresses ?? [] } : undefined;
-  if (pair.certPem && pair.keyPem && stillGood(pair, ca, names)) return { ...pair, issued: false };
+  if (pair.certPem && pair.keyPem && stillGood(pair, ca, names)) {
+    // A Secret written before it had an owner gets one, so it still goes with that owner.
+    const ownerReferences = withOwner(secret?.metadata.ownerReferences, owner);
+    if (secret && ownerReferences !== secret.metadata.ownerReferences)
+      await hub.put(objectPath(secret), { ...secret, metadata: { ...secret.metadata, ownerReferences } });
+    return { ...pair, issued: false };
+  }
   const issued = await issueCertificate(ca, { ...request, validityDays: CERTIFICATE_LIFETIMES.leafDays });
-  await writeSecret(hub, namespace, name, { 'tls.crt': issued.certPem, 'tls.key': issued.keyPem, 'ca.crt': ca.certPem }, secret, labels);
+  await writeSecret(hub, namespace, name, { 'tls.crt': issued.certPem, 'tls.key': issued.keyPem, 'ca.crt': ca.certPem }, secret, labels, owner);
   return { ...issued, issued: true };
 }
 

@@ -43,3 +43,8 @@ export const PROXY_SERVER_LABELS = { 'open-cluster-management.io/addon': CLUSTER
 /** The user server's hub Deployment and Service (upstream's `UserServerServiceName`). */
 export const USER_SERVER_NAME = 'cluster-proxy-addon-user';
 export const USER_SERVER_LABELS = { 'open-cluster-management.io/addon': CLUSTER_PROXY, component: USER_SERVER_NAME };
+
+/** On the hub, in PROXY_NAMESPACE: a cluster's agent certificate (owned by its ManagedCluster, so it goes with the cluster). */
+export function agentCertificateSecretName(cluster: string): string {
+  return `cluster-proxy-agent-${cluster}`;
+}

@@ -44,6 +44,7 @@ import {
   type KubeObject,
 } from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
+import { workDeleteOption } from './orphaning.js';
 import { RBAC_GROUP, role, roleBinding } from '../../kube/builders.js';
 
 interface ManagedCluster extends KubeObject {
@@ -140,11 +141,14 @@ export function hubPermissionObjects(addon: AddonDefinition, cluster: string): K
 
 /**
  * The ManifestWork that delivers the agent, owned by the ManagedClusterAddOn (deleted with it);
- * under DeploymentAvailability health it asks for the agent Deployments' status feedback.
+ * under DeploymentAvailability health it asks for the agent Deployments' status feedback. Its
+ * deleteOption orphans what the agent shares (orphaning.ts), so neither the addon's removal nor a
+ * move of its agent deletes a namespace another addon or a user still uses.
  */
 export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, manifests: KubeObject[], configReferences: ConfigReference[] = []): KubeObject {
   const manifestConfigs = healthCheckOf(addon) === 'DeploymentAvailability' ? deploymentFeedbackConfigs(manifests) : [];
   const hashes = configSpecHashes(configReferences);
+  const deleteOption = workDeleteOption(manifests, addon.installNamespace);
   return {
     apiVersion: WORK_API,
     kind: 'ManifestWork',
@@ -165,7 +169,7 @@ export function deployWork(addon: AddonDefinition, mca: ManagedClusterAddOn, man
         },
       ],
     },
-    spec: { workload: { manifests }, ...(manifestConfigs.length ? { manifestConfigs } : {}) },
+    spec: { workload: { manifests }, ...(deleteOption ? { deleteOption } : {}), ...(manifestConfigs.length ? { manifestConfigs } : {}) },
   };
 }
 

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LabConfig } from '../../src/config/index.js';
+import { downLab } from '../../src/lab/lifecycle.js';
+import { cli, isolatedLabHome, kubectl, upHubAndCluster1 } from '../support/lab.js';
+import { waitUntil } from '../support/wait.js';
+
+// The klusterlet's addon namespace: helloworld's agent lives there, and managed-serviceaccount's moves in and out.
+const SHARED_NS = 'open-cluster-management-agent-addon';
+const MSA_NS = 'open-cluster-management-managed-serviceaccount';
+const MSA_AGENT = 'managed-serviceaccount-addon-agent';
+const MSA_WORK = 'addon-managed-serviceaccount-deploy-0';
+const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
+const PROXY_NS = 'open-cluster-management-cluster-proxy';
+const AGENT_CERT_SECRET = 'cluster-proxy-agent-cluster2';
+
+/**
+ * An addon never deletes what another addon still uses (issue 28): managed-serviceaccount moves
+ * into the klusterlet's addon namespace (an AddOnDeploymentConfig added), out of it (the config
+ * removed) and is then removed from cluster1, while helloworld's agent in that namespace stays the
+ * same pod in the same namespace throughout. And `cluster remove` leaves no agent certificate of the
+ * removed cluster on the hub.
+ */
+describe('addons sharing a namespace on a cluster', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let config: LabConfig | undefined;
+  let labFile: string;
+  let kubeconfig: string;
+  let stoppedMsaManager = false;
+  const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
+  const ok = async (context: string, args: string[], input?: string) => {
+    const r = await k(context, args, input);
+    if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const exists = async (context: string, args: string[]) => (await k(context, ['get', ...args, '--ignore-not-found', '-o', 'name'])).stdout.trim() !== '';
+  /** What must not change: the shared namespace's uid, and helloworld's agent pod (its uid), Ready. */
+  const helloworldState = async () => ({
+    namespace: await ok('cluster1', ['get', 'namespace', SHARED_NS, '-o', 'jsonpath={.metadata.uid}']),
+    pods: await ok('cluster1', ['-n', SHARED_NS, 'get', 'pods', '-l', 'app=helloworld-agent', '-o', 'jsonpath={.items[*].metadata.uid}']),
+    ready: await ok('cluster1', ['-n', SHARED_NS, 'get', 'deployment', 'helloworld-agent', '-o', 'jsonpath={.status.readyReplicas}']),
+  });
+  const msaAgentReadyIn = (ns: string) =>
+    waitUntil(
+      async () =>
+        (await k('cluster1', ['-n', ns, 'get', 'deployment', MSA_AGENT, '-o', 'jsonpath={.status.readyReplicas}'])).stdout === '1' ? true : undefined,
+      `managed-serviceaccount's agent ready in ${ns} on cluster1`,
+      180_000,
+    );
+  const msaAgentGoneFrom = (ns: string) =>
+    waitUntil(
+      async () => (!(await exists('cluster1', ['-n', ns, 'deployment', MSA_AGENT])) ? true : undefined),
+      `managed-serviceaccount's agent gone from ${ns}`,
+      180_000,
+    );
+  const useConfig = (configs: unknown) =>
+    ok('hub', ['-n', 'cluster1', 'patch', MCA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { configs } })]);
+  const moveIntoSharedNamespace = async () => {
+    await useConfig([{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'msa-shared' }]);
+    await msaAgentReadyIn(SHARED_NS);
+  };
+  const scaleMsaManager = (replicas: number) =>
+    ok('hub', ['-n', 'open-cluster-management-addon', 'scale', 'deployment', 'managed-serviceaccount-addon-manager', `--replicas=${replicas}`]);
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('shared-ns');
+    ({ config, labFile, kubeconfig } = await upHubAndCluster1(home.home, 'e2e-shared-ns', ['cluster-proxy', 'managed-serviceaccount', 'helloworld']));
+    // No agentInstallNamespace: the API server fills in the klusterlet's addon namespace.
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      'apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: msa-shared, namespace: cluster1}\nspec: {}\n',
+    );
+  }, 900_000);
+
+  afterAll(async () => {
+    if (stoppedMsaManager) await scaleMsaManager(1).catch(() => undefined);
+    if (config) await downLab(config).catch(() => undefined);
+    await home.cleanup();
+  });
+
+  it('managed-serviceaccount moved in and out of the shared namespace: helloworld keeps its pod, the namespace is never deleted', async () => {
+    const before = await helloworldState();
+    expect(before.ready).toBe('1');
+    await moveIntoSharedNamespace();
+    // The work orphans the namespace it shares, so the work agent never deletes it.
+    const work = JSON.parse(await ok('hub', ['-n', 'cluster1', 'get', 'manifestwork', MSA_WORK, '-o', 'json'])) as { spec: { deleteOption?: unknown } };
+    expect(work.spec.deleteOption).toEqual({
+      propagationPolicy: 'SelectivelyOrphan',
+      selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', namespace: '', name: SHARED_NS }] },
+    });
+    expect(await helloworldState()).toEqual(before);
+
+    // The config removed: the agent goes back home and its work drops the shared Namespace manifest.
+    await useConfig(null);
+    await msaAgentReadyIn(MSA_NS);
+    await msaAgentGoneFrom(SHARED_NS);
+    expect(await helloworldState()).toEqual(before);
+  }, 600_000);
+
+  it('managed-serviceaccount removed from cluster1 while in the shared namespace: helloworld is untouched', async () => {
+    const before = await helloworldState();
+    await moveIntoSharedNamespace();
+    // As the addons' uninstall does: its manager stopped (it would recreate the ManagedClusterAddOn), then the ManagedClusterAddOn deleted.
+    stoppedMsaManager = true;
+    await scaleMsaManager(0);
+    await waitUntil(
+      async () =>
+        (await ok('hub', ['-n', 'open-cluster-management-addon', 'get', 'pods', '-l', 'app=managed-serviceaccount-addon-manager', '-o', 'name'])) === ''
+          ? true
+          : undefined,
+      'the managed-serviceaccount manager stopped',
+      120_000,
+    );
+    await ok('hub', ['-n', 'cluster1', 'delete', MCA, 'managed-serviceaccount', '--wait=true', '--timeout=180s']);
+    await waitUntil(
+      async () => (!(await exists('hub', ['-n', 'cluster1', 'manifestwork', MSA_WORK])) ? true : undefined),
+      `ManifestWork ${MSA_WORK} gone`,
+      180_000,
+    );
+    await msaAgentGoneFrom(SHARED_NS);
+    expect(await helloworldState()).toEqual(before);
+    await scaleMsaManager(1);
+    stoppedMsaManager = false;
+  }, 600_000);
+
+  it('cluster remove leaves no cluster-proxy agent certificate of the cluster on the hub', async () => {
+    // A cluster of its own to remove (cluster1 is alone in its VPC, and a VPC must hold a cluster).
+    const added = await cli(['cluster', 'add', 'cluster2', '--config', labFile]);
+    expect(added.exitCode, added.stderr).toBe(0);
+    const secret = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', AGENT_CERT_SECRET, '-o', 'json'])) as {
+      metadata: { ownerReferences?: { kind: string; name: string }[] };
+    };
+    expect(secret.metadata.ownerReferences).toContainEqual(expect.objectContaining({ kind: 'ManagedCluster', name: 'cluster2' }));
+    const removed = await cli(['cluster', 'remove', 'cluster2', '--config', labFile]);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    // Garbage collection follows the ManagedCluster: shortly after, not necessarily before the command returns.
+    await waitUntil(
+      async () => (!(await exists('hub', ['-n', PROXY_NS, 'secret', AGENT_CERT_SECRET])) ? true : undefined),
+      `Secret ${PROXY_NS}/${AGENT_CERT_SECRET} gone from the hub`,
+      120_000,
+    );
+    expect(await exists('hub', ['-n', PROXY_NS, 'secret', 'cluster-proxy-agent-cluster1'])).toBe(true);
+  }, 1_200_000);
+});
