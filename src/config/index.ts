@@ -4,4 +4,4 @@ export { parseLabConfig } from './parse.js';
 export { loadLabConfig, recordedLabConfig, validateLabFile } from './load.js';
 export { withKubernetesVersion } from './kubernetes-version.js';
 export { renderLabConfig } from './render.js';
-export { readLabState, writeLabState, recordedRuntime, type LabState } from './lab-state.js';
+export { readLabState, type LabState } from './lab-state.js';

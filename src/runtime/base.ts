@@ -1,4 +1,5 @@
-import { readLabState, writeLabState, type LabConfig, type LabState } from '../config/index.js';
+import type { LabConfig } from '../config/types.js';
+import { readLabState, writeLabState, type LabState } from '../config/lab-state.js';
 import { ConflictError } from '../errors.js';
 import { labDir } from '../paths.js';
 import { lockLab, type ReleaseLabLock } from './lab-lock.js';

@@ -1,4 +1,4 @@
-import { recordedRuntime } from '../config/index.js';
+import { recordedRuntime } from '../config/lab-state.js';
 import { InvalidInputError } from '../errors.js';
 import type { RuntimeDefinition, RuntimeName, RuntimeSelection, Runtime } from './types.js';
 

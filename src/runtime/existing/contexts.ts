@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { InvalidInputError } from '../../errors.js';
 import type { KubeEndpoint } from '../../kube/client.js';
 import { KubeconfigError, readKubeconfig, type KubeconfigContext, type KubeconfigEntry } from '../../kube/kubeconfig.js';
-import { RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from '../../config/index.js';
+import { RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from '../../config/types.js';
 
 /** One cluster the user brings: a context of their kubeconfig and the name the lab gives it. */
 export interface ExistingClusterSpec {

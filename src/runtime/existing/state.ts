@@ -1,4 +1,4 @@
-import { readLabState, type LabState } from '../../config/index.js';
+import { readLabState, type LabState } from '../../config/lab-state.js';
 import { refuseOtherRuntime } from '../base.js';
 import type { ExistingClusterSpec } from './contexts.js';
 

@@ -1,4 +1,5 @@
-import { readLabState, type LabConfig, type LabState } from '../../config/index.js';
+import type { LabConfig } from '../../config/types.js';
+import { readLabState, type LabState } from '../../config/lab-state.js';
 import { refuseOtherRuntime } from '../base.js';
 import { reshapeRefusal } from '../reshape.js';
 

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { writeLabState, type LabConfig } from '../../config/index.js';
+import type { LabConfig } from '../../config/types.js';
+import { writeLabState } from '../../config/lab-state.js';
 import { NotFoundError, NotReadyError } from '../../errors.js';
 import { labDir } from '../../paths.js';
 import { clusterPkiPaths, ensureClusterPki, type ClusterPkiPaths } from '../../pki/index.js';
