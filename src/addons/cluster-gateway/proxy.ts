@@ -8,20 +8,7 @@ import { distinctHeaders, impersonationHeaders, isIdentityHeader, type CallerIde
 import { notFound, sendStatus, socketStatus } from './responses.js';
 import { forwardedQuery } from './routing.js';
 import type { TunnelSource } from './tunnel-source.js';
-
-/** Hop-by-hop headers (RFC 9110 §7.6.1) and the ones the gateway sets itself. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-]);
+import { HOP_BY_HOP } from '../cluster-proxy/http-forward.js';
 
 /** The managed cluster's API server names this in its certificate whatever address reaches it. */
 export const CLUSTER_PROXY_SERVER_NAME = 'kubernetes.default.svc';

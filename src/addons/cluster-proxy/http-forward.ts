@@ -8,7 +8,8 @@ import type { Duplex } from 'node:stream';
  * SPDY, WebSockets) becomes a byte pipe once the target answers 101.
  */
 
-const HOP_BY_HOP = new Set([
+/** Hop-by-hop headers (RFC 9110 §7.6.1) and `host`, which every hop sets itself; cluster-gateway's proxy drops the same. */
+export const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
