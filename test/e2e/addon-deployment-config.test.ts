@@ -125,6 +125,42 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     }
   });
 
+  it("a ManagedCluster's image-registries annotation rewrites every agent image on that cluster only; removing it restores them", async () => {
+    /** The agent Deployment once every container runs `image` and every replica is updated and ready. */
+    const runs = (cluster: string, ns: string, name: string, image: string) =>
+      waitUntil(
+        async () => {
+          const d = await deployment(cluster, ns, name);
+          const s = d.status ?? {};
+          const done =
+            d.spec.template.spec.containers.every((c) => c.image === image) &&
+            s.observedGeneration === d.metadata.generation &&
+            s.updatedReplicas === d.spec.replicas &&
+            s.readyReplicas === d.spec.replicas;
+          return done ? d : undefined;
+        },
+        `${cluster}: Deployment ${ns}/${name} running ${image}`,
+        180_000,
+        1_000,
+      );
+    const agents: [string, string][] = [
+      [PROXY_NS, 'cluster-proxy-proxy-agent'],
+      [MSA_NS, 'managed-serviceaccount-addon-agent'],
+    ];
+    const annotation = 'open-cluster-management.io/image-registries';
+    await ok('hub', ['annotate', 'managedcluster', 'cluster1', `${annotation}=${JSON.stringify({ registries: [MIRROR] })}`]);
+    for (const [ns, name] of agents) await runs('cluster1', ns, name, MIRRORED_IMAGE);
+    for (const [ns, name] of agents) {
+      const other = await deployment('cluster2', ns, name);
+      expect(
+        other.spec.template.spec.containers.map((c) => c.image),
+        `cluster2 ${name}`,
+      ).toEqual(other.spec.template.spec.containers.map(() => 'ocm-lab:dev'));
+    }
+    await ok('hub', ['annotate', 'managedcluster', 'cluster1', `${annotation}-`]);
+    for (const [ns, name] of agents) await runs('cluster1', ns, name, 'ocm-lab:dev');
+  });
+
   it('cluster-proxy: a per-cluster config sets the agent replicas, image, resources and namespace, on that cluster only; a change rolls the agent', async () => {
     await ok(
       'hub',

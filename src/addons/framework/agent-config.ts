@@ -4,10 +4,10 @@ import type { AgentValues } from './types.js';
 
 /**
  * How an AddOnDeploymentConfig changes the agent objects an addon renders (what upstream's
- * addon-framework and template addons do with one): images through the registries, node
- * placement and resources on pod templates, proxy variables on containers, everything of the
- * install namespace moved to agentInstallNamespace, and a pod-template annotation with the
- * config's spec hash so a changed config rolls the agents.
+ * addon-framework and template addons do with one): node placement and resources on pod
+ * templates, proxy variables on containers, everything of the install namespace moved to
+ * agentInstallNamespace, and a pod-template annotation with the config's spec hash so a changed
+ * config rolls the agents. Images go through image-registries.ts, with the cluster's annotation.
  */
 
 /** On every agent pod template: the spec hash of the AddOnDeploymentConfig it was rendered with. */
@@ -21,30 +21,6 @@ export function agentValues(spec: AddOnDeploymentConfigSpec | undefined, default
   const variables: Record<string, string> = {};
   for (const v of spec?.customizedVariables ?? []) variables[v.name] = v.value ?? '';
   return { variables, installNamespace: spec?.agentInstallNamespace || defaultNamespace };
-}
-
-/**
- * An image through the registries: each entry whose source is a prefix of the image replaces
- * that prefix with its mirror; an entry without a source puts the image's last path segment
- * (name:tag) under the mirror. The last entry that changes the image wins, as upstream.
- */
-export function overrideImage(registries: { source?: string; mirror: string }[] | undefined, image: string): string {
-  let result = image;
-  for (const r of registries ?? []) {
-    const next = mirrorOne(r.source ?? '', r.mirror ?? '', image);
-    if (next !== image) result = next;
-  }
-  return result;
-}
-
-function mirrorOne(source: string, mirror: string, image: string): string {
-  source = source.replace(/\/$/, '');
-  mirror = mirror.replace(/\/$/, '');
-  if (!source) {
-    const nameTag = image.split('/').pop() ?? image;
-    return mirror ? `${mirror}/${nameTag}` : nameTag;
-  }
-  return image.startsWith(source) ? mirror + image.slice(source.length) : image;
 }
 
 /** Checks every containerID is `<resource>:<name>:<container>` (each part a name or `*`); returns the first problem. */
@@ -96,7 +72,7 @@ interface PodTemplate {
 }
 
 /** The pod template of a workload object and the resource name its containerIDs use; undefined for other kinds. */
-function podTemplateOf(obj: KubeObject): { template: PodTemplate; resource: string } | undefined {
+export function podTemplateOf(obj: KubeObject): { template: PodTemplate; resource: string } | undefined {
   const spec = (obj as { spec?: Record<string, unknown> }).spec;
   if (!spec) return undefined;
   switch (obj.kind) {
@@ -182,9 +158,6 @@ export function applyDeploymentConfig(
       const pod = (template.spec ??= {});
       if (spec.nodePlacement?.nodeSelector) pod.nodeSelector = { ...spec.nodePlacement.nodeSelector };
       if (spec.nodePlacement?.tolerations) pod.tolerations = structuredClone(spec.nodePlacement.tolerations);
-      for (const c of [...(pod.initContainers ?? []), ...(pod.containers ?? [])]) {
-        if (c.image) c.image = overrideImage(spec.registries, c.image);
-      }
       for (const c of pod.containers ?? []) {
         for (const [name, value] of proxy) setEnv(c, name, value);
         if (caBundle) {

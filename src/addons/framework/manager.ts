@@ -45,6 +45,7 @@ import {
 } from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
 import { workDeleteOption } from './orphaning.js';
+import { clusterImageRegistries, overrideAgentImages } from './image-registries.js';
 import { RBAC_GROUP, role, roleBinding } from '../../kube/builders.js';
 
 interface ManagedCluster extends KubeObject {
@@ -351,6 +352,8 @@ export class AddonManager {
         read.problem = referent ? `AddOnDeploymentConfig ${referent.namespace}/${referent.name}: ${err.message}` : err.message;
       }
     }
+    const clusterRegistries = clusterImageRegistries(managedCluster?.metadata.annotations);
+    if ('problem' in clusterRegistries) read.problem ??= `ManagedCluster ${cluster}: ${clusterRegistries.problem}`;
     const references = withDesiredConfig(mca.status?.configReferences, read.config ?? (referent ? { referent, specHash: '' } : null));
     const installNamespace = agentValues(read.config?.spec, this.addon.installNamespace).installNamespace;
     if (read.problem) {
@@ -363,7 +366,8 @@ export class AddonManager {
       }
       return;
     }
-    const manifests = applyDeploymentConfig(rendered, read.config ?? null, { addonName: this.addon.name, defaultNamespace: this.addon.installNamespace });
+    const configured = applyDeploymentConfig(rendered, read.config ?? null, { addonName: this.addon.name, defaultNamespace: this.addon.installNamespace });
+    const manifests = overrideAgentImages(configured, read.config?.spec.registries, 'registries' in clusterRegistries ? clusterRegistries.registries : []);
     const work = deployWork(this.addon, mca, manifests, references);
     if (manifests.length) note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
     else if (await deleteIfPresent(this.hub, objectPath(work))) note(`ManifestWork ${cluster}/${work.metadata.name}`, 'deleted');
