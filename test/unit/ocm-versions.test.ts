@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultLabConfig, parseLabConfig, resolveOcmVersion, withVersionFlags } from '../../src/config/index.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
 import { OCM_RELEASES, OCM_VERSION, ocmOnKubernetesProblem, recipesFor } from '../../src/provision/index.js';
+import { reshapeRefusal } from '../../src/runtime/reshape.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
 
 function thrown(run: () => unknown): InvalidInputError {
@@ -60,5 +61,14 @@ describe('OCM versions', () => {
     const ocm = (version: string) => recipesFor({ ocm: version }).find((r) => r.family === 'ocm')!;
     expect(ocm('v1.3.1')).toMatchObject({ id: 'ocm-v1.3.1', version: 'v1.3.1', versionText: 'v1.3.1' });
     expect(ocm('v1.2.1').id).toBe('ocm-v1.2.1');
+  });
+
+  it('a running lab keeps its OCM: a downgrade is refused naming both versions, an upgrade is not done in place yet', () => {
+    const on = (ocmVersion: string) => ({ ...defaultLabConfig(), ocmVersion });
+    expect(reshapeRefusal(on('v1.2.1'), on('v1.2.1'))).toBeNull();
+    expect(reshapeRefusal(on('v1.3.1'), on('v1.2.1'))).toBe(
+      'it runs OCM v1.3.1, and OCM cannot be downgraded to v1.2.1 (clusteradm upgrade refuses a downgrade too)',
+    );
+    expect(reshapeRefusal(on('v1.2.1'), on('v1.3.1'))).toBe('it runs OCM v1.2.1, and upgrading it in place to v1.3.1 is not supported yet');
   });
 });
