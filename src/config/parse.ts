@@ -6,13 +6,14 @@ import { readYaml, type YamlProblem } from '../util/yaml-read.js';
 import { SourcePositions } from './positions.js';
 import { describeProblem, describeValue, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
 import { crossFieldProblems } from './rules.js';
+import { resolveOcmVersion } from './ocm-version.js';
 import { labFileSchema, type LabFile } from './schema.js';
 import {
   DEFAULT_ADDONS,
   KIND,
   API_VERSION,
   SUPPORTED_KUBERNETES_VERSIONS,
-  SUPPORTED_OCM_VERSIONS,
+  DEFAULT_OCM_VERSION,
   type AddonName,
   type LabConfig,
   type RuntimeSection,
@@ -112,7 +113,7 @@ function normalise(file: LabFile, source: string | null): LabConfig {
   return {
     name: file.name ?? 'default',
     kubernetesVersion: file.kubernetesVersion ?? SUPPORTED_KUBERNETES_VERSIONS[0],
-    ocmVersion: file.ocmVersion ?? SUPPORTED_OCM_VERSIONS[0],
+    ocmVersion: (file.ocmVersion === undefined ? undefined : resolveOcmVersion(file.ocmVersion)) ?? DEFAULT_OCM_VERSION,
     network: file.network?.cidr === undefined ? {} : { cidr: file.network.cidr },
     vpcs: file.vpcs.map((v) => ({ name: v.name })),
     clusters: file.clusters.map((c) => ({ name: c.name, vpc: c.vpc, hub: c.hub ?? false })),

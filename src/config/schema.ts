@@ -1,15 +1,7 @@
 import { z } from 'zod';
 import { checkPrivateCidr } from './cidr.js';
-import {
-  ADDON_IMPLEMENTATIONS,
-  ADDON_NAMES,
-  API_VERSION,
-  KIND,
-  MAX_LAB_NAME,
-  MAX_NAME,
-  SUPPORTED_KUBERNETES_VERSIONS,
-  SUPPORTED_OCM_VERSIONS,
-} from './types.js';
+import { OCM_VERSION_CHOICES, resolveOcmVersion } from './ocm-version.js';
+import { ADDON_IMPLEMENTATIONS, ADDON_NAMES, API_VERSION, KIND, MAX_LAB_NAME, MAX_NAME, SUPPORTED_KUBERNETES_VERSIONS } from './types.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -23,6 +15,8 @@ function dnsLabel(max: number) {
 }
 
 const oneOf = (what: string, values: readonly string[]) => `${what}; use one of: ${values.join(', ')}`;
+
+const UNSUPPORTED_OCM = `is not a supported OCM version; ${OCM_VERSION_CHOICES}`;
 
 const addonNameSchema = z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) });
 
@@ -51,7 +45,11 @@ export const labFileSchema = z.strictObject({
   kind: z.literal(KIND, { error: `must be ${KIND}` }),
   name: dnsLabel(MAX_LAB_NAME).optional(),
   kubernetesVersion: z.enum(SUPPORTED_KUBERNETES_VERSIONS, { error: oneOf('is not a supported Kubernetes version', SUPPORTED_KUBERNETES_VERSIONS) }).optional(),
-  ocmVersion: z.enum(SUPPORTED_OCM_VERSIONS, { error: oneOf('is not a supported OCM version', SUPPORTED_OCM_VERSIONS) }).optional(),
+  // A minor (v1.3) stands for its newest patch; normalise() resolves it.
+  ocmVersion: z
+    .string()
+    .refine((v) => resolveOcmVersion(v) !== undefined, { error: UNSUPPORTED_OCM })
+    .optional(),
   network: z
     .strictObject({
       cidr: z

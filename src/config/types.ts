@@ -1,4 +1,4 @@
-import { KUBERNETES_RELEASES } from '../provision/versions.js';
+import { KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 
 /** helloworld: the addon-framework's example addon (seed 003), ocm-lab's build only, not in the default set. */
 export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'helloworld';
@@ -50,7 +50,9 @@ export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
 /** Newest first; the first is the default. From provision/versions.ts, where each release names its etcd and images. */
 export const SUPPORTED_KUBERNETES_VERSIONS = KUBERNETES_RELEASES.map((r) => r.kubernetes) as [string, ...string[]];
-export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
+/** Newest first, from provision/versions.ts; the default is DEFAULT_OCM_VERSION, not necessarily the first. */
+export const SUPPORTED_OCM_VERSIONS = OCM_RELEASES.map((r) => r.ocm) as [string, ...string[]];
+export const DEFAULT_OCM_VERSION = OCM_VERSION;
 /** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
 export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
 /**

@@ -1,4 +1,12 @@
-export { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, KUBERNETES_RELEASES, OCM_VERSION, requireKubernetesRelease } from './versions.js';
+export {
+  DEFAULT_KUBERNETES_RELEASE,
+  KIND_VERSION,
+  KUBERNETES_RELEASES,
+  OCM_RELEASES,
+  OCM_VERSION,
+  ocmOnKubernetesProblem,
+  requireKubernetesRelease,
+} from './versions.js';
 export {
   ALL_BINARIES,
   KIND_NODE_BINARIES,

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
-import { withKubernetesVersion } from '../../config/kubernetes-version.js';
 import { loadLabConfig } from '../../config/load.js';
+import { withVersionFlags } from '../../config/version-flags.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
@@ -27,6 +27,7 @@ type UpFlags = {
   'dry-run': boolean;
   'node-image'?: string;
   'kubernetes-version'?: string;
+  'ocm-version'?: string;
   install: boolean;
 };
 
@@ -57,6 +58,10 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         type: 'string',
         describe: "the Kubernetes version of every cluster (default: the lab file's, else the newest supported; `ocm-lab versions` lists them)",
       })
+      .option('ocm-version', {
+        type: 'string',
+        describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
+      })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
       .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
@@ -77,7 +82,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
-    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
+    const config = withVersionFlags(await loadLabConfig(argv.config), argv);
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
     const runtimeOptions = runtimeOptionsOf(argv, choice);

@@ -1,6 +1,6 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { CommandModule } from 'yargs';
-import { loadLabConfig, withKubernetesVersion } from '../../config/index.js';
+import { loadLabConfig, withVersionFlags } from '../../config/index.js';
 import { MissingPrerequisiteError } from '../../errors.js';
 import {
   binaryStatus,
@@ -23,6 +23,7 @@ type SetupArgs = GlobalOptions & {
   download: boolean;
   runtime: string;
   'kubernetes-version'?: string;
+  'ocm-version'?: string;
 };
 
 function renderStatus(rows: BinaryStatus[]): string {
@@ -53,6 +54,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         describe: 'only report where each binary comes from, verifying cached ones (exit 3 if any is missing)',
       })
       .option('kubernetes-version', { type: 'string', describe: "the Kubernetes version to provision (default: the lab's; see `ocm-lab versions`)" })
+      .option('ocm-version', { type: 'string', describe: "the OCM release to provision, or a minor (v1.3) for its newest patch (default: the lab's)" })
       .option('ocm', { type: 'boolean', default: true, describe: 'also provision the OCM binaries (--no-ocm to skip)' })
       .option('download', {
         type: 'boolean',
@@ -65,7 +67,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         describe: 'kind: also provision kind and the node image binaries, and build (or load from the cache) every image the kind runtime needs offline',
       }),
   handler: async (argv) => {
-    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
+    const config = withVersionFlags(await loadLabConfig(argv.config), argv);
     const prepare = (await runtimeDefinition(argv.runtime)).prepare;
     const preparation: RuntimePreparation | undefined = prepare ? await prepare() : undefined;
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
