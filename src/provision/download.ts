@@ -93,12 +93,12 @@ function expectedSum(sums: string, fileName: string): string | null {
 }
 
 /**
- * A download whose bytes are not what was published (or pinned). The one place that says what such a
- * failure is: today the download error path (the caller falls through to building); an integrity error of
- * its own can replace it here.
+ * A release file whose checksum is not the one it must have: its bytes against the published sum, or the
+ * published sum against our pin. The one place that says what such a failure is: today the download error
+ * path (under auto the binary is then built); an integrity error of its own can replace it here.
  */
-function checksumMismatch(url: string, expected: string | null, actual: string): Error {
-  return new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+function checksumMismatch(artifact: string, expected: string, actual: string | null): Error {
+  return new DownloadUnavailable(`${artifact}: sha256 ${actual ?? '(none)'} does not match the ${expected}`, false);
 }
 
 /** The checksum a release file must have: the published one, which must equal the pin when there is one (ours, or the mirrors file's). */
@@ -106,9 +106,7 @@ async function publishedSum(file: ReleaseFile, mirrors: Mirrors, signal?: AbortS
   const sumsUrl = downloadUrl(mirrors, file.sumsUrl);
   const published = expectedSum(await fetchText(sumsUrl, signal), file.fileName);
   const pinned = requiredDigest(mirrors, file.url, file.sha256 && `sha256:${file.sha256}`)?.replace(/^sha256:/, '');
-  if (pinned && published !== pinned) {
-    throw new DownloadUnavailable(`${sumsUrl} publishes ${published ?? 'no checksum'} for ${file.fileName}, not the pinned ${pinned}`, false);
-  }
+  if (pinned && published !== pinned) throw checksumMismatch(`${file.fileName} as ${sumsUrl} publishes it`, `pinned ${pinned}`, published);
   return published;
 }
 
@@ -123,7 +121,7 @@ async function fetchVerified(
   opts.progress(`downloading ${url}`);
   const expected = await publishedSum(file, opts.mirrors, opts.signal);
   const actual = await fetchToFile(url, dest, label, opts.progress, opts.signal);
-  if (!expected || actual !== expected) throw checksumMismatch(url, expected, actual);
+  if (!expected || actual !== expected) throw checksumMismatch(url, `published ${expected ?? '(none)'}`, actual);
 }
 
 /**

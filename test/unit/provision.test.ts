@@ -456,7 +456,9 @@ describe('provisioning: release downloads', () => {
       onProgress: (l) => progress.push(l),
     });
     expect(calls).toEqual([['kind-v0.33.0', 'kind']]);
-    expect(progress.join('\n')).toContain(`for kind-${platform}, not the pinned`);
+    expect(progress.join('\n')).toContain(
+      `kind-${platform} as ${base}/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum publishes it: sha256 ${sha(binary)} does not match the pinned `,
+    );
     // A mirrors file that pins this binary's sha256 lets it through.
     const found = await ensureBinaries(['kind'], {
       cacheDir: path.join(tmp, 'mirrored'),
