@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Progress } from './gobuild.js';
-import type { BinaryName, Recipe, ReleaseSource } from './recipes.js';
+import { downloadUrl, NO_MIRRORS, requiredDigest, type Mirrors } from './mirrors.js';
+import type { BinaryName, Recipe, ReleaseFile, ReleaseSource } from './recipes.js';
 
 /** How long a release server may take to answer at all; closed networks must fall through to the Go build quickly. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -86,49 +87,72 @@ async function fetchToFile(url: string, file: string, label: string, progress: P
 function expectedSum(sums: string, fileName: string): string | null {
   for (const line of sums.split('\n')) {
     const [hex, name] = line.trim().split(/\s+/);
-    if (hex && /^[0-9a-f]{64}$/.test(hex) && (name === undefined || name.replace(/^\*/, '') === fileName)) return hex;
+    if (hex && /^[0-9a-f]{64}$/.test(hex) && (name === undefined || path.basename(name.replace(/^\*/, '')) === fileName)) return hex;
   }
   return null;
 }
 
 /**
- * Fetches one binary of an official release into `outDir/<name>`, verified
- * against the release's published sha256. Throws DownloadUnavailable when it
- * cannot; nothing is left behind then.
+ * A release file whose checksum is not the one it must have: its bytes against the published sum, or the
+ * published sum against our pin. The one place that says what such a failure is: today the download error
+ * path (under auto the binary is then built); an integrity error of its own can replace it here.
+ */
+function checksumMismatch(artifact: string, expected: string, actual: string | null): Error {
+  return new DownloadUnavailable(`${artifact}: sha256 ${actual ?? '(none)'} does not match the ${expected}`, false);
+}
+
+/** The checksum a release file must have: the published one, which must equal the pin when there is one (ours, or the mirrors file's). */
+async function publishedSum(file: ReleaseFile, mirrors: Mirrors, signal?: AbortSignal): Promise<string | null> {
+  const sumsUrl = downloadUrl(mirrors, file.sumsUrl);
+  const published = expectedSum(await fetchText(sumsUrl, signal), file.fileName);
+  const pinned = requiredDigest(mirrors, file.url, file.sha256 && `sha256:${file.sha256}`)?.replace(/^sha256:/, '');
+  if (pinned && published !== pinned) throw checksumMismatch(`${file.fileName} as ${sumsUrl} publishes it`, `pinned ${pinned}`, published);
+  return published;
+}
+
+/** Fetches one release file into `dest`, verified against its published checksum. */
+async function fetchVerified(
+  file: ReleaseFile,
+  dest: string,
+  label: string,
+  opts: { mirrors: Mirrors; progress: Progress; signal?: AbortSignal },
+): Promise<void> {
+  const url = downloadUrl(opts.mirrors, file.url);
+  opts.progress(`downloading ${url}`);
+  const expected = await publishedSum(file, opts.mirrors, opts.signal);
+  const actual = await fetchToFile(url, dest, label, opts.progress, opts.signal);
+  if (!expected || actual !== expected) throw checksumMismatch(url, `published ${expected ?? '(none)'}`, actual);
+}
+
+/**
+ * Fetches one binary of an official release into `outDir/<name>`, through the mirrors' downloads,
+ * verified against the release's published sha256. Throws DownloadUnavailable when it cannot;
+ * nothing is left behind then.
  */
 export async function downloadRelease(
   recipe: Recipe,
   name: BinaryName,
   outDir: string,
-  opts: { base?: string; progress: Progress; signal?: AbortSignal },
+  opts: { mirrors?: Mirrors; progress: Progress; signal?: AbortSignal },
 ): Promise<void> {
   const source = recipe.release as ReleaseSource | undefined;
   if (!source) throw new DownloadUnavailable(`${recipe.title} publishes no release binaries`, false);
-  const base = (opts.base ?? source.defaultBase).replace(/\/+$/, '');
+  const fetchOpts = { mirrors: opts.mirrors ?? NO_MIRRORS, progress: opts.progress, signal: opts.signal };
   await fs.mkdir(outDir, { recursive: true });
   const scratch = await fs.mkdtemp(path.join(outDir, `.${name}.download-`));
   try {
     let binary: string;
     if (source.kind === 'file') {
-      const url = source.url(base, name);
-      opts.progress(`downloading ${url}`);
-      const expected = expectedSum(await fetchText(`${url}.sha256`, opts.signal), name);
       binary = path.join(scratch, name);
-      const actual = await fetchToFile(url, binary, name, opts.progress, opts.signal);
-      if (!expected || actual !== expected)
-        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+      await fetchVerified(source.file(name), binary, name, fetchOpts);
     } else {
-      const url = source.url(base);
-      const archiveName = url.slice(url.lastIndexOf('/') + 1);
-      opts.progress(`downloading ${url}`);
-      const expected = expectedSum(await fetchText(source.sumsUrl(base), opts.signal), archiveName);
-      const archive = path.join(scratch, archiveName);
-      const actual = await fetchToFile(url, archive, archiveName, opts.progress, opts.signal);
-      if (!expected || actual !== expected)
-        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
+      const archive = path.join(scratch, source.file.fileName);
+      await fetchVerified(source.file, archive, source.file.fileName, fetchOpts);
       const { execa } = await import('execa');
       const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
-      if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
+      if (r.exitCode !== 0) {
+        throw new DownloadUnavailable(`${source.file.url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
+      }
       binary = path.join(scratch, source.member);
     }
     await fs.chmod(binary, 0o755);

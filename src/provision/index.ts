@@ -25,3 +25,5 @@ export { goBinaryName, type BuildRequest } from './gobuild.js';
 export { GoBuildProgress } from './progress.js';
 export { stagingModules, wrapperGoMod } from './wrapper.js';
 export { kindBinary } from './kind.js';
+export type { ArtifactsMode } from './artifacts.js';
+export type { Mirrors } from './mirrors.js';

@@ -10,17 +10,17 @@ import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/life
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+import { artifactOptions, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
 
 // The config barrel, --dry-run's planner and the kubeconfig writers are imported where used:
 // `status` and `down` start without their module graphs (zod, yaml, every runtime).
 
 type Args<T> = GlobalOptions & T;
 
-type UpFlags = {
+type UpFlags = ArtifactFlags & {
   runtime: RuntimeChoice;
   'bin-dir'?: string;
   retain: boolean;
-  download: boolean;
   kubeconfig?: string;
   'hub-context'?: string;
   'spoke-context'?: string[];
@@ -51,7 +51,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   command: 'up',
   describe: 'bring the lab up, or repair it (idempotent)',
   builder: (y) =>
-    y
+    artifactOptions(y)
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
       .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
       .option('kubernetes-version', {
@@ -63,7 +63,6 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
       })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
-      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
       .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
       .option('spoke-context', {
@@ -103,17 +102,19 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       const reason = choice === 'auto' ? resolved.reason : 'runtime.name of the lab file';
       process.stderr.write(`runtime: ${resolved.name} (${reason})\n`);
     }
+    const plan = await decideArtifactsFor(argv, config, resolved.name);
     const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
       ...(runtimeOptions ? { runtimeOptions } : {}),
       binDir: argv['bin-dir'],
       retain: argv.retain,
-      allowDownload: argv.download,
+      artifacts: plan.artifacts,
+      mirrors: plan.mirrors,
       renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined,
       ...(argv.install ? {} : { install: false }),
       ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}),
     };
-    const result = await upLab(config, options);
+    const result = { ...(await upLab(config, options)), artifacts: plan.decision };
     emit(
       argv,
       result,
