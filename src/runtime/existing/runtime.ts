@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { ConflictError, InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
 import { KubeClient } from '../../kube/client.js';
+import { readyz, withTimeout } from '../../kube/readyz.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../paths.js';
@@ -29,27 +30,6 @@ interface ExistingContext {
   resolved: Map<string, ResolvedContext>;
   /** The runtime's steps ran through: from then on OCM may be on the clusters, and a failed up keeps the lab for `down`. */
   recorded: boolean;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from ${what} within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** GET /readyz with the context's credentials: 'ok', or the error text. */
-async function readyz(endpoint: ResolvedContext['endpoint'], timeoutMs = ANSWER_TIMEOUT_MS): Promise<{ ok: boolean; said: string }> {
-  const client = new KubeClient(endpoint);
-  try {
-    const body = await withTimeout(client.getText('/readyz'), timeoutMs, endpoint.server);
-    return { ok: body.trim() === 'ok', said: body.trim().slice(0, 300) };
-  } catch (err) {
-    return { ok: false, said: (err as Error).message };
-  } finally {
-    client.close();
-  }
 }
 
 /** Why the hub cannot take the lab's OCM hub: another ClusterManager or its CRD is there (null when the hub is free). */
@@ -134,7 +114,7 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
           const answers = await Promise.all(
             c.specs.map(async (spec) => {
               progress(`asking ${spec.context}`);
-              return { spec, ...(await readyz(c.resolved.get(spec.name)!.endpoint)) };
+              return { spec, ...(await readyz(c.resolved.get(spec.name)!.endpoint, ANSWER_TIMEOUT_MS)) };
             }),
           );
           const silent = answers.filter((a) => !a.ok);
