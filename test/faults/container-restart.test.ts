@@ -71,19 +71,22 @@ describe('faults: a crashed container restarts as a kubelet restarts it (hub pro
     throw new Error(`no proxy-server pod in hub/${PROXY_NAMESPACE}`);
   };
 
-  /** What `ocm-lab proxy health` does (a fresh tunnel client, every row): true when every row is all True. */
-  const allHealthy = async (): Promise<boolean> => {
+  /** What `ocm-lab proxy health` does (a fresh tunnel client, every row): null when every row is all True, else why not. */
+  const unhealthy = async (): Promise<string | null> => {
     let tunnel: Awaited<ReturnType<typeof hubTunnel>> | undefined;
     try {
       tunnel = await hubTunnel(hub!);
       const rows = await proxyHealth(hub!, tunnel.client, ['cluster1']);
-      return rows.length === 1 && rows.every((r) => r.installed && r.available && r.probedHealth);
-    } catch {
-      return false;
+      const bad = rows.find((r) => !(r.installed && r.available && r.probedHealth));
+      if (rows.length !== 1) return `${rows.length} rows`;
+      return bad ? `installed ${bad.installed}, available ${bad.available}, probe: ${bad.error ?? 'ok'}` : null;
+    } catch (err) {
+      return (err as Error).message;
     } finally {
       tunnel?.client.close();
     }
   };
+  const allHealthy = async () => (await unhealthy()) === null;
 
   const nodeletLog = () => fs.readFile(path.join(labDir(LAB), 'clusters', 'hub', 'logs', 'nodelet.log'), 'utf8');
 
@@ -112,8 +115,22 @@ describe('faults: a crashed container restarts as a kubelet restarts it (hub pro
     expect(alive(before.pid), `proxy-server pid ${before.pid}`).toBe(true);
     const killedAt = Date.now();
     process.kill(before.pid, 'SIGKILL');
-    await waitUntil(async () => ((await allHealthy()) ? true : undefined), `${kill}: proxy health all True`, RECOVERY_BOUND_MS, HEALTH_POLL_MS);
+    // Why it is not healthy yet, each reason from when it was first seen: where the time goes.
+    const timeline: string[] = [];
+    let last = '';
+    await waitUntil(
+      async () => {
+        const why = await unhealthy();
+        const reason = (why ?? 'all True').replace(/\d+(\.\d+)*(:\d+)?/g, 'N');
+        if (reason !== last) timeline.push(`  +${seconds(Date.now() - killedAt)} ${(last = reason)}`);
+        return why === null ? true : undefined;
+      },
+      `${kill}: proxy health all True`,
+      RECOVERY_BOUND_MS,
+      HEALTH_POLL_MS,
+    );
     const healthyMs = Date.now() - killedAt;
+    console.log(`${kill}: proxy health after the kill\n${timeline.join('\n')}`);
     const after = await waitUntil(
       async () => {
         const now = await proxyServer();
