@@ -1,6 +1,6 @@
 import type { KubeClient } from '../kube/client.js';
 import { collectionPath, type KubeObject } from '../kube/objects.js';
-import { allSettledOrThrow, deleteAndWait, labelledObjects, waitGone, type RemovalOptions } from '../ocm/removal.js';
+import { allSettledOrThrow, deleteAndWait, labelledObjects, releaseOnHub, waitGone, type RemovalOptions } from '../ocm/removal.js';
 import { gatewayRbacObjects, gatewayServingObjects } from './cluster-gateway/hub-install.js';
 import { CREDENTIALS_NAMESPACE, GATEWAY_NAMESPACE } from './cluster-gateway/constants.js';
 import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE } from './cluster-proxy/constants.js';
@@ -9,6 +9,7 @@ import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, W
 import { addonCrd, LAB_ADDONS, managerObjects } from './install.js';
 import { upstreamLeftovers } from './upstream/index.js';
 import { namespace } from '../kube/builders.js';
+import { HELD_BY_SPOKE } from '../ocm/uninstall.js';
 
 /**
  * Taking the lab's addons off a lab, the reverse of src/addons/install.ts and
@@ -28,11 +29,14 @@ const AGENT_NAMESPACES = [PROXY_NAMESPACE, MSA_NAMESPACE, GATEWAY_NAMESPACE];
  * every accepted cluster, so call it while they are stopped or once the
  * cluster's ManagedCluster is being deleted.
  */
-async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options: RemovalOptions): Promise<string[]> {
+async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options: RemovalOptions, unreachable: boolean): Promise<string[]> {
   const mcas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } }));
   const works = LAB_ADDONS.map((addon) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: cluster } }));
-  const deleted = await deleteAndWait(hub, mcas, `removing addons from ${cluster}`, options);
-  await waitGone(hub, works, `the addon agents leaving ${cluster} (their ManifestWorks)`, options);
+  // A cluster that cannot be reached has no work agent to remove the agents: its works are let go on the hub.
+  const release = () => releaseOnHub(hub, cluster, HELD_BY_SPOKE, options.progress);
+  const waiting = unreachable ? { ...options, whileWaiting: release } : options;
+  const deleted = await deleteAndWait(hub, mcas, `removing addons from ${cluster}`, waiting);
+  await waitGone(hub, works, `the addon agents leaving ${cluster} (their ManifestWorks)`, waiting);
   return deleted;
 }
 
@@ -52,7 +56,13 @@ async function clustersWithAddons(hub: KubeClient): Promise<string[]> {
  * RBAC, the addon CRDs, the addons' CSRs and namespaces — and on the spokes any
  * agent namespace left. Idempotent. Returns what it deleted.
  */
-export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClient[], options: RemovalOptions): Promise<string[]> {
+export async function uninstallAddons(
+  hub: KubeClient,
+  spokes: readonly KubeClient[],
+  options: RemovalOptions,
+  /** Clusters that cannot be reached (`down --force`): their agents stay; the hub lets go of them. */
+  unreachable: readonly string[] = [],
+): Promise<string[]> {
   const deleted: string[] = [];
   const managers = LAB_ADDONS.flatMap((addon) => managerObjects(addon, ''));
   const deployments = [...managers, ...gatewayServingObjects('')].filter((o) => o.kind === 'Deployment');
@@ -60,7 +70,9 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/pods`, '').catch(() => []);
   await waitGone(hub, pods, 'the addon manager pods', options);
 
-  for (const done of await allSettledOrThrow((await clustersWithAddons(hub)).map((cluster) => removeAddonsFromCluster(hub, cluster, options))))
+  for (const done of await allSettledOrThrow(
+    (await clustersWithAddons(hub)).map((cluster) => removeAddonsFromCluster(hub, cluster, options, unreachable.includes(cluster))),
+  ))
     deleted.push(...done);
 
   const cmas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }));
@@ -95,9 +107,11 @@ export async function uninstallAddons(hub: KubeClient, spokes: readonly KubeClie
   ];
   deleted.push(...(await deleteAndWait(hub, hubSide, "removing the addons' hub objects", options)));
 
-  for (const done of await allSettledOrThrow(
-    spokes.map((spoke) => deleteAndWait(spoke, AGENT_NAMESPACES.map(namespace), 'removing addon agent namespaces left on a spoke', options)),
-  ))
-    deleted.push(...done);
+  for (const done of await allSettledOrThrow(spokes.map((spoke) => removeAgentNamespaces(spoke, options)))) deleted.push(...done);
   return deleted;
+}
+
+/** The addon agents' namespaces left on a spoke (the work agent removes the agents; the namespaces are shared). */
+export function removeAgentNamespaces(spoke: KubeClient, options: RemovalOptions): Promise<string[]> {
+  return deleteAndWait(spoke, AGENT_NAMESPACES.map(namespace), 'removing addon agent namespaces left on a spoke', options);
 }

@@ -1,6 +1,8 @@
+import fs from 'node:fs/promises';
 import type { ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
-import { InvalidInputError, NotFoundError } from '../errors.js';
+import { InvalidInputError, LabError, NotFoundError } from '../errors.js';
+import { labDir } from '../paths.js';
 import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
 import { notUpStatus } from '../runtime/not-up.js';
 import { bindSteps, runtimeUp } from '../runtime/base.js';
@@ -133,13 +135,29 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
 export async function downLab(config: LabConfig, options: DownOptions & LifecycleOptions = {}): Promise<DownResult> {
   const runtime = await selectRuntime(options.runtime, { labName: config.name });
   const release = await lockLab(config.name, { ifExists: true });
+  let result: DownResult;
   try {
     // Clusters that outlive the lab: take off what up installed, then forget them.
-    if (runtime.keepsClusters) await (await import('./uninstall.js')).uninstallFromClusters(runtime, config, options.onProgress);
-    return await runtime.down(config.name, options);
+    const notRemoved = runtime.keepsClusters
+      ? await (await import('./uninstall.js')).uninstallFromClusters(runtime, config, options.onProgress, options.force)
+      : [];
+    result = await runtime.down(config.name, options);
+    if (notRemoved.length) result = { ...result, notRemoved };
   } finally {
     await release();
   }
+  // --force promises that nothing of the lab is left on this machine, whatever stayed on the clusters.
+  if (options.force && !options.keepData) {
+    const dir = labDir(config.name);
+    if (
+      await fs.stat(dir).then(
+        () => true,
+        () => false,
+      )
+    )
+      throw new LabError('failure', `down --force: lab '${config.name}' still has its directory ${dir} after down`);
+  }
+  return result;
 }
 
 /** The runtime's view of the lab, with what the install layer adds ('ocm' once every spoke has joined). */

@@ -518,28 +518,34 @@ export class PodWorker {
       slot.crashes = nextCrashCount(slot.crashes, exit.finishedAt.getTime() - proc.startedAt.getTime(), this.ctx.backoff);
       const delay = restartDelayMs(slot.crashes, this.ctx.backoff);
       const pod = this.pod.metadata;
-      slot.state = {
-        ...rest,
-        state: {
-          waiting: {
-            reason: 'CrashLoopBackOff',
-            message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${slot.spec.name} pod=${pod.name}_${pod.namespace}(${pod.uid})`,
+      if (delay === 0) {
+        // Not backing off (a first crash): the kick below starts it again at once, as the kubelet's next sync does.
+        slot.state = { ...rest, state: { waiting: { reason: 'ContainerCreating' } }, lastState: { terminated }, ready: false };
+        this.ctx.log(`${this.key}/${slot.spec.name}: exited with ${exit.exitCode}; restarting now`);
+      } else {
+        slot.state = {
+          ...rest,
+          state: {
+            waiting: {
+              reason: 'CrashLoopBackOff',
+              message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${slot.spec.name} pod=${pod.name}_${pod.namespace}(${pod.uid})`,
+            },
           },
-        },
-        lastState: { terminated },
-        ready: false,
-      };
-      this.ctx.log(`${this.key}/${slot.spec.name}: exited with ${exit.exitCode}; restarting in ${delay} ms`);
-      this.ctx.events.record(
-        this.pod,
-        'Warning',
-        'BackOff',
-        `Back-off restarting failed container ${slot.spec.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`,
-      );
-      slot.timer = setTimeout(() => {
-        slot.timer = undefined;
-        this.kick();
-      }, delay);
+          lastState: { terminated },
+          ready: false,
+        };
+        this.ctx.log(`${this.key}/${slot.spec.name}: exited with ${exit.exitCode}; restarting in ${delay} ms`);
+        this.ctx.events.record(
+          this.pod,
+          'Warning',
+          'BackOff',
+          `Back-off restarting failed container ${slot.spec.name} in pod ${pod.name}_${pod.namespace}(${pod.uid})`,
+        );
+        slot.timer = setTimeout(() => {
+          slot.timer = undefined;
+          this.kick();
+        }, delay);
+      }
     }
     this.scheduleStatus();
     this.kick();

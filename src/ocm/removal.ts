@@ -1,12 +1,14 @@
 import { NotReadyError } from '../errors.js';
-import type { KubeClient } from '../kube/client.js';
-import { deleteIfPresent, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
+import { isStatus, type KubeClient } from '../kube/client.js';
+import { collectionPath, deleteIfPresent, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { sleep } from '../kube/wait.js';
 
 export interface RemovalOptions {
   /** How long to wait for everything asked to go away to be gone. */
   timeoutMs: number;
   progress?: (line: string) => void;
+  /** Run between polls while waiting (`down --force`: releasing what an unreachable cluster's agents would have released). */
+  whileWaiting?: () => Promise<unknown>;
 }
 
 /** What a kind and name look like in messages: `Namespace open-cluster-management`, `Role kube-system/x`. */
@@ -68,6 +70,7 @@ export async function waitGone(client: KubeClient, objects: readonly Removable[]
     if (Date.now() >= deadline) break;
     const line = `${what}: waiting for ${left.map((l) => describeObject(l.obj)).join(', ')} to be gone`;
     if (line !== said) options.progress?.((said = line));
+    await options.whileWaiting?.();
     await sleep(500);
   }
   throw new NotReadyError(
@@ -93,4 +96,31 @@ export async function allSettledOrThrow<T>(tasks: readonly Promise<T>[]): Promis
   if (failed.length === 1) throw failed[0];
   if (failed.length) throw new NotReadyError(failed.map((e) => (e instanceof Error ? e.message : String(e))).join('\n'));
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/**
+ * For a cluster that cannot be reached (`down --force`): deletes the objects of `kinds` in its hub
+ * namespace and removes their finalizers, which only its own agents would have removed (the work
+ * agent's on ManifestWorks, for instance). Returns what it released.
+ */
+export async function releaseOnHub(
+  hub: KubeClient,
+  cluster: string,
+  kinds: readonly { apiVersion: string; kind: string }[],
+  progress?: (line: string) => void,
+): Promise<string[]> {
+  const released: string[] = [];
+  for (const { apiVersion, kind } of kinds) {
+    const items = await labelledObjects(hub, apiVersion, kind, collectionPath(apiVersion, kind, cluster), '').catch(() => [] as Removable[]);
+    for (const obj of items) {
+      const p = objectPath(obj);
+      await deleteIfPresent(hub, p, { propagationPolicy: 'Background' });
+      await hub.mergePatch(p, { metadata: { finalizers: null } }).catch((err: unknown) => {
+        if (!isStatus(err, 404)) throw err;
+      });
+      released.push(describeObject(obj));
+    }
+  }
+  if (released.length) progress?.(`${cluster} cannot be reached: released ${released.join(', ')} (finalizers removed)`);
+  return released;
 }

@@ -10,7 +10,7 @@ import {
   KLUSTERLET_NAME,
   OPERATOR_NAMESPACE,
 } from './constants.js';
-import { deleteAndWait, labelledObjects, type RemovalOptions } from './removal.js';
+import { deleteAndWait, labelledObjects, releaseOnHub, type RemovalOptions } from './removal.js';
 import { namespace } from '../kube/builders.js';
 
 /**
@@ -42,6 +42,12 @@ function operatorObjectsForRemoval(objects: KubeObject[]): KubeObject[] {
   return [...objects].sort((a, b) => rank(a) - rank(b));
 }
 
+/** What a spoke's agents release on the hub (finalizers of its work agent and addon agents): released by hand when it cannot be reached. */
+export const HELD_BY_SPOKE = [
+  { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork' },
+  { apiVersion: 'addon.open-cluster-management.io/v1alpha1', kind: 'ManagedClusterAddOn' },
+] as const;
+
 /**
  * Takes one spoke out of the lab: its ManagedCluster is deleted on the hub
  * and gone (the hub's controllers first clean its addons and ManifestWorks,
@@ -51,9 +57,21 @@ function operatorObjectsForRemoval(objects: KubeObject[]): KubeObject[] {
  * namespaces. Idempotent. Returns what it deleted.
  */
 export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name: string, options: UninstallOptions): Promise<string[]> {
+  return [...(await deregisterOnHub(hub, name, options)), ...(await removeKlusterlet(spoke, name, options))];
+}
+
+/**
+ * The hub's half of deregisterCluster. For a spoke that cannot be reached (`unreachable`), what its
+ * agents would have released on the hub (ManifestWorks, ManagedClusterAddOns) is deleted with its
+ * finalizers removed, so the hub's controllers can finish the ManagedCluster; the spoke keeps what
+ * was on it.
+ */
+export async function deregisterOnHub(hub: KubeClient, name: string, options: UninstallOptions, unreachable = false): Promise<string[]> {
   const deleted: string[] = [];
+  const release = () => releaseOnHub(hub, name, HELD_BY_SPOKE, options.progress);
+  if (unreachable) deleted.push(...(await release()));
   const mc = { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name } };
-  deleted.push(...(await deleteAndWait(hub, [mc], `deregistering ${name} on the hub`, options)));
+  deleted.push(...(await deleteAndWait(hub, [mc], `deregistering ${name} on the hub`, unreachable ? { ...options, whileWaiting: release } : options)));
   const csrs = await labelledObjects(
     hub,
     'certificates.k8s.io/v1',
@@ -62,7 +80,12 @@ export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name
     `${CLUSTER_NAME_LABEL}=${name}`,
   ).catch(() => []);
   deleted.push(...(await deleteAndWait(hub, [...csrs, namespace(name)], `removing ${name}'s namespace and CSRs on the hub`, options)));
+  return deleted;
+}
 
+/** The spoke's half of deregisterCluster: the Klusterlet, then the klusterlet operator, OCM's CRDs and namespaces. */
+export async function removeKlusterlet(spoke: KubeClient, name: string, options: UninstallOptions): Promise<string[]> {
+  const deleted: string[] = [];
   const klusterlet = { apiVersion: OPERATOR_API, kind: 'Klusterlet', metadata: { name: KLUSTERLET_NAME } };
   // Only while the Klusterlet CRD is served; without it there is no Klusterlet (and a 404 says so).
   deleted.push(...(await deleteAndWait(spoke, [klusterlet], `removing the Klusterlet of ${name}`, options)));

@@ -76,6 +76,8 @@ export interface UpOptions {
 
 export interface DownOptions {
   keepData?: boolean;
+  /** Clusters that cannot be reached do not stop `down`: what can be removed is, the rest is listed (`notRemoved`). */
+  force?: boolean;
 }
 
 export interface DownResult {
@@ -84,6 +86,8 @@ export interface DownResult {
   /** What `down` stopped or removed, one phrase each (`kube-apiserver of hub`, `kind cluster ocmlab-x-hub`, `network ocmlab-x-vpc-1`). */
   removed: string[];
   keptData: boolean;
+  /** With `force`: what is left on clusters `down` could not reach or clean, one phrase each. */
+  notRemoved?: string[];
 }
 
 /**

@@ -6,6 +6,7 @@ import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir, labKubeconfigFile } from '../../src/paths.js';
 import { pluginCalls, writeExecPlugin } from '../support/exec-plugin.js';
+import { clusterSnapshot } from '../support/cluster-snapshot.js';
 import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
 
 /**
@@ -19,40 +20,6 @@ const LAB = 'e2e-existing';
 const local = testLabConfig(LOCAL);
 const CLUSTERS = ['hub', 'cluster1', 'cluster2'];
 const ADDONS = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
-
-/** What the lab may add to a cluster and must take away again (names only; objects Kubernetes itself makes are not listed here). */
-const KINDS = [
-  'namespaces',
-  'customresourcedefinitions',
-  'clusterroles',
-  'clusterrolebindings',
-  'apiservices',
-  'validatingwebhookconfigurations',
-  'mutatingwebhookconfigurations',
-];
-
-async function clusterSnapshot(kubeconfig: string, context: string): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const kind of KINDS) {
-    const r = await kubectl(kubeconfig, ['--context', context, 'get', kind, '-o', 'name']);
-    if (r.exitCode !== 0) throw new Error(`kubectl get ${kind} on ${context}: ${r.stderr}`);
-    out[kind] = r.stdout.split('\n').filter(Boolean).sort();
-  }
-  const rb = await kubectl(kubeconfig, [
-    '--context',
-    context,
-    'get',
-    'rolebindings,roles',
-    '-A',
-    '-o',
-    'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
-  ]);
-  out.rolebindings = rb.stdout.split('\n').filter(Boolean).sort();
-  // Without the ManagedCluster API there are none.
-  const mc = await kubectl(kubeconfig, ['--context', context, 'get', 'managedclusters', '-o', 'name']);
-  out.managedclusters = mc.exitCode === 0 ? mc.stdout.split('\n').filter(Boolean).sort() : [];
-  return out;
-}
 
 type KubeconfigDoc = {
   clusters: { name: string; cluster: Record<string, string> }[];

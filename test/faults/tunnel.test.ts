@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
@@ -13,7 +12,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import type { TunnelClient } from '../../src/tunnel/index.js';
 import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
-import { alive } from '../support/process.js';
+import { alive, processStartMs } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
 /**
@@ -24,7 +23,7 @@ import { waitUntil } from '../support/wait.js';
  * cluster-gateway, and the addon managers of cluster-proxy and cluster-gateway. Goals: the
  * nodelet restarts it, no request fails outside the outage, every request after recovery is
  * ok, the tunnel carries requests again within 2 s of the proxy-server being back (its own
- * downtime is the nodelet's 10 s restart back-off, not the tunnel's), and a manager's death
+ * downtime is the nodelet's restart, at once for a first crash: test/faults/container-restart.test.ts), and a manager's death
  * (off the data path) fails no request at all.
  */
 
@@ -94,14 +93,6 @@ function steadyTraffic(probe: Probe): { samples: Sample[]; stop: () => Promise<v
       await Promise.allSettled([...inFlight]);
     },
   };
-}
-
-/** When a process started, in ms since the epoch (/proc/<pid>/stat field 22, in clock ticks after boot). */
-async function processStartMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  const btime = Number(/^btime (\d+)$/m.exec(await fs.readFile('/proc/stat', 'utf8'))![1]);
-  return btime * 1000 + (ticks * 1000) / 100;
 }
 
 function accepts(host: string, port: number): Promise<boolean> {

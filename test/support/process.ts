@@ -14,3 +14,12 @@ export function alive(pid: number): boolean {
 export async function cmdline(pid: number): Promise<string> {
   return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').join(' ');
 }
+
+/** When a process started, in ms since the epoch: its start (/proc/<pid>/stat field 22, clock ticks after boot) against /proc/uptime, to 10 ms. */
+export async function processStartMs(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const startedTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  const now = Date.now();
+  const uptimeSeconds = Number((await fs.readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+  return now - (uptimeSeconds * 1000 - startedTicks * 10);
+}

@@ -93,15 +93,21 @@ describe('pod status', () => {
 });
 
 describe('restart back-off', () => {
-  it('follows the kubelet schedule: 10 s doubling, capped at 5 min', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 50].map((n) => restartDelayMs(n) / 1000)).toEqual([10, 20, 40, 80, 160, 300, 300, 300]);
+  it('follows the kubelet schedule: the first restart at once, then 10 s doubling, capped at 5 min', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 50].map((n) => restartDelayMs(n) / 1000)).toEqual([0, 10, 20, 40, 80, 160, 300, 300, 300]);
     expect(restartDelayMs(0)).toBe(0);
   });
 
-  it('starts over after a run longer than the reset period', () => {
+  it('backs off only a container that crashes again before the reset period; a long run starts over with a restart at once', () => {
+    // First crash of a container three minutes old: at once. A second one a minute later: 10 s.
+    const first = nextCrashCount(0, 180_000);
+    expect(restartDelayMs(first)).toBe(0);
+    const second = nextCrashCount(first, 60_000);
+    expect(restartDelayMs(second)).toBe(DEFAULT_BACKOFF.initialMs);
     expect(nextCrashCount(4, 1_000)).toBe(5);
     expect(nextCrashCount(4, DEFAULT_BACKOFF.resetAfterMs)).toBe(1);
-    expect(restartDelayMs(2, { initialMs: 100, maxMs: 150, resetAfterMs: 1 })).toBe(150);
+    expect(restartDelayMs(nextCrashCount(6, DEFAULT_BACKOFF.resetAfterMs))).toBe(0);
+    expect(restartDelayMs(3, { initialMs: 100, maxMs: 150, resetAfterMs: 1 })).toBe(150);
   });
 
   it('restarts per restartPolicy', () => {

@@ -221,8 +221,9 @@ export function proxyAgentManifests(
             `--health-server-port=${PROXY_AGENT_HEALTH_PORT}`,
             ...(mpc.spec.proxyAgent.additionalArgs ?? []),
           ],
-          // Ready once a proxy-server holds its tunnel: the addon's Available follows this.
-          readinessProbe: { httpGet: { path: '/readyz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 3 },
+          // Ready once a proxy-server holds its tunnel: the addon's Available follows this. Unready only after ~6 s without
+          // one, so a proxy-server restarted at once (1-4 s here) does not flip Available, which takes ~2.5 s to come back.
+          readinessProbe: { httpGet: { path: '/readyz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 6 },
           livenessProbe: { httpGet: { path: '/healthz', port: PROXY_AGENT_HEALTH_PORT }, periodSeconds: 10, failureThreshold: 3 },
           volumeMounts: [cert.mount, ca.mount],
         },

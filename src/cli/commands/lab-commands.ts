@@ -125,13 +125,18 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   },
 };
 
-export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boolean; 'dry-run': boolean; runtime: RuntimeChoice }>> = {
+export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boolean; 'dry-run': boolean; force: boolean; runtime: RuntimeChoice }>> = {
   command: 'down',
   describe: 'stop the lab and remove everything it created (idempotent)',
   builder: (y) =>
     y
       .option('keep-data', { type: 'boolean', default: false, describe: 'keep the lab directory (PKI, etcd data, logs)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'print what down would stop and remove, and remove nothing; -o json for JSON' })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: 'existing clusters: remove the lab even when a cluster cannot be reached; lists what stays on it',
+      })
       .option('runtime', {
         choices: RUNTIME_CHOICES,
         default: 'auto' as RuntimeChoice,
@@ -149,10 +154,11 @@ export const downCommand: CommandModule<GlobalOptions, Args<{ 'keep-data': boole
     }
     const started = Date.now();
     const onProgress = argv.verbose ? (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`) : undefined;
-    const result = await downLab(config, { keepData: argv['keep-data'], onProgress });
+    const result = await downLab(config, { keepData: argv['keep-data'], force: argv.force, onProgress });
     emit(argv, result, (r) =>
       r.existed || r.removed.length
-        ? `lab '${r.lab}' is down: removed ${r.removed.length ? r.removed.join(', ') : 'nothing left running'}${r.keptData ? '; data kept' : ''}`
+        ? `lab '${r.lab}' is down: removed ${r.removed.length ? r.removed.join(', ') : 'nothing left running'}${r.keptData ? '; data kept' : ''}` +
+          (r.notRemoved?.length ? `\nnot removed (could not reach or clean):\n${r.notRemoved.map((n) => `  ${n}`).join('\n')}` : '')
         : `lab '${r.lab}' was not up; nothing to do`,
     );
   },

@@ -4,6 +4,7 @@ import type { LabConfig } from '../../config/index.js';
 import { ConflictError, InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
 import { ExecCredentialError } from '../../kube/exec-credential.js';
 import { KubeClient } from '../../kube/client.js';
+import { readyz, withTimeout } from '../../kube/readyz.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../paths.js';
@@ -32,30 +33,14 @@ interface ExistingContext {
   recorded: boolean;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from ${what} within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** GET /readyz with the context's credentials: 'ok', or the error text. */
-async function readyz(endpoint: ResolvedContext['endpoint'], timeoutMs = ANSWER_TIMEOUT_MS): Promise<{ ok: boolean; said: string }> {
-  const client = new KubeClient(endpoint);
-  try {
-    const body = await withTimeout(client.getText('/readyz'), timeoutMs, endpoint.server);
-    return { ok: body.trim() === 'ok', said: body.trim().slice(0, 300) };
-  } catch (err) {
-    if (err instanceof ExecCredentialError) {
-      throw new InvalidInputError(err.message, {
-        hint: 'run the plugin of that context yourself (kubectl --context CTX get --raw /readyz) and fix what it says',
-      });
-    }
-    return { ok: false, said: (err as Error).message };
-  } finally {
-    client.close();
+/** A context's credential plugin that fails is bad input (log in again), not a cluster that does not answer. */
+function pluginFailure(err: unknown): never {
+  if (err instanceof ExecCredentialError) {
+    throw new InvalidInputError(err.message, {
+      hint: 'run the plugin of that context yourself (kubectl --context CTX get --raw /readyz) and fix what it says',
+    });
   }
+  throw err;
 }
 
 /** Why the hub cannot take the lab's OCM hub: another ClusterManager or its CRD is there (null when the hub is free). */
@@ -140,7 +125,7 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
           const answers = await Promise.all(
             c.specs.map(async (spec) => {
               progress(`asking ${spec.context}`);
-              return { spec, ...(await readyz(c.resolved.get(spec.name)!.endpoint)) };
+              return { spec, ...(await readyz(c.resolved.get(spec.name)!.endpoint, ANSWER_TIMEOUT_MS).catch(pluginFailure)) };
             }),
           );
           const silent = answers.filter((a) => !a.ok);

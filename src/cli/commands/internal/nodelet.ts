@@ -48,7 +48,7 @@ export const nodeletCommand: CommandModule<object, Args> = {
       .option('restart-backoff', {
         type: 'string',
         default: `${DEFAULT_BACKOFF.initialMs / 1000}s`,
-        describe: 'first delay before restarting a crashed container',
+        describe: 'delay before restarting a container that crashes again (the first restart is at once), doubling per crash',
       })
       .option('restart-backoff-max', { type: 'string', default: `${DEFAULT_BACKOFF.maxMs / 1000}s`, describe: 'longest restart delay' })
       .option('resync', { type: 'string', default: '60s', describe: 'how often volumes are written again' })
