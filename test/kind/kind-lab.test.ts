@@ -134,10 +134,13 @@ describe('the default lab on kind', () => {
   });
 
   it('passes every document of the conformance suite, the same documents as on the local runtime', async () => {
+    // Every document `scenario list` lists, however many the suite holds today.
+    const listed = JSON.parse((await ocmLab(['scenario', 'list', '--output', 'json'])).stdout) as unknown[];
+    expect(listed.length).toBeGreaterThan(0);
     const r = await ocmLab(['conformance', '--output', 'json'], 1_800_000);
     expect(r.exitCode, r.all).toBe(0);
     const report = JSON.parse(r.stdout) as { passed: number; failed: number; skipped: number };
-    expect({ passed: report.passed, failed: report.failed, skipped: report.skipped }).toEqual({ passed: 6, failed: 0, skipped: 0 });
+    expect({ passed: report.passed, failed: report.failed, skipped: report.skipped }).toEqual({ passed: listed.length, failed: 0, skipped: 0 });
   });
 
   it('goes down leaving no container, network or volume of the lab', async () => {
