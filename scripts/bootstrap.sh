@@ -18,6 +18,8 @@ installing_docker=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
 # The kind runtime's offline node image is debootstrapped from Debian's packages.
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v debootstrap >/dev/null 2>&1; then need_apt+=(debootstrap); fi
+# The kind labs' image registry is built from Debian's distribution registry.
+if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v docker-registry >/dev/null 2>&1; then need_apt+=(docker-registry); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2

@@ -5,7 +5,8 @@
  * - local: the nodelet maps each reference to files on this machine, bind-mounted read-only into the container
  *   (src/nodelet/images.ts, docs/nodelet.md "Images");
  * - kind: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
- *   with the repository's Dockerfile, then `kind load`ed into every node (src/images/lab-images.ts, docs/kind.md);
+ *   with the repository's Dockerfile, then pushed once per machine to the kind labs' image registry, which every node
+ *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/runtime/kind/image-registry/, docs/kind.md);
  * - existing: the clusters' nodes pull OCM's images, and `ocm-lab:dev` must be made available to them (docs/existing-clusters.md).
  */
 import {

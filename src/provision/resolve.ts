@@ -70,7 +70,8 @@ async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): P
   return { ok: r.exitCode === 0 && printsVersion(all, recipe), printed: printed || String(r.shortMessage ?? '') };
 }
 
-async function onPath(name: string): Promise<string | null> {
+/** `name` on PATH, symlinks resolved; null when it is not there. */
+export async function onPath(name: string): Promise<string | null> {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     const candidate = path.join(dir, name);
     if (await executable(candidate)) return fs.realpath(candidate).catch(() => candidate);

@@ -227,6 +227,30 @@ export interface RuntimeDefinition {
   create(options: Record<string, unknown>): Promise<Runtime<any, any>>;
   /** `setup --runtime <name>`: what this runtime needs made before its first `up` (besides Kubernetes' and OCM's binaries). */
   prepare?: () => Promise<RuntimePreparation>;
+  /** `ocm-lab registry`: the image registry this runtime's labs pull from, where it has one (kind). */
+  imageRegistry?: () => Promise<ImageRegistryControl>;
+}
+
+/** Where to push images for a lab's clusters, and where they pull them from. */
+export interface ImageRegistryInfo {
+  container: string;
+  running: boolean;
+  /** `localhost:<port>`: what to tag and push to on this machine. */
+  host: string;
+  port: number;
+  /** `<name>:<port>`: the registry as nodes and pods reach it. */
+  hostFromClusters: string;
+  /** The Docker volume that holds its data (the cache every lab shares). */
+  volume: string;
+  image: string;
+  networks: string[];
+}
+
+export interface ImageRegistryControl {
+  /** The registry, or null when there is none yet (the first `up` makes it). */
+  show(): Promise<ImageRegistryInfo | null>;
+  /** Removes the registry and its data; what was removed. */
+  remove(): Promise<string[]>;
 }
 
 /** One image `setup` made or found: present, loaded (from the cache) or built; MISSING with --check. */

@@ -23,6 +23,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['proxy', async () => (await import('./proxy.js')).proxyCommand],
   ['addon', async () => (await import('./addon.js')).addonCommand],
   ['setup', async () => (await import('./setup.js')).setupCommand],
+  ['registry', async () => (await import('./registry.js')).registryCommand],
   ['scenario', async () => (await import('./scenario.js')).scenarioCommand],
   ['conformance', async () => (await import('./conformance.js')).conformanceCommand],
   ['validate', async () => (await import('./validate.js')).validateCommand],

@@ -28,7 +28,11 @@ export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up'):
   out.push(`    forwards ${e.forwards.map((f) => `${f.port} -> ${f.target}`).join(', ')}`);
   out.push(`    command: ${e.command.join(' ')}`);
   out.push('');
-  out.push(`Images loaded into every node: ${plan.images.length ? plan.images.join(', ') : '(none)'}`);
+  const r = plan.imageRegistry;
+  out.push(`Image registry (one per machine, kept by down): ${r.name}  volume=${r.volume}  published on 127.0.0.1:<port>  networks=${r.networks.join(', ')}`);
+  out.push(`  every node pulls localhost:<port>/… and ${r.name}:5000/… from it, and ${r.mirrors.join(', ') || '(none)'} from it first, then upstream`);
+  out.push(`  pushed when the registry lacks them: ${plan.images.length ? plan.images.join(', ') : '(none)'}`);
+  out.push('  every cluster: ConfigMap kube-public/local-registry-hosting (KEP-1755)');
   out.push('');
   out.push(`Files in ${plan.labDir}: kubeconfig, clusters/<name>/kubeconfigs/admin.kubeconfig, clusters/<name>/kind/{kind-config.yaml,cni.conflist}`);
   if (action === 'up') {

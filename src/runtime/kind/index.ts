@@ -12,4 +12,5 @@ export const kindRuntime: RuntimeDefinition = {
     return new (await import('./runtime.js')).KindRuntime(nodeImage);
   },
   prepare: async () => (await import('./setup.js')).kindPreparation,
+  imageRegistry: async () => (await import('./image-registry/control.js')).imageRegistryControl,
 };

@@ -103,12 +103,6 @@ export class KindCli {
   async kubeconfig(name: string): Promise<string> {
     return (await this.run(['get', 'kubeconfig', '--name', name])).stdout;
   }
-
-  async loadImages(name: string, images: readonly string[]): Promise<string> {
-    if (!images.length) return '';
-    const r = await this.run(['load', 'docker-image', '--name', name, ...images]);
-    return `${r.stdout}\n${r.stderr}`;
-  }
 }
 
 /**

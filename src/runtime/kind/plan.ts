@@ -4,6 +4,8 @@ import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
+import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from './image-registry/names.js';
+import { parseImageReference } from './image-registry/references.js';
 
 /** Kind's default ranges: every cluster has its own node, so they may repeat across clusters. */
 export const POD_SUBNET = '10.244.0.0/16';
@@ -55,6 +57,16 @@ export interface HubEndpointPlan {
   labels: Record<string, string>;
 }
 
+/** The image registry every lab on the machine shares: attached to this lab's networks, mirrored in its nodes. */
+interface ImageRegistryPlan {
+  name: string;
+  volume: string;
+  /** Every VPC network of the lab. */
+  networks: string[];
+  /** Upstream registries whose lab images nodes pull from it first (upstream is the fallback). */
+  mirrors: string[];
+}
+
 export interface KindLabPlan {
   lab: string;
   runtime: 'kind';
@@ -64,7 +76,8 @@ export interface KindLabPlan {
   networks: KindNetworkPlan[];
   clusters: KindClusterPlan[];
   hubEndpoint: HubEndpointPlan;
-  /** Images `kind load docker-image` puts on every node. */
+  imageRegistry: ImageRegistryPlan;
+  /** The lab's images: pushed to the image registry (what it lacks), pulled from it by the nodes. */
   images: string[];
 }
 
@@ -188,6 +201,12 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
       forwards: HUB_PUBLISHED_PORTS.map((port) => ({ port, target: `${hubNode}:${port}` })),
       command: hubEndpointCommand(hubNode),
       labels: hubEndpointLabels(config.name),
+    },
+    imageRegistry: {
+      name: REGISTRY_CONTAINER,
+      volume: REGISTRY_VOLUME,
+      networks: networks.map((n) => n.name),
+      mirrors: [...new Set(input.images.map((i) => parseImageReference(i).domain))].sort(),
     },
     images: [...new Set(input.images)],
   };

@@ -22,10 +22,11 @@ import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
 import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
+import { detachRegistry, mirrorInNode, publishRegistryHosting, registryWithImages, type RegistryFacts } from './image-registry/index.js';
 
 /** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
 export interface KindUpOptions extends UpOptions {
-  /** Images to `kind load` besides the lab's own (labImages). */
+  /** Images to push to the image registry besides the lab's own (labImages). */
   extraImages?: string[];
 }
 
@@ -39,6 +40,10 @@ export interface KindContext {
   plan?: KindLabPlan;
   /** kind clusters that already existed when this `up` started. */
   existing: Set<string>;
+  /** The image registry, once the Image registry step has it running. */
+  registry?: RegistryFacts;
+  /** Lab images this `up` pushed (new, or another build than the registry held). */
+  pushed?: string[];
 }
 
 /** Where kind writes its own kubeconfigs (it insists on writing one); the lab's real ones are written by us. */
@@ -106,6 +111,37 @@ async function nodeAddress(container: string, network: string): Promise<string> 
   return ip;
 }
 
+/** The image registry every kind lab shares, on this lab's networks, holding the lab's images (pushed when it lacks them). */
+const imageRegistryStep: Step<KindContext> = {
+  title: 'Image registry',
+  run: async (c, progress) => {
+    const r = await registryWithImages(c.plan!.imageRegistry.networks, c.plan!.images, progress);
+    c.registry = r.facts;
+    c.pushed = r.pushed;
+    return r.summary;
+  },
+};
+
+/** Nodes pull from the registry: containerd's hosts.toml in each (a node that existed pulls again what this up pushed). */
+const registryMirrorsStep: Step<KindContext> = {
+  title: 'Registry mirrors',
+  run: async (c, progress) => {
+    const hosts = await Promise.all(
+      c.plan!.clusters.map((cl) => mirrorInNode(cl.nodeContainer, c.registry!, c.plan!.images, c.existing.has(cl.kindName) ? (c.pushed ?? []) : [], progress)),
+    );
+    return `${(hosts[0] ?? []).join(', ')} → ${c.registry!.hostFromClusters} on ${c.plan!.clusters.length} nodes`;
+  },
+};
+
+/** KEP-1755: where tools (Tilt, Skaffold, ctlptl) find the registry, in every cluster. */
+const registryHostingStep: Step<KindContext> = {
+  title: 'Registry hosting',
+  run: async (c) => {
+    await Promise.all(c.plan!.clusters.map((cl) => publishRegistryHosting(clusterKubeconfigFile(c.config.name, cl.name), c.registry!)));
+    return `ConfigMap kube-public/local-registry-hosting (host ${c.registry!.host}) in ${c.plan!.clusters.length} clusters`;
+  },
+};
+
 export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
   readonly name = 'kind';
   readonly keepsClusters = false;
@@ -168,6 +204,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           return results.join(', ');
         },
       },
+      imageRegistryStep,
       {
         title: 'Clusters',
         concurrent: true,
@@ -183,20 +220,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
         title: 'Hub endpoint',
         run: async (c, progress) => `${c.plan!.hubEndpoint.name}: ${await ensureHubEndpoint(c.plan!.hubEndpoint, progress)}`,
       },
-      {
-        title: 'Load images',
-        run: async (c, progress) => {
-          if (!c.plan!.images.length) return 'no images to load';
-          // kind skips an image a node already has (it asks the node's crictl), so a warm run only checks.
-          await Promise.all(
-            c.plan!.clusters.map(async (cluster) => {
-              progress(`kind load docker-image --name ${cluster.kindName} (${c.plan!.images.length} images)`);
-              await c.kind!.loadImages(cluster.kindName, c.plan!.images);
-            }),
-          );
-          return `${c.plan!.images.join(', ')} on ${c.plan!.clusters.length} nodes`;
-        },
-      },
+      registryMirrorsStep,
       {
         title: 'Node routes',
         run: async (c) => {
@@ -215,6 +239,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           return `contexts ${entries.map((e) => e.name).join(', ')}`;
         },
       },
+      registryHostingStep,
     ];
     return { context: ctx, steps, preflight, deleteClusters };
   }
@@ -288,6 +313,8 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       }
     }
     if (await removeContainer(hubEndpointName(labName))) result.removed.push(`container ${hubEndpointName(labName)}`);
+    // The image registry is every lab's: it only leaves this lab's networks (its data is the cache `ocm-lab registry rm` removes).
+    await detachRegistry(networks);
     for (const n of networks) if (await removeNetwork(n)) result.removed.push(`Docker network ${n}`);
     if (!options.keepData) await fs.rm(dir, { recursive: true, force: true });
     return result;

@@ -7,17 +7,18 @@ import { localImageKey, type BuiltImage } from '../../images/docker-build.js';
 import type { ImageBuildOptions } from '../../images/options.js';
 import { componentImageKey, componentImageSpecs, ensureComponentImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './images/index.js';
 import { ensureLabImagesDetail, labImages } from '../../images/lab-images.js';
+import { builtRegistryImage, REGISTRY_IMAGE, registryImageKey } from './image-registry/index.js';
 
 /** One offline image `setup --runtime kind` makes: its name, the key its inputs give, and how to make it. */
 interface KindImageJob {
   ref: string;
-  key: () => string;
+  key: () => string | Promise<string>;
   ensure: (opts: ImageBuildOptions) => Promise<BuiltImage>;
 }
 
 /**
  * Every image the kind runtime needs offline, in build order (the base first:
- * others are built FROM it; the node image last: it preloads the components).
+ * others are built FROM it; the node image after the components it preloads; then the lab's image registry).
  */
 function kindImageJobs(kubernetesVersion: string): KindImageJob[] {
   const release = requireKubernetesRelease(kubernetesVersion);
@@ -30,6 +31,7 @@ function kindImageJobs(kubernetesVersion: string): KindImageJob[] {
       ensure: (o: ImageBuildOptions) => ensureComponentImage(spec, withVersion(o)),
     })),
     { ref: nodeImageRef(kubernetesVersion), key: () => nodeImageKey(release), ensure: (o: ImageBuildOptions) => ensureKindNodeImageDetail(withVersion(o)) },
+    { ref: REGISTRY_IMAGE, key: registryImageKey, ensure: builtRegistryImage },
   ];
 }
 
@@ -54,7 +56,7 @@ export const kindPreparation: RuntimePreparation = {
   check: async (config: LabConfig) => {
     const images: PreparedImage[] = [];
     for (const job of kindImageJobs(config.kubernetesVersion)) {
-      const key = job.key();
+      const key = await job.key();
       images.push({ image: job.ref, key, source: (await localImageKey(job.ref)) === key ? 'present' : 'MISSING' });
     }
     for (const ref of labImages(config)) {

@@ -5,7 +5,7 @@ import { reshapeRefusal } from '../reshape.js';
 
 /**
  * The kind runtime's part of a lab's state (`runtimeState` of
- * `<labDir>/state.json`): the node image and the lab images it loaded. The
+ * `<labDir>/state.json`): the node image and the lab images it pushed to the image registry. The
  * Docker objects themselves are found by name and label, so a lost state file
  * does not orphan them.
  */

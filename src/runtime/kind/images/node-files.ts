@@ -10,7 +10,9 @@ import { pauseImage } from './component-images.js';
 /**
  * containerd's config in the node (v2 format, what Debian's containerd 1.6 reads).
  * F3: a negative oom_score_adj needs CAP_SYS_RESOURCE, which some machines'
- * bounding set lacks; restricting it costs nothing in a lab.
+ * bounding set lacks; restricting it costs nothing in a lab. `config_path`:
+ * containerd reads a registry's hosts.toml there at each pull (kind's node
+ * images do the same), which is how nodes reach the lab's image registry.
  */
 export function nodeContainerdConfig(release: KubernetesRelease = DEFAULT_KUBERNETES_RELEASE): string {
   return `# ocm-lab kind node: containerd (Debian) for the CRI; snapshotter line kept as kind's entrypoint edits it.
@@ -35,6 +37,9 @@ version = 2
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = "/opt/cni/bin"
   conf_dir = "/etc/cni/net.d"
+
+[plugins."io.containerd.grpc.v1.cri".registry]
+  config_path = "/etc/containerd/certs.d"
 `;
 }
 
