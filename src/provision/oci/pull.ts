@@ -68,6 +68,8 @@ export async function pullFiles(opts: PullFilesOptions): Promise<{ digest: strin
 
   const first = opts.files[0];
   if (!first) return { digest: top.digest };
+  // Extracted beside the (first) destination, so the final rename stays on one filesystem.
+  await fs.mkdir(path.dirname(first.dest), { recursive: true });
   const scratch = await fs.mkdtemp(path.join(path.dirname(first.dest), '.pull-'));
   try {
     const found = await extractFiles(client, name, manifest.layers, opts.files, scratch, progress, opts.signal);
