@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +104,39 @@ describe('pulling files out of images from a real registry', () => {
     const dest = path.join(tmp.path, 'out3', 'x');
     await pullFiles({ reference: `${registry.host}/lab/docker-made:v2`, registryBase: registry.base, files: [{ pathInImage: '/usr/bin/x', dest }] });
     expect(await fs.readFile(dest, 'utf8')).toBe('from docker\n');
+  });
+
+  it('follows a blob redirect to another server (a CDN) without sending it the token', async () => {
+    // In front of the registry: manifests pass through; blobs are redirected to a "CDN" that serves the registry's stored bytes.
+    const cdnRequests: { url: string; authorization: string | undefined }[] = [];
+    const front = http.createServer((req, res) => {
+      const url = req.url ?? '/';
+      const cdn = /^\/cdn\/(sha256:[0-9a-f]{64})$/.exec(url);
+      if (cdn) {
+        cdnRequests.push({ url, authorization: req.headers.authorization });
+        void fs.readFile(registry.blobFile(cdn[1] as string)).then((b) => res.writeHead(200).end(b));
+        return;
+      }
+      const blob = /\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url);
+      if (blob && req.headers.authorization) {
+        res.writeHead(307, { location: `/cdn/${blob[1]}` }).end();
+        return;
+      }
+      const headers = { accept: req.headers.accept ?? '*/*', authorization: req.headers.authorization ?? '' };
+      void fetch(`${registry.base}${url}`, { headers }).then(async (r) => {
+        res.writeHead(r.status, Object.fromEntries(r.headers)).end(Buffer.from(await r.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+    try {
+      const dest = path.join(tmp.path, 'out-cdn', 'tool');
+      await pull({ registryBase: `http://127.0.0.1:${(front.address() as AddressInfo).port}`, files: [{ pathInImage: 'bin/tool', dest }] });
+      expect(await fs.readFile(dest, 'utf8')).toBe(`new tool for ${me.architecture}\n`);
+      expect(cdnRequests.length).toBeGreaterThan(0);
+      expect(cdnRequests.map((r) => r.authorization)).toEqual(cdnRequests.map(() => undefined));
+    } finally {
+      await new Promise((r) => front.close(r));
+    }
   });
 
   it('a file whited out above is not in the image: nothing is written, not even the files that were found', async () => {
