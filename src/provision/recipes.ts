@@ -206,16 +206,38 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
     ldflags: ocmLdflags(version),
     versionArgs: () => ['--version'],
     versionText: version,
-    release: { kind: 'image', image: (name) => ocmImage(name, version), pathInImage: (name) => `/${name}` },
+    release: { kind: 'image', image: (name) => ocmImage(ocmImageOf(name).image, version), pathInImage: (name) => ocmImageOf(name).pathInImage },
   };
 }
 
+/** Registry path of OCM's images (`quay.io/open-cluster-management/<name>:<OCM version>`). */
+export const OCM_IMAGE_REPOSITORY = 'quay.io/open-cluster-management';
+
+/** One of OCM's upstream images at the lab's OCM version, e.g. `quay.io/open-cluster-management/registration:v1.2.1`. */
+export function ocmImage(name: 'registration-operator' | 'registration' | 'work' | 'placement' | 'addon-manager', ocmVersion: string): string {
+  return `${OCM_IMAGE_REPOSITORY}/${name}:${ocmVersion}`;
+}
+
 /**
- * OCM's image of a binary: quay.io/open-cluster-management/<image>:<version>, the image named as
- * the binary except the addon manager's; each image holds its binary at `/<binary>` (docs/notes.md).
+ * OCM's upstream images and the binary each holds. Each is built FROM ubi-minimal
+ * with one Go binary copied to `/` and `USER 10001`; none sets ENTRYPOINT, WORKDIR
+ * or CMD of its own, so the Deployments OCM generates always give `command`
+ * (build/Dockerfile.<name> in open-cluster-management-io/ocm; docs/notes.md). The nodelet maps
+ * these images to the binaries; the kind runtime builds them from the binaries; the OCM recipe
+ * takes the binaries out of them.
  */
-export function ocmImage(name: BinaryName, version: string = OCM_VERSION): string {
-  return `quay.io/open-cluster-management/${name === 'addon' ? 'addon-manager' : name}:${version}`;
+export const OCM_UPSTREAM_IMAGES: readonly { image: Parameters<typeof ocmImage>[0]; binary: BinaryName; pathInImage: string }[] = [
+  { image: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
+  { image: 'registration', binary: 'registration', pathInImage: '/registration' },
+  { image: 'work', binary: 'work', pathInImage: '/work' },
+  { image: 'placement', binary: 'placement', pathInImage: '/placement' },
+  { image: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
+];
+
+function ocmImageOf(binary: BinaryName): (typeof OCM_UPSTREAM_IMAGES)[number] {
+  const found = OCM_UPSTREAM_IMAGES.find((i) => i.binary === binary);
+  if (!found) throw new Error(`internal: no OCM image holds ${binary}`);
+  return found;
 }
 
 function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {

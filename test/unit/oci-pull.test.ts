@@ -5,7 +5,7 @@ import { lookUp, memberPath } from '../../src/provision/oci/layer.js';
 import { parseManifest } from '../../src/provision/oci/manifest.js';
 import { choosePlatform, hostPlatform } from '../../src/provision/oci/platform.js';
 import { defaultRegistryBase, formatReference, parseReference } from '../../src/provision/oci/reference.js';
-import { ocmImage } from '../../src/provision/recipes.js';
+import { ocmRecipe } from '../../src/provision/recipes.js';
 
 const D = `sha256:${'ab'.repeat(32)}`;
 
@@ -47,9 +47,12 @@ describe('image references', () => {
     expect(bad('quay.io/')).toContain('no repository name');
   });
 
-  it('names OCM images as upstream publishes them (the addon manager is addon-manager)', () => {
-    expect(ocmImage('registration', 'v1.2.1')).toBe('quay.io/open-cluster-management/registration:v1.2.1');
-    expect(ocmImage('addon', 'v1.2.1')).toBe('quay.io/open-cluster-management/addon-manager:v1.2.1');
+  it('takes OCM binaries from the images upstream publishes them in (the addon manager is addon-manager)', () => {
+    const source = ocmRecipe('v1.2.1').release;
+    if (source?.kind !== 'image') throw new Error('the OCM recipe has no image source');
+    expect(source.image('registration')).toBe('quay.io/open-cluster-management/registration:v1.2.1');
+    expect(source.image('addon')).toBe('quay.io/open-cluster-management/addon-manager:v1.2.1');
+    expect(source.pathInImage('addon')).toBe('/addon');
   });
 });
 
