@@ -9,6 +9,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 30_000,
+          // A whole-tree hook (the import graph's cruise of src/) takes as long as a test on a busy machine.
+          hookTimeout: 30_000,
         },
       },
       {

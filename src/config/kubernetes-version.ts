@@ -1,5 +1,13 @@
 import { InvalidInputError } from '../errors.js';
-import { SUPPORTED_KUBERNETES_VERSIONS, type LabConfig } from './types.js';
+import { describeOffers, releaseOfRequest } from '../provision/versions.js';
+import { KUBERNETES_VERSION_CHOICES, SUPPORTED_KUBERNETES_VERSIONS, type LabConfig } from './types.js';
+
+/** The config fields of a written Kubernetes version (already validated): the built patch, and what was written when it differs. */
+export function kubernetesFields(written: string | undefined): Pick<LabConfig, 'kubernetesVersion' | 'kubernetesRequest'> {
+  const release = written === undefined ? undefined : releaseOfRequest(written);
+  if (!release) return { kubernetesVersion: SUPPORTED_KUBERNETES_VERSIONS[0] };
+  return written === release.kubernetes ? { kubernetesVersion: written } : { kubernetesVersion: release.kubernetes, kubernetesRequest: written as string };
+}
 
 /**
  * The lab with `--kubernetes-version` applied (unchanged without one). A
@@ -8,17 +16,19 @@ import { SUPPORTED_KUBERNETES_VERSIONS, type LabConfig } from './types.js';
 export function withKubernetesVersion(config: LabConfig, version: string | undefined): LabConfig {
   if (version === undefined) return config;
   const wanted = version.startsWith('v') ? version : `v${version}`;
-  if (!(SUPPORTED_KUBERNETES_VERSIONS as readonly string[]).includes(wanted)) {
+  if (!(KUBERNETES_VERSION_CHOICES as readonly string[]).includes(wanted)) {
     const minor = /^v(\d+\.\d+)(?:\.\d+)?$/.exec(wanted)?.[1];
-    const sameMinor = minor ? SUPPORTED_KUBERNETES_VERSIONS.find((v) => v.startsWith(`v${minor}.`)) : undefined;
+    const sameMinor = minor ? releaseOfRequest(`v${minor}`) : undefined;
     throw new InvalidInputError(
-      `--kubernetes-version ${version}: not a Kubernetes version ocm-lab can run; supported: ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')}`,
+      `--kubernetes-version ${version}: not a Kubernetes version ocm-lab can run; ` +
+        `supported: ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')} (or their minors, v1.37 …)`,
       {
         hint: sameMinor
-          ? `for Kubernetes ${minor}, use --kubernetes-version ${sameMinor}`
-          : `use one of ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')} (the first is the default)`,
+          ? `for Kubernetes ${minor}, use --kubernetes-version v${minor} (${describeOffers(sameMinor)})`
+          : `use one of ${SUPPORTED_KUBERNETES_VERSIONS.join(', ')} (the first is the default), or a minor such as v1.36`,
       },
     );
   }
-  return { ...config, kubernetesVersion: wanted };
+  const { kubernetesRequest: _previous, ...rest } = config;
+  return { ...rest, ...kubernetesFields(wanted) };
 }

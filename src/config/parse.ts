@@ -6,17 +6,10 @@ import { readYaml, type YamlProblem } from '../util/yaml-read.js';
 import { SourcePositions } from './positions.js';
 import { describeProblem, describeValue, unknownFieldMessage, type FieldPath, type Problem } from './problems.js';
 import { crossFieldProblems } from './rules.js';
+import { kubernetesFields } from './kubernetes-version.js';
+import { resolveOcmVersion } from './ocm-version.js';
 import { labFileSchema, type LabFile } from './schema.js';
-import {
-  DEFAULT_ADDONS,
-  KIND,
-  API_VERSION,
-  SUPPORTED_KUBERNETES_VERSIONS,
-  SUPPORTED_OCM_VERSIONS,
-  type AddonName,
-  type LabConfig,
-  type RuntimeSection,
-} from './types.js';
+import { DEFAULT_ADDONS, KIND, API_VERSION, DEFAULT_OCM_VERSION, type AddonName, type LabConfig, type RuntimeSection } from './types.js';
 
 /** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
 const MAX_LAB_FILE_CHARS = 32_768;
@@ -111,8 +104,8 @@ function addonNameOf(entry: NonNullable<LabFile['addons']>[number]): AddonName {
 function normalise(file: LabFile, source: string | null): LabConfig {
   return {
     name: file.name ?? 'default',
-    kubernetesVersion: file.kubernetesVersion ?? SUPPORTED_KUBERNETES_VERSIONS[0],
-    ocmVersion: file.ocmVersion ?? SUPPORTED_OCM_VERSIONS[0],
+    ...kubernetesFields(file.kubernetesVersion),
+    ocmVersion: (file.ocmVersion === undefined ? undefined : resolveOcmVersion(file.ocmVersion)) ?? DEFAULT_OCM_VERSION,
     network: file.network?.cidr === undefined ? {} : { cidr: file.network.cidr },
     vpcs: file.vpcs.map((v) => ({ name: v.name })),
     clusters: file.clusters.map((c) => ({ name: c.name, vpc: c.vpc, hub: c.hub ?? false })),
@@ -122,6 +115,8 @@ function normalise(file: LabFile, source: string | null): LabConfig {
     ),
     source,
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
+    ...(file.artifacts ? { artifacts: file.artifacts } : {}),
+    ...(file.mirrors ? { mirrorsFile: source ? path.resolve(path.dirname(source), file.mirrors) : file.mirrors } : {}),
   };
 }
 

@@ -7,12 +7,14 @@ export function renderLabConfig(config: LabConfig): string {
     apiVersion: API_VERSION,
     kind: KIND,
     name: config.name,
-    kubernetesVersion: config.kubernetesVersion,
+    kubernetesVersion: config.kubernetesRequest ?? config.kubernetesVersion,
     ocmVersion: config.ocmVersion,
     ...(config.network.cidr === undefined ? {} : { network: { cidr: config.network.cidr } }),
     vpcs: config.vpcs.map((v) => ({ name: v.name })),
     clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
     addons: config.addons.map((name) => (config.addonImplementations[name] === 'upstream' ? { name, implementation: 'upstream' } : name)),
+    ...(config.artifacts ? { artifacts: config.artifacts } : {}),
+    ...(config.mirrorsFile ? { mirrors: config.mirrorsFile } : {}),
     ...(config.runtime ? { runtime: { ...(config.runtime.name === undefined ? {} : { name: config.runtime.name }), ...config.runtime.options } } : {}),
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkPrivateCidr } from './cidr.js';
+import { OCM_VERSION_CHOICES, resolveOcmVersion } from './ocm-version.js';
 import {
   ADDON_IMPLEMENTATIONS,
   ADDON_NAMES,
@@ -7,9 +8,11 @@ import {
   KIND,
   MAX_LAB_NAME,
   MAX_NAME,
+  KUBERNETES_VERSION_CHOICES,
   SUPPORTED_KUBERNETES_VERSIONS,
-  SUPPORTED_OCM_VERSIONS,
 } from './types.js';
+import { minorOf } from '../provision/versions.js';
+import { ARTIFACT_MODES } from '../provision/artifacts.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -23,6 +26,13 @@ function dnsLabel(max: number) {
 }
 
 const oneOf = (what: string, values: readonly string[]) => `${what}; use one of: ${values.join(', ')}`;
+
+const UNSUPPORTED_OCM = `is not a supported OCM version; ${OCM_VERSION_CHOICES}`;
+const KIND_PATCHES = KUBERNETES_VERSION_CHOICES.filter((v) => !SUPPORTED_KUBERNETES_VERSIONS.includes(v) && v !== minorOf(v));
+const KUBERNETES_VERSION_ERROR =
+  `${oneOf('is not a supported Kubernetes version', SUPPORTED_KUBERNETES_VERSIONS)}, their minors (${SUPPORTED_KUBERNETES_VERSIONS.map(minorOf).join(', ')}) ` +
+  `or the patches of kind's node images (${KIND_PATCHES.join(', ')}); ` +
+  '`ocm-lab versions` lists which source gives which';
 
 const addonNameSchema = z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) });
 
@@ -50,8 +60,12 @@ export const labFileSchema = z.strictObject({
   apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
   kind: z.literal(KIND, { error: `must be ${KIND}` }),
   name: dnsLabel(MAX_LAB_NAME).optional(),
-  kubernetesVersion: z.enum(SUPPORTED_KUBERNETES_VERSIONS, { error: oneOf('is not a supported Kubernetes version', SUPPORTED_KUBERNETES_VERSIONS) }).optional(),
-  ocmVersion: z.enum(SUPPORTED_OCM_VERSIONS, { error: oneOf('is not a supported OCM version', SUPPORTED_OCM_VERSIONS) }).optional(),
+  kubernetesVersion: z.enum(KUBERNETES_VERSION_CHOICES, { error: KUBERNETES_VERSION_ERROR }).optional(),
+  // A minor (v1.3) stands for its newest patch; normalise() resolves it.
+  ocmVersion: z
+    .string()
+    .refine((v) => resolveOcmVersion(v) !== undefined, { error: UNSUPPORTED_OCM })
+    .optional(),
   network: z
     .strictObject({
       cidr: z
@@ -66,6 +80,8 @@ export const labFileSchema = z.strictObject({
   vpcs: z.array(z.strictObject({ name: dnsLabel(MAX_NAME) })).min(1, { error: 'must list at least one VPC' }),
   clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
   addons: z.array(addonSchema).optional(),
+  artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
+  mirrors: z.string().min(1, { error: 'must name a mirrors file (docs/provisioning.md, "Mirrors")' }).optional(),
   // Runtime names and their options belong to the runtimes (src/runtime/registry.ts), which check them when `up` makes one.
   runtime: z
     .object({ name: dnsLabel(MAX_NAME).optional() })

@@ -1,4 +1,5 @@
-import { KUBERNETES_RELEASES } from '../provision/versions.js';
+import type { ArtifactsMode } from '../provision/artifacts.js';
+import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 
 /** helloworld: the addon-framework's example addon (seed 003), ocm-lab's build only, not in the default set. */
 export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'helloworld';
@@ -32,7 +33,14 @@ export interface RuntimeSection {
 
 export interface LabConfig {
   name: string;
+  /** The patch built here for the lab's Kubernetes minor (the binaries' version, the release row of versions.ts). */
   kubernetesVersion: string;
+  /**
+   * What the lab file or --kubernetes-version named when it is not that patch: a minor (`v1.36`, which
+   * either source satisfies) or the patch of kind's published node image (`v1.36.4`). up checks it
+   * against the source it decides on (provision/versions.ts kubernetesPatchFor).
+   */
+  kubernetesRequest?: string;
   ocmVersion: string;
   network: { cidr?: string };
   vpcs: VpcConfig[];
@@ -44,13 +52,21 @@ export interface LabConfig {
   source: string | null;
   /** The lab file's `runtime:` section, when it has one. */
   runtime?: RuntimeSection;
+  /** The lab file's `artifacts:` (`--artifacts` and $OCM_LAB_ARTIFACTS win over it). */
+  artifacts?: ArtifactsMode;
+  /** The lab file's `mirrors:`, as an absolute path (relative to the lab file when written relative). */
+  mirrorsFile?: string;
 }
 
 export const API_VERSION = 'ocm-lab/v1alpha1';
 export const KIND = 'Lab';
 /** Newest first; the first is the default. From provision/versions.ts, where each release names its etcd and images. */
 export const SUPPORTED_KUBERNETES_VERSIONS = KUBERNETES_RELEASES.map((r) => r.kubernetes) as [string, ...string[]];
-export const SUPPORTED_OCM_VERSIONS = ['v1.2.1'] as const;
+/** What `kubernetesVersion:` and --kubernetes-version accept: per minor, the minor, the patch built here and kind's node image's patch. */
+export const KUBERNETES_VERSION_CHOICES = acceptedKubernetesVersions() as [string, ...string[]];
+/** Newest first, from provision/versions.ts; the default is DEFAULT_OCM_VERSION, not necessarily the first. */
+export const SUPPORTED_OCM_VERSIONS = OCM_RELEASES.map((r) => r.ocm) as [string, ...string[]];
+export const DEFAULT_OCM_VERSION = OCM_VERSION;
 /** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
 export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
 /**

@@ -21,7 +21,9 @@ export async function deregisterSpokes(
 ): Promise<void> {
   const hub = all.find((c) => c.hub);
   if (!hub || !removed.length) return;
-  const operatorObjects = (await labOperators({ ...config, binDir: options.binDir, allowDownload: options.allowDownload, onProgress: progress })).klusterlet;
+  const operatorObjects = (
+    await labOperators({ ...config, binDir: options.binDir, artifacts: options.artifacts, mirrors: options.mirrors, onProgress: progress })
+  ).klusterlet;
   const hubClient = await KubeClient.fromKubeconfig(hub.kubeconfig);
   try {
     for (const spoke of removed) {

@@ -58,7 +58,13 @@ export function ocmSteps(): Step<InstallContext>[] {
     {
       title: 'OCM operators',
       run: async (ctx, progress) => {
-        const rendered = await labOperators({ ...ctx.config, binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, onProgress: progress });
+        const rendered = await labOperators({
+          ...ctx.config,
+          binDir: ctx.options.binDir,
+          artifacts: ctx.options.artifacts,
+          mirrors: ctx.options.mirrors,
+          onProgress: progress,
+        });
         [operators.clusterManager, operators.klusterlet] = [rendered['cluster-manager'], rendered.klusterlet];
         return `cluster-manager and klusterlet operators of OCM ${ctx.config.ocmVersion}`;
       },

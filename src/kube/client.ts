@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import readline from 'node:readline';
+import { ExecCredentials } from './exec-credential.js';
 import { readKubeconfig } from './kubeconfig.js';
 
 /**
@@ -25,6 +26,8 @@ export interface KubeEndpoint {
   token?: string;
   /** A token file read again as it changes (projected tokens are renewed); wins over `token`. */
   tokenFile?: string;
+  /** A credential plugin's tokens (kubeconfig `exec`); wins over both. */
+  credentials?: ExecCredentials;
 }
 
 /** Where the kubelet mounts a pod's ServiceAccount credentials (the `kube-api-access-*` volume). */
@@ -82,6 +85,7 @@ export async function endpointFromKubeconfig(file: string): Promise<KubeEndpoint
     keyPem: ctx.keyPem,
     ...(ctx.token ? { token: ctx.token } : {}),
     ...(ctx.tokenFile ? { tokenFile: ctx.tokenFile } : {}),
+    ...(ctx.exec ? { credentials: new ExecCredentials(ctx.exec, { context: ctx.context, server: ctx.server, caPem: ctx.caPem }) } : {}),
     namespace: ctx.namespace,
   };
 }
@@ -116,7 +120,8 @@ export class KubeClient {
   }
 
   /** The bearer token: the file's content, read again whenever the file changed (renewed projected tokens are swapped in by rename). */
-  private bearer(): string | undefined {
+  private bearer(): string | undefined | Promise<string> {
+    if (this.endpoint.credentials) return this.endpoint.credentials.token();
     const file = this.endpoint.tokenFile;
     if (!file) return this.endpoint.token;
     try {
@@ -139,10 +144,11 @@ export class KubeClient {
     return u;
   }
 
-  private open(method: string, p: string, opts: RequestOptions, signal?: AbortSignal): Promise<import('node:http').IncomingMessage> {
+  private async open(method: string, p: string, opts: RequestOptions, signal?: AbortSignal): Promise<import('node:http').IncomingMessage> {
     const u = this.url(p, opts.query);
     const body = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
-    return new Promise((resolve, reject) => {
+    const token = await this.bearer();
+    const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
       const req = https.request(
         {
           method,
@@ -155,7 +161,7 @@ export class KubeClient {
           headers: {
             accept: 'application/json',
             'user-agent': 'ocm-lab-nodelet',
-            ...bearerHeader(this.bearer()),
+            ...bearerHeader(token),
             ...(body ? { 'content-type': opts.contentType ?? 'application/json', 'content-length': body.length } : {}),
           },
         },
@@ -165,6 +171,9 @@ export class KubeClient {
       if (opts.timeoutMs) req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`${method} ${p}: no answer within ${opts.timeoutMs} ms`)));
       req.end(body);
     });
+    // A plugin's token the server no longer takes (revoked, or expired early): the next request runs the plugin again.
+    if (res.statusCode === 401) this.endpoint.credentials?.invalidate();
+    return res;
   }
 
   async request<T>(method: string, p: string, opts: RequestOptions = {}): Promise<T> {

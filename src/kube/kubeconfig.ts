@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import { writeFileAtomic } from '../util/atomic-file.js';
+import { ExecCredentialError, execConfigOf, execStanza, type ExecConfig } from './exec-credential.js';
 
 /** One context of a kubeconfig: a cluster endpoint and a client certificate or token. */
 export interface KubeconfigEntry {
@@ -13,6 +14,8 @@ export interface KubeconfigEntry {
   clientCertPem?: string;
   clientKeyPem?: string;
   token?: string;
+  /** The user's credential plugin, written as it is (the token it gives expires; the plugin does not). */
+  exec?: ExecConfig;
   /** Name to verify the server certificate against when it differs from the server's host. */
   tlsServerName?: string;
 }
@@ -48,6 +51,7 @@ function buildKubeconfig(entries: readonly KubeconfigEntry[], currentContext = e
         ...(e.clientCertPem ? { 'client-certificate-data': b64(e.clientCertPem) } : {}),
         ...(e.clientKeyPem ? { 'client-key-data': b64(e.clientKeyPem) } : {}),
         ...(e.token ? { token: e.token } : {}),
+        ...(e.exec ? { exec: execStanza(e.exec) } : {}),
       },
     })),
     contexts: entries.map((e) => ({ name: e.name, context: { cluster: e.name, user: e.name } })),
@@ -107,8 +111,10 @@ export interface KubeconfigContext {
   token?: string;
   /** Absolute path of the user's `tokenFile` (only when there is no `token`). */
   tokenFile?: string;
+  /** The user's credential plugin (`users[].user.exec`), checked but not run. */
+  exec?: ExecConfig;
   /** The user authenticates through something the lab never runs. */
-  externalAuth?: 'exec plugin' | 'auth provider';
+  externalAuth?: 'auth provider';
 }
 
 /** A kubeconfig that cannot be read or has no such context; `contexts` lists the ones it has, for hints. */
@@ -156,6 +162,16 @@ function dataOrFile(origin: KubeconfigOrigin, where: string, data: unknown, file
   }
 }
 
+function execOf(exec: unknown, origin: KubeconfigOrigin, where: string, names: string[]): ExecConfig {
+  if (typeof exec !== 'object' || exec === null) throw new KubeconfigError(`${where}: users[].user.exec is not a mapping`, names);
+  try {
+    return execConfigOf(exec as Record<string, unknown>, origin.dir, where);
+  } catch (err) {
+    if (err instanceof ExecCredentialError) throw new KubeconfigError(err.message, names);
+    throw err;
+  }
+}
+
 function resolveContext(doc: KubeconfigYaml, name: string, origin: KubeconfigOrigin): KubeconfigContext {
   const names = (doc.contexts ?? []).map((c) => c.name);
   const ctx = doc.contexts?.find((c) => c.name === name)?.context;
@@ -170,7 +186,8 @@ function resolveContext(doc: KubeconfigYaml, name: string, origin: KubeconfigOri
   const keyPem = dataOrFile(origin, where, user['client-key-data'], user['client-key'], 'client key');
   const token = text(user.token);
   const tokenFile = !token && text(user.tokenFile) ? path.resolve(origin.dir, text(user.tokenFile)!) : undefined;
-  const externalAuth = user.exec ? 'exec plugin' : user['auth-provider'] ? 'auth provider' : undefined;
+  const exec = user.exec ? execOf(user.exec, origin, where, names) : undefined;
+  const externalAuth = user['auth-provider'] ? 'auth provider' : undefined;
   const tlsServerName = text(cluster['tls-server-name']);
   return {
     context: name,
@@ -182,6 +199,7 @@ function resolveContext(doc: KubeconfigYaml, name: string, origin: KubeconfigOri
     ...(keyPem !== undefined ? { keyPem } : {}),
     ...(token ? { token } : {}),
     ...(tokenFile ? { tokenFile } : {}),
+    ...(exec ? { exec } : {}),
     ...(externalAuth ? { externalAuth } : {}),
   };
 }

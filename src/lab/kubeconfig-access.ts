@@ -24,6 +24,7 @@ export async function readLabKubeconfigEntries(config: LabConfig, cluster?: stri
     clientCertPem: c.certPem,
     clientKeyPem: c.keyPem,
     token: c.token,
+    ...(c.exec ? { exec: c.exec } : {}),
   }));
   if (cluster === undefined) return entries;
   const found = entries.filter((e) => e.name === cluster);

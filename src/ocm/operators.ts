@@ -5,7 +5,7 @@ import { cacheDir } from '../paths.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { OCM_IMAGE_REPOSITORY, ocmImage } from '../image.js';
 import type { KubeObject } from '../kube/objects.js';
-import { ensureBinaries, ensureGoModuleSource } from '../provision/index.js';
+import { ensureBinaries, ensureGoModuleSource, type ArtifactsMode, type Mirrors } from '../provision/index.js';
 import { run } from '../util/exec.js';
 
 /** The Go module OCM's binaries are built from; its deploy/ folder holds the operators' kustomizations. */
@@ -66,7 +66,8 @@ export interface LabOperatorsOptions {
   ocmVersion: string;
   kubernetesVersion: string;
   binDir?: string;
-  allowDownload?: boolean;
+  artifacts?: ArtifactsMode;
+  mirrors?: Mirrors;
   onProgress?: (line: string) => void;
 }
 
@@ -74,7 +75,8 @@ export interface LabOperatorsOptions {
 export async function labOperators(options: LabOperatorsOptions): Promise<Record<OperatorName, KubeObject[]>> {
   const { kubectl } = await ensureBinaries(['kubectl'], {
     binDir: options.binDir,
-    allowDownload: options.allowDownload,
+    artifacts: options.artifacts,
+    mirrors: options.mirrors,
     kubernetesVersion: options.kubernetesVersion,
     onProgress: options.onProgress,
   });

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { DigestMismatchError } from '../errors.js';
 import type { Progress } from './gobuild.js';
 import { BodyInterrupted, describeFetchError, saveResponse } from './http-file.js';
-import { parseReference } from './oci/reference.js';
+import { downloadUrl, NO_MIRRORS, registryBase, requiredDigest, type Mirrors } from './mirrors.js';
 import { pullFiles } from './oci/pull.js';
-import type { BinaryName, Recipe, ReleaseSource } from './recipes.js';
+import { parseReference } from './oci/reference.js';
+import type { BinaryName, Recipe, ReleaseFile, ReleaseSource } from './recipes.js';
 
 /** How long a release server may take to answer at all; closed networks must fall through to the Go build quickly. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -21,14 +22,6 @@ export class DownloadUnavailable extends Error {
   }
 }
 
-/** Where images come from when not from their own registry, and which digests they must have (a mirrors file). */
-export interface ImageSources {
-  /** Base URL answering the distribution API for a registry host; default `https://<host>`. */
-  registryBase?: (host: string) => string | undefined;
-  /** The digest an image reference's top manifest must have, if one is required. */
-  requiredDigest?: (reference: string) => string | undefined;
-}
-
 /** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. */
 async function open(url: string, signal?: AbortSignal): Promise<Response> {
   const connect = new AbortController();
@@ -36,10 +29,8 @@ async function open(url: string, signal?: AbortSignal): Promise<Response> {
   const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
     .catch((err: unknown) => {
       signal?.throwIfAborted();
-      throw new DownloadUnavailable(
-        `${url}: ${connect.signal.aborted ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : describeFetchError(err, CONNECT_TIMEOUT_MS)}`,
-        true,
-      );
+      const why = connect.signal.aborted ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : describeFetchError(err, CONNECT_TIMEOUT_MS);
+      throw new DownloadUnavailable(`${url}: ${why}`, true);
     })
     .finally(() => clearTimeout(timer));
   if (!res.ok) {
@@ -65,45 +56,82 @@ async function fetchToFile(url: string, file: string, label: string, progress: P
   }
 }
 
-/** A published checksum that is missing falls through to the next source; one that does not match is an integrity failure. */
-function checkSum(url: string, expected: string | null, actual: string): void {
-  if (!expected) throw new DownloadUnavailable(`${url}: no published sha256 for it`, false);
-  if (actual !== expected) throw new DigestMismatchError(url, `sha256:${expected}`, `sha256:${actual}`);
-}
-
 function expectedSum(sums: string, fileName: string): string | null {
   for (const line of sums.split('\n')) {
     const [hex, name] = line.trim().split(/\s+/);
-    if (hex && /^[0-9a-f]{64}$/.test(hex) && (name === undefined || name.replace(/^\*/, '') === fileName)) return hex;
+    if (hex && /^[0-9a-f]{64}$/.test(hex) && (name === undefined || path.basename(name.replace(/^\*/, '')) === fileName)) return hex;
   }
   return null;
 }
 
 /**
- * Fetches one binary of an official release into `outDir/<name>`: a release file or tarball verified
- * against its published sha256, or a file of an official image verified by digest. Throws
- * DownloadUnavailable or RegistryUnavailableError when it cannot, DigestMismatchError when bytes do
- * not match; nothing is left behind then.
+ * A release file whose checksum is not the one it must have: its bytes against the published sum, or the
+ * published sum against our pin (exit 7; under auto the binary is then built). No published sum at all
+ * falls through to the next source.
+ */
+function checksumMismatch(artifact: string, expected: string | null, actual: string | null): Error {
+  if (!expected) return new DownloadUnavailable(`${artifact}: no published sha256 for it`, false);
+  return new DigestMismatchError(artifact, `sha256:${expected}`, actual ? `sha256:${actual}` : '(none published)');
+}
+
+/** The checksum a release file must have: the published one, which must equal the pin when there is one (ours, or the mirrors file's). */
+async function publishedSum(file: ReleaseFile, mirrors: Mirrors, signal?: AbortSignal): Promise<string | null> {
+  const sumsUrl = downloadUrl(mirrors, file.sumsUrl);
+  const published = expectedSum(await fetchText(sumsUrl, signal), file.fileName);
+  const pinned = requiredDigest(mirrors, file.url, file.sha256 && `sha256:${file.sha256}`)?.replace(/^sha256:/, '');
+  if (pinned && published !== pinned) throw checksumMismatch(`${file.fileName} as ${sumsUrl} publishes it`, pinned, published);
+  return published;
+}
+
+/** Fetches one release file into `dest`, verified against its published checksum. */
+async function fetchVerified(
+  file: ReleaseFile,
+  dest: string,
+  label: string,
+  opts: { mirrors: Mirrors; progress: Progress; signal?: AbortSignal },
+): Promise<void> {
+  const url = downloadUrl(opts.mirrors, file.url);
+  opts.progress(`downloading ${url}`);
+  const expected = await publishedSum(file, opts.mirrors, opts.signal);
+  const actual = await fetchToFile(url, dest, label, opts.progress, opts.signal);
+  if (!expected || actual !== expected) throw checksumMismatch(url, expected, actual);
+}
+
+/**
+ * Fetches one binary of an official release into `outDir/<name>`, through the mirrors' downloads,
+ * verified against the release's published sha256, or takes it out of an official image through the
+ * mirrors' registries, verified by digest. Throws DownloadUnavailable or RegistryUnavailableError when
+ * it cannot, DigestMismatchError when bytes do not match; nothing is left behind then.
  */
 export async function downloadRelease(
   recipe: Recipe,
   name: BinaryName,
   outDir: string,
-  opts: { base?: string; images?: ImageSources; progress: Progress; signal?: AbortSignal },
+  opts: { mirrors?: Mirrors; progress: Progress; signal?: AbortSignal },
 ): Promise<void> {
   const source = recipe.release as ReleaseSource | undefined;
   if (!source) throw new DownloadUnavailable(`${recipe.title} publishes no release binaries`, false);
+  const fetchOpts = { mirrors: opts.mirrors ?? NO_MIRRORS, progress: opts.progress, signal: opts.signal };
   await fs.mkdir(outDir, { recursive: true });
   const scratch = await fs.mkdtemp(path.join(outDir, `.${name}.download-`));
   try {
-    const binary = path.join(scratch, name);
-    if (source.kind === 'image') await pullBinary(source, name, binary, opts);
-    else if (source.kind === 'file') {
-      const url = source.url((opts.base ?? source.defaultBase).replace(/\/+$/, ''), name);
-      opts.progress(`downloading ${url}`);
-      const expected = expectedSum(await fetchText(`${url}.sha256`, opts.signal), name);
-      checkSum(url, expected, await fetchToFile(url, binary, name, opts.progress, opts.signal));
-    } else await fetchFromTarball(source, (opts.base ?? source.defaultBase).replace(/\/+$/, ''), scratch, binary, opts);
+    let binary: string;
+    if (source.kind === 'image') {
+      binary = path.join(scratch, name);
+      await pullBinary(source, name, binary, fetchOpts);
+    } else if (source.kind === 'file') {
+      binary = path.join(scratch, name);
+      await fetchVerified(source.file(name), binary, name, fetchOpts);
+    } else {
+      const archive = path.join(scratch, source.file.fileName);
+      await fetchVerified(source.file, archive, source.file.fileName, fetchOpts);
+      const { execa } = await import('execa');
+      const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
+      if (r.exitCode !== 0) {
+        throw new DownloadUnavailable(`${source.file.url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
+      }
+      binary = path.join(scratch, source.member);
+    }
     await fs.chmod(binary, 0o755);
     await fs.rename(binary, path.join(outDir, name));
   } finally {
@@ -111,36 +139,17 @@ export async function downloadRelease(
   }
 }
 
-async function fetchFromTarball(
-  source: Extract<ReleaseSource, { kind: 'tarball' }>,
-  base: string,
-  scratch: string,
-  binary: string,
-  opts: { progress: Progress; signal?: AbortSignal },
-): Promise<void> {
-  const url = source.url(base);
-  const archiveName = url.slice(url.lastIndexOf('/') + 1);
-  opts.progress(`downloading ${url}`);
-  const expected = expectedSum(await fetchText(source.sumsUrl(base), opts.signal), archiveName);
-  const archive = path.join(scratch, archiveName);
-  checkSum(url, expected, await fetchToFile(url, archive, archiveName, opts.progress, opts.signal));
-  const { execa } = await import('execa');
-  const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
-  if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
-  await fs.rename(path.join(scratch, source.member), binary);
-}
-
 async function pullBinary(
   source: Extract<ReleaseSource, { kind: 'image' }>,
   name: BinaryName,
   binary: string,
-  opts: { images?: ImageSources; progress: Progress; signal?: AbortSignal },
+  opts: { mirrors: Mirrors; progress: Progress; signal?: AbortSignal },
 ): Promise<void> {
   const reference = source.image(name);
   await pullFiles({
     reference,
-    registryBase: opts.images?.registryBase?.(parseReference(reference).host),
-    expectedDigest: opts.images?.requiredDigest?.(reference),
+    registryBase: registryBase(opts.mirrors, parseReference(reference).host),
+    expectedDigest: requiredDigest(opts.mirrors, reference),
     files: [{ pathInImage: source.pathInImage(name), dest: binary }],
     signal: opts.signal,
     onProgress: opts.progress,

@@ -1,4 +1,12 @@
-export { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, KUBERNETES_RELEASES, OCM_VERSION, requireKubernetesRelease } from './versions.js';
+export {
+  DEFAULT_KUBERNETES_RELEASE,
+  KIND_VERSION,
+  KUBERNETES_RELEASES,
+  OCM_RELEASES,
+  OCM_VERSION,
+  ocmOnKubernetesProblem,
+  requireKubernetesRelease,
+} from './versions.js';
 export {
   ALL_BINARIES,
   KIND_NODE_BINARIES,
@@ -17,3 +25,5 @@ export { goBinaryName, type BuildRequest } from './gobuild.js';
 export { GoBuildProgress } from './progress.js';
 export { stagingModules, wrapperGoMod } from './wrapper.js';
 export { kindBinary } from './kind.js';
+export type { ArtifactsMode } from './artifacts.js';
+export type { Mirrors } from './mirrors.js';

@@ -1,4 +1,4 @@
-import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from './versions.js';
+import { KIND_RELEASE_SHA256, KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from './versions.js';
 
 export type BinaryName =
   // Upstream's Go addons, for labs that choose `implementation: upstream` (never part of a plain `setup`):
@@ -47,15 +47,26 @@ export const KIND_NODE_BINARIES: BinaryName[] = [
   'kind',
 ];
 
+/** One published file of an official release, at its publisher's URL (downloads go through the mirrors' downloadUrl). */
+export interface ReleaseFile {
+  url: string;
+  /** The checksum file that lists it: one `<hex>` or `<hex>  <fileName>` line per file. */
+  sumsUrl: string;
+  /** The name the checksum file lists it under. */
+  fileName: string;
+  /** Our own pin: the published checksum must also equal this (kind's binaries). */
+  sha256?: string;
+}
+
 /** Where an official release of a binary can be fetched from, if anywhere. */
 export type ReleaseSource =
-  /** One plain file per binary with a `<url>.sha256` beside it (dl.k8s.io). */
-  | { kind: 'file'; url: (base: string, name: BinaryName) => string; defaultBase: string }
+  /** One plain file per binary with its checksum file beside it (dl.k8s.io's `.sha256`, kind's `.sha256sum`). */
+  | { kind: 'file'; file: (name: BinaryName) => ReleaseFile }
   /** A tar.gz holding the binary, listed in a SHA256SUMS file (etcd's GitHub releases). */
-  | { kind: 'tarball'; url: (base: string) => string; sumsUrl: (base: string) => string; member: string; defaultBase: string }
+  | { kind: 'tarball'; file: ReleaseFile; member: string }
   /**
    * One file of an official multi-arch image, taken out through the registry API (src/provision/oci/),
-   * every blob checked against its digest; the top manifest against a pinned digest when one is required.
+   * every blob checked against its digest; the top manifest against a required digest when there is one.
    */
   | { kind: 'image'; image: (name: BinaryName) => string; pathInImage: (name: BinaryName) => string };
 
@@ -159,7 +170,13 @@ function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
     ldflags: kubernetesLdflags(version),
     versionArgs: (name) => (name === 'kubectl' ? ['version', '--client'] : name === 'kubeadm' ? ['version', '-o', 'short'] : ['--version']),
     versionText: version,
-    release: { kind: 'file', defaultBase: 'https://dl.k8s.io/release', url: (base, name) => `${base}/${version}/bin/linux/${goArch()}/${name}` },
+    release: {
+      kind: 'file',
+      file: (name) => {
+        const url = `https://dl.k8s.io/release/${version}/bin/linux/${goArch()}/${name}`;
+        return { url, sumsUrl: `${url}.sha256`, fileName: name };
+      },
+    },
   };
 }
 
@@ -178,9 +195,11 @@ function etcdRecipe(version: string = requireKubernetesRelease().etcd): Recipe {
     versionText: `etcd Version: ${version.replace(/^v/, '')}`,
     release: {
       kind: 'tarball',
-      defaultBase: 'https://github.com/etcd-io/etcd/releases/download',
-      url: (base) => `${base}/${version}/${archive}.tar.gz`,
-      sumsUrl: (base) => `${base}/${version}/SHA256SUMS`,
+      file: {
+        url: `https://github.com/etcd-io/etcd/releases/download/${version}/${archive}.tar.gz`,
+        sumsUrl: `https://github.com/etcd-io/etcd/releases/download/${version}/SHA256SUMS`,
+        fileName: `${archive}.tar.gz`,
+      },
       member: `${archive}/etcd`,
     },
   };
@@ -272,7 +291,25 @@ function corednsRecipe(version: string = requireKubernetesRelease().coredns): Re
   };
 }
 
+/** Go's GOOS for this machine, as kind's release assets spell it. */
+function goOs(platform: string = process.platform): string {
+  return platform === 'win32' ? 'windows' : platform;
+}
+
+/**
+ * kind's release asset for this machine (`kind-<os>-<arch>` with `.sha256sum` beside it), when we pin its
+ * checksum (versions.ts); another platform builds kind from the Go module proxy.
+ */
+export function kindRelease(version: string = KIND_VERSION, platform = `${goOs()}/${goArch()}`): ReleaseSource | undefined {
+  const sha256 = KIND_RELEASE_SHA256[version]?.[platform];
+  if (!sha256) return undefined;
+  const fileName = `kind-${platform.replace('/', '-')}`;
+  const url = `https://github.com/kubernetes-sigs/kind/releases/download/${version}/${fileName}`;
+  return { kind: 'file', file: () => ({ url, sumsUrl: `${url}.sha256sum`, fileName, sha256 }) };
+}
+
 function kindRecipe(version: string = KIND_VERSION): Recipe {
+  const release = kindRelease(version);
   return {
     id: `kind-${version}`,
     family: 'kind',
@@ -284,6 +321,7 @@ function kindRecipe(version: string = KIND_VERSION): Recipe {
     ldflags: [],
     versionArgs: () => ['version'],
     versionText: version,
+    ...(release ? { release } : {}),
   };
 }
 

@@ -4,10 +4,12 @@ import path from 'node:path';
 import { DigestMismatchError, MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
-import { DownloadUnavailable, downloadRelease, type ImageSources } from './download.js';
+import { artifactsFromEnv, type ArtifactsMode } from './artifacts.js';
+import { DownloadUnavailable, downloadRelease } from './download.js';
 import { goBuild, requireGo, type Builder } from './gobuild.js';
 import { withCacheLock } from './lock.js';
 import { buildInfoReportsVersion } from './buildinfo.js';
+import { NO_MIRRORS, type Mirrors } from './mirrors.js';
 import { ALL_BINARIES, printsVersion, recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
 
 export interface ProvisionOptions {
@@ -15,16 +17,18 @@ export interface ProvisionOptions {
   binDir?: string;
   /** Default: cacheDir() — $OCM_LAB_CACHE_DIR or $XDG_CACHE_HOME/ocm-lab. */
   cacheDir?: string;
-  /** Try official release downloads before building (default: unless $OCM_LAB_NO_DOWNLOAD=1). */
-  allowDownload?: boolean;
+  /**
+   * official: release downloads only (a binary that cannot be fetched is an error); build: the Go build only;
+   * auto: downloads first, building what they do not give. Default: $OCM_LAB_ARTIFACTS, build with
+   * $OCM_LAB_NO_DOWNLOAD=1, else auto (`up` and `setup` decide it once: artifacts.ts).
+   */
+  artifacts?: ArtifactsMode;
+  /** Download mirrors (mirrors.ts); default: none, the publishers' own URLs. */
+  mirrors?: Mirrors;
   onProgress?: (message: string) => void;
   signal?: AbortSignal;
   kubernetesVersion?: string;
   ocmVersion?: string;
-  /** Release mirrors instead of dl.k8s.io / GitHub (same layout). */
-  downloadBase?: Partial<Record<Recipe['family'], string>>;
-  /** Registry mirrors and required digests for binaries taken out of official images (OCM's). */
-  images?: ImageSources;
   /** Replaces the Go build (tests). */
   builder?: Builder;
 }
@@ -143,7 +147,8 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
   await withCacheLock(
     ctx.cache,
     async () => {
-      const allowDownload = opts.allowDownload ?? process.env.OCM_LAB_NO_DOWNLOAD !== '1';
+      const mode = opts.artifacts ?? artifactsFromEnv();
+      const why: string[] = [];
       const toBuild: N[] = [];
       for (const name of missing) {
         // Another run may have provisioned it while we waited for the lock.
@@ -151,12 +156,14 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
         if (cached) found[name] = cached;
         else toBuild.push(name);
       }
-      if (allowDownload && toBuild.length) {
-        const downloaded = await downloadAll(ctx, toBuild, opts.downloadBase ?? {}, opts.images);
+      if (mode !== 'build' && toBuild.length) {
+        const { done: downloaded, failures } = await downloadAll(ctx, toBuild, opts.mirrors ?? NO_MIRRORS, mode);
         for (const [name, file] of downloaded) found[name as N] = file;
+        why.push(...failures);
         toBuild.splice(0, toBuild.length, ...toBuild.filter((n) => !downloaded.has(n)));
       }
       if (!toBuild.length) return;
+      if (mode === 'official') throw officialUnavailable(toBuild, ctx.recipes, why);
       if (!opts.builder) await requireGo(describeMissing(toBuild, ctx.recipes));
       for (const recipe of ctx.recipes) {
         const group = toBuild.filter((n) => recipeOf(n, ctx.recipes) === recipe);
@@ -181,35 +188,55 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
   return found;
 }
 
-/** Step 3: official releases, each checked against its published sha256 and its version output. A server that cannot be reached is not asked twice. */
+/** Under `official`, binaries no release gives (OCM publishes images only; see the hint). */
+function officialUnavailable(names: BinaryName[], recipes: Recipe[], why: string[]): MissingPrerequisiteError {
+  return new MissingPrerequisiteError(`artifacts official: could not fetch ${describeMissing(names, recipes)}:\n  ${why.join('\n  ')}`, {
+    hint: 'use --artifacts auto to build what cannot be fetched, --artifacts build to build everything here, or put the binaries in --bin-dir DIR',
+  });
+}
+
+/**
+ * Step 3: official releases, each checked against its published sha256 and its version output. A server
+ * that cannot be reached is not asked twice. Under `auto` what fails is built; the progress line says so.
+ */
 async function downloadAll(
   ctx: Context,
   names: BinaryName[],
-  bases: ProvisionOptions['downloadBase'] & object,
-  images: ImageSources | undefined,
-): Promise<Map<BinaryName, string>> {
+  mirrors: Mirrors,
+  mode: ArtifactsMode,
+): Promise<{ done: Map<BinaryName, string>; failures: string[] }> {
   const done = new Map<BinaryName, string>();
+  const failures: string[] = [];
   const unreachable = new Set<string>();
+  const otherwise = mode === 'auto' ? 'will build from the Go module proxy' : 'not building it (--artifacts official)';
   for (const recipe of ctx.recipes) {
     const group = names.filter((n) => recipeOf(n, ctx.recipes) === recipe);
-    if (!group.length || !recipe.release) continue;
     const progress = (line: string) => ctx.progress(`${recipe.title}: ${line}`);
+    if (!group.length) continue;
+    if (!recipe.release) {
+      failures.push(`${recipe.title} publishes no release binaries (${group.join(', ')})`);
+      progress(`publishes no release binaries; ${otherwise}`);
+      continue;
+    }
     const recorded: { name: BinaryName; version: string }[] = [];
     for (const name of group) {
       if (unreachable.has(recipe.family)) break;
       const outDir = recipeDir(ctx.cache, recipe);
       try {
-        await downloadRelease(recipe, name, outDir, { base: bases[recipe.family], images, progress, signal: ctx.signal });
+        await downloadRelease(recipe, name, outDir, { mirrors, progress, signal: ctx.signal });
       } catch (err) {
-        if (!(err instanceof DownloadUnavailable || err instanceof RegistryUnavailableError || err instanceof DigestMismatchError)) throw err;
-        if (!(err instanceof DigestMismatchError) && err.unreachable) unreachable.add(recipe.family);
-        progress(`no official ${recipe.release.kind === 'image' ? 'image' : 'release download'} (${err.message}); will build from the Go module proxy`);
+        const unavailable = err instanceof DownloadUnavailable || err instanceof RegistryUnavailableError;
+        if (!unavailable && !(err instanceof DigestMismatchError && mode === 'auto')) throw err;
+        if (unavailable && err.unreachable) unreachable.add(recipe.family);
+        failures.push(`${name}: ${err.message}`);
+        progress(`no official ${recipe.release.kind === 'image' ? 'image' : 'release download'} (${err.message}); ${otherwise}`);
         continue;
       }
       const file = path.join(outDir, name);
       const v = await reportsVersion(file, recipe, name);
       if (!v.ok) {
-        progress(`downloaded ${name} does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'}); will build it instead`);
+        failures.push(`${name}: the download does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'})`);
+        progress(`downloaded ${name} does not report ${recipe.versionText} (it says: ${v.printed || 'nothing'}); ${otherwise}`);
         await fs.rm(file, { force: true });
         continue;
       }
@@ -218,7 +245,7 @@ async function downloadAll(
     }
     if (recorded.length) await recordBinaries(ctx.cache, recipe, recorded, 'download');
   }
-  return done;
+  return { done, failures };
 }
 
 export interface BinaryStatus {

@@ -1,5 +1,5 @@
 import type { LabConfig, LabState } from '../config/index.js';
-import type { BinaryName } from '../provision/index.js';
+import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
 
 /** A registered runtime's name (src/runtime/registry.ts lists them). */
 export type RuntimeName = string;
@@ -55,7 +55,9 @@ export interface UpOptions {
   binDir?: string;
   /** kind: the node image to create clusters from (default: the one `setup --runtime kind` builds offline). Other runtimes ignore it. */
   nodeImage?: string;
-  allowDownload?: boolean;
+  /** Where binaries come from (decided once by `up`: provision/artifacts.ts) and the mirrors to fetch them through. */
+  artifacts?: ArtifactsMode;
+  mirrors?: Mirrors;
   /** Keep a half-created lab when `up` fails, for inspection (default: a lab created by this run is removed again). */
   retain?: boolean;
   readyTimeoutMs?: number;

@@ -10,7 +10,8 @@ const PROXY_NS = 'open-cluster-management-cluster-proxy';
 const MSA_NS = 'open-cluster-management-managed-serviceaccount';
 const CONFIG_NS = 'open-cluster-management';
 const HASH_ANNOTATION = 'addon.ocm-lab.io/deployment-config-hash';
-// The API server fills spec.agentInstallNamespace with this when a config leaves it out; as upstream, the agent moves there.
+// The API server fills spec.agentInstallNamespace with this when a config leaves it out. As upstream's,
+// cluster-proxy's agent moves there and managed-serviceaccount's stays where it was (it ignores the field).
 const DEFAULT_AGENT_NS = 'open-cluster-management-agent-addon';
 // kubectl's default for these is v1beta1, where supportedConfigs is spelled defaultConfigs.
 const CMA = 'clustermanagementaddons.v1alpha1.addon.open-cluster-management.io';
@@ -36,7 +37,7 @@ interface Deployment {
     replicas: number;
     template: {
       metadata: { annotations?: Record<string, string> };
-      spec: { containers: { name: string; image: string; args?: string[]; resources?: unknown }[] };
+      spec: { nodeSelector?: Record<string, string>; containers: { name: string; image: string; args?: string[]; resources?: unknown }[] };
     };
   };
   status?: { readyReplicas?: number; updatedReplicas?: number; observedGeneration?: number };
@@ -125,6 +126,42 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     }
   });
 
+  it("a ManagedCluster's image-registries annotation rewrites every agent image on that cluster only; removing it restores them", async () => {
+    /** The agent Deployment once every container runs `image` and every replica is updated and ready. */
+    const runs = (cluster: string, ns: string, name: string, image: string) =>
+      waitUntil(
+        async () => {
+          const d = await deployment(cluster, ns, name);
+          const s = d.status ?? {};
+          const done =
+            d.spec.template.spec.containers.every((c) => c.image === image) &&
+            s.observedGeneration === d.metadata.generation &&
+            s.updatedReplicas === d.spec.replicas &&
+            s.readyReplicas === d.spec.replicas;
+          return done ? d : undefined;
+        },
+        `${cluster}: Deployment ${ns}/${name} running ${image}`,
+        180_000,
+        1_000,
+      );
+    const agents: [string, string][] = [
+      [PROXY_NS, 'cluster-proxy-proxy-agent'],
+      [MSA_NS, 'managed-serviceaccount-addon-agent'],
+    ];
+    const annotation = 'open-cluster-management.io/image-registries';
+    await ok('hub', ['annotate', 'managedcluster', 'cluster1', `${annotation}=${JSON.stringify({ registries: [MIRROR] })}`]);
+    for (const [ns, name] of agents) await runs('cluster1', ns, name, MIRRORED_IMAGE);
+    for (const [ns, name] of agents) {
+      const other = await deployment('cluster2', ns, name);
+      expect(
+        other.spec.template.spec.containers.map((c) => c.image),
+        `cluster2 ${name}`,
+      ).toEqual(other.spec.template.spec.containers.map(() => 'ocm-lab:dev'));
+    }
+    await ok('hub', ['annotate', 'managedcluster', 'cluster1', `${annotation}-`]);
+    for (const [ns, name] of agents) await runs('cluster1', ns, name, 'ocm-lab:dev');
+  });
+
   it('cluster-proxy: a per-cluster config sets the agent replicas, image, resources and namespace, on that cluster only; a change rolls the agent', async () => {
     await ok(
       'hub',
@@ -172,8 +209,30 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     expect(rolled.spec.template.spec.containers[0]!.resources ?? {}).toEqual({});
   });
 
-  it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster and moves the agent with its ServiceAccounts; a change rolls the agents', async () => {
-    // No agentInstallNamespace: the API server fills in the default, so the agent moves there.
+  /** A token Secret of a new ManagedServiceAccount on the hub: the `sub` of its token (system:serviceaccount:<namespace>:<name>). */
+  const msaTokenSubject = async (cluster: string, name: string) => {
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      `apiVersion: authentication.open-cluster-management.io/v1beta1
+kind: ManagedServiceAccount
+metadata: {name: ${name}, namespace: ${cluster}}
+spec: {rotation: {enabled: true}}
+`,
+    );
+    const token = await waitUntil(
+      async () => {
+        const r = await k('hub', ['-n', cluster, 'get', 'secret', name, '-o', 'jsonpath={.data.token}']);
+        return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
+      },
+      `the token Secret ${cluster}/${name} on the hub`,
+      60_000,
+    );
+    return (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { sub?: string }).sub;
+  };
+
+  it('managed-serviceaccount: a default config on the ClusterManagementAddOn reaches every cluster, and its agent and ServiceAccounts stay in their namespace; a change rolls the agents', async () => {
+    // No agentInstallNamespace: the API server fills in the default; upstream's managed-serviceaccount ignores it.
     await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '1s' }));
     await ok('hub', [
       'patch',
@@ -192,48 +251,28 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     const first: Record<string, string> = {};
     for (const cluster of ['cluster1', 'cluster2']) {
       const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default');
-      const d = await rolledOut(cluster, DEFAULT_AGENT_NS, 'managed-serviceaccount-addon-agent', hash);
+      const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
       expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
       expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=1s');
+      expect((await mca(cluster, 'managed-serviceaccount')).status?.namespace).toBe(MSA_NS);
       first[cluster] = hash;
     }
-    await waitUntil(
-      async () => ((await k('cluster1', ['get', 'namespace', MSA_NS])).exitCode !== 0 ? true : undefined),
-      `namespace ${MSA_NS} removed from cluster1`,
-      120_000,
-    );
-    // A ManagedServiceAccount now gets a token of a ServiceAccount in the agent's new namespace.
-    await ok(
-      'hub',
-      ['apply', '-f', '-'],
-      `apiVersion: authentication.open-cluster-management.io/v1beta1
-kind: ManagedServiceAccount
-metadata: {name: moved, namespace: cluster1}
-spec: {rotation: {enabled: true}}
-`,
-    );
-    const token = await waitUntil(
-      async () => {
-        const r = await k('hub', ['-n', 'cluster1', 'get', 'secret', 'moved', '-o', 'jsonpath={.data.token}']);
-        return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
-      },
-      'the token Secret cluster1/moved on the hub',
-      60_000,
-    );
-    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as { sub?: string };
-    expect(claims.sub).toBe(`system:serviceaccount:${DEFAULT_AGENT_NS}:moved`);
-    await ok('cluster1', ['-n', DEFAULT_AGENT_NS, 'get', 'serviceaccount', 'moved']);
+    expect((await k('cluster1', ['-n', DEFAULT_AGENT_NS, 'get', 'deployment', 'managed-serviceaccount-addon-agent'])).exitCode).not.toBe(0);
+    // A ManagedServiceAccount gets a token of a ServiceAccount in the agent's own namespace, as users' RBAC bindings name it.
+    expect(await msaTokenSubject('cluster1', 'stays')).toBe(`system:serviceaccount:${MSA_NS}:stays`);
+    await ok('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', 'stays']);
     // The default survives the manager's next passes (it keeps a default a user set).
     expect(JSON.stringify((await json<{ spec: unknown }>('hub', ['get', CMA, 'managed-serviceaccount'])).spec)).toContain('msa-default');
 
-    // agentInstallNamespace "" keeps the addon's own namespace: the agent moves back.
-    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '3s' }, '  agentInstallNamespace: ""\n'));
+    // A namespace named outright is ignored too; the changed variable rolls the agents in place.
+    await ok('hub', ['apply', '-f', '-'], adcYaml(CONFIG_NS, 'msa-default', { resyncInterval: '3s' }, '  agentInstallNamespace: somewhere-else\n'));
     for (const cluster of ['cluster1', 'cluster2']) {
       const hash = await appliedHash(cluster, 'managed-serviceaccount', 'msa-default', first[cluster]);
       const d = await rolledOut(cluster, MSA_NS, 'managed-serviceaccount-addon-agent', hash);
       expect(d.spec.template.spec.containers[0]!.args).toContain('--resync-interval=3s');
     }
-    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccounts.authentication.open-cluster-management.io', 'moved']);
+    expect((await k('cluster1', ['get', 'namespace', 'somewhere-else'])).exitCode).not.toBe(0);
+    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccounts.authentication.open-cluster-management.io', 'stays']);
   });
 
   it('cluster-gateway: nothing runs on the clusters, so a config is applied at once and its variable works on the hub', async () => {
@@ -293,5 +332,43 @@ spec: {rotation: {enabled: true}}
     );
     const after = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
     expect(after.metadata.generation).toBe(before.metadata.generation);
+  });
+  it("a nodeSelector-only config leaves managed-serviceaccount's agent and ServiceAccounts where they were and moves cluster-proxy's, as upstream", async () => {
+    const nodeSelector = { 'kubernetes.io/os': 'linux' };
+    await ok(
+      'hub',
+      ['apply', '-f', '-'],
+      `apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {name: node-only, namespace: ${CONFIG_NS}}
+spec:
+  nodePlacement: {nodeSelector: ${JSON.stringify(nodeSelector)}}
+`,
+    );
+    // What a user meets: the API server filled in the install namespace they never wrote.
+    const adc = await json<{ spec: { agentInstallNamespace?: string } }>('hub', ['-n', CONFIG_NS, 'get', 'addondeploymentconfigs', 'node-only']);
+    expect(adc.spec.agentInstallNamespace).toBe(DEFAULT_AGENT_NS);
+    const configs = [{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: CONFIG_NS, name: 'node-only' }];
+    for (const addon of ['managed-serviceaccount', 'cluster-proxy'])
+      await ok('hub', ['-n', 'cluster2', 'patch', MCA, addon, '--type=merge', '-p', JSON.stringify({ spec: { configs } })]);
+
+    const msaHash = await appliedHash('cluster2', 'managed-serviceaccount', 'node-only');
+    const msa = await rolledOut('cluster2', MSA_NS, 'managed-serviceaccount-addon-agent', msaHash);
+    expect(msa.spec.template.spec.nodeSelector).toEqual(nodeSelector);
+    expect((await mca('cluster2', 'managed-serviceaccount')).status?.namespace).toBe(MSA_NS);
+    expect((await k('cluster2', ['-n', DEFAULT_AGENT_NS, 'get', 'deployment', 'managed-serviceaccount-addon-agent'])).exitCode).not.toBe(0);
+    expect(await msaTokenSubject('cluster2', 'node-only')).toBe(`system:serviceaccount:${MSA_NS}:node-only`);
+    await ok('cluster2', ['-n', MSA_NS, 'get', 'serviceaccount', 'node-only']);
+
+    const proxyHash = await appliedHash('cluster2', 'cluster-proxy', 'node-only');
+    const proxy = await rolledOut('cluster2', DEFAULT_AGENT_NS, 'cluster-proxy-proxy-agent', proxyHash);
+    expect(proxy.spec.template.spec.nodeSelector).toEqual(nodeSelector);
+    expect((await mca('cluster2', 'cluster-proxy')).status?.namespace).toBe(DEFAULT_AGENT_NS);
+    await waitUntil(
+      async () => ((await k('cluster2', ['get', 'namespace', PROXY_NS])).exitCode !== 0 ? true : undefined),
+      `namespace ${PROXY_NS} removed from cluster2`,
+      120_000,
+    );
+    await ok('hub', ['-n', 'cluster2', 'delete', 'managedserviceaccounts.authentication.open-cluster-management.io', 'node-only']);
   });
 });

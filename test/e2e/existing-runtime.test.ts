@@ -5,12 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir, labKubeconfigFile } from '../../src/paths.js';
+import { pluginCalls, writeExecPlugin } from '../support/exec-plugin.js';
 import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
 
 /**
  * The existing-clusters runtime against the clusters of a local lab brought
  * up without OCM: `up --runtime existing` installs OCM and the addons,
- * scenarios run, `down` leaves the clusters as they were found.
+ * scenarios run, `down` leaves the clusters as they were found. cluster2's
+ * context authenticates through a credential plugin, as cloud contexts do.
  */
 const LOCAL = 'e2e-exbase';
 const LAB = 'e2e-existing';
@@ -52,6 +54,36 @@ async function clusterSnapshot(kubeconfig: string, context: string): Promise<Rec
   return out;
 }
 
+type KubeconfigDoc = {
+  clusters: { name: string; cluster: Record<string, string> }[];
+  users: { name: string; user: Record<string, unknown> }[];
+  contexts: { name: string; context: Record<string, string> }[];
+};
+
+/**
+ * A copy of the kubeconfig whose `context` authenticates with a credential plugin (in `pluginDir`)
+ * that hands out an admin ServiceAccount token of that cluster, claiming it expires `ttl` seconds on.
+ */
+async function withPluginUser(kubeconfig: string, context: string, pluginDir: string, ttl: number, out: string): Promise<void> {
+  const k = async (args: string[]) => {
+    const r = await kubectl(kubeconfig, ['--context', context, ...args]);
+    if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  await k(['-n', 'kube-system', 'create', 'serviceaccount', 'plugin-admin']);
+  await k(['create', 'clusterrolebinding', 'plugin-admin', '--clusterrole', 'cluster-admin', '--serviceaccount', 'kube-system:plugin-admin']);
+  await fs.mkdir(pluginDir, { recursive: true });
+  await fs.writeFile(path.join(pluginDir, 'token'), (await k(['-n', 'kube-system', 'create', 'token', 'plugin-admin', '--duration', '2h'])).trim(), {
+    mode: 0o600,
+  });
+  await fs.writeFile(path.join(pluginDir, 'ttl'), String(ttl));
+  const command = await writeExecPlugin(pluginDir);
+  const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as KubeconfigDoc;
+  doc.users.push({ name: `${context}-plugin`, user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command, interactiveMode: 'Never' } } });
+  doc.contexts.find((c) => c.name === context)!.context.user = `${context}-plugin`;
+  await fs.writeFile(out, YAML.stringify(doc), { mode: 0o600 });
+}
+
 async function snapshot(kubeconfig: string): Promise<Record<string, Record<string, string[]>>> {
   const all: Record<string, Record<string, string[]>> = {};
   for (const c of CLUSTERS) all[c] = await clusterSnapshot(kubeconfig, c);
@@ -69,6 +101,9 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   let kubeconfig: string;
   let labFile: string;
   let before: Awaited<ReturnType<typeof snapshot>>;
+  /** The same clusters, cluster2 through a credential plugin. */
+  let userKubeconfig: string;
+  let pluginDir: string;
 
   beforeAll(async () => {
     home = await isolatedLabHome('existing');
@@ -76,6 +111,10 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     kubeconfig = status.kubeconfig ?? '';
     labFile = path.join(home.home, 'existing.yaml');
     await fs.writeFile(labFile, renderLabConfig({ ...defaultLabConfig(), name: LAB }));
+    pluginDir = path.join(home.home, 'plugin');
+    userKubeconfig = path.join(home.home, 'user.kubeconfig');
+    // A token that claims to expire 20 s after it is handed out: up outlives several.
+    await withPluginUser(kubeconfig, 'cluster2', pluginDir, 20, userKubeconfig);
     before = await snapshot(kubeconfig);
   });
 
@@ -85,11 +124,33 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     await home.cleanup();
   });
 
+  it('refuses a context whose credential plugin fails (exit 2, naming the context and what the plugin printed)', async () => {
+    await fs.writeFile(path.join(pluginDir, 'fail'), 'the SSO session expired: log in again');
+    try {
+      const r = await cli([
+        'up',
+        '--runtime',
+        'existing',
+        '--kubeconfig',
+        userKubeconfig,
+        '--hub-context',
+        'hub',
+        '--spoke-context',
+        'cluster2',
+        '--config',
+        labFile,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain("context 'cluster2': credential plugin");
+      expect(r.stderr).toContain('token-plugin: the SSO session expired: log in again');
+      await expect(fs.access(path.join(labDir(LAB), 'state.json'))).rejects.toThrow();
+    } finally {
+      await fs.rm(path.join(pluginDir, 'fail'));
+    }
+  });
+
   it('refuses a context that does not answer (exit 2, naming it and what it said)', async () => {
-    const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as {
-      clusters: { name: string; cluster: Record<string, string> }[];
-      contexts: { name: string; context: Record<string, string> }[];
-    };
+    const doc = YAML.parse(await fs.readFile(kubeconfig, 'utf8')) as KubeconfigDoc;
     const hubCluster = doc.clusters.find((c) => c.name === 'hub')!;
     // Loopback port 9 (discard): nothing listens there.
     doc.clusters.push({ name: 'silent', cluster: { ...hubCluster.cluster, server: 'https://127.0.0.1:9' } });
@@ -141,12 +202,14 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   });
 
   it('installs OCM and the addons: ManagedClusters available, addons Available, status says existing', async () => {
+    const callsBefore = await pluginCalls(pluginDir);
+    const started = Date.now();
     const r = await cli([
       'up',
       '--runtime',
       'existing',
       '--kubeconfig',
-      kubeconfig,
+      userKubeconfig,
       '--hub-context',
       'hub',
       '--spoke-context',
@@ -157,7 +220,16 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
       labFile,
     ]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    // The plugin ran again once its token had expired (not once per request, not only once).
+    const calls = (await pluginCalls(pluginDir)) - callsBefore;
+    expect(calls, `plugin calls during an up of ${Math.round((Date.now() - started) / 1000)} s`).toBeGreaterThan(1);
+    expect(calls).toBeLessThan(100);
     const labKubeconfig = labKubeconfigFile(LAB);
+    // What the lab wrote for cluster2 is the plugin, not a token that expires.
+    const written = YAML.parse(await fs.readFile(labKubeconfig, 'utf8')) as KubeconfigDoc;
+    const cluster2User = written.users.find((u) => u.name === written.contexts.find((c) => c.name === 'cluster2')!.context.user)!.user;
+    expect(cluster2User.token).toBeUndefined();
+    expect(cluster2User.exec).toMatchObject({ command: path.join(pluginDir, 'token-plugin.mjs') });
     const mcs = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusters', '-o', 'json'])).stdout) as { items: Conditioned[] };
     expect(mcs.items.map((m) => [m.metadata.name, isTrue(m, 'ManagedClusterConditionAvailable')]).sort()).toEqual([
       ['cluster1', true],

@@ -67,7 +67,7 @@ describe('provisioning (real binaries)', () => {
 
   it('`ocm-lab setup` on a warm cache runs no go; `setup --check` on an empty cache exits 3 naming what is missing', async () => {
     const warm = await cli(['setup'], { PATH: shimmedPath, OCM_LAB_NO_DOWNLOAD: '1' });
-    expect(warm.stderr).toBe('');
+    expect(warm.stderr).toBe('artifacts: built here (OCM_LAB_NO_DOWNLOAD=1)\n');
     expect(warm.exitCode).toBe(0);
     expect(warm.stdout).toMatch(new RegExp(`^kube-apiserver\\s+${K8S.replace(/\./g, '\\.')}\\s+(cache|path|bin-dir)\\s+/`, 'm'));
     await expect(fs.access(marker)).rejects.toThrow();

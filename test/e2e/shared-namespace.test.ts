@@ -7,17 +7,17 @@ import { cli, isolatedLabHome, kubectl, upHubAndCluster1 } from '../support/lab.
 import { sleep } from '../../src/kube/wait.js';
 import { waitUntil } from '../support/wait.js';
 
-// The klusterlet's addon namespace: helloworld's agent lives there, and managed-serviceaccount's moves in and out.
+// The klusterlet's addon namespace: helloworld's agent lives there, and cluster-proxy's moves in and out
+// (as upstream's, it follows a config's agentInstallNamespace; managed-serviceaccount's ignores it).
 const SHARED_NS = 'open-cluster-management-agent-addon';
-const MSA_NS = 'open-cluster-management-managed-serviceaccount';
-const MSA_AGENT = 'managed-serviceaccount-addon-agent';
-const MSA_WORK = 'addon-managed-serviceaccount-deploy-0';
-const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
+const PROXY_AGENT = 'cluster-proxy-proxy-agent';
+const PROXY_WORK = 'addon-cluster-proxy-deploy-0';
+const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
 const AGENT_CERT_SECRET = 'cluster-proxy-agent-cluster2';
 
 /**
- * An addon never deletes what another addon still uses (issue 28): managed-serviceaccount moves
+ * An addon never deletes what another addon still uses (issue 28): cluster-proxy moves
  * into the klusterlet's addon namespace (an AddOnDeploymentConfig added), out of it (the config
  * removed) and is then removed from cluster1, while helloworld's agent in that namespace stays the
  * same pod in the same namespace throughout. And `cluster remove` leaves no agent certificate of the
@@ -27,7 +27,7 @@ describe('addons sharing a namespace on a cluster', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let config: LabConfig | undefined;
   let kubeconfig: string;
-  let stoppedMsaManager = false;
+  let stoppedProxyManager = false;
   const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
   const ok = async (context: string, args: string[], input?: string) => {
     const r = await k(context, args, input);
@@ -46,27 +46,27 @@ describe('addons sharing a namespace on a cluster', () => {
   const holdsFor = async (expected: Awaited<ReturnType<typeof helloworldState>>, ms = 15_000) => {
     for (const end = Date.now() + ms; Date.now() < end; await sleep(1_000)) expect(await helloworldState()).toEqual(expected);
   };
-  const msaAgentReadyIn = (ns: string) =>
+  const proxyAgentReadyIn = (ns: string) =>
     waitUntil(
       async () =>
-        (await k('cluster1', ['-n', ns, 'get', 'deployment', MSA_AGENT, '-o', 'jsonpath={.status.readyReplicas}'])).stdout === '1' ? true : undefined,
-      `managed-serviceaccount's agent ready in ${ns} on cluster1`,
+        (await k('cluster1', ['-n', ns, 'get', 'deployment', PROXY_AGENT, '-o', 'jsonpath={.status.readyReplicas}'])).stdout === '1' ? true : undefined,
+      `cluster-proxy's agent ready in ${ns} on cluster1`,
       180_000,
     );
-  const msaAgentGoneFrom = (ns: string) =>
+  const proxyAgentGoneFrom = (ns: string) =>
     waitUntil(
-      async () => (!(await exists('cluster1', ['-n', ns, 'deployment', MSA_AGENT])) ? true : undefined),
-      `managed-serviceaccount's agent gone from ${ns}`,
+      async () => (!(await exists('cluster1', ['-n', ns, 'deployment', PROXY_AGENT])) ? true : undefined),
+      `cluster-proxy's agent gone from ${ns}`,
       180_000,
     );
   const useConfig = (configs: unknown) =>
-    ok('hub', ['-n', 'cluster1', 'patch', MCA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { configs } })]);
+    ok('hub', ['-n', 'cluster1', 'patch', MCA, 'cluster-proxy', '--type=merge', '-p', JSON.stringify({ spec: { configs } })]);
   const moveIntoSharedNamespace = async () => {
-    await useConfig([{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'msa-shared' }]);
-    await msaAgentReadyIn(SHARED_NS);
+    await useConfig([{ group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs', namespace: 'cluster1', name: 'proxy-shared' }]);
+    await proxyAgentReadyIn(SHARED_NS);
   };
-  const scaleMsaManager = (replicas: number) =>
-    ok('hub', ['-n', 'open-cluster-management-addon', 'scale', 'deployment', 'managed-serviceaccount-addon-manager', `--replicas=${replicas}`]);
+  const scaleProxyManager = (replicas: number) =>
+    ok('hub', ['-n', 'open-cluster-management-addon', 'scale', 'deployment', 'cluster-proxy-addon-manager', `--replicas=${replicas}`]);
 
   beforeAll(async () => {
     home = await isolatedLabHome('shared-ns');
@@ -75,22 +75,22 @@ describe('addons sharing a namespace on a cluster', () => {
     await ok(
       'hub',
       ['apply', '-f', '-'],
-      'apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: msa-shared, namespace: cluster1}\nspec: {}\n',
+      'apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: proxy-shared, namespace: cluster1}\nspec: {}\n',
     );
   }, 900_000);
 
   afterAll(async () => {
-    if (stoppedMsaManager) await scaleMsaManager(1).catch(() => undefined);
+    if (stoppedProxyManager) await scaleProxyManager(1).catch(() => undefined);
     if (config) await downLab(config).catch(() => undefined);
     await home.cleanup();
   });
 
-  it('managed-serviceaccount moved in and out of the shared namespace: helloworld keeps its pod, the namespace is never deleted', async () => {
+  it('cluster-proxy moved in and out of the shared namespace: helloworld keeps its pod, the namespace is never deleted', async () => {
     const before = await helloworldState();
     expect(before.ready).toBe('1');
     await moveIntoSharedNamespace();
     // The work orphans the namespace it shares, so the work agent never deletes it.
-    const work = JSON.parse(await ok('hub', ['-n', 'cluster1', 'get', 'manifestwork', MSA_WORK, '-o', 'json'])) as { spec: { deleteOption?: unknown } };
+    const work = JSON.parse(await ok('hub', ['-n', 'cluster1', 'get', 'manifestwork', PROXY_WORK, '-o', 'json'])) as { spec: { deleteOption?: unknown } };
     expect(work.spec.deleteOption).toEqual({
       propagationPolicy: 'SelectivelyOrphan',
       selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', namespace: '', name: SHARED_NS }] },
@@ -99,35 +99,35 @@ describe('addons sharing a namespace on a cluster', () => {
 
     // The config removed: the agent goes back home and its work drops the shared Namespace manifest.
     await useConfig(null);
-    await msaAgentReadyIn(MSA_NS);
-    await msaAgentGoneFrom(SHARED_NS);
+    await proxyAgentReadyIn(PROXY_NS);
+    await proxyAgentGoneFrom(SHARED_NS);
     await holdsFor(before);
   }, 600_000);
 
-  it('managed-serviceaccount removed from cluster1 while in the shared namespace: helloworld is untouched', async () => {
+  it('cluster-proxy removed from cluster1 while in the shared namespace: helloworld is untouched', async () => {
     const before = await helloworldState();
     await moveIntoSharedNamespace();
     // As the addons' uninstall does: its manager stopped (it would recreate the ManagedClusterAddOn), then the ManagedClusterAddOn deleted.
-    stoppedMsaManager = true;
-    await scaleMsaManager(0);
+    stoppedProxyManager = true;
+    await scaleProxyManager(0);
     await waitUntil(
       async () =>
-        (await ok('hub', ['-n', 'open-cluster-management-addon', 'get', 'pods', '-l', 'app=managed-serviceaccount-addon-manager', '-o', 'name'])) === ''
+        (await ok('hub', ['-n', 'open-cluster-management-addon', 'get', 'pods', '-l', 'app=cluster-proxy-addon-manager', '-o', 'name'])) === ''
           ? true
           : undefined,
-      'the managed-serviceaccount manager stopped',
+      'the cluster-proxy manager stopped',
       120_000,
     );
-    await ok('hub', ['-n', 'cluster1', 'delete', MCA, 'managed-serviceaccount', '--wait=true', '--timeout=180s']);
+    await ok('hub', ['-n', 'cluster1', 'delete', MCA, 'cluster-proxy', '--wait=true', '--timeout=180s']);
     await waitUntil(
-      async () => (!(await exists('hub', ['-n', 'cluster1', 'manifestwork', MSA_WORK])) ? true : undefined),
-      `ManifestWork ${MSA_WORK} gone`,
+      async () => (!(await exists('hub', ['-n', 'cluster1', 'manifestwork', PROXY_WORK])) ? true : undefined),
+      `ManifestWork ${PROXY_WORK} gone`,
       180_000,
     );
-    await msaAgentGoneFrom(SHARED_NS);
+    await proxyAgentGoneFrom(SHARED_NS);
     await holdsFor(before);
-    await scaleMsaManager(1);
-    stoppedMsaManager = false;
+    await scaleProxyManager(1);
+    stoppedProxyManager = false;
   }, 600_000);
 
   it('cluster remove leaves no cluster-proxy agent certificate of the cluster on the hub', async () => {

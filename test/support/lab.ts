@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { defaultLabConfig, renderLabConfig, type AddonName, type LabConfig } from '../../src/config/index.js';
+import { defaultLabConfig, renderLabConfig, withVersionFlags, type AddonName, type LabConfig } from '../../src/config/index.js';
 import { upLab } from '../../src/lab/lifecycle.js';
 import { kubectlPortForward } from '../../src/kube/port-forward.js';
 import { ensureBinaries } from '../../src/provision/index.js';
@@ -22,9 +22,14 @@ export async function isolatedLabHome(prefix: string): Promise<{ home: string; c
   };
 }
 
+/**
+ * The default lab as a test's, named `name`, without addons. $OCM_LAB_TEST_OCM_VERSION runs it on
+ * another OCM release (a version or a minor, as --ocm-version takes), so an e2e file can be run per line.
+ */
 export function testLabConfig(name: string, overrides: Partial<LabConfig> = {}): LabConfig {
   // Addons only where a test asks for them: they add a minute and five processes to a lab.
-  return { ...defaultLabConfig(), addons: [], name, ...overrides };
+  const base = withVersionFlags(defaultLabConfig(), { 'ocm-version': process.env.OCM_LAB_TEST_OCM_VERSION || undefined });
+  return { ...base, addons: [], name, ...overrides };
 }
 
 /**

@@ -10,14 +10,19 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const mod of testModules) {
+      let [modPassed, modFailed, modSkipped] = [0, 0, 0];
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
-        if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
-        else skipped++;
+        if (state === 'passed') modPassed++;
+        else if (state === 'failed') modFailed++;
+        else modSkipped++;
       }
-      // A file that failed to load has no tests but must count as a failure.
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
+      // A file that failed with no failed test (it did not load, or a beforeAll hook failed and its
+      // tests were skipped) must count as failures: its skipped tests, or the file itself.
+      if (mod.state() === 'failed' && modFailed === 0) [modFailed, modSkipped] = [Math.max(1, modSkipped), 0];
+      passed += modPassed;
+      failed += modFailed;
+      skipped += modSkipped;
     }
     failed += unhandledErrors.length;
     const line = `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;

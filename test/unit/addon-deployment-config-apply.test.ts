@@ -5,9 +5,9 @@ import {
   CONFIG_HASH_ANNOTATION,
   containerIdProblem,
   containerResources,
-  overrideImage,
   proxyEnv,
 } from '../../src/addons/framework/agent-config.js';
+import { overrideAgentImages, overrideImage } from '../../src/addons/framework/image-registries.js';
 import type { AddOnDeploymentConfigSpec, ContainerResourceRequirements } from '../../src/addons/framework/deployment-config.js';
 import { managedServiceAccountAddon } from '../../src/addons/managed-serviceaccount/addon.js';
 import { AddonConfigError } from '../../src/addons/framework/deployment-config.js';
@@ -157,7 +157,7 @@ describe('applying a config to the agent manifests', () => {
   it('applies placement, images, proxy (with the CA bundle), resources, namespace and the rollout annotation', () => {
     const input = agent();
     const before = JSON.stringify(input);
-    const out = applyDeploymentConfig(input, { spec, specHash: 'h1' }, ctx);
+    const out = overrideAgentImages(applyDeploymentConfig(input, { spec, specHash: 'h1' }, ctx), spec.registries, []);
     expect(JSON.stringify(input)).toBe(before);
 
     const pod = podOf(out);

@@ -76,7 +76,7 @@ describe('defaults', () => {
       source: null,
     });
     expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.37.2', 'v1.36.3', 'v1.35.4', 'v1.34.4']);
-    expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.2.1']);
+    expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.3.1', 'v1.2.1']);
     expect(DEFAULT_ADDONS).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
   });
 
@@ -298,7 +298,7 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
       'not a supported Kubernetes version',
       'v1.37.2, v1.36.3, v1.35.4, v1.34.4',
     );
-    expectProblem(`ocmVersion: v0.13.0\n${VALID_LAB_FILE}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.2.1');
+    expectProblem(`ocmVersion: v0.13.0\n${VALID_LAB_FILE}`, 1, 'ocmVersion', '"v0.13.0"', 'not a supported OCM version', 'v1.3.1, v1.2.1');
     expectProblem(`kubernetesVersion: 1.34\n${VALID_LAB_FILE}`, 1, 'kubernetesVersion', '1.34', 'v1.34.4');
   });
 

@@ -71,12 +71,14 @@ describe('existing runtime: reading a context of the user kubeconfig', () => {
         users: [
           { name: 'u-cert', user: { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') } },
           { name: 'u-tokenfile', user: { tokenFile: 'token' } },
-          { name: 'u-exec', user: { exec: { command: 'aws' } } },
+          { name: 'u-exec', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws', interactiveMode: 'Never' } } },
+          { name: 'u-authprovider', user: { 'auth-provider': { name: 'gcp' } } },
         ],
         contexts: [
           { name: 'a', context: { cluster: 'c-a', user: 'u-cert' } },
           { name: 'b', context: { cluster: 'c-b', user: 'u-tokenfile' } },
           { name: 'exec', context: { cluster: 'c-b', user: 'u-exec' } },
+          { name: 'authprovider', context: { cluster: 'c-b', user: 'u-authprovider' } },
           { name: 'noca', context: { cluster: 'c-noca', user: 'u-cert' } },
         ],
       }),
@@ -88,9 +90,20 @@ describe('existing runtime: reading a context of the user kubeconfig', () => {
     expect((await resolveContext(file, 'b')).endpoint).toEqual({ server: 'https://10.0.0.2:6443', caPem: 'CA B', token: 'tok-from-file' });
   });
 
+  it('keeps a credential plugin, not a token, in the entry the lab writes', async () => {
+    const { entry, endpoint } = await resolveContext(file, 'exec');
+    expect(entry).toEqual({
+      server: 'https://10.0.0.2:6443',
+      caPem: 'CA B',
+      exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws', interactiveMode: 'Never' },
+    });
+    expect(endpoint.credentials?.config.command).toBe('aws');
+    expect(endpoint.token).toBeUndefined();
+  });
+
   it('refuses what the lab cannot use, saying why (exit 2)', async () => {
-    await expect(resolveContext(file, 'nope')).rejects.toThrow(/has no context 'nope'.*|its contexts: a, b, exec, noca/);
-    await expect(resolveContext(file, 'exec')).rejects.toThrow(/exec plugin/);
+    await expect(resolveContext(file, 'nope')).rejects.toThrow(/has no context 'nope'.*|its contexts: a, b, exec, authprovider, noca/);
+    await expect(resolveContext(file, 'authprovider')).rejects.toThrow(/auth provider, which ocm-lab does not run/);
     await expect(resolveContext(file, 'noca')).rejects.toThrow(/names no certificate authority/);
     await expect(resolveContext(path.join(tmp.path, 'missing'), 'a')).rejects.toBeInstanceOf(InvalidInputError);
   });

@@ -91,7 +91,7 @@ describe('readKubeconfig', () => {
           { name: 'u-data', user: { 'client-certificate-data': b64('CERT DATA'), 'client-key-data': b64('KEY DATA') } },
           { name: 'u-file', user: { 'client-certificate': 'pki/client.crt', 'client-key': path.join(dir, 'pki', 'client.key') } },
           { name: 'u-tokenfile', user: { tokenFile: 'token' } },
-          { name: 'u-exec', user: { exec: { command: 'aws' } } },
+          { name: 'u-exec', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'bin/aws', args: ['eks', 'get-token'] } } },
           { name: 'u-missing', user: { 'client-certificate': 'pki/absent.crt' } },
         ],
         contexts: [
@@ -131,9 +131,13 @@ describe('readKubeconfig', () => {
     });
   });
 
-  it('resolves a tokenFile to an absolute path without reading it, and names exec plugins without running them', async () => {
+  it('resolves a tokenFile to an absolute path without reading it, and reads credential plugins without running them', async () => {
     expect((await readKubeconfig(file, 'tokenfile')).tokenFile).toBe(path.join(dir, 'token'));
-    expect((await readKubeconfig(file, 'exec')).externalAuth).toBe('exec plugin');
+    expect((await readKubeconfig(file, 'exec')).exec).toEqual({
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      command: path.join(dir, 'bin/aws'),
+      args: ['eks', 'get-token'],
+    });
   });
 
   it('says which context is missing and lists the ones there are', async () => {

@@ -4,7 +4,7 @@ import { parseWwwAuthenticate } from '../../src/provision/oci/challenge.js';
 import { lookUp, memberPath } from '../../src/provision/oci/layer.js';
 import { parseManifest } from '../../src/provision/oci/manifest.js';
 import { choosePlatform, hostPlatform } from '../../src/provision/oci/platform.js';
-import { defaultRegistryBase, formatReference, parseReference } from '../../src/provision/oci/reference.js';
+import { formatReference, parseReference } from '../../src/provision/oci/reference.js';
 import { ocmRecipe } from '../../src/provision/recipes.js';
 
 const D = `sha256:${'ab'.repeat(32)}`;
@@ -22,12 +22,10 @@ describe('image references', () => {
     expect(parseReference('127.0.0.1:5000/x')).toMatchObject({ host: '127.0.0.1:5000', repository: 'x', tag: 'latest' });
   });
 
-  it('reads Docker Hub short names as docker.io/library/… and sends them to registry-1.docker.io', () => {
+  it('reads Docker Hub short names as docker.io/library/…', () => {
     expect(formatReference(parseReference('busybox'))).toBe('docker.io/library/busybox:latest');
     expect(formatReference(parseReference('kindest/node:v1.35.0'))).toBe('docker.io/kindest/node:v1.35.0');
     expect(formatReference(parseReference(`node@${D}`))).toBe(`docker.io/library/node@${D}`);
-    expect(defaultRegistryBase('docker.io')).toBe('https://registry-1.docker.io');
-    expect(defaultRegistryBase('quay.io')).toBe('https://quay.io');
   });
 
   it('rejects malformed references with exit 2, naming the part that is wrong', () => {

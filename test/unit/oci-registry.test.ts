@@ -225,26 +225,33 @@ describe('pulling files out of images from a real registry', () => {
     const cacheDir = path.join(tmp.path, 'cache');
     const progress: string[] = [];
     const built: string[] = [];
-    const images = { registryBase: (host: string) => (host === 'quay.io' ? registry.base : undefined) };
+    const ref = 'quay.io/open-cluster-management/registration:v1.2.1';
+    const mirrors = (digest: string) => ({ registries: { 'quay.io': registry.base }, downloads: {}, digests: { [ref]: digest } });
     const wrong = `sha256:${'1'.repeat(64)}`;
-    // A required digest that does not match falls back to the build (downloads allowed, as today), saying why.
+    const builder = async (req: { names: string[]; outDir: string }) => {
+      built.push(...req.names);
+      await fs.writeFile(path.join(req.outDir, 'registration'), script, { mode: 0o755 });
+    };
+    // Under auto a required digest that does not match falls back to the build, saying why; under official it stops with exit 7.
     await ensureBinaries(['registration'], {
       cacheDir: path.join(tmp.path, 'cache-mismatch'),
-      allowDownload: true,
-      images: { ...images, requiredDigest: () => wrong },
-      builder: async (req) => {
-        built.push(...req.names);
-        await fs.writeFile(path.join(req.outDir, 'registration'), script, { mode: 0o755 });
-      },
+      artifacts: 'auto',
+      mirrors: mirrors(wrong),
+      builder,
       onProgress: (l) => progress.push(l),
     });
     expect(built).toEqual(['registration']);
     expect(progress.join('\n')).toContain(`digest mismatch: expected ${wrong}, got ${tagged.digest}`);
+    const err = await failure(
+      ensureBinaries(['registration'], { cacheDir: path.join(tmp.path, 'cache-official'), artifacts: 'official', mirrors: mirrors(wrong), builder }),
+    );
+    expect(exitCodeOf(err)).toBe(ExitCode.integrity);
+    expect(await fs.readdir(path.join(tmp.path, 'cache-official', 'bin', 'ocm-v1.2.1')).catch(() => [])).toEqual([]);
 
     const found = await ensureBinaries(['registration'], {
       cacheDir,
-      allowDownload: true,
-      images: { ...images, requiredDigest: (ref) => (ref === 'quay.io/open-cluster-management/registration:v1.2.1' ? tagged.digest : undefined) },
+      artifacts: 'official',
+      mirrors: mirrors(tagged.digest),
       builder: () => Promise.reject(new Error('nothing may be built')),
     });
     expect(found.registration).toBe(path.join(cacheDir, 'bin', 'ocm-v1.2.1', 'registration'));

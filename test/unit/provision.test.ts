@@ -7,7 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MissingPrerequisiteError } from '../../src/errors.js';
-import { binaryStatus, ensureBinaries, ensureGoModuleSource, type BuildRequest, type ProvisionOptions } from '../../src/provision/index.js';
+import { binaryStatus, ensureBinaries, ensureGoModuleSource, type BuildRequest, type Mirrors, type ProvisionOptions } from '../../src/provision/index.js';
 
 const VERSION_LINE: Record<string, string> = {
   'kube-apiserver': 'Kubernetes v1.34.4',
@@ -15,6 +15,7 @@ const VERSION_LINE: Record<string, string> = {
   kubectl: 'Client Version: v1.34.4',
   etcd: 'etcd Version: 3.6.5',
   registration: 'registration version v1.2.1',
+  kind: 'kind v0.33.0 go1.26.1 linux/amd64',
 };
 
 function script(printed: string): string {
@@ -54,7 +55,7 @@ describe('provisioning: resolution order and the cache', () => {
     delete process.env.OCM_LAB_BIN_DIR;
     process.env.PATH = path.join(tmp, 'path'); // nothing there yet: no go, no kubectl
     calls = [];
-    opts = { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false, builder: fakeBuilder(calls) };
+    opts = { kubernetesVersion: 'v1.34.4', cacheDir: cache, artifacts: 'build', builder: fakeBuilder(calls) };
   });
   afterEach(async () => {
     process.env.PATH = savedPath;
@@ -208,7 +209,7 @@ describe('provisioning: resolution order and the cache', () => {
   });
 
   it('says what is missing and how to provide it when there is no Go toolchain (exit 3)', async () => {
-    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, allowDownload: false }).catch(
+    const err = await ensureBinaries(['kube-apiserver', 'etcd'], { kubernetesVersion: 'v1.34.4', cacheDir: cache, artifacts: 'build' }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
@@ -274,7 +275,7 @@ esac
     const found = await ensureBinaries(['registration', 'placement'], {
       kubernetesVersion: 'v1.34.4',
       cacheDir: cache,
-      allowDownload: false,
+      artifacts: 'build',
       onProgress: (l) => progress.push(l),
     });
     expect((await execa(found.registration, ['--version'])).stdout).toBe('registration version v1.2.1');
@@ -292,7 +293,7 @@ esac
 
   it('reports a failed build with the go command, its exit status and the end of its output (exit 3)', async () => {
     process.env.SHIM_BUILD_FAIL = '1';
-    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch(
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), artifacts: 'build' }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
@@ -320,13 +321,18 @@ esac
 
   it('refuses a Go toolchain older than 1.25', async () => {
     process.env.SHIM_GO = 'go1.22.5';
-    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), allowDownload: false }).catch(
+    const err = await ensureBinaries(['work'], { kubernetesVersion: 'v1.34.4', cacheDir: path.join(tmp, 'cache'), artifacts: 'build' }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(MissingPrerequisiteError);
     expect((err as Error).message).toContain('Go 1.22 is too old');
   });
 });
+
+/** Mirrors that send release downloads to the test's server. */
+function mirrorsTo(downloads: Record<string, string>): Mirrors {
+  return { registries: {}, digests: {}, downloads };
+}
 
 describe('provisioning: release downloads', () => {
   let tmp: string;
@@ -382,8 +388,8 @@ describe('provisioning: release downloads', () => {
     const found = await ensureBinaries(['kubectl', 'etcd'], {
       kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
-      allowDownload: true,
-      downloadBase: { kubernetes: `${base}/k8s`, etcd: `${base}/etcd` },
+      artifacts: 'auto',
+      mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s`, 'https://github.com/etcd-io/etcd/releases/download': `${base}/etcd` }),
       builder: fakeBuilder(calls),
     });
     expect(calls).toEqual([]);
@@ -402,8 +408,8 @@ describe('provisioning: release downloads', () => {
     await ensureBinaries(['kube-apiserver', 'kubectl'], {
       kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
-      allowDownload: true,
-      downloadBase: { kubernetes: `${base}/k8s` },
+      artifacts: 'auto',
+      mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }),
       builder: fakeBuilder(calls),
       onProgress: (l) => progress.push(l),
     });
@@ -422,14 +428,66 @@ describe('provisioning: release downloads', () => {
     await ensureBinaries(['kube-apiserver', 'kubectl'], {
       kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
-      allowDownload: true,
-      downloadBase: { kubernetes: `http://127.0.0.1:${port}/k8s` },
+      artifacts: 'auto',
+      mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `http://127.0.0.1:${port}/k8s` }),
       builder: fakeBuilder(calls),
       onProgress: (l) => progress.push(l),
     });
     expect(calls).toEqual([['kubernetes-v1.34.4', 'kube-apiserver', 'kubectl']]);
     expect(progress.filter((l) => l.includes(`downloading http://127.0.0.1:${port}/`))).toHaveLength(1);
     expect(progress.join('\n')).toContain('ECONNREFUSED');
+  });
+
+  it("fetches kind's release binary through the mirrors, held to its pin (the mirrors file's digest replaces ours)", async () => {
+    const platform = `${process.platform}-${process.arch === 'arm64' ? 'arm64' : 'amd64'}`;
+    const binary = script('kind v0.33.0 go1.26.1 linux/amd64');
+    const official = `https://github.com/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}`;
+    files.set(`/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}`, Buffer.from(binary));
+    files.set(`/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum`, Buffer.from(`${sha(binary)}  kind-${platform}\n`));
+    const downloads = { 'https://github.com': `${base}/gh` };
+    const calls: string[][] = [];
+    const progress: string[] = [];
+    // Our pin is the real release's sha256, which this stand-in does not have: refused, then built (auto).
+    await ensureBinaries(['kind'], {
+      cacheDir: path.join(tmp, 'pinned'),
+      artifacts: 'auto',
+      mirrors: mirrorsTo(downloads),
+      builder: fakeBuilder(calls),
+      onProgress: (l) => progress.push(l),
+    });
+    expect(calls).toEqual([['kind-v0.33.0', 'kind']]);
+    expect(progress.join('\n')).toContain(
+      `kind-${platform} as ${base}/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum publishes it: digest mismatch: expected sha256:`,
+    );
+    expect(progress.join('\n')).toContain(`, got sha256:${sha(binary)}; nothing was cached`);
+    // A mirrors file that pins this binary's sha256 lets it through.
+    const found = await ensureBinaries(['kind'], {
+      cacheDir: path.join(tmp, 'mirrored'),
+      artifacts: 'official',
+      mirrors: { registries: {}, downloads, digests: { [official]: `sha256:${sha(binary)}` } },
+      builder: fakeBuilder(calls),
+    });
+    expect(calls).toHaveLength(1);
+    expect((await execa(found.kind, ['version'])).stdout).toBe('kind v0.33.0 go1.26.1 linux/amd64');
+  });
+
+  it('under official, builds nothing and names what could not be fetched (exit 3)', async () => {
+    const calls: string[][] = [];
+    const err = (await ensureBinaries(['kubectl', 'work'], {
+      kubernetesVersion: 'v1.34.4',
+      cacheDir: path.join(tmp, 'cache'),
+      artifacts: 'official',
+      mirrors: { ...mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }), registries: { 'quay.io': base } },
+      builder: fakeBuilder(calls),
+    }).catch((e: unknown) => e)) as MissingPrerequisiteError;
+    expect(calls).toEqual([]);
+    expect(err.exitCode).toBe(3);
+    expect(err.message.split('\n')).toEqual([
+      'artifacts official: could not fetch kubectl v1.34.4 and work v1.2.1:',
+      `  kubectl: ${base}/k8s/v1.34.4/bin/linux/${process.arch === 'arm64' ? 'arm64' : 'amd64'}/kubectl.sha256: HTTP 404`,
+      `  work: registry quay.io did not serve the image: HTTP 404 for ${base}/v2/open-cluster-management/work/manifests/v1.2.1`,
+    ]);
+    expect(await fs.readdir(path.join(tmp, 'cache', 'bin'), { recursive: true })).toEqual(['kubernetes-v1.34.4', 'ocm-v1.2.1']); // nothing cached in them
   });
 
   it('does not try downloads with $OCM_LAB_NO_DOWNLOAD=1', async () => {
@@ -441,7 +499,7 @@ describe('provisioning: release downloads', () => {
       await ensureBinaries(['kubectl'], {
         kubernetesVersion: 'v1.34.4',
         cacheDir: path.join(tmp, 'cache'),
-        downloadBase: { kubernetes: `${base}/k8s` },
+        mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }),
         builder: fakeBuilder(calls),
       });
       expect(calls).toHaveLength(1);

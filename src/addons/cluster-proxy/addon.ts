@@ -164,6 +164,15 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     displayName: 'cluster-proxy',
     description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
     installNamespace: PROXY_NAMESPACE,
+    // As upstream's chart values: the agent follows agentInstallNamespace (its own namespace when
+    // empty), proxy variables (upper case) go to the proxy-agent container only.
+    deploymentConfigUse: {
+      installNamespace: 'follow',
+      nodePlacement: 'apply',
+      proxyConfig: 'env',
+      proxyContainers: ['proxy-agent'],
+      resourceRequirements: 'apply',
+    },
     healthCheck: 'DeploymentAvailability',
     // A hub identity (Secret cluster-proxy-hub-kubeconfig, as upstream's agent has): the service
     // proxy checks hub users' tokens with it. TokenReview is cluster-scoped: its ClusterRole is

@@ -1,14 +1,23 @@
 import type { KubeObject } from '../../kube/objects.js';
 import type { AddOnDeploymentConfigSpec, ContainerResourceRequirements } from './deployment-config.js';
-import type { AgentValues } from './types.js';
+import type { AgentValues, DeploymentConfigUse } from './types.js';
 
 /**
- * How an AddOnDeploymentConfig changes the agent objects an addon renders (what upstream's
- * addon-framework and template addons do with one): images through the registries, node
+ * How an AddOnDeploymentConfig changes the agent objects an addon renders, field by field as the
+ * addon's DeploymentConfigUse says (upstream's addons each take a different subset): node
  * placement and resources on pod templates, proxy variables on containers, everything of the
- * install namespace moved to agentInstallNamespace, and a pod-template annotation with the
- * config's spec hash so a changed config rolls the agents.
+ * install namespace moved to agentInstallNamespace, and always a pod-template annotation with the
+ * config's spec hash so a changed config rolls the agents. Images go through image-registries.ts,
+ * with the cluster's annotation.
  */
+
+/** Every field, as OCM's AddOnTemplate addons take them: the rule for an addon that declares none. */
+export const FRAMEWORK_CONFIG_USE: DeploymentConfigUse = {
+  installNamespace: 'follow',
+  nodePlacement: 'apply',
+  proxyConfig: 'template',
+  resourceRequirements: 'apply',
+};
 
 /** On every agent pod template: the spec hash of the AddOnDeploymentConfig it was rendered with. */
 export const CONFIG_HASH_ANNOTATION = 'addon.ocm-lab.io/deployment-config-hash';
@@ -16,35 +25,24 @@ export const CONFIG_HASH_ANNOTATION = 'addon.ocm-lab.io/deployment-config-hash';
 /** Where a proxy CA bundle reaches the containers (upstream's ConfigMap name, key and mount path). */
 const PROXY_CA = { mountPath: '/managed/proxy-ca', key: 'ca-bundle.crt', volume: 'proxy-ca-bundle', configMap: (addon: string) => `${addon}-proxy-ca` };
 
+/** Where the agent lands: the config's agentInstallNamespace when the addon follows it and it is not empty, else the addon's own. */
+export function agentInstallNamespace(
+  spec: AddOnDeploymentConfigSpec | undefined,
+  defaultNamespace: string,
+  use: DeploymentConfigUse = FRAMEWORK_CONFIG_USE,
+): string {
+  return (use.installNamespace === 'follow' && spec?.agentInstallNamespace) || defaultNamespace;
+}
+
 /** The values an addon renders its agent with: the customized variables and the namespace its agent lands in. */
-export function agentValues(spec: AddOnDeploymentConfigSpec | undefined, defaultNamespace: string): AgentValues {
+export function agentValues(
+  spec: AddOnDeploymentConfigSpec | undefined,
+  defaultNamespace: string,
+  use: DeploymentConfigUse = FRAMEWORK_CONFIG_USE,
+): AgentValues {
   const variables: Record<string, string> = {};
   for (const v of spec?.customizedVariables ?? []) variables[v.name] = v.value ?? '';
-  return { variables, installNamespace: spec?.agentInstallNamespace || defaultNamespace };
-}
-
-/**
- * An image through the registries: each entry whose source is a prefix of the image replaces
- * that prefix with its mirror; an entry without a source puts the image's last path segment
- * (name:tag) under the mirror. The last entry that changes the image wins, as upstream.
- */
-export function overrideImage(registries: { source?: string; mirror: string }[] | undefined, image: string): string {
-  let result = image;
-  for (const r of registries ?? []) {
-    const next = mirrorOne(r.source ?? '', r.mirror ?? '', image);
-    if (next !== image) result = next;
-  }
-  return result;
-}
-
-function mirrorOne(source: string, mirror: string, image: string): string {
-  source = source.replace(/\/$/, '');
-  mirror = mirror.replace(/\/$/, '');
-  if (!source) {
-    const nameTag = image.split('/').pop() ?? image;
-    return mirror ? `${mirror}/${nameTag}` : nameTag;
-  }
-  return image.startsWith(source) ? mirror + image.slice(source.length) : image;
+  return { variables, installNamespace: agentInstallNamespace(spec, defaultNamespace, use) };
 }
 
 /** Checks every containerID is `<resource>:<name>:<container>` (each part a name or `*`); returns the first problem. */
@@ -96,7 +94,7 @@ interface PodTemplate {
 }
 
 /** The pod template of a workload object and the resource name its containerIDs use; undefined for other kinds. */
-function podTemplateOf(obj: KubeObject): { template: PodTemplate; resource: string } | undefined {
+export function podTemplateOf(obj: KubeObject): { template: PodTemplate; resource: string } | undefined {
   const spec = (obj as { spec?: Record<string, unknown> }).spec;
   if (!spec) return undefined;
   switch (obj.kind) {
@@ -122,14 +120,25 @@ function setEnv(container: Container, name: string, value: string): void {
   else env[i] = { name, value };
 }
 
-/** The proxy variables upstream sets (both spellings); none unless an HTTP or HTTPS proxy is given. */
-export function proxyEnv(proxy: AddOnDeploymentConfigSpec['proxyConfig']): [string, string][] {
+/**
+ * The proxy variables upstream sets: both spellings (`template`, OCM's template addons) or the
+ * upper-case ones only (`env`, the addon-framework example and cluster-proxy); none unless an
+ * HTTP or HTTPS proxy is given.
+ */
+export function proxyEnv(proxy: AddOnDeploymentConfigSpec['proxyConfig'], spelling: 'template' | 'env' = 'template'): [string, string][] {
   if (!proxy) return [];
+  const both = (name: string, value: string): [string, string][] =>
+    spelling === 'template'
+      ? [
+          [name, value],
+          [name.toLowerCase(), value],
+        ]
+      : [[name, value]];
   const pairs: [string, string][] = [];
-  if (proxy.httpProxy) pairs.push(['HTTP_PROXY', proxy.httpProxy], ['http_proxy', proxy.httpProxy]);
-  if (proxy.httpsProxy) pairs.push(['HTTPS_PROXY', proxy.httpsProxy], ['https_proxy', proxy.httpsProxy]);
+  if (proxy.httpProxy) pairs.push(...both('HTTP_PROXY', proxy.httpProxy));
+  if (proxy.httpsProxy) pairs.push(...both('HTTPS_PROXY', proxy.httpsProxy));
   if (!pairs.length) return [];
-  if (proxy.noProxy) pairs.push(['NO_PROXY', proxy.noProxy], ['no_proxy', proxy.noProxy]);
+  if (proxy.noProxy) pairs.push(...both('NO_PROXY', proxy.noProxy));
   return pairs;
 }
 
@@ -156,6 +165,8 @@ export interface ApplyContext {
   addonName: string;
   /** The addon's own install namespace (what its manifests use). */
   defaultNamespace: string;
+  /** Which fields the addon takes (default: every one, FRAMEWORK_CONFIG_USE). */
+  use?: DeploymentConfigUse;
 }
 
 /**
@@ -169,9 +180,13 @@ export function applyDeploymentConfig(
 ): KubeObject[] {
   if (!config) return manifests;
   const { spec } = config;
-  const namespace = spec.agentInstallNamespace || ctx.defaultNamespace;
-  const proxy = proxyEnv(spec.proxyConfig);
-  const caBundle = proxy.length ? caBundleText(spec.proxyConfig?.caBundle) : '';
+  const use = ctx.use ?? FRAMEWORK_CONFIG_USE;
+  const namespace = agentInstallNamespace(spec, ctx.defaultNamespace, use);
+  const proxy = use.proxyConfig === 'ignore' ? [] : proxyEnv(spec.proxyConfig, use.proxyConfig);
+  const proxied = (c: Container) => !use.proxyContainers || use.proxyContainers.includes(c.name);
+  const caBundle = proxy.length && use.proxyConfig === 'template' ? caBundleText(spec.proxyConfig?.caBundle) : '';
+  const placement = use.nodePlacement === 'apply' ? spec.nodePlacement : undefined;
+  const requirements = use.resourceRequirements === 'apply' ? spec.resourceRequirements : undefined;
   const out: KubeObject[] = [];
   for (const original of manifests) {
     const obj = moveNamespace(structuredClone(original), ctx.defaultNamespace, namespace);
@@ -180,21 +195,18 @@ export function applyDeploymentConfig(
       const { template, resource } = workload;
       template.metadata = { ...template.metadata, annotations: { ...template.metadata?.annotations, [CONFIG_HASH_ANNOTATION]: config.specHash } };
       const pod = (template.spec ??= {});
-      if (spec.nodePlacement?.nodeSelector) pod.nodeSelector = { ...spec.nodePlacement.nodeSelector };
-      if (spec.nodePlacement?.tolerations) pod.tolerations = structuredClone(spec.nodePlacement.tolerations);
-      for (const c of [...(pod.initContainers ?? []), ...(pod.containers ?? [])]) {
-        if (c.image) c.image = overrideImage(spec.registries, c.image);
-      }
+      if (placement?.nodeSelector) pod.nodeSelector = { ...placement.nodeSelector };
+      if (placement?.tolerations) pod.tolerations = structuredClone(placement.tolerations);
       for (const c of pod.containers ?? []) {
-        for (const [name, value] of proxy) setEnv(c, name, value);
-        if (caBundle) {
+        if (proxied(c)) for (const [name, value] of proxy) setEnv(c, name, value);
+        if (caBundle && proxied(c)) {
           setEnv(c, 'CA_BUNDLE_FILE_PATH', `${PROXY_CA.mountPath}/${PROXY_CA.key}`);
           c.volumeMounts = [
             ...(c.volumeMounts ?? []).filter((m) => m.name !== PROXY_CA.volume),
             { name: PROXY_CA.volume, mountPath: PROXY_CA.mountPath, readOnly: true },
           ];
         }
-        const resources = containerResources(spec.resourceRequirements, resource, obj.metadata.name, c.name);
+        const resources = containerResources(requirements, resource, obj.metadata.name, c.name);
         if (resources) c.resources = structuredClone(resources);
       }
       if (caBundle)

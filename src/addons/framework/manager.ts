@@ -1,7 +1,7 @@
 import type { KubeClient } from '../../kube/client.js';
 import { decideAddonCsr, type CertificateSigningRequest } from './csr.js';
 import { agentDeployments, deploymentAvailability, deploymentFeedbackConfigs } from './deployment-health.js';
-import { agentValues, applyDeploymentConfig, containerIdProblem } from './agent-config.js';
+import { agentInstallNamespace, agentValues, applyDeploymentConfig, containerIdProblem } from './agent-config.js';
 import {
   AddonConfigError,
   ADC_API,
@@ -45,6 +45,7 @@ import {
 } from '../../kube/objects.js';
 import type { AddonDefinition, HealthCheck } from './types.js';
 import { workDeleteOption } from './orphaning.js';
+import { clusterImageRegistries, overrideAgentImages } from './image-registries.js';
 import { RBAC_GROUP, role, roleBinding } from '../../kube/builders.js';
 
 interface ManagedCluster extends KubeObject {
@@ -342,17 +343,20 @@ export class AddonManager {
     for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
     const referent = desiredDeploymentConfig(cma.spec?.supportedConfigs, mca.spec?.configs);
     const read: { config?: EffectiveDeploymentConfig; problem?: string } = referent ? await readDeploymentConfig(this.hub, referent) : {};
+    const use = this.addon.deploymentConfigUse;
     let rendered: KubeObject[] = [];
     if (!read.problem) {
       try {
-        rendered = await this.addon.agentManifests(cluster, this.hub, agentValues(read.config?.spec, this.addon.installNamespace));
+        rendered = await this.addon.agentManifests(cluster, this.hub, agentValues(read.config?.spec, this.addon.installNamespace, use));
       } catch (err) {
         if (!(err instanceof AddonConfigError)) throw err;
         read.problem = referent ? `AddOnDeploymentConfig ${referent.namespace}/${referent.name}: ${err.message}` : err.message;
       }
     }
+    const clusterRegistries = clusterImageRegistries(managedCluster?.metadata.annotations);
+    if ('problem' in clusterRegistries) read.problem ??= `ManagedCluster ${cluster}: ${clusterRegistries.problem}`;
     const references = withDesiredConfig(mca.status?.configReferences, read.config ?? (referent ? { referent, specHash: '' } : null));
-    const installNamespace = agentValues(read.config?.spec, this.addon.installNamespace).installNamespace;
+    const installNamespace = agentInstallNamespace(read.config?.spec, this.addon.installNamespace, use);
     if (read.problem) {
       // As upstream: an unusable config leaves the agent as it was; the MCA's Configured condition says why.
       const current = await getOrNull<KubeObject>(this.hub, objectPath(deployWork(this.addon, mca, [])));
@@ -363,7 +367,8 @@ export class AddonManager {
       }
       return;
     }
-    const manifests = applyDeploymentConfig(rendered, read.config ?? null, { addonName: this.addon.name, defaultNamespace: this.addon.installNamespace });
+    const configured = applyDeploymentConfig(rendered, read.config ?? null, { addonName: this.addon.name, defaultNamespace: this.addon.installNamespace, use });
+    const manifests = overrideAgentImages(configured, read.config?.spec.registries, 'registries' in clusterRegistries ? clusterRegistries.registries : []);
     const work = deployWork(this.addon, mca, manifests, references);
     if (manifests.length) note(`ManifestWork ${cluster}/${work.metadata.name}`, await applyObject(this.hub, work));
     else if (await deleteIfPresent(this.hub, objectPath(work))) note(`ManifestWork ${cluster}/${work.metadata.name}`, 'deleted');

@@ -12,9 +12,30 @@ export interface AgentValues {
   variables: Record<string, string>;
   /**
    * Where the agent's namespaced objects end up (agentInstallNamespace, else the addon's
-   * installNamespace). The framework moves the objects itself; this is for values that name it.
+   * installNamespace; always the latter for an addon that ignores it). The framework moves the
+   * objects itself; this is for values that name it.
    */
   installNamespace: string;
+}
+
+/**
+ * How an addon's agent takes each field of an AddOnDeploymentConfig. Upstream's addons differ
+ * (docs/addons.md has the table per addon and field, upstream's rule beside ours):
+ * - installNamespace `follow`: the agent moves to spec.agentInstallNamespace when it is not empty,
+ *   else stays in the addon's installNamespace; `ignore`: it always stays there (the API server
+ *   fills agentInstallNamespace in on every config, so a config set for anything else would move it);
+ * - nodePlacement / resourceRequirements: `apply` to every pod template / matching container, or `ignore`;
+ * - proxyConfig `template`: HTTP(S)_PROXY and NO_PROXY in both spellings and the CA bundle mounted
+ *   (OCM's AddOnTemplate addons); `env`: HTTP_PROXY, HTTPS_PROXY and NO_PROXY only, no CA bundle;
+ *   `ignore`. proxyContainers limits the variables to the containers named (default: every one).
+ * Images follow the config's registries and the cluster's annotation for every addon (image-registries.ts).
+ */
+export interface DeploymentConfigUse {
+  installNamespace: 'follow' | 'ignore';
+  nodePlacement: 'apply' | 'ignore';
+  proxyConfig: 'template' | 'env' | 'ignore';
+  proxyContainers?: string[];
+  resourceRequirements: 'apply' | 'ignore';
 }
 
 /** What an addon author writes; the framework's manager does the rest. */
@@ -33,9 +54,15 @@ export interface AddonDefinition {
   /**
    * The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`.
    * `values` come from the cluster's AddOnDeploymentConfig; the framework then applies the
-   * config's registries, node placement, proxy, resources and install namespace to the objects.
+   * config's registries, and node placement, proxy, resources and install namespace as
+   * deploymentConfigUse says, to the objects.
    */
   agentManifests(cluster: string, hub: KubeClient, values?: AgentValues): Promise<KubeObject[]>;
+  /**
+   * Which fields of an AddOnDeploymentConfig the agent takes, and how; unset: all of them, as
+   * OCM's template addons take them (FRAMEWORK_CONFIG_USE in agent-config.ts).
+   */
+  deploymentConfigUse?: DeploymentConfigUse;
   /**
    * The AddOnDeploymentConfig every cluster uses unless its ManagedClusterAddOn's `spec.configs`
    * names one (the ClusterManagementAddOn's `supportedConfigs[].defaultConfig`). Unset: a default

@@ -60,10 +60,13 @@ export function helloworldAddon(): AddonDefinition {
     installNamespace: HELLOWORLD_NAMESPACE,
     // Enabled per cluster (`ocm-lab addon enable`), not on every cluster.
     install: 'Manual',
+    // As the addon-framework example: every field, proxy variables in upper case without a CA bundle.
+    deploymentConfigUse: { installNamespace: 'follow', nodePlacement: 'apply', proxyConfig: 'env', resourceRequirements: 'apply' },
     healthCheck: 'DeploymentAvailability',
     hubPermissions: HELLOWORLD_HUB_PERMISSIONS,
-    async agentManifests(cluster) {
-      return helloworldAgentManifests(cluster);
+    async agentManifests(cluster, _hub, values) {
+      // The agent's --addon-namespace names where it landed, as upstream's template passes AddonInstallNamespace.
+      return helloworldAgentManifests(cluster, values?.installNamespace);
     },
   };
 }

@@ -132,6 +132,10 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
     displayName: 'managed-serviceaccount',
     description: 'ServiceAccount tokens of the managed clusters, projected to the hub',
     installNamespace: MSA_NAMESPACE,
+    // As upstream's (its manager renders the agent with the addon's install namespace and reads
+    // only node placement, registries and variables): users' RBAC names the managed
+    // ServiceAccounts as system:serviceaccount:<namespace>:<name>, so a config never moves them.
+    deploymentConfigUse: { installNamespace: 'ignore', nodePlacement: 'apply', proxyConfig: 'ignore', resourceRequirements: 'ignore' },
     healthCheck: 'DeploymentAvailability',
     hubPermissions: [
       { apiGroups: [MSA_GROUP], resources: ['managedserviceaccounts'], verbs: ['get', 'list', 'watch'] },

@@ -3,30 +3,31 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
-import { withKubernetesVersion } from '../../config/kubernetes-version.js';
 import { loadLabConfig } from '../../config/load.js';
+import { withVersionFlags } from '../../config/version-flags.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+import { artifactOptions, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
 
 // The config barrel, --dry-run's planner and the kubeconfig writers are imported where used:
 // `status` and `down` start without their module graphs (zod, yaml, every runtime).
 
 type Args<T> = GlobalOptions & T;
 
-type UpFlags = {
+type UpFlags = ArtifactFlags & {
   runtime: RuntimeChoice;
   'bin-dir'?: string;
   retain: boolean;
-  download: boolean;
   kubeconfig?: string;
   'hub-context'?: string;
   'spoke-context'?: string[];
   'dry-run': boolean;
   'node-image'?: string;
   'kubernetes-version'?: string;
+  'ocm-version'?: string;
   install: boolean;
 };
 
@@ -50,15 +51,18 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   command: 'up',
   describe: 'bring the lab up, or repair it (idempotent)',
   builder: (y) =>
-    y
+    artifactOptions(y)
       .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
       .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
       .option('kubernetes-version', {
         type: 'string',
         describe: "the Kubernetes version of every cluster (default: the lab file's, else the newest supported; `ocm-lab versions` lists them)",
       })
+      .option('ocm-version', {
+        type: 'string',
+        describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
+      })
       .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
-      .option('download', { type: 'boolean', default: process.env.OCM_LAB_NO_DOWNLOAD !== '1', describe: 'try official release downloads before building' })
       .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
       .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
       .option('spoke-context', {
@@ -77,7 +81,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
-    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
+    const config = withVersionFlags(await loadLabConfig(argv.config), argv);
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
     const runtimeOptions = runtimeOptionsOf(argv, choice);
@@ -98,17 +102,19 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       const reason = choice === 'auto' ? resolved.reason : 'runtime.name of the lab file';
       process.stderr.write(`runtime: ${resolved.name} (${reason})\n`);
     }
+    const plan = await decideArtifactsFor(argv, config, resolved.name);
     const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
       ...(runtimeOptions ? { runtimeOptions } : {}),
       binDir: argv['bin-dir'],
       retain: argv.retain,
-      allowDownload: argv.download,
+      artifacts: plan.artifacts,
+      mirrors: plan.mirrors,
       renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined,
       ...(argv.install ? {} : { install: false }),
       ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}),
     };
-    const result = await upLab(config, options);
+    const result = { ...(await upLab(config, options)), artifacts: plan.decision };
     emit(
       argv,
       result,

@@ -1,6 +1,6 @@
 import { Listr, type ListrTask } from 'listr2';
 import type { CommandModule } from 'yargs';
-import { loadLabConfig, withKubernetesVersion } from '../../config/index.js';
+import { loadLabConfig, withVersionFlags } from '../../config/index.js';
 import { MissingPrerequisiteError } from '../../errors.js';
 import {
   binaryStatus,
@@ -15,15 +15,17 @@ import {
 import { RUNTIME_CHOICES, runtimeDefinition } from '../../runtime/registry.js';
 import type { PreparedImage, RuntimePreparation } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+import { artifactOptions, decideArtifactsFor, type ArtifactFlags, type ArtifactsPlan } from './artifacts-options.js';
 
-type SetupArgs = GlobalOptions & {
-  'bin-dir'?: string;
-  check: boolean;
-  ocm: boolean;
-  download: boolean;
-  runtime: string;
-  'kubernetes-version'?: string;
-};
+type SetupArgs = GlobalOptions &
+  ArtifactFlags & {
+    'bin-dir'?: string;
+    check: boolean;
+    ocm: boolean;
+    runtime: string;
+    'kubernetes-version'?: string;
+    'ocm-version'?: string;
+  };
 
 function renderStatus(rows: BinaryStatus[]): string {
   const table = renderTable(
@@ -45,7 +47,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
   command: 'setup',
   describe: 'provision the binaries a lab needs (Kubernetes, etcd, OCM) without starting anything; --runtime kind also builds the offline images',
   builder: (y) =>
-    y
+    artifactOptions(y)
       .option('bin-dir', { type: 'string', describe: 'take binaries from this directory first (else $OCM_LAB_BIN_DIR)' })
       .option('check', {
         type: 'boolean',
@@ -53,19 +55,15 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
         describe: 'only report where each binary comes from, verifying cached ones (exit 3 if any is missing)',
       })
       .option('kubernetes-version', { type: 'string', describe: "the Kubernetes version to provision (default: the lab's; see `ocm-lab versions`)" })
+      .option('ocm-version', { type: 'string', describe: "the OCM release to provision, or a minor (v1.3) for its newest patch (default: the lab's)" })
       .option('ocm', { type: 'boolean', default: true, describe: 'also provision the OCM binaries (--no-ocm to skip)' })
-      .option('download', {
-        type: 'boolean',
-        default: process.env.OCM_LAB_NO_DOWNLOAD !== '1',
-        describe: 'try official release downloads before building (--no-download, or $OCM_LAB_NO_DOWNLOAD=1, to skip)',
-      })
       .option('runtime', {
         choices: RUNTIME_CHOICES.filter((c) => c !== 'auto'),
         default: 'local',
         describe: 'kind: also provision kind and the node image binaries, and build (or load from the cache) every image the kind runtime needs offline',
       }),
   handler: async (argv) => {
-    const config = withKubernetesVersion(await loadLabConfig(argv.config), argv['kubernetes-version']);
+    const config = withVersionFlags(await loadLabConfig(argv.config), argv);
     const prepare = (await runtimeDefinition(argv.runtime)).prepare;
     const preparation: RuntimePreparation | undefined = prepare ? await prepare() : undefined;
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
@@ -73,7 +71,10 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     const renderer = argv.output === 'json' ? 'silent' : argv.verbose || !process.stdout.isTTY || process.env.CI ? 'simple' : 'default';
     const images: PreparedImage[] = [];
     await preparation?.require();
+    let plan: ArtifactsPlan | undefined;
     if (!argv.check) {
+      plan = await decideArtifactsFor(argv, config, argv.runtime);
+      const { artifacts, mirrors } = plan;
       // One task per recipe: each is one download or one `go build`.
       const recipes = recipesFor({ kubernetes: config.kubernetesVersion, ocm: config.ocmVersion });
       const tasks: ListrTask[] = recipes
@@ -85,7 +86,8 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
             const prefix = `${recipe.title}: `;
             await ensureBinaries(group, {
               ...base,
-              allowDownload: argv.download,
+              artifacts,
+              mirrors,
               onProgress: (line) => (task.output = line.startsWith(prefix) ? line.slice(prefix.length) : line),
             });
           },
@@ -108,7 +110,10 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
       images.push(...(await preparation.check(config)));
     }
     const status = await binaryStatus({ ...base, names, verification: argv.check ? 'full' : 'quick' });
-    if (preparation) emit(argv, { binaries: status, images }, (v) => `${renderStatus(v.binaries)}\n\n${renderImages(v.images)}`);
+    // The decision goes into the JSON (the text line went to stderr before the tasks); --check decides nothing.
+    const decided = plan ? { artifacts: plan.decision } : {};
+    if (preparation) emit(argv, { ...decided, binaries: status, images }, (v) => `${renderStatus(v.binaries)}\n\n${renderImages(v.images)}`);
+    else if (plan) emit(argv, { ...decided, binaries: status }, (v) => renderStatus(v.binaries));
     else emit(argv, status, renderStatus);
     const missing = [
       ...status.filter((s) => !s.path).map((m) => `${m.name} ${m.version}`),

@@ -7,7 +7,8 @@ import { BodyInterrupted, saveResponse } from '../http-file.js';
 import { extractMember, listLayer, lookUp, memberPath } from './layer.js';
 import { MANIFEST_ACCEPT, parseManifest, type Descriptor } from './manifest.js';
 import { choosePlatform, formatPlatform, hostPlatform, type Platform } from './platform.js';
-import { DIGEST, defaultRegistryBase, formatReference, parseReference } from './reference.js';
+import { NO_MIRRORS, registryBase } from '../mirrors.js';
+import { DIGEST, formatReference, parseReference } from './reference.js';
 import { RegistryClient } from './registry.js';
 
 /** Manifests are small; a registry sending more is not one. */
@@ -45,7 +46,7 @@ export async function pullFiles(opts: PullFilesOptions): Promise<{ digest: strin
   const progress = opts.onProgress ?? (() => undefined);
   if (opts.expectedDigest !== undefined && !DIGEST.test(opts.expectedDigest))
     throw new DigestMismatchError(name, opts.expectedDigest, '(not checked)', { hint: 'a required digest is written sha256:<64 lowercase hex>' });
-  const client = new RegistryClient(ref.host, opts.registryBase ?? defaultRegistryBase(ref.host), ref.repository, opts);
+  const client = new RegistryClient(ref.host, opts.registryBase ?? registryBase(NO_MIRRORS, ref.host), ref.repository, opts);
   const platform = opts.platform ?? hostPlatform();
 
   progress(`pulling ${name}`);

@@ -61,8 +61,3 @@ export function parseReference(reference: string): ImageReference {
 export function formatReference(ref: ImageReference): string {
   return `${ref.host}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
 }
-
-/** Where a registry host answers the distribution API when no mirror is named: Docker Hub's API host is registry-1.docker.io. */
-export function defaultRegistryBase(host: string): string {
-  return host === DOCKER_HUB ? 'https://registry-1.docker.io' : `https://${host}`;
-}

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { InvalidInputError } from '../../errors.js';
 import type { KubeEndpoint } from '../../kube/client.js';
+import { ExecCredentials } from '../../kube/exec-credential.js';
 import { KubeconfigError, readKubeconfig, type KubeconfigContext, type KubeconfigEntry } from '../../kube/kubeconfig.js';
 import { RESERVED_CLUSTER_NAMES, RESERVED_CLUSTER_PREFIX } from '../../config/types.js';
 
@@ -74,9 +75,9 @@ export interface ResolvedContext {
 }
 
 /**
- * Reads one context of a kubeconfig file. Client certificates and tokens
- * (inline or in files) are supported; exec plugins and auth providers are
- * not, because the lab's pods and the nodes of other runtimes cannot run them.
+ * Reads one context of a kubeconfig file. Client certificates, tokens (inline
+ * or in files) and credential plugins (`exec`, as EKS, GKE and AKS contexts
+ * have) are supported; auth providers (removed from kubectl) are not.
  */
 export async function resolveContext(kubeconfigFile: string, context: string): Promise<ResolvedContext> {
   let ctx: KubeconfigContext;
@@ -93,7 +94,7 @@ export async function resolveContext(kubeconfigFile: string, context: string): P
   if (!server.startsWith('https://')) throw new InvalidInputError(`${where}: its cluster has no https server URL (server: ${server})`);
   if (ctx.externalAuth) {
     throw new InvalidInputError(`${where}: authenticates through an ${ctx.externalAuth}, which ocm-lab does not run`, {
-      hint: 'give a context with a client certificate or a ServiceAccount token (e.g. kubectl create token … for an admin ServiceAccount)',
+      hint: 'give a context with a client certificate, a token or a credential plugin (users[].user.exec), as kubectl has since auth providers were removed',
     });
   }
   if (!caPem)
@@ -101,14 +102,19 @@ export async function resolveContext(kubeconfigFile: string, context: string): P
       hint: 'ocm-lab gives the spokes the hub CA and verifies every cluster: set certificate-authority-data',
     });
   const token = ctx.token ?? (ctx.tokenFile ? await readTokenFile(ctx.tokenFile, where) : undefined);
-  if (!(certPem && keyPem) && !token) throw new InvalidInputError(`${where}: its user has neither a client certificate and key nor a token`);
+  const { exec } = ctx;
+  if (!(certPem && keyPem) && !token && !exec) {
+    throw new InvalidInputError(`${where}: its user has neither a client certificate and key, nor a token, nor a credential plugin`);
+  }
+  // A plugin's token expires: the lab keeps the plugin and runs it when it needs a token, as kubectl does.
+  const credentials = exec ? new ExecCredentials(exec, { context, server, caPem }) : undefined;
   return {
-    endpoint: { server, caPem, ...(certPem && keyPem ? { certPem, keyPem } : {}), ...(token ? { token } : {}) },
+    endpoint: { server, caPem, ...(certPem && keyPem ? { certPem, keyPem } : {}), ...(credentials ? { credentials } : token ? { token } : {}) },
     entry: {
       server,
       caPem,
       ...(certPem && keyPem ? { clientCertPem: certPem, clientKeyPem: keyPem } : {}),
-      ...(token ? { token } : {}),
+      ...(exec ? { exec } : token ? { token } : {}),
       ...(tlsServerName ? { tlsServerName } : {}),
     },
   };

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { ConflictError, InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
+import { ExecCredentialError } from '../../kube/exec-credential.js';
 import { KubeClient } from '../../kube/client.js';
 import { writeKubeconfig } from '../../kube/kubeconfig.js';
 import { getOrNull, type KubeObject } from '../../kube/objects.js';
@@ -46,6 +47,11 @@ async function readyz(endpoint: ResolvedContext['endpoint'], timeoutMs = ANSWER_
     const body = await withTimeout(client.getText('/readyz'), timeoutMs, endpoint.server);
     return { ok: body.trim() === 'ok', said: body.trim().slice(0, 300) };
   } catch (err) {
+    if (err instanceof ExecCredentialError) {
+      throw new InvalidInputError(err.message, {
+        hint: 'run the plugin of that context yourself (kubectl --context CTX get --raw /readyz) and fix what it says',
+      });
+    }
     return { ok: false, said: (err as Error).message };
   } finally {
     client.close();
@@ -255,7 +261,7 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
       state.runtimeState.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const resolved = await resolveContext(kubeconfig, spec.name).catch(() => null);
-        const ready = resolved ? (await readyz(resolved.endpoint, 5_000)).ok : false;
+        const ready = resolved ? (await readyz(resolved.endpoint, 5_000).catch(() => ({ ok: false }))).ok : false;
         return {
           name: spec.name,
           vpc: EXISTING_VPC,

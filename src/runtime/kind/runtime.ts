@@ -130,7 +130,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     /** Docker and kind answer, and the machine can take the clusters this up adds (before anything is created). */
     const preflight = async (_fresh: string[], progress: (line: string) => void) => {
       const server = await requireDockerEngine();
-      const binary = await requireKind({ binDir: ctx.options.binDir, allowDownload: ctx.options.allowDownload, onProgress: progress });
+      const binary = await requireKind({ binDir: ctx.options.binDir, artifacts: ctx.options.artifacts, mirrors: ctx.options.mirrors, onProgress: progress });
       ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir));
       ctx.existing = new Set(await ctx.kind.clusters());
       const fresh = run.config.clusters.filter((cl) => !ctx.existing.has(kindClusterName(run.config.name, cl.name)));

@@ -121,7 +121,8 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
         run: async (c, progress) => {
           c.binaries = await ensureBinaries(labBinaryNames(c.config, c.options.extraImageBinaries), {
             binDir: c.options.binDir,
-            allowDownload: c.options.allowDownload,
+            artifacts: c.options.artifacts,
+            mirrors: c.options.mirrors,
             kubernetesVersion: c.config.kubernetesVersion,
             ocmVersion: c.config.ocmVersion,
             onProgress: progress,

@@ -1,0 +1,76 @@
+import type { Argv } from 'yargs';
+import type { LabConfig } from '../../config/index.js';
+import { InvalidInputError } from '../../errors.js';
+import { ARTIFACT_MODES, chooseArtifacts, decideArtifacts, provisionMode, type ArtifactsDecision, type ArtifactsMode } from '../../provision/artifacts.js';
+import { loadMirrors, type Mirrors } from '../../provision/mirrors.js';
+import { kubernetesSourceFor, readCgroupV2, type HostFacts } from '../../provision/host-support.js';
+import { kubernetesPatchFor } from '../../provision/versions.js';
+import type { GlobalOptions } from '../output.js';
+
+export interface ArtifactFlags {
+  artifacts?: string;
+  mirrors?: string;
+  download?: boolean;
+}
+
+// Imports stay light (no provision barrel, Docker on demand): `up` is in the same module graph as `status`.
+
+/** `--artifacts`, `--mirrors` and the older `--download`/`--no-download`, as `up` and `setup` take them. */
+export function artifactOptions<T>(y: Argv<T>): Argv<T & ArtifactFlags> {
+  return y
+    .option('artifacts', {
+      type: 'string',
+      choices: ARTIFACT_MODES,
+      describe:
+        'where binaries and images come from: official (publishers only), build (built here), auto (official first, else build); ' +
+        'default: $OCM_LAB_ARTIFACTS, the lab file, auto',
+    })
+    .option('mirrors', {
+      type: 'string',
+      describe: 'a mirrors file: registries, downloads and digests to use instead of the publishers (else $OCM_LAB_MIRRORS)',
+    })
+    .option('download', { type: 'boolean', describe: 'older spelling: --no-download is --artifacts build, --download is --artifacts auto' }) as Argv<
+    T & ArtifactFlags
+  >;
+}
+
+/** What up and setup provision with, once decided. */
+export interface ArtifactsPlan {
+  decision: ArtifactsDecision;
+  artifacts: ArtifactsMode;
+  mirrors: Mirrors;
+}
+
+/**
+ * Decides official or built once (probing the publishers the runtime needs), prints the one line of the
+ * decision (stderr; with -o json the caller puts the decision in its JSON), and checks that the lab's
+ * Kubernetes version is one the chosen source gives (exit 2 otherwise).
+ */
+export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOptions, 'output'>, config: LabConfig, runtime: string): Promise<ArtifactsPlan> {
+  const choice = chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts });
+  const mirrors = await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile));
+  const decision = await decideArtifacts(choice, { runtime, mirrors });
+  if (argv.output !== 'json') process.stderr.write(`${decision.line}\n`);
+  if (config.kubernetesRequest) {
+    const facts = runtime === 'kind' && decision.source === 'official' ? await readHostFacts() : undefined;
+    const source = facts ? kubernetesSourceFor({ runtime, source: decision.source, kubernetes: config.kubernetesVersion, facts }) : 'built';
+    const patch = kubernetesPatchFor(config.kubernetesRequest, source);
+    if ('problem' in patch) {
+      throw new InvalidInputError(`kubernetesVersion ${config.kubernetesRequest}: ${patch.problem}`, {
+        hint: '`ocm-lab versions` shows which patch each source gives and which this machine can run',
+      });
+    }
+  }
+  return { decision, artifacts: provisionMode(decision), mirrors };
+}
+
+export async function readHostFacts(): Promise<HostFacts> {
+  const { dockerEngine } = await import('../../images/docker.js');
+  const [cgroupV2, engine] = await Promise.all([readCgroupV2(), dockerEngine()]);
+  return {
+    cgroupV2,
+    docker: engine.available ? { available: true } : { available: false, reason: engine.reason ?? undefined },
+    root: process.getuid?.() === 0,
+    platform: process.platform,
+  };
+}
