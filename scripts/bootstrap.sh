@@ -13,6 +13,9 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v runc >/dev/null 2>&1 || need_apt+=(runc)
 command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils)
+# A real registry (distribution) on loopback for the image-pull tests (test/unit/oci-registry.test.ts).
+installing_registry=0
+if ! command -v docker-registry >/dev/null 2>&1; then need_apt+=(docker-registry); installing_registry=1; fi
 # Debian's Docker engine for the kind runtime's tests (scripts/docker-engine.sh runs its own dockerd): only when asked.
 installing_docker=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
@@ -27,6 +30,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
     # docker.io starts its own dockerd (docker.service) on systemd hosts; the tests start theirs, so keep it off.
     if [ "$installing_docker" = 1 ] && command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker.service docker.socket >/dev/null 2>&1 || true; fi
+    # docker-registry starts a registry on :5000 as a service; the tests start their own on free ports.
+    if [ "$installing_registry" = 1 ] && command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry.service >/dev/null 2>&1 || true; fi
   else
     echo "bootstrap: missing ${need_apt[*]}; without them the lab falls back to loopback addresses (isolation not enforced)" >&2
   fi

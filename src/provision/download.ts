@@ -1,17 +1,15 @@
-import crypto from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { DigestMismatchError } from '../errors.js';
 import type { Progress } from './gobuild.js';
-import { downloadUrl, NO_MIRRORS, requiredDigest, type Mirrors } from './mirrors.js';
+import { BodyInterrupted, describeFetchError, saveResponse } from './http-file.js';
+import { downloadUrl, NO_MIRRORS, registryBase, requiredDigest, type Mirrors } from './mirrors.js';
+import { pullFiles } from './oci/pull.js';
+import { parseReference } from './oci/reference.js';
 import type { BinaryName, Recipe, ReleaseFile, ReleaseSource } from './recipes.js';
 
 /** How long a release server may take to answer at all; closed networks must fall through to the Go build quickly. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** A download that stops delivering bytes for this long is given up. */
-const STALL_TIMEOUT_MS = 60_000;
 
 /** Why a download did not produce a binary (the caller falls through to the next source). */
 export class DownloadUnavailable extends Error {
@@ -24,19 +22,17 @@ export class DownloadUnavailable extends Error {
   }
 }
 
-function describe(err: unknown): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
-  return e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
-}
-
 /** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. */
 async function open(url: string, signal?: AbortSignal): Promise<Response> {
-  const connect = AbortSignal.timeout(CONNECT_TIMEOUT_MS);
-  const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect]) : connect }).catch((err: unknown) => {
-    signal?.throwIfAborted();
-    throw new DownloadUnavailable(`${url}: ${describe(err)}`, true);
-  });
+  const connect = new AbortController();
+  const timer = setTimeout(() => connect.abort(), CONNECT_TIMEOUT_MS);
+  const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
+    .catch((err: unknown) => {
+      signal?.throwIfAborted();
+      const why = connect.signal.aborted ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : describeFetchError(err, CONNECT_TIMEOUT_MS);
+      throw new DownloadUnavailable(`${url}: ${why}`, true);
+    })
+    .finally(() => clearTimeout(timer));
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
     throw new DownloadUnavailable(`${url}: HTTP ${res.status}`, false);
@@ -49,39 +45,15 @@ async function fetchText(url: string, signal?: AbortSignal): Promise<string> {
   return res.text();
 }
 
-/** Streams a response into `file`, hashing as it goes; reports progress every few MB. */
+/** Streams a download into `file`; returns its sha256 (hex). */
 async function fetchToFile(url: string, file: string, label: string, progress: Progress, signal?: AbortSignal): Promise<string> {
   const res = await open(url, signal);
-  if (!res.body) throw new DownloadUnavailable(`${url}: empty response`, false);
-  const total = Number(res.headers.get('content-length') ?? 0);
-  const hash = crypto.createHash('sha256');
-  let received = 0;
-  let reported = 0;
-  const stall = new AbortController();
-  let timer = setTimeout(() => stall.abort(), STALL_TIMEOUT_MS);
-  const meter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      received += chunk.length;
-      clearTimeout(timer);
-      timer = setTimeout(() => stall.abort(), STALL_TIMEOUT_MS);
-      if (received - reported >= 8 << 20) {
-        reported = received;
-        progress(`downloading ${label} (${Math.round(received / 2 ** 20)}${total ? ` of ${Math.round(total / 2 ** 20)}` : ''} MB)`);
-      }
-      done(null, chunk);
-    },
-  });
   try {
-    const abort = signal ? AbortSignal.any([signal, stall.signal]) : stall.signal;
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), meter, createWriteStream(file, { mode: 0o755 }), { signal: abort });
+    return (await saveResponse(res, file, label, progress, signal)).sha256;
   } catch (err) {
-    signal?.throwIfAborted();
-    throw new DownloadUnavailable(`${url}: ${stall.signal.aborted ? `stalled for ${STALL_TIMEOUT_MS / 1000} s` : describe(err)}`, false);
-  } finally {
-    clearTimeout(timer);
+    if (err instanceof BodyInterrupted) throw new DownloadUnavailable(`${url}: ${err.reason}`, false);
+    throw err;
   }
-  return hash.digest('hex');
 }
 
 function expectedSum(sums: string, fileName: string): string | null {
@@ -94,11 +66,12 @@ function expectedSum(sums: string, fileName: string): string | null {
 
 /**
  * A release file whose checksum is not the one it must have: its bytes against the published sum, or the
- * published sum against our pin. The one place that says what such a failure is: today the download error
- * path (under auto the binary is then built); an integrity error of its own can replace it here.
+ * published sum against our pin (exit 7; under auto the binary is then built). No published sum at all
+ * falls through to the next source.
  */
-function checksumMismatch(artifact: string, expected: string, actual: string | null): Error {
-  return new DownloadUnavailable(`${artifact}: sha256 ${actual ?? '(none)'} does not match the ${expected}`, false);
+function checksumMismatch(artifact: string, expected: string | null, actual: string | null): Error {
+  if (!expected) return new DownloadUnavailable(`${artifact}: no published sha256 for it`, false);
+  return new DigestMismatchError(artifact, `sha256:${expected}`, actual ? `sha256:${actual}` : '(none published)');
 }
 
 /** The checksum a release file must have: the published one, which must equal the pin when there is one (ours, or the mirrors file's). */
@@ -106,7 +79,7 @@ async function publishedSum(file: ReleaseFile, mirrors: Mirrors, signal?: AbortS
   const sumsUrl = downloadUrl(mirrors, file.sumsUrl);
   const published = expectedSum(await fetchText(sumsUrl, signal), file.fileName);
   const pinned = requiredDigest(mirrors, file.url, file.sha256 && `sha256:${file.sha256}`)?.replace(/^sha256:/, '');
-  if (pinned && published !== pinned) throw checksumMismatch(`${file.fileName} as ${sumsUrl} publishes it`, `pinned ${pinned}`, published);
+  if (pinned && published !== pinned) throw checksumMismatch(`${file.fileName} as ${sumsUrl} publishes it`, pinned, published);
   return published;
 }
 
@@ -121,13 +94,14 @@ async function fetchVerified(
   opts.progress(`downloading ${url}`);
   const expected = await publishedSum(file, opts.mirrors, opts.signal);
   const actual = await fetchToFile(url, dest, label, opts.progress, opts.signal);
-  if (!expected || actual !== expected) throw checksumMismatch(url, `published ${expected ?? '(none)'}`, actual);
+  if (!expected || actual !== expected) throw checksumMismatch(url, expected, actual);
 }
 
 /**
  * Fetches one binary of an official release into `outDir/<name>`, through the mirrors' downloads,
- * verified against the release's published sha256. Throws DownloadUnavailable when it cannot;
- * nothing is left behind then.
+ * verified against the release's published sha256, or takes it out of an official image through the
+ * mirrors' registries, verified by digest. Throws DownloadUnavailable or RegistryUnavailableError when
+ * it cannot, DigestMismatchError when bytes do not match; nothing is left behind then.
  */
 export async function downloadRelease(
   recipe: Recipe,
@@ -142,7 +116,10 @@ export async function downloadRelease(
   const scratch = await fs.mkdtemp(path.join(outDir, `.${name}.download-`));
   try {
     let binary: string;
-    if (source.kind === 'file') {
+    if (source.kind === 'image') {
+      binary = path.join(scratch, name);
+      await pullBinary(source, name, binary, fetchOpts);
+    } else if (source.kind === 'file') {
       binary = path.join(scratch, name);
       await fetchVerified(source.file(name), binary, name, fetchOpts);
     } else {
@@ -160,4 +137,21 @@ export async function downloadRelease(
   } finally {
     await fs.rm(scratch, { recursive: true, force: true });
   }
+}
+
+async function pullBinary(
+  source: Extract<ReleaseSource, { kind: 'image' }>,
+  name: BinaryName,
+  binary: string,
+  opts: { mirrors: Mirrors; progress: Progress; signal?: AbortSignal },
+): Promise<void> {
+  const reference = source.image(name);
+  await pullFiles({
+    reference,
+    registryBase: registryBase(opts.mirrors, parseReference(reference).host),
+    expectedDigest: requiredDigest(opts.mirrors, reference),
+    files: [{ pathInImage: source.pathInImage(name), dest: binary }],
+    signal: opts.signal,
+    onProgress: opts.progress,
+  });
 }

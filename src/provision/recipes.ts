@@ -63,7 +63,12 @@ export type ReleaseSource =
   /** One plain file per binary with its checksum file beside it (dl.k8s.io's `.sha256`, kind's `.sha256sum`). */
   | { kind: 'file'; file: (name: BinaryName) => ReleaseFile }
   /** A tar.gz holding the binary, listed in a SHA256SUMS file (etcd's GitHub releases). */
-  | { kind: 'tarball'; file: ReleaseFile; member: string };
+  | { kind: 'tarball'; file: ReleaseFile; member: string }
+  /**
+   * One file of an official multi-arch image, taken out through the registry API (src/provision/oci/),
+   * every blob checked against its digest; the top manifest against a required digest when there is one.
+   */
+  | { kind: 'image'; image: (name: BinaryName) => string; pathInImage: (name: BinaryName) => string };
 
 /** How one Go module becomes binaries: one `go build` in one wrapper module for all of them. */
 export interface Recipe {
@@ -220,7 +225,38 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
     ldflags: ocmLdflags(version),
     versionArgs: () => ['--version'],
     versionText: version,
+    release: { kind: 'image', image: (name) => ocmImage(ocmImageOf(name).image, version), pathInImage: (name) => ocmImageOf(name).pathInImage },
   };
+}
+
+/** Registry path of OCM's images (`quay.io/open-cluster-management/<name>:<OCM version>`). */
+export const OCM_IMAGE_REPOSITORY = 'quay.io/open-cluster-management';
+
+/** One of OCM's upstream images at the lab's OCM version, e.g. `quay.io/open-cluster-management/registration:v1.2.1`. */
+export function ocmImage(name: 'registration-operator' | 'registration' | 'work' | 'placement' | 'addon-manager', ocmVersion: string): string {
+  return `${OCM_IMAGE_REPOSITORY}/${name}:${ocmVersion}`;
+}
+
+/**
+ * OCM's upstream images and the binary each holds. Each is built FROM ubi-minimal
+ * with one Go binary copied to `/` and `USER 10001`; none sets ENTRYPOINT, WORKDIR
+ * or CMD of its own, so the Deployments OCM generates always give `command`
+ * (build/Dockerfile.<name> in open-cluster-management-io/ocm; docs/notes.md). The nodelet maps
+ * these images to the binaries; the kind runtime builds them from the binaries; the OCM recipe
+ * takes the binaries out of them.
+ */
+export const OCM_UPSTREAM_IMAGES: readonly { image: Parameters<typeof ocmImage>[0]; binary: BinaryName; pathInImage: string }[] = [
+  { image: 'registration-operator', binary: 'registration-operator', pathInImage: '/registration-operator' },
+  { image: 'registration', binary: 'registration', pathInImage: '/registration' },
+  { image: 'work', binary: 'work', pathInImage: '/work' },
+  { image: 'placement', binary: 'placement', pathInImage: '/placement' },
+  { image: 'addon-manager', binary: 'addon', pathInImage: '/addon' },
+];
+
+function ocmImageOf(binary: BinaryName): (typeof OCM_UPSTREAM_IMAGES)[number] {
+  const found = OCM_UPSTREAM_IMAGES.find((i) => i.binary === binary);
+  if (!found) throw new Error(`internal: no OCM image holds ${binary}`);
+  return found;
 }
 
 function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {

@@ -1,7 +1,7 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { MissingPrerequisiteError } from '../errors.js';
+import { DigestMismatchError, MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
 import { artifactsFromEnv, type ArtifactsMode } from './artifacts.js';
@@ -226,10 +226,11 @@ async function downloadAll(
       try {
         await downloadRelease(recipe, name, outDir, { mirrors, progress, signal: ctx.signal });
       } catch (err) {
-        if (!(err instanceof DownloadUnavailable)) throw err;
-        if (err.unreachable) unreachable.add(recipe.family);
+        const unavailable = err instanceof DownloadUnavailable || err instanceof RegistryUnavailableError;
+        if (!unavailable && !(err instanceof DigestMismatchError && mode === 'auto')) throw err;
+        if (unavailable && err.unreachable) unreachable.add(recipe.family);
         failures.push(`${name}: ${err.message}`);
-        progress(`no release download (${err.message}); ${otherwise}`);
+        progress(`no official ${recipe.release.kind === 'image' ? 'image' : 'release download'} (${err.message}); ${otherwise}`);
         continue;
       }
       const file = path.join(outDir, name);

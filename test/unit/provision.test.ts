@@ -414,7 +414,7 @@ describe('provisioning: release downloads', () => {
       onProgress: (l) => progress.push(l),
     });
     expect(calls).toEqual([['kubernetes-v1.34.4', 'kube-apiserver', 'kubectl']]);
-    expect(progress.join('\n')).toContain('does not match the published ffff');
+    expect(progress.join('\n')).toContain(`digest mismatch: expected sha256:${'f'.repeat(64)}, got sha256:`);
     expect(progress.join('\n')).toContain('does not report v1.34.4 (it says: Kubernetes v1.34.3)');
   });
 
@@ -457,8 +457,9 @@ describe('provisioning: release downloads', () => {
     });
     expect(calls).toEqual([['kind-v0.33.0', 'kind']]);
     expect(progress.join('\n')).toContain(
-      `kind-${platform} as ${base}/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum publishes it: sha256 ${sha(binary)} does not match the pinned `,
+      `kind-${platform} as ${base}/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum publishes it: digest mismatch: expected sha256:`,
     );
+    expect(progress.join('\n')).toContain(`, got sha256:${sha(binary)}; nothing was cached`);
     // A mirrors file that pins this binary's sha256 lets it through.
     const found = await ensureBinaries(['kind'], {
       cacheDir: path.join(tmp, 'mirrored'),
@@ -476,7 +477,7 @@ describe('provisioning: release downloads', () => {
       kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
       artifacts: 'official',
-      mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }),
+      mirrors: { ...mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }), registries: { 'quay.io': base } },
       builder: fakeBuilder(calls),
     }).catch((e: unknown) => e)) as MissingPrerequisiteError;
     expect(calls).toEqual([]);
@@ -484,9 +485,9 @@ describe('provisioning: release downloads', () => {
     expect(err.message.split('\n')).toEqual([
       'artifacts official: could not fetch kubectl v1.34.4 and work v1.2.1:',
       `  kubectl: ${base}/k8s/v1.34.4/bin/linux/${process.arch === 'arm64' ? 'arm64' : 'amd64'}/kubectl.sha256: HTTP 404`,
-      '  OCM v1.2.1 publishes no release binaries (work)',
+      `  work: registry quay.io did not serve the image: HTTP 404 for ${base}/v2/open-cluster-management/work/manifests/v1.2.1`,
     ]);
-    expect(await fs.readdir(path.join(tmp, 'cache', 'bin'), { recursive: true })).toEqual(['kubernetes-v1.34.4']); // nothing cached in it
+    expect(await fs.readdir(path.join(tmp, 'cache', 'bin'), { recursive: true })).toEqual(['kubernetes-v1.34.4', 'ocm-v1.2.1']); // nothing cached in them
   });
 
   it('does not try downloads with $OCM_LAB_NO_DOWNLOAD=1', async () => {
