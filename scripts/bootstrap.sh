@@ -15,9 +15,12 @@ command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils)
 # Debian's Docker engine for the kind runtime's tests (scripts/docker-engine.sh runs its own dockerd): only when asked.
 installing_docker=0
+installing_registry=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
 # The kind runtime's offline node image is debootstrapped from Debian's packages.
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v debootstrap >/dev/null 2>&1; then need_apt+=(debootstrap); fi
+# Debian's docker-registry (distribution) for the simulated connected world's tests (scripts/test-connected.sh): only when asked.
+if [ "${OCM_LAB_CONNECTED:-0}" = 1 ] && [ ! -x /usr/bin/docker-registry ]; then need_apt+=(docker-registry); installing_registry=1; fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2
@@ -25,6 +28,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
     # docker.io starts its own dockerd (docker.service) on systemd hosts; the tests start theirs, so keep it off.
     if [ "$installing_docker" = 1 ] && command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker.service docker.socket >/dev/null 2>&1 || true; fi
+    # docker-registry's package starts a registry on :5000 the same way; the tests run their own.
+    if [ "$installing_registry" = 1 ] && command -v systemctl >/dev/null 2>&1; then systemctl disable --now docker-registry.service >/dev/null 2>&1 || true; fi
   else
     echo "bootstrap: missing ${need_apt[*]}; without them the lab falls back to loopback addresses (isolation not enforced)" >&2
   fi
