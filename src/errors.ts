@@ -10,6 +10,8 @@ export const ExitCode = {
   notReady: 4,
   notFound: 5,
   conflict: 6,
+  /** A download or image whose bytes do not match their published checksum or required digest. */
+  integrity: 7,
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;
@@ -59,6 +61,41 @@ export class ConflictError extends LabError {
   constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
     super('conflict', message, options);
     this.name = 'ConflictError';
+  }
+}
+
+/** Downloaded bytes are not what was published or pinned: nothing of them is kept. */
+export class DigestMismatchError extends LabError {
+  constructor(
+    /** What was fetched: an image reference, a blob of one, or a download URL. */
+    readonly artifact: string,
+    readonly expected: string,
+    readonly actual: string,
+    options: { hint?: string } = {},
+  ) {
+    super('integrity', `${artifact}: digest mismatch: expected ${expected}, got ${actual}; nothing was cached`, {
+      hint:
+        options.hint ??
+        'the server sent other bytes than were published or pinned; if a mirror serves its own builds, ' +
+          'name their digests under digests: in a mirrors file, or use --artifacts build',
+    });
+    this.name = 'DigestMismatchError';
+  }
+}
+
+/** An image registry did not serve what was asked: no answer, a timeout, or an HTTP error status. */
+export class RegistryUnavailableError extends LabError {
+  constructor(
+    readonly host: string,
+    /** What went wrong: `HTTP 404 for …`, `ECONNREFUSED`, `no answer within 5 s`. */
+    readonly reason: string,
+    /** Nothing answered at all: do not ask this host again in the same run. */
+    readonly unreachable: boolean,
+  ) {
+    super('missingPrerequisite', `registry ${host} did not serve the image: ${reason}`, {
+      hint: `use --artifacts build to build the binaries here, or name a registry that answers for ${host} in a mirrors file (registries: in --mirrors FILE)`,
+    });
+    this.name = 'RegistryUnavailableError';
   }
 }
 

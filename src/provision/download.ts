@@ -1,16 +1,14 @@
-import crypto from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { DigestMismatchError } from '../errors.js';
 import type { Progress } from './gobuild.js';
+import { BodyInterrupted, describeFetchError, saveResponse } from './http-file.js';
+import { parseReference } from './oci/reference.js';
+import { pullFiles } from './oci/pull.js';
 import type { BinaryName, Recipe, ReleaseSource } from './recipes.js';
 
 /** How long a release server may take to answer at all; closed networks must fall through to the Go build quickly. */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** A download that stops delivering bytes for this long is given up. */
-const STALL_TIMEOUT_MS = 60_000;
 
 /** Why a download did not produce a binary (the caller falls through to the next source). */
 export class DownloadUnavailable extends Error {
@@ -23,19 +21,27 @@ export class DownloadUnavailable extends Error {
   }
 }
 
-function describe(err: unknown): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
-  return e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
+/** Where images come from when not from their own registry, and which digests they must have (a mirrors file). */
+export interface ImageSources {
+  /** Base URL answering the distribution API for a registry host; default `https://<host>`. */
+  registryBase?: (host: string) => string | undefined;
+  /** The digest an image reference's top manifest must have, if one is required. */
+  requiredDigest?: (reference: string) => string | undefined;
 }
 
 /** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. */
 async function open(url: string, signal?: AbortSignal): Promise<Response> {
-  const connect = AbortSignal.timeout(CONNECT_TIMEOUT_MS);
-  const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect]) : connect }).catch((err: unknown) => {
-    signal?.throwIfAborted();
-    throw new DownloadUnavailable(`${url}: ${describe(err)}`, true);
-  });
+  const connect = new AbortController();
+  const timer = setTimeout(() => connect.abort(), CONNECT_TIMEOUT_MS);
+  const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
+    .catch((err: unknown) => {
+      signal?.throwIfAborted();
+      throw new DownloadUnavailable(
+        `${url}: ${connect.signal.aborted ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : describeFetchError(err, CONNECT_TIMEOUT_MS)}`,
+        true,
+      );
+    })
+    .finally(() => clearTimeout(timer));
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
     throw new DownloadUnavailable(`${url}: HTTP ${res.status}`, false);
@@ -48,39 +54,21 @@ async function fetchText(url: string, signal?: AbortSignal): Promise<string> {
   return res.text();
 }
 
-/** Streams a response into `file`, hashing as it goes; reports progress every few MB. */
+/** Streams a download into `file`; returns its sha256 (hex). */
 async function fetchToFile(url: string, file: string, label: string, progress: Progress, signal?: AbortSignal): Promise<string> {
   const res = await open(url, signal);
-  if (!res.body) throw new DownloadUnavailable(`${url}: empty response`, false);
-  const total = Number(res.headers.get('content-length') ?? 0);
-  const hash = crypto.createHash('sha256');
-  let received = 0;
-  let reported = 0;
-  const stall = new AbortController();
-  let timer = setTimeout(() => stall.abort(), STALL_TIMEOUT_MS);
-  const meter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      received += chunk.length;
-      clearTimeout(timer);
-      timer = setTimeout(() => stall.abort(), STALL_TIMEOUT_MS);
-      if (received - reported >= 8 << 20) {
-        reported = received;
-        progress(`downloading ${label} (${Math.round(received / 2 ** 20)}${total ? ` of ${Math.round(total / 2 ** 20)}` : ''} MB)`);
-      }
-      done(null, chunk);
-    },
-  });
   try {
-    const abort = signal ? AbortSignal.any([signal, stall.signal]) : stall.signal;
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), meter, createWriteStream(file, { mode: 0o755 }), { signal: abort });
+    return (await saveResponse(res, file, label, progress, signal)).sha256;
   } catch (err) {
-    signal?.throwIfAborted();
-    throw new DownloadUnavailable(`${url}: ${stall.signal.aborted ? `stalled for ${STALL_TIMEOUT_MS / 1000} s` : describe(err)}`, false);
-  } finally {
-    clearTimeout(timer);
+    if (err instanceof BodyInterrupted) throw new DownloadUnavailable(`${url}: ${err.reason}`, false);
+    throw err;
   }
-  return hash.digest('hex');
+}
+
+/** A published checksum that is missing falls through to the next source; one that does not match is an integrity failure. */
+function checkSum(url: string, expected: string | null, actual: string): void {
+  if (!expected) throw new DownloadUnavailable(`${url}: no published sha256 for it`, false);
+  if (actual !== expected) throw new DigestMismatchError(url, `sha256:${expected}`, `sha256:${actual}`);
 }
 
 function expectedSum(sums: string, fileName: string): string | null {
@@ -92,48 +80,69 @@ function expectedSum(sums: string, fileName: string): string | null {
 }
 
 /**
- * Fetches one binary of an official release into `outDir/<name>`, verified
- * against the release's published sha256. Throws DownloadUnavailable when it
- * cannot; nothing is left behind then.
+ * Fetches one binary of an official release into `outDir/<name>`: a release file or tarball verified
+ * against its published sha256, or a file of an official image verified by digest. Throws
+ * DownloadUnavailable or RegistryUnavailableError when it cannot, DigestMismatchError when bytes do
+ * not match; nothing is left behind then.
  */
 export async function downloadRelease(
   recipe: Recipe,
   name: BinaryName,
   outDir: string,
-  opts: { base?: string; progress: Progress; signal?: AbortSignal },
+  opts: { base?: string; images?: ImageSources; progress: Progress; signal?: AbortSignal },
 ): Promise<void> {
   const source = recipe.release as ReleaseSource | undefined;
   if (!source) throw new DownloadUnavailable(`${recipe.title} publishes no release binaries`, false);
-  const base = (opts.base ?? source.defaultBase).replace(/\/+$/, '');
   await fs.mkdir(outDir, { recursive: true });
   const scratch = await fs.mkdtemp(path.join(outDir, `.${name}.download-`));
   try {
-    let binary: string;
-    if (source.kind === 'file') {
-      const url = source.url(base, name);
+    const binary = path.join(scratch, name);
+    if (source.kind === 'image') await pullBinary(source, name, binary, opts);
+    else if (source.kind === 'file') {
+      const url = source.url((opts.base ?? source.defaultBase).replace(/\/+$/, ''), name);
       opts.progress(`downloading ${url}`);
       const expected = expectedSum(await fetchText(`${url}.sha256`, opts.signal), name);
-      binary = path.join(scratch, name);
-      const actual = await fetchToFile(url, binary, name, opts.progress, opts.signal);
-      if (!expected || actual !== expected)
-        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
-    } else {
-      const url = source.url(base);
-      const archiveName = url.slice(url.lastIndexOf('/') + 1);
-      opts.progress(`downloading ${url}`);
-      const expected = expectedSum(await fetchText(source.sumsUrl(base), opts.signal), archiveName);
-      const archive = path.join(scratch, archiveName);
-      const actual = await fetchToFile(url, archive, archiveName, opts.progress, opts.signal);
-      if (!expected || actual !== expected)
-        throw new DownloadUnavailable(`${url}: sha256 ${actual} does not match the published ${expected ?? '(none)'}`, false);
-      const { execa } = await import('execa');
-      const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
-      if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
-      binary = path.join(scratch, source.member);
-    }
+      checkSum(url, expected, await fetchToFile(url, binary, name, opts.progress, opts.signal));
+    } else await fetchFromTarball(source, (opts.base ?? source.defaultBase).replace(/\/+$/, ''), scratch, binary, opts);
     await fs.chmod(binary, 0o755);
     await fs.rename(binary, path.join(outDir, name));
   } finally {
     await fs.rm(scratch, { recursive: true, force: true });
   }
+}
+
+async function fetchFromTarball(
+  source: Extract<ReleaseSource, { kind: 'tarball' }>,
+  base: string,
+  scratch: string,
+  binary: string,
+  opts: { progress: Progress; signal?: AbortSignal },
+): Promise<void> {
+  const url = source.url(base);
+  const archiveName = url.slice(url.lastIndexOf('/') + 1);
+  opts.progress(`downloading ${url}`);
+  const expected = expectedSum(await fetchText(source.sumsUrl(base), opts.signal), archiveName);
+  const archive = path.join(scratch, archiveName);
+  checkSum(url, expected, await fetchToFile(url, archive, archiveName, opts.progress, opts.signal));
+  const { execa } = await import('execa');
+  const r = await execa('tar', ['-xzf', archive, '-C', scratch, source.member], { reject: false, all: true });
+  if (r.exitCode !== 0) throw new DownloadUnavailable(`${url}: tar could not extract ${source.member}: ${String(r.all ?? r.shortMessage).trim()}`, false);
+  await fs.rename(path.join(scratch, source.member), binary);
+}
+
+async function pullBinary(
+  source: Extract<ReleaseSource, { kind: 'image' }>,
+  name: BinaryName,
+  binary: string,
+  opts: { images?: ImageSources; progress: Progress; signal?: AbortSignal },
+): Promise<void> {
+  const reference = source.image(name);
+  await pullFiles({
+    reference,
+    registryBase: opts.images?.registryBase?.(parseReference(reference).host),
+    expectedDigest: opts.images?.requiredDigest?.(reference),
+    files: [{ pathInImage: source.pathInImage(name), dest: binary }],
+    signal: opts.signal,
+    onProgress: opts.progress,
+  });
 }

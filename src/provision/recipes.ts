@@ -52,7 +52,12 @@ export type ReleaseSource =
   /** One plain file per binary with a `<url>.sha256` beside it (dl.k8s.io). */
   | { kind: 'file'; url: (base: string, name: BinaryName) => string; defaultBase: string }
   /** A tar.gz holding the binary, listed in a SHA256SUMS file (etcd's GitHub releases). */
-  | { kind: 'tarball'; url: (base: string) => string; sumsUrl: (base: string) => string; member: string; defaultBase: string };
+  | { kind: 'tarball'; url: (base: string) => string; sumsUrl: (base: string) => string; member: string; defaultBase: string }
+  /**
+   * One file of an official multi-arch image, taken out through the registry API (src/provision/oci/),
+   * every blob checked against its digest; the top manifest against a pinned digest when one is required.
+   */
+  | { kind: 'image'; image: (name: BinaryName) => string; pathInImage: (name: BinaryName) => string };
 
 /** How one Go module becomes binaries: one `go build` in one wrapper module for all of them. */
 export interface Recipe {
@@ -201,7 +206,16 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
     ldflags: ocmLdflags(version),
     versionArgs: () => ['--version'],
     versionText: version,
+    release: { kind: 'image', image: (name) => ocmImage(name, version), pathInImage: (name) => `/${name}` },
   };
+}
+
+/**
+ * OCM's image of a binary: quay.io/open-cluster-management/<image>:<version>, the image named as
+ * the binary except the addon manager's; each image holds its binary at `/<binary>` (docs/notes.md).
+ */
+export function ocmImage(name: BinaryName, version: string = OCM_VERSION): string {
+  return `quay.io/open-cluster-management/${name === 'addon' ? 'addon-manager' : name}:${version}`;
 }
 
 function crictlRecipe(version: string = requireKubernetesRelease().crictl): Recipe {

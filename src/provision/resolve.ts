@@ -1,10 +1,10 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { MissingPrerequisiteError } from '../errors.js';
+import { DigestMismatchError, MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
-import { DownloadUnavailable, downloadRelease } from './download.js';
+import { DownloadUnavailable, downloadRelease, type ImageSources } from './download.js';
 import { goBuild, requireGo, type Builder } from './gobuild.js';
 import { withCacheLock } from './lock.js';
 import { buildInfoReportsVersion } from './buildinfo.js';
@@ -23,6 +23,8 @@ export interface ProvisionOptions {
   ocmVersion?: string;
   /** Release mirrors instead of dl.k8s.io / GitHub (same layout). */
   downloadBase?: Partial<Record<Recipe['family'], string>>;
+  /** Registry mirrors and required digests for binaries taken out of official images (OCM's). */
+  images?: ImageSources;
   /** Replaces the Go build (tests). */
   builder?: Builder;
 }
@@ -150,7 +152,7 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
         else toBuild.push(name);
       }
       if (allowDownload && toBuild.length) {
-        const downloaded = await downloadAll(ctx, toBuild, opts.downloadBase ?? {});
+        const downloaded = await downloadAll(ctx, toBuild, opts.downloadBase ?? {}, opts.images);
         for (const [name, file] of downloaded) found[name as N] = file;
         toBuild.splice(0, toBuild.length, ...toBuild.filter((n) => !downloaded.has(n)));
       }
@@ -180,7 +182,12 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
 }
 
 /** Step 3: official releases, each checked against its published sha256 and its version output. A server that cannot be reached is not asked twice. */
-async function downloadAll(ctx: Context, names: BinaryName[], bases: ProvisionOptions['downloadBase'] & object): Promise<Map<BinaryName, string>> {
+async function downloadAll(
+  ctx: Context,
+  names: BinaryName[],
+  bases: ProvisionOptions['downloadBase'] & object,
+  images: ImageSources | undefined,
+): Promise<Map<BinaryName, string>> {
   const done = new Map<BinaryName, string>();
   const unreachable = new Set<string>();
   for (const recipe of ctx.recipes) {
@@ -192,11 +199,11 @@ async function downloadAll(ctx: Context, names: BinaryName[], bases: ProvisionOp
       if (unreachable.has(recipe.family)) break;
       const outDir = recipeDir(ctx.cache, recipe);
       try {
-        await downloadRelease(recipe, name, outDir, { base: bases[recipe.family], progress, signal: ctx.signal });
+        await downloadRelease(recipe, name, outDir, { base: bases[recipe.family], images, progress, signal: ctx.signal });
       } catch (err) {
-        if (!(err instanceof DownloadUnavailable)) throw err;
-        if (err.unreachable) unreachable.add(recipe.family);
-        progress(`no release download (${err.message}); will build from the Go module proxy`);
+        if (!(err instanceof DownloadUnavailable || err instanceof RegistryUnavailableError || err instanceof DigestMismatchError)) throw err;
+        if (!(err instanceof DigestMismatchError) && err.unreachable) unreachable.add(recipe.family);
+        progress(`no official ${recipe.release.kind === 'image' ? 'image' : 'release download'} (${err.message}); will build from the Go module proxy`);
         continue;
       }
       const file = path.join(outDir, name);

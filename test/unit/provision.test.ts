@@ -408,7 +408,7 @@ describe('provisioning: release downloads', () => {
       onProgress: (l) => progress.push(l),
     });
     expect(calls).toEqual([['kubernetes-v1.34.4', 'kube-apiserver', 'kubectl']]);
-    expect(progress.join('\n')).toContain('does not match the published ffff');
+    expect(progress.join('\n')).toContain(`digest mismatch: expected sha256:${'f'.repeat(64)}, got sha256:`);
     expect(progress.join('\n')).toContain('does not report v1.34.4 (it says: Kubernetes v1.34.3)');
   });
 
