@@ -4,6 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { cacheDir } from '../../../src/paths.js';
+import { OCM_BINARIES, ocmRecipe } from '../../../src/provision/recipes.js';
 import { KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from '../../../src/provision/versions.js';
 import { makeCertificates } from './certs.js';
 import { Routes, startFileServer, type FileServer } from './files.js';
@@ -11,18 +12,6 @@ import { blobDataFile, buildAndPush, imageArch, type ImageSpec, type PushedImage
 import { hostsFile, REGISTRY_ADDRESS } from './names.js';
 import { pathWithoutGo, privateMountNamespace, type MountNamespace, type Ran } from './namespace.js';
 import { freePort, requireRegistryBinary, startRegistry, type RegistryProcess } from './registry.js';
-
-/**
- * OCM's images on quay.io and where each holds its binary (upstream's build/Dockerfile.*: the binary is copied to `/`;
- * the addon manager's image is `addon-manager`, its binary `/addon`).
- */
-const OCM_IMAGES: { binary: string; image: string; pathInImage: string }[] = [
-  { binary: 'registration-operator', image: 'registration-operator', pathInImage: '/registration-operator' },
-  { binary: 'registration', image: 'registration', pathInImage: '/registration' },
-  { binary: 'work', image: 'work', pathInImage: '/work' },
-  { binary: 'placement', image: 'placement', pathInImage: '/placement' },
-  { binary: 'addon', image: 'addon-manager', pathInImage: '/addon' },
-];
 
 export interface ConnectedWorld {
   /** Everything the fixture made: certificates, registry storage, files, logs (removed by close). */
@@ -92,16 +81,16 @@ export async function startConnectedWorld(opts: { sourceCache?: string } = {}): 
     const pushSide = await startRegistry({ dir: logs, name: 'push', storage, listen: { host: '127.0.0.1', port: await freePort() } });
     const images: PushedImage[] = [];
     try {
-      const ocmDir = path.join(source, `ocm-${OCM_VERSION}`);
-      await binariesOf(ocmDir, `OCM ${OCM_VERSION}`);
-      for (const entry of OCM_IMAGES) {
-        const spec: ImageSpec = {
-          host: 'quay.io',
-          repository: `open-cluster-management/${entry.image}`,
-          tag: OCM_VERSION,
-          files: [{ source: path.join(ocmDir, entry.binary), pathInImage: entry.pathInImage }],
-        };
-        images.push(await buildAndPush(spec, pushSide.url, path.join(dir, 'build', entry.image)));
+      // OCM's images as the recipe names them (quay.io/open-cluster-management/<image>:<version>, the binary at its path there).
+      const ocm = ocmRecipe(OCM_VERSION);
+      if (ocm.release?.kind !== 'image') throw new Error(`${ocm.title} has no image source in src/provision/recipes.ts`);
+      const ocmDir = path.join(source, ocm.id);
+      await binariesOf(ocmDir, ocm.title);
+      for (const binary of OCM_BINARIES) {
+        const [, host, repository, tag] = /^([^/]+)\/(.+):([^:]+)$/.exec(ocm.release.image(binary)) ?? [];
+        if (!host || !repository || !tag) throw new Error(`not an image reference: ${ocm.release.image(binary)}`);
+        const spec: ImageSpec = { host, repository, tag, files: [{ source: path.join(ocmDir, binary), pathInImage: ocm.release.pathInImage(binary) }] };
+        images.push(await buildAndPush(spec, pushSide.url, path.join(dir, 'build', binary)));
       }
     } finally {
       await pushSide.stop();
