@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cacheDir } from '../../src/paths.js';
-import { KUBERNETES_VERSION, requireKubernetesRelease } from '../../src/provision/versions.js';
+import { KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from '../../src/provision/versions.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 import { sha256File } from '../support/connected-world/files.js';
 import { imageArch } from '../support/connected-world/images.js';
@@ -65,6 +66,20 @@ describe('the simulated connected world', () => {
     expect(name).toBe(`etcd-${etcd}-linux-${arch}.tar.gz`);
     const tarball = await world.run('sh', ['-c', `curl -sSfL '${base}/${name}' | sha256sum`]);
     expect(tarball.stdout.split(' ')[0]).toBe(hex);
+  });
+
+  it("answers as proxy.golang.org with OCM's module (info, go.mod, zip) from this machine's module cache", async () => {
+    const base = `https://proxy.golang.org/open-cluster-management.io/ocm/@v/${OCM_VERSION}`;
+    const info = await curl(`${base}.info`);
+    expect(info.exitCode, info.all).toBe(0);
+    expect(JSON.parse(info.stdout)).toMatchObject({ Version: OCM_VERSION });
+    const zip = await world.run('sh', ['-c', `curl -sSfL '${base}.zip' | sha256sum`]);
+    const local = path.join(
+      process.env.GOMODCACHE ?? path.join(os.homedir(), 'go/pkg/mod'),
+      'cache/download/open-cluster-management.io/ocm/@v',
+      `${OCM_VERSION}.zip`,
+    );
+    expect(zip.stdout.split(' ')[0]).toBe(await sha256File(local));
   });
 
   it('has no Go on the PATH it gives the CLI, and the host sees none of its mounts', async () => {

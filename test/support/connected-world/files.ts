@@ -54,6 +54,21 @@ export class Routes {
     }
     asset('SHA256SUMS', { text: `${sums.join('\n')}\n` });
   }
+
+  /**
+   * `https://proxy.golang.org/<module>/@v/<version>.{info,mod,zip}` (the GOPROXY protocol) from the files `go mod download`
+   * left in this machine's module cache (`cacheDir`, i.e. $GOMODCACHE/cache/download).
+   */
+  async goModule(cacheDir: string, module: string, version: string): Promise<void> {
+    const escaped = module.replace(/[A-Z]/g, (c) => `!${c.toLowerCase()}`);
+    for (const ext of ['info', 'mod', 'zip']) {
+      const file = path.join(cacheDir, escaped, '@v', `${version}.${ext}`);
+      await fs.access(file).catch(() => {
+        throw new Error(`${file} is missing: the connected world serves ${module}@${version} from the Go module cache (go mod download it first)`);
+      });
+      this.map.set(`proxy.golang.org/${escaped}/@v/${version}.${ext}`, { file });
+    }
+  }
 }
 
 /** Flips one byte in the middle of the stream: same length, other sha256. */

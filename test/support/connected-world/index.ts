@@ -56,10 +56,11 @@ async function etcdTarball(etcdBinary: string, version: string, out: string): Pr
 /**
  * Starts the simulated connected world: a test CA, the distribution registry answering as quay.io, registry.k8s.io
  * and registry-1.docker.io (TLS on REGISTRY_ADDRESS:443) holding OCM's images made here, an HTTPS file server answering
- * as dl.k8s.io and GitHub's release downloads, and a private mount namespace whose /etc/hosts and CA trust point there.
- * Binaries come from `sourceCache` (default: the shared cache of binaries built here). Needs root.
+ * as dl.k8s.io, GitHub's release downloads and proxy.golang.org, and a private mount namespace whose /etc/hosts and CA trust point there.
+ * Binaries come from `sourceCache` (default: the shared cache of binaries built here), Go modules from `goModCache`
+ * (default: $GOMODCACHE/cache/download). Needs root.
  */
-export async function startConnectedWorld(opts: { sourceCache?: string } = {}): Promise<ConnectedWorld> {
+export async function startConnectedWorld(opts: { sourceCache?: string; goModCache?: string } = {}): Promise<ConnectedWorld> {
   await requireRegistryBinary();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-connected-'));
   const cleanups: (() => Promise<void>)[] = [async () => fs.rm(dir, { recursive: true, force: true })];
@@ -104,6 +105,10 @@ export async function startConnectedWorld(opts: { sourceCache?: string } = {}): 
     }
     const [etcd] = await binariesOf(path.join(source, `etcd-${etcdVersion}`), `etcd ${etcdVersion}`);
     await routes.githubRelease('etcd-io/etcd', etcdVersion, [await etcdTarball(etcd as string, etcdVersion, path.join(dir, 'files'))]);
+
+    // OCM's manifests and CRDs come from its Go module's source: served from the module cache, as proxy.golang.org would.
+    const goModCache = opts.goModCache ?? path.join(process.env.GOMODCACHE ?? path.join(os.homedir(), 'go/pkg/mod'), 'cache/download');
+    await routes.goModule(goModCache, 'open-cluster-management.io/ocm', OCM_VERSION);
 
     let registry: RegistryProcess | undefined;
     let files: FileServer | undefined;

@@ -6,8 +6,16 @@ export const REGISTRY_HOSTS = ['quay.io', 'registry.k8s.io', 'registry-1.docker.
 /**
  * HTTPS file servers. dl.k8s.io redirects to cdn.dl.k8s.io, and GitHub's release downloads redirect to
  * release-assets.githubusercontent.com (objects.githubusercontent.com before 2025): the fixture answers the same way.
+ * proxy.golang.org serves Go modules' source (OCM's manifests come from open-cluster-management.io/ocm's).
  */
-export const FILE_HOSTS = ['dl.k8s.io', 'cdn.dl.k8s.io', 'github.com', 'objects.githubusercontent.com', 'release-assets.githubusercontent.com'] as const;
+export const FILE_HOSTS = [
+  'dl.k8s.io',
+  'cdn.dl.k8s.io',
+  'github.com',
+  'objects.githubusercontent.com',
+  'release-assets.githubusercontent.com',
+  'proxy.golang.org',
+] as const;
 
 /** Addresses unlikely to be taken on a shared machine (all of 127.0.0.0/8 is loopback on Linux). */
 export const REGISTRY_ADDRESS = '127.0.77.1';
