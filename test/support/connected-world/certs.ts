@@ -15,20 +15,10 @@ export interface WorldCertificates {
 export async function makeCertificates(dir: string): Promise<WorldCertificates> {
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   const ca = await createCA('ocm-lab connected-world test CA', { validityDays: 2 });
-  const registry = await issueCertificate(ca, {
-    commonName: REGISTRY_HOSTS[0],
-    dnsNames: [...REGISTRY_HOSTS],
-    ipAddresses: [REGISTRY_ADDRESS],
-    usages: ['server'],
-    validityDays: 1,
-  });
-  const files = await issueCertificate(ca, {
-    commonName: FILE_HOSTS[0],
-    dnsNames: [...FILE_HOSTS],
-    ipAddresses: [FILES_ADDRESS],
-    usages: ['server'],
-    validityDays: 1,
-  });
+  const serverFor = (hosts: readonly string[], address: string) =>
+    issueCertificate(ca, { commonName: hosts[0] as string, dnsNames: [...hosts], ipAddresses: [address], usages: ['server'], validityDays: 1 });
+  const registry = await serverFor(REGISTRY_HOSTS, REGISTRY_ADDRESS);
+  const files = await serverFor(FILE_HOSTS, FILES_ADDRESS);
   const file = (name: string) => path.join(dir, name);
   await fs.writeFile(file('ca.crt'), ca.certPem, { mode: 0o644 });
   await fs.writeFile(file('registry.crt'), registry.certPem, { mode: 0o644 });
