@@ -50,6 +50,16 @@ export default defineConfig({
         },
       },
       {
+        // The connected path in a simulated connected world on loopback (test/support/connected-world): `npm run test:connected`.
+        test: {
+          name: 'connected',
+          include: ['test/connected/**/*.test.ts'],
+          fileParallelism: false,
+          testTimeout: 1_800_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
         // The kind runtime end to end (a Docker engine of its own, offline images): `npm run test:kind`.
         test: {
           name: 'kind',

@@ -13,7 +13,8 @@ command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v runc >/dev/null 2>&1 || need_apt+=(runc)
 command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v script >/dev/null 2>&1 || need_apt+=(bsdutils)
-# A real registry (distribution) on loopback for the image-pull tests (test/unit/oci-registry.test.ts).
+# A real registry (distribution) on loopback: the image-pull tests (test/unit/oci-registry.test.ts), the kind
+# labs' image registry (built from this binary) and the simulated connected world (scripts/test-connected.sh).
 installing_registry=0
 if ! command -v docker-registry >/dev/null 2>&1; then need_apt+=(docker-registry); installing_registry=1; fi
 # Debian's Docker engine for the kind runtime's tests (scripts/docker-engine.sh runs its own dockerd): only when asked.
@@ -21,8 +22,6 @@ installing_docker=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
 # The kind runtime's offline node image is debootstrapped from Debian's packages.
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v debootstrap >/dev/null 2>&1; then need_apt+=(debootstrap); fi
-# The kind labs' image registry is built from Debian's distribution registry.
-if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v docker-registry >/dev/null 2>&1; then need_apt+=(docker-registry); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "bootstrap: installing ${need_apt[*]} with apt-get" >&2
@@ -37,7 +36,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A node_modules that is a symlink belongs to another checkout (a git worktree's): npm ci would empty it there.
+if [ -L node_modules ]; then
+  echo "bootstrap: node_modules is a symlink to $(readlink node_modules); not installing into it" >&2
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "bootstrap: installing npm dependencies" >&2
   npm ci --no-audit --no-fund --loglevel=error >&2
 fi

@@ -99,7 +99,8 @@ function renderVersions(v: Versions): string {
 export const versionsCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'versions',
   describe:
-    'list the Kubernetes (--kubernetes-version, kubernetesVersion:) and OCM versions (--ocm-version, ocmVersion:) a lab can run, the patch each source gives, and what this machine can run',
+    'list the Kubernetes (--kubernetes-version, kubernetesVersion:) and OCM versions (--ocm-version, ocmVersion:) a lab can run, ' +
+    'the patch each source gives, and what this machine can run',
   handler: async (argv) => {
     const host = await readHostFacts();
     emit(argv, { host, versions: kubernetesRows(host), ocm: ocmRows() }, renderVersions);
