@@ -1,7 +1,7 @@
 import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DigestMismatchError, MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
+import { MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
 import { artifactsFromEnv, type ArtifactsMode } from './artifacts.js';
@@ -227,7 +227,8 @@ async function downloadAll(
         await downloadRelease(recipe, name, outDir, { mirrors, progress, signal: ctx.signal });
       } catch (err) {
         const unavailable = err instanceof DownloadUnavailable || err instanceof RegistryUnavailableError;
-        if (!unavailable && !(err instanceof DigestMismatchError && mode === 'auto')) throw err;
+        // A corrupted or substituted artifact stops provisioning under every mode: building instead would hide it.
+        if (!unavailable) throw err;
         if (unavailable && err.unreachable) unreachable.add(recipe.family);
         failures.push(`${name}: ${err.message}`);
         progress(`no official ${recipe.release.kind === 'image' ? 'image' : 'release download'} (${err.message}); ${otherwise}`);

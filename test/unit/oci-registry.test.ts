@@ -232,16 +232,22 @@ describe('pulling files out of images from a real registry', () => {
       built.push(...req.names);
       await fs.writeFile(path.join(req.outDir, 'registration'), script, { mode: 0o755 });
     };
-    // Under auto a required digest that does not match falls back to the build, saying why; under official it stops with exit 7.
-    await ensureBinaries(['registration'], {
-      cacheDir: path.join(tmp.path, 'cache-mismatch'),
-      artifacts: 'auto',
-      mirrors: mirrors(wrong),
-      builder,
-      onProgress: (l) => progress.push(l),
-    });
-    expect(built).toEqual(['registration']);
-    expect(progress.join('\n')).toContain(`digest mismatch: expected ${wrong}, got ${tagged.digest}`);
+    // A required digest that does not match stops with exit 7 under auto and official alike, building nothing.
+    for (const artifacts of ['auto', 'official'] as const) {
+      const err = await failure(
+        ensureBinaries(['registration'], {
+          cacheDir: path.join(tmp.path, `cache-${artifacts}`),
+          artifacts,
+          mirrors: mirrors(wrong),
+          builder,
+          onProgress: (l) => progress.push(l),
+        }),
+      );
+      expect(exitCodeOf(err), artifacts).toBe(ExitCode.integrity);
+      expect((err as Error).message).toContain(`digest mismatch: expected ${wrong}, got ${tagged.digest}`);
+      expect(await fs.readdir(path.join(tmp.path, `cache-${artifacts}`, 'bin', 'ocm-v1.2.1')).catch(() => [])).toEqual([]);
+    }
+    expect(built).toEqual([]);
     const err = await failure(
       ensureBinaries(['registration'], { cacheDir: path.join(tmp.path, 'cache-official'), artifacts: 'official', mirrors: mirrors(wrong), builder }),
     );

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MissingPrerequisiteError } from '../../src/errors.js';
+import { ExitCode, MissingPrerequisiteError, exitCodeOf } from '../../src/errors.js';
 import { binaryStatus, ensureBinaries, ensureGoModuleSource, type BuildRequest, type Mirrors, type ProvisionOptions } from '../../src/provision/index.js';
 
 const VERSION_LINE: Record<string, string> = {
@@ -400,12 +400,27 @@ describe('provisioning: release downloads', () => {
     expect(await fs.readdir(path.join(tmp, 'cache', 'bin', 'etcd-v3.6.5'))).toEqual(['.etcd.verified', 'etcd', 'manifest.json']);
   });
 
-  it('falls back to building when the published sha256 does not match, or the binary reports another version', async () => {
+  it('stops with exit 7 when the published sha256 does not match, under auto too, building and caching nothing', async () => {
     publishKubernetes('kubectl', 'Client Version: v1.34.4', 'f'.repeat(64));
+    const calls: string[][] = [];
+    const err = (await ensureBinaries(['kubectl'], {
+      kubernetesVersion: 'v1.34.4',
+      cacheDir: path.join(tmp, 'cache'),
+      artifacts: 'auto',
+      mirrors: mirrorsTo({ 'https://dl.k8s.io/release': `${base}/k8s` }),
+      builder: fakeBuilder(calls),
+    }).catch((e: unknown) => e)) as Error;
+    expect(exitCodeOf(err)).toBe(ExitCode.integrity);
+    expect(err.message).toContain(`digest mismatch: expected sha256:${'f'.repeat(64)}, got sha256:`);
+    expect(calls).toEqual([]);
+    expect(await fs.readdir(path.join(tmp, 'cache', 'bin', 'kubernetes-v1.34.4')).catch(() => [])).toEqual([]);
+  });
+
+  it('falls back to building when the binary reports another version', async () => {
     publishKubernetes('kube-apiserver', 'Kubernetes v1.34.3');
     const calls: string[][] = [];
     const progress: string[] = [];
-    await ensureBinaries(['kube-apiserver', 'kubectl'], {
+    await ensureBinaries(['kube-apiserver'], {
       kubernetesVersion: 'v1.34.4',
       cacheDir: path.join(tmp, 'cache'),
       artifacts: 'auto',
@@ -413,8 +428,7 @@ describe('provisioning: release downloads', () => {
       builder: fakeBuilder(calls),
       onProgress: (l) => progress.push(l),
     });
-    expect(calls).toEqual([['kubernetes-v1.34.4', 'kube-apiserver', 'kubectl']]);
-    expect(progress.join('\n')).toContain(`digest mismatch: expected sha256:${'f'.repeat(64)}, got sha256:`);
+    expect(calls).toEqual([['kubernetes-v1.34.4', 'kube-apiserver']]);
     expect(progress.join('\n')).toContain('does not report v1.34.4 (it says: Kubernetes v1.34.3)');
   });
 
@@ -447,19 +461,20 @@ describe('provisioning: release downloads', () => {
     const downloads = { 'https://github.com': `${base}/gh` };
     const calls: string[][] = [];
     const progress: string[] = [];
-    // Our pin is the real release's sha256, which this stand-in does not have: refused, then built (auto).
-    await ensureBinaries(['kind'], {
+    // Our pin is the real release's sha256, which this stand-in does not have: refused with exit 7 (auto too), nothing built.
+    const refused = (await ensureBinaries(['kind'], {
       cacheDir: path.join(tmp, 'pinned'),
       artifacts: 'auto',
       mirrors: mirrorsTo(downloads),
       builder: fakeBuilder(calls),
       onProgress: (l) => progress.push(l),
-    });
-    expect(calls).toEqual([['kind-v0.33.0', 'kind']]);
-    expect(progress.join('\n')).toContain(
+    }).catch((e: unknown) => e)) as Error;
+    expect(exitCodeOf(refused)).toBe(ExitCode.integrity);
+    expect(calls).toEqual([]);
+    expect(refused.message).toContain(
       `kind-${platform} as ${base}/gh/kubernetes-sigs/kind/releases/download/v0.33.0/kind-${platform}.sha256sum publishes it: digest mismatch: expected sha256:`,
     );
-    expect(progress.join('\n')).toContain(`, got sha256:${sha(binary)}; nothing was cached`);
+    expect(refused.message).toContain(`, got sha256:${sha(binary)}; nothing was cached`);
     // A mirrors file that pins this binary's sha256 lets it through.
     const found = await ensureBinaries(['kind'], {
       cacheDir: path.join(tmp, 'mirrored'),
@@ -467,7 +482,7 @@ describe('provisioning: release downloads', () => {
       mirrors: { registries: {}, downloads, digests: { [official]: `sha256:${sha(binary)}` } },
       builder: fakeBuilder(calls),
     });
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(0);
     expect((await execa(found.kind, ['version'])).stdout).toBe('kind v0.33.0 go1.26.1 linux/amd64');
   });
 
