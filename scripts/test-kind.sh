@@ -5,5 +5,6 @@
 # conformance suite and brings the lab down. Ends with "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lts-node.sh
 OCM_LAB_DOCKER=1 scripts/bootstrap.sh
 exec npx vitest run --project kind "$@"

@@ -3,6 +3,8 @@
 # (real kube-apiserver, etcd, kube-controller-manager; root for network namespaces).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The tests run on a Node.js LTS (22 or newer): the one on PATH, else the pinned one from the npm registry.
+source scripts/lts-node.sh
 scripts/bootstrap.sh
 # vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
 npx tsc -p tsconfig.test.json

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { writeKubeconfig } from '../kube/kubeconfig.js';
 import { isStatus, type KubeClient } from '../kube/client.js';
-import type { TunnelClient } from '../tunnel/index.js';
+import type { TunnelClient, TunnelSocket } from '../tunnel/client.js';
+import { allInOrder } from '../util/all-in-order.js';
 import { hubTunnel, type HubTunnelOptions } from './cluster-proxy/hub-tunnel.js';
 import { MSA_API } from './managed-serviceaccount/constants.js';
 import { asHubUser } from './hub-access.js';
@@ -17,47 +18,59 @@ interface MsaCredentials {
   caPem: string;
 }
 
-/** The token and CA of ManagedServiceAccount `<cluster>/<name>`, as a hub user reads them. */
+/** The token and CA of ManagedServiceAccount `<cluster>/<name>`, as a hub user reads them (the three reads side by side). */
 async function msaCredentials(hub: KubeClient, cluster: string, name: string): Promise<MsaCredentials> {
-  await asHubUser(`get ManagedCluster ${cluster}`, 'get on managedclusters (cluster.open-cluster-management.io)', () =>
-    hub.get(`/apis/cluster.open-cluster-management.io/v1/managedclusters/${cluster}`),
-  ).catch((err: unknown) => {
-    if (isStatus(err, 404)) throw new NotFoundError(`cluster '${cluster}' is not a managed cluster of this hub`, { hint: "see 'ocm-lab get clusters'" });
-    throw err;
-  });
-  await asHubUser(
-    `get ManagedServiceAccount ${cluster}/${name}`,
-    `get on managedserviceaccounts (authentication.open-cluster-management.io) in ${cluster}`,
-    () => hub.get(`/apis/${MSA_API}/namespaces/${cluster}/managedserviceaccounts/${name}`),
-  ).catch((err: unknown) => {
-    if (isStatus(err, 404))
-      throw new NotFoundError(`no ManagedServiceAccount '${name}' in namespace ${cluster} on the hub`, {
-        hint: `create one: kubectl --context hub apply -f - (kind ManagedServiceAccount, name ${name}, namespace ${cluster})`,
-      });
-    throw err;
-  });
-  const secret = await asHubUser(`get Secret ${cluster}/${name}`, `get on secrets in ${cluster}`, () =>
-    hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${cluster}/secrets/${name}`),
-  ).catch((err: unknown) => {
-    if (isStatus(err, 404))
-      throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, {
-        hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml`,
-      });
-    throw err;
-  });
+  const [, , secret] = await allInOrder<[unknown, unknown, { data?: Record<string, string> }]>([
+    asHubUser(`get ManagedCluster ${cluster}`, 'get on managedclusters (cluster.open-cluster-management.io)', () =>
+      hub.get(`/apis/cluster.open-cluster-management.io/v1/managedclusters/${cluster}`),
+    ).catch((err: unknown) => {
+      if (isStatus(err, 404)) throw new NotFoundError(`cluster '${cluster}' is not a managed cluster of this hub`, { hint: "see 'ocm-lab get clusters'" });
+      throw err;
+    }),
+    asHubUser(`get ManagedServiceAccount ${cluster}/${name}`, `get on managedserviceaccounts (authentication.open-cluster-management.io) in ${cluster}`, () =>
+      hub.get(`/apis/${MSA_API}/namespaces/${cluster}/managedserviceaccounts/${name}`),
+    ).catch((err: unknown) => {
+      if (isStatus(err, 404))
+        throw new NotFoundError(`no ManagedServiceAccount '${name}' in namespace ${cluster} on the hub`, {
+          hint: `create one: kubectl --context hub apply -f - (kind ManagedServiceAccount, name ${name}, namespace ${cluster})`,
+        });
+      throw err;
+    }),
+    asHubUser(`get Secret ${cluster}/${name}`, `get on secrets in ${cluster}`, () =>
+      hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${cluster}/secrets/${name}`),
+    ).catch((err: unknown) => {
+      if (isStatus(err, 404))
+        throw new NotFoundError(`ManagedServiceAccount ${cluster}/${name} has no token Secret yet`, {
+          hint: `wait until its status shows TokenReported=True: kubectl --context hub -n ${cluster} get managedserviceaccount ${name} -o yaml`,
+        });
+      throw err;
+    }),
+  ]);
   const token = fromBase64(secret.data?.token);
   const caPem = fromBase64(secret.data?.['ca.crt']);
   if (!token || !caPem) throw new NotFoundError(`Secret ${cluster}/${name} lacks token or ca.crt`);
   return { token, caPem };
 }
 
-/** A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. */
+/**
+ * A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. One dial is made
+ * ahead, while kubectl starts, and given to the first connection (kubectl's first request does not
+ * wait for the round trip through proxy-server and agent); a spare the far end closed is dropped.
+ */
 async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ port: number; close: () => Promise<void> }> {
+  const target = `${cluster}:443`;
   const sockets = new Set<net.Socket>();
+  let spare: Promise<TunnelSocket> | null = tunnel.dial(target);
+  spare.then(
+    (s) => s.on('close', () => (spare = null)),
+    () => (spare = null),
+  );
   const server = net.createServer((local) => {
     sockets.add(local);
     local.on('close', () => sockets.delete(local));
-    tunnel.dial(`${cluster}:443`).then(
+    const dialled = spare ?? tunnel.dial(target);
+    spare = null;
+    dialled.then(
       (remote) => {
         local.pipe(remote).pipe(local);
         remote.on('error', () => local.destroy());
@@ -72,6 +85,10 @@ async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ 
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        spare?.then(
+          (s) => s.destroy(),
+          () => undefined,
+        );
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
@@ -94,8 +111,12 @@ export interface ProxySession {
  * (~/.kube/cache) would gain a directory per session that nothing ever reads again.
  */
 export async function openProxySession(hub: KubeClient, cluster: string, msa: string, tunnel: HubTunnelOptions = {}): Promise<ProxySession> {
-  const creds = await msaCredentials(hub, cluster, msa);
-  const { client } = await hubTunnel(hub, tunnel);
+  // The MSA's credentials and the tunnel's (proxy-client certificate, proxy-server pod) are read side by side.
+  const made = hubTunnel(hub, tunnel);
+  const [creds, { client }] = await allInOrder([msaCredentials(hub, cluster, msa), made]).catch(async (err: unknown) => {
+    (await made.catch(() => null))?.client.close();
+    throw err;
+  });
   let listener: Awaited<ReturnType<typeof tunnelListener>> | undefined;
   let dir: string | undefined;
   try {

@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultLabConfig } from '../config/defaults.js';
@@ -27,7 +28,19 @@ interface Options {
   compare?: string;
   /** clusteradm to time beside `proxy kubectl`: --clusteradm PATH, else `clusteradm` on PATH when there is one. */
   clusteradm?: string;
+  /** `--node A,B`: other Node.js binaries, each running every node subject in the same rounds (the bench's own Node first). */
+  nodes: string[];
+  /** `--cpu`: also the CPU time (user + system, the process and its children) of each run, from /usr/bin/time. */
+  cpu: boolean;
 }
+
+interface Run {
+  wallMs: number;
+  /** Undefined without --cpu. */
+  cpuMs?: number;
+}
+
+const TIME = '/usr/bin/time';
 
 function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(`--${name}`);
@@ -49,18 +62,30 @@ async function onPath(name: string): Promise<string | undefined> {
   return undefined;
 }
 
-/** Wall time of one run to its exit; a run that fails is an error (a benchmark of an error path would say nothing). */
-function timeOnce(s: Subject): Promise<number> {
+/**
+ * Wall time of one run to its exit, and with `cpu` its CPU time (GNU time's %U + %S, written to a
+ * file of its own); a run that fails is an error (a benchmark of an error path would say nothing).
+ */
+function timeOnce(s: Subject, cpu: boolean): Promise<Run> {
+  const cpuFile = cpu ? path.join(os.tmpdir(), `ocm-lab-startup-${process.pid}.time`) : '';
+  const [file, args] = cpu ? [TIME, ['-f', '%U %S', '-o', cpuFile, s.file, ...s.args]] : [s.file, s.args];
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(s.file, s.args, { stdio: ['ignore', 'ignore', 'pipe'], env: s.env ?? process.env });
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: s.env ?? process.env });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve(ms);
-      else reject(new Error(`${[s.file, ...s.args].join(' ')} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+      const wallMs = performance.now() - started;
+      if (code !== 0) {
+        reject(new Error(`${[s.file, ...s.args].join(' ')} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`));
+        return;
+      }
+      if (!cpu) return resolve({ wallMs });
+      fs.readFile(cpuFile, 'utf8').then((text) => {
+        const [user = NaN, system = NaN] = text.trim().split('\n').pop()!.split(' ').map(Number);
+        resolve({ wallMs, cpuMs: (user + system) * 1000 });
+      }, reject);
     });
   });
 }
@@ -68,21 +93,26 @@ function timeOnce(s: Subject): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
 
 /** The subjects in turn, `runs` rounds (interleaved, so that a busy moment of the machine hits every one alike); one warm-up each. */
-async function timeAll(subjects: Subject[], runs: number): Promise<number[][]> {
-  for (const s of subjects) await timeOnce(s);
-  const times = subjects.map(() => [] as number[]);
-  for (let round = 0; round < runs; round++) for (const [i, s] of subjects.entries()) times[i]!.push(await timeOnce(s));
+async function timeAll(subjects: Subject[], o: Options): Promise<Run[][]> {
+  for (const s of subjects) await timeOnce(s, o.cpu);
+  const times = subjects.map(() => [] as Run[]);
+  for (let round = 0; round < o.runs; round++) for (const [i, s] of subjects.entries()) times[i]!.push(await timeOnce(s, o.cpu));
   return times;
 }
 
-function report(subjects: Subject[], times: number[][], baseOf: (label: string) => string): void {
-  const medians = new Map(subjects.map((s, i) => [s.label, median(times[i]!)]));
+function report(subjects: Subject[], runs: Run[][], baseOf: (label: string) => string): void {
+  const medians = new Map(subjects.map((s, i) => [s.label, median(runs[i]!.map((r) => r.wallMs))]));
+  const width = Math.max(...subjects.map((s) => s.label.length));
   for (const [i, s] of subjects.entries()) {
-    const xs = times[i]!;
+    const xs = runs[i]!.map((r) => r.wallMs);
     const base = baseOf(s.label);
     const ratio = base === s.label ? '' : `   ×${((medians.get(s.label) ?? NaN) / (medians.get(base) ?? NaN)).toFixed(2)} of ${base}`;
     const range = `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
-    process.stdout.write(`  ${s.label.padEnd(64)} median ${(medians.get(s.label) ?? NaN).toFixed(0).padStart(5)} ms   range ${range.padStart(9)} ms${ratio}\n`);
+    const cpus = runs[i]!.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs]));
+    const cpu = cpus.length ? `   cpu ${median(cpus).toFixed(0).padStart(5)} ms` : '';
+    process.stdout.write(
+      `  ${s.label.padEnd(width)}   median ${(medians.get(s.label) ?? NaN).toFixed(0).padStart(5)} ms   range ${range.padStart(9)} ms${cpu}${ratio}\n`,
+    );
   }
 }
 
@@ -96,15 +126,23 @@ function parseOptions(args: string[]): Options {
     cluster: flag(args, 'cluster') ?? 'cluster1',
     clusteradm: flag(args, 'clusteradm'),
     compare: flag(args, 'compare'),
+    nodes: [process.execPath, ...(flag(args, 'node')?.split(',').filter(Boolean) ?? [])],
+    cpu: args.includes('--cpu'),
   };
+}
+
+/** ` [node v24.21.0]` when more than one Node runs the subjects, else nothing. */
+function nodeTags(nodes: string[]): Map<string, string> {
+  const version = (node: string) => execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  return new Map(nodes.map((node) => [node, nodes.length > 1 ? ` [node ${version(node)}]` : '']));
 }
 
 const KUBECTL_ARGS = ['get', '--raw', '/version'];
 
-/** `proxy kubectl` of the build whose dist/cli/main.js is `main`. */
-function proxySubject(o: Options & { sa: string }, main: string, tag: string): Subject {
+/** `proxy kubectl` of the build whose dist/cli/main.js is `main`, run by `node`. */
+function proxySubject(o: Options & { sa: string }, node: string, main: string, tag: string): Subject {
   const args = [main, ...(o.config ? ['--config', o.config] : []), 'proxy', 'kubectl', '--cluster', o.cluster, '--sa', o.sa, '--', ...KUBECTL_ARGS];
-  return { label: `ocm-lab proxy kubectl --cluster ${o.cluster} -- ${KUBECTL_ARGS.join(' ')}${tag}`, file: process.execPath, args };
+  return { label: `ocm-lab proxy kubectl --cluster ${o.cluster} -- ${KUBECTL_ARGS.join(' ')}${tag}`, file: node, args };
 }
 
 /** The same request through clusteradm, as the lab's hub admin; null when there is no clusteradm. */
@@ -131,25 +169,29 @@ export const startupBenchmark = {
   describe: 'CLI start-up: node -e 0, ocm-lab --version, status, and (--proxy SA, a lab up) proxy kubectl beside clusteradm',
   async run(args: string[]): Promise<void> {
     const o = parseOptions(args);
+    if (o.cpu) await fs.access(TIME, fs.constants.X_OK).catch(() => Promise.reject(new Error(`--cpu needs GNU time at ${TIME}`)));
     const configArgs = o.config ? ['--config', o.config] : [];
     const builds = [CLI, ...(o.compare ? [path.resolve(o.compare)] : [])];
-    const tag = (main: string) => (main === CLI ? '' : ` (${main})`);
+    const nodeTag = nodeTags(o.nodes);
+    // Every (node, build) pair, the bench's own Node and this build first.
+    const pairs = o.nodes.flatMap((node) => builds.map((main) => ({ node, main, tag: `${main === CLI ? '' : ` (${main})`}${nodeTag.get(node)}` })));
     const local: Subject[] = [
-      { label: 'node -e 0', file: process.execPath, args: ['-e', '0'] },
-      ...builds.map((main) => ({ label: `ocm-lab --version${tag(main)}`, file: process.execPath, args: [main, '--version'] })),
-      ...builds.map((main) => ({ label: `ocm-lab status${tag(main)}`, file: process.execPath, args: [main, ...configArgs, 'status'] })),
+      ...o.nodes.map((node) => ({ label: `node -e 0${nodeTag.get(node)}`, file: node, args: ['-e', '0'] })),
+      ...pairs.map(({ node, main, tag }) => ({ label: `ocm-lab --version${tag}`, file: node, args: [main, '--version'] })),
+      ...pairs.map(({ node, main, tag }) => ({ label: `ocm-lab status${tag}`, file: node, args: [main, ...configArgs, 'status'] })),
     ];
-    process.stdout.write(`start-up, ${o.runs} runs each, interleaved (wall time to exit):\n`);
-    report(local, await timeAll(local, o.runs), () => 'node -e 0');
+    const nodeOf = (label: string) => `node -e 0${[...nodeTag.values()].find((t) => t && label.endsWith(t)) ?? ''}`;
+    process.stdout.write(`start-up, ${o.runs} runs each, interleaved (wall time to exit${o.cpu ? '; cpu: user + system' : ''}):\n`);
+    report(local, await timeAll(local, o), nodeOf);
     if (!o.sa) {
       process.stdout.write('  (proxy kubectl: give --proxy SA, a ManagedServiceAccount in the cluster namespace, with the lab up)\n');
       return;
     }
     const withSa = { ...o, sa: o.sa };
     const clusteradm = await clusteradmSubject(withSa);
-    const proxy = [...builds.map((main) => proxySubject(withSa, main, tag(main))), ...(clusteradm ? [clusteradm] : [])];
+    const proxy = [...pairs.map(({ node, main, tag }) => proxySubject(withSa, node, main, tag)), ...(clusteradm ? [clusteradm] : [])];
     process.stdout.write(`proxy kubectl per command, ${o.runs} runs each, interleaved:\n`);
-    report(proxy, await timeAll(proxy, o.runs), (label) => clusteradm?.label ?? label);
+    report(proxy, await timeAll(proxy, o), (label) => clusteradm?.label ?? label);
     if (!clusteradm) process.stdout.write('  (no clusteradm on PATH: give --clusteradm PATH to time it beside)\n');
   },
 };

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { exitCodeOf, LabError } from '../errors.js';
+import { commandOf, parseProxyKubectl } from './argv.js';
+import { enableCompileCache, nodeVerdict } from './node-runtime.js';
 
 /** Ours, read beside dist/: yargs would read the package.json above node_modules, the user's project once installed with npm. */
 function packageVersion(): string {
@@ -13,6 +15,17 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${packageVersion()}\n`);
     return;
   }
+  const verdict = nodeVerdict(process.versions.node);
+  if (verdict.kind === 'too-old') throw new LabError('missingPrerequisite', verdict.message, { hint: verdict.hint });
+  const args = argv.slice(2);
+  const internal = argv[2] === 'internal';
+  const command = commandOf(args);
+  // The lab's own processes (internal …) start from images and pods: only what a person runs keeps a compile cache.
+  if (!internal) enableCompileCache();
+  // Where the lab's processes and our image take this Node from: said once, where it matters.
+  if (verdict.kind === 'unsupported' && (command === 'up' || command === 'setup')) process.stderr.write(`warning: ${verdict.message}\n`);
+  const fast = command === 'proxy' ? parseProxyKubectl(args) : null;
+  if (fast) return (await import('./commands/proxy-kubectl.js')).proxyKubectl(fast);
   const [{ default: yargs }, { hideBin }] = await Promise.all([import('yargs'), import('yargs/helpers')]);
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
@@ -37,10 +50,9 @@ async function main(argv: string[]): Promise<void> {
     });
   // Only the named command's modules are loaded: the whole CLI's module graph costs ~1 s of start-up,
   // and each lab-started process (nodelet, addon agents and managers, tunnel) ~40 MB more.
-  const commands =
-    argv[2] === 'internal'
-      ? [await (await import('./commands/internal.js')).internalCommandFor(argv)]
-      : await (await import('./commands/index.js')).loadCommands(argv[2]);
+  const commands = internal
+    ? [await (await import('./commands/internal.js')).internalCommandFor(argv)]
+    : await (await import('./commands/index.js')).loadCommands(command);
   for (const command of commands) cli = cli.command(command);
   await cli.parseAsync();
 }

@@ -4,6 +4,7 @@ import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 // The client alone, not the tunnel barrel: `proxy kubectl` starts without the server and agent modules.
 import { createTunnelClient, type TunnelClient } from '../../tunnel/client.js';
+import { allInOrder } from '../../util/all-in-order.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 
 interface Pod {
@@ -60,22 +61,23 @@ async function forwardTo(portForward: PodPortForwarder, pod: string): Promise<{ 
  * through `options.portForward` when given.
  */
 export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {}): Promise<{ client: TunnelClient; address: string }> {
-  const secret = await asHubUser(
-    `read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`,
-    `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`,
-    () => hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
-  ).catch((err: unknown) => {
-    if (isStatus(err, 404))
-      throw new NotReadyError(`cluster-proxy is not installed on the hub (no Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient})`, {
-        hint: "run 'ocm-lab up' (it installs cluster-proxy by default)",
-      });
-    throw err;
-  });
   // Upstream's proxy-server pods carry only the component label (ours carry the addon label too).
   const selector = `${PROXY_COMPONENT_LABEL}=${PROXY_SERVER_LABELS[PROXY_COMPONENT_LABEL]}`;
-  const pods = await asHubUser(`list pods in ${PROXY_NAMESPACE}`, `list on pods in ${PROXY_NAMESPACE}`, () =>
-    hub.get<{ items: Pod[] }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/pods`, { labelSelector: selector }),
-  );
+  // Both reads side by side: this is on every `proxy kubectl`'s path.
+  const [secret, pods] = await allInOrder<[{ data?: Record<string, string> }, { items: Pod[] }]>([
+    asHubUser(`read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`, `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`, () =>
+      hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
+    ).catch((err: unknown) => {
+      if (isStatus(err, 404))
+        throw new NotReadyError(`cluster-proxy is not installed on the hub (no Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient})`, {
+          hint: "run 'ocm-lab up' (it installs cluster-proxy by default)",
+        });
+      throw err;
+    }),
+    asHubUser(`list pods in ${PROXY_NAMESPACE}`, `list on pods in ${PROXY_NAMESPACE}`, () =>
+      hub.get<{ items: Pod[] }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/pods`, { labelSelector: selector }),
+    ),
+  ]);
   const ready = pods.items.find((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
   if (!ready?.status?.podIP)
     throw new NotReadyError(`no proxy-server pod is ready in ${PROXY_NAMESPACE} on the hub`, {

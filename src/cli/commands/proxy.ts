@@ -1,13 +1,9 @@
-import readline from 'node:readline';
-import os from 'node:os';
 import type { CommandModule } from 'yargs';
 import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
-import { openProxySession, runKubectl, withInterrupts, splitCommandLine, type ProxySession } from '../../addons/proxy-kubectl.js';
 import { spokeClusters } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
-import { InvalidInputError } from '../../errors.js';
-import { ensureBinaries } from '../../provision/index.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
+import { proxyKubectl } from './proxy-kubectl.js';
 
 type HealthArgs = GlobalOptions & { cluster?: string[]; 'hub-kubeconfig'?: string };
 type KubectlArgs = GlobalOptions & { cluster: string; sa: string; interactive: boolean; 'hub-kubeconfig'?: string; '--'?: string[]; args?: string[] };
@@ -56,27 +52,6 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
 
 const cap = (b: boolean) => (b ? 'True' : 'False');
 
-async function interactive(kubectl: string, session: ProxySession, interrupt: AbortSignal): Promise<void> {
-  process.stdout.write('Please enter the kubectl command and use "exit" to quit the interactive mode\n');
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, prompt: 'kubectl> ', terminal: process.stdin.isTTY });
-  interrupt.addEventListener('abort', () => rl.close(), { once: true });
-  rl.prompt();
-  for await (const line of rl) {
-    const trimmed = line.trim();
-    if (trimmed === 'exit' || trimmed === 'quit') break;
-    if (trimmed) {
-      try {
-        await runKubectl(kubectl, session, splitCommandLine(trimmed), interrupt);
-        if (interrupt.aborted) break;
-      } catch (err) {
-        process.stderr.write(`error: ${(err as Error).message}\n`);
-      }
-    }
-    rl.prompt();
-  }
-  rl.close();
-}
-
 const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
   command: 'kubectl',
   describe: "run kubectl against a managed cluster through cluster-proxy, with a ManagedServiceAccount's token",
@@ -87,34 +62,16 @@ const kubectlCommand: CommandModule<GlobalOptions, KubectlArgs> = {
       .option('interactive', { alias: 'i', type: 'boolean', default: false, describe: 'a kubectl> prompt; "exit" ends it' })
       .option('hub-kubeconfig', { type: 'string', describe: 'act as this hub user (default: the lab admin)' })
       .parserConfiguration({ 'populate--': true }),
-  handler: async (argv) => {
-    const args = (argv['--'] ?? []).map(String);
-    if (!argv.interactive && args.length === 0)
-      throw new InvalidInputError('give kubectl arguments after --, or -i for a prompt', {
-        hint: 'e.g. ocm-lab proxy kubectl --cluster cluster1 --sa dep -- get deployments -A',
-      });
-    if (argv.interactive && args.length) throw new InvalidInputError('-i takes no kubectl arguments after --; type them at the prompt');
-    const config = await loadLabConfig(argv.config);
-    const { kubectl } = await ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion });
-    const hub = await hubClientFor(config, argv['hub-kubeconfig']);
-    // A Ctrl-C or SIGTERM ends kubectl, not us: the temporary kubeconfig with the token is always removed.
-    const signal = await withInterrupts(async (interrupt) => {
-      const session = await openProxySession(hub, argv.cluster, argv.sa, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) }).finally(() =>
-        hub.close(),
-      );
-      try {
-        if (interrupt.aborted) return;
-        if (argv.interactive) await interactive(kubectl, session, interrupt);
-        else {
-          const code = await runKubectl(kubectl, session, args, interrupt);
-          if (code !== 0) process.exitCode = code;
-        }
-      } finally {
-        await session.close();
-      }
-    });
-    if (signal) process.exitCode = 128 + (os.constants.signals[signal] ?? 0);
-  },
+  // Options as argv.ts's parseProxyKubectl reads them when main.ts takes the fast path.
+  handler: (argv) =>
+    proxyKubectl({
+      config: argv.config,
+      cluster: argv.cluster,
+      sa: argv.sa,
+      interactive: argv.interactive,
+      hubKubeconfig: argv['hub-kubeconfig'],
+      kubectlArgs: (argv['--'] ?? []).map(String),
+    }),
 };
 
 /** `ocm-lab proxy …`: the cluster-proxy commands of clusteradm. */
