@@ -26,7 +26,17 @@ describe('operator manifests without Go', () => {
     if (!real) throw new Error(`this test needs the real ${OCM}@${OCM_VERSION} zip in ${GOMODCACHE}: go mod download ${OCM}@${OCM_VERSION}`);
     kubectl = (await ensureBinaries(['kubectl'])).kubectl as string;
     proxy = await startModuleProxy(served);
-    process.env.PATH = '/usr/bin:/bin';
+    // PATH without every directory that holds a go (kubectl is called by its absolute path).
+    const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+    const withoutGo = await Promise.all(
+      dirs.map((d) =>
+        fs.access(path.join(d, 'go')).then(
+          () => null,
+          () => d,
+        ),
+      ),
+    );
+    process.env.PATH = withoutGo.filter((d) => d !== null).join(path.delimiter);
     process.env.GOPROXY = `${proxy.base},direct`;
   });
   afterAll(async () => {
