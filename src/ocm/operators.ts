@@ -27,16 +27,21 @@ export function pinOperatorImage(objects: KubeObject[], ocmVersion: string): Kub
   });
 }
 
+interface RenderOptions {
+  ocmVersion: string;
+  kubectl: string;
+  /** Where the module proxy is, when Go is not there to fetch OCM's module (docs/provisioning.md, "Mirrors"). */
+  mirrors?: Mirrors;
+  onProgress?: (line: string) => void;
+}
+
 /**
  * The operator's objects exactly as `kubectl apply -k deploy/<operator>/config`
  * would create them from the OCM module of the lab's version (its CRD, RBAC,
  * namespace, ServiceAccount and Deployment), fetched at install time through
- * the Go module proxy, rendered by kubectl's own kustomize.
+ * the Go module proxy (by Go, or without it: src/provision/gomod/), rendered by kubectl's own kustomize.
  */
-export async function operatorManifests(
-  operator: OperatorName,
-  options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void },
-): Promise<KubeObject[]> {
+export async function operatorManifests(operator: OperatorName, options: RenderOptions): Promise<KubeObject[]> {
   const objects = YAML.parseAllDocuments(await renderedOperator(operator, options))
     .map((doc) => doc.toJSON() as KubeObject | null)
     .filter((obj): obj is KubeObject => !!obj && typeof obj.kind === 'string');
@@ -48,14 +53,11 @@ export async function operatorManifests(
  * cache: a release's kustomization never changes, and a warm `up` then needs
  * neither Go nor the module proxy.
  */
-async function renderedOperator(
-  operator: OperatorName,
-  options: { ocmVersion: string; kubectl: string; onProgress?: (line: string) => void },
-): Promise<string> {
+async function renderedOperator(operator: OperatorName, options: RenderOptions): Promise<string> {
   const file = path.join(cacheDir(), 'ocm-operators', options.ocmVersion, `${operator}.yaml`);
   const cached = await fs.readFile(file, 'utf8').catch(() => null);
   if (cached) return cached;
-  const moduleDir = await ensureGoModuleSource(OCM_MODULE, options.ocmVersion, { onProgress: options.onProgress });
+  const moduleDir = await ensureGoModuleSource(OCM_MODULE, options.ocmVersion, { onProgress: options.onProgress, mirrors: options.mirrors });
   const { stdout } = await run(options.kubectl, ['kustomize', path.join(moduleDir, 'deploy', operator, 'config')]);
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeFileAtomic(file, stdout, 0o644);
@@ -81,7 +83,7 @@ export async function labOperators(options: LabOperatorsOptions): Promise<Record
     onProgress: options.onProgress,
   });
   if (!kubectl) throw new Error('internal: kubectl was not provisioned');
-  const render = { ocmVersion: options.ocmVersion, kubectl, onProgress: options.onProgress };
+  const render = { ocmVersion: options.ocmVersion, kubectl, mirrors: options.mirrors, onProgress: options.onProgress };
   const [clusterManager, klusterlet] = await Promise.all([operatorManifests('cluster-manager', render), operatorManifests('klusterlet', render)]);
   return { 'cluster-manager': clusterManager, klusterlet };
 }

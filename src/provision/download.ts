@@ -22,8 +22,8 @@ export class DownloadUnavailable extends Error {
   }
 }
 
-/** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. */
-async function open(url: string, signal?: AbortSignal): Promise<Response> {
+/** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. Throws DownloadUnavailable. */
+export async function openDownload(url: string, signal?: AbortSignal): Promise<Response> {
   const connect = new AbortController();
   const timer = setTimeout(() => connect.abort(), CONNECT_TIMEOUT_MS);
   const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
@@ -41,13 +41,13 @@ async function open(url: string, signal?: AbortSignal): Promise<Response> {
 }
 
 async function fetchText(url: string, signal?: AbortSignal): Promise<string> {
-  const res = await open(url, signal);
+  const res = await openDownload(url, signal);
   return res.text();
 }
 
 /** Streams a download into `file`; returns its sha256 (hex). */
 async function fetchToFile(url: string, file: string, label: string, progress: Progress, signal?: AbortSignal): Promise<string> {
-  const res = await open(url, signal);
+  const res = await openDownload(url, signal);
   try {
     return (await saveResponse(res, file, label, progress, signal)).sha256;
   } catch (err) {
