@@ -86,22 +86,27 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
       `${cluster}/${addon}: lastAppliedConfig = desiredConfig of AddOnDeploymentConfig ${name}`,
       120_000,
     );
-  /** The spoke Deployment once it runs what `hash` rendered, every replica updated and ready. */
-  const rolledOut = (cluster: string, ns: string, name: string, hash: string) =>
+  /** The spoke Deployment once `ready` holds for it and every replica is updated and ready. */
+  const rolledOutWhen = (cluster: string, ns: string, name: string, ready: (d: Deployment) => boolean, what: string) =>
     waitUntil(
       async () => {
         const d = await deployment(cluster, ns, name);
         const s = d.status ?? {};
-        const done =
-          d.spec.template.metadata.annotations?.[HASH_ANNOTATION] === hash &&
-          s.observedGeneration === d.metadata.generation &&
-          s.updatedReplicas === d.spec.replicas &&
-          s.readyReplicas === d.spec.replicas;
+        const done = ready(d) && s.observedGeneration === d.metadata.generation && s.updatedReplicas === d.spec.replicas && s.readyReplicas === d.spec.replicas;
         return done ? d : undefined;
       },
-      `${cluster}: Deployment ${ns}/${name} rolled out with config hash ${hash.slice(0, 12)}`,
+      `${cluster}: Deployment ${ns}/${name} ${what}`,
       180_000,
       1_000,
+    );
+  /** The spoke Deployment once it runs what `hash` rendered. */
+  const rolledOut = (cluster: string, ns: string, name: string, hash: string) =>
+    rolledOutWhen(
+      cluster,
+      ns,
+      name,
+      (d) => d.spec.template.metadata.annotations?.[HASH_ANNOTATION] === hash,
+      `rolled out with config hash ${hash.slice(0, 12)}`,
     );
 
   beforeAll(async () => {
@@ -127,23 +132,9 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
   });
 
   it("a ManagedCluster's image-registries annotation rewrites every agent image on that cluster only; removing it restores them", async () => {
-    /** The agent Deployment once every container runs `image` and every replica is updated and ready. */
+    /** The agent Deployment once every container runs `image`. */
     const runs = (cluster: string, ns: string, name: string, image: string) =>
-      waitUntil(
-        async () => {
-          const d = await deployment(cluster, ns, name);
-          const s = d.status ?? {};
-          const done =
-            d.spec.template.spec.containers.every((c) => c.image === image) &&
-            s.observedGeneration === d.metadata.generation &&
-            s.updatedReplicas === d.spec.replicas &&
-            s.readyReplicas === d.spec.replicas;
-          return done ? d : undefined;
-        },
-        `${cluster}: Deployment ${ns}/${name} running ${image}`,
-        180_000,
-        1_000,
-      );
+      rolledOutWhen(cluster, ns, name, (d) => d.spec.template.spec.containers.every((c) => c.image === image), `running ${image}`);
     const agents: [string, string][] = [
       [PROXY_NS, 'cluster-proxy-proxy-agent'],
       [MSA_NS, 'managed-serviceaccount-addon-agent'],
