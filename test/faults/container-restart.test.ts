@@ -16,7 +16,7 @@ import { waitUntil } from '../support/wait.js';
 
 /**
  * Issue 32, item 4: a crashed container comes back as a kubelet brings it back. The hub's
- * proxy-server, three minutes old, is SIGKILLed once: the nodelet restarts it at once (no back-off
+ * proxy-server is SIGKILLed once: the nodelet restarts it at once (no back-off
  * for a first crash) and every tunnel is healthy again (`ocm-lab proxy health` all True). Killed a
  * second time within the minute, it waits out the back-off (10 s, `CrashLoopBackOff` meanwhile)
  * before it runs again. Times are printed for docs/reliability.md, not asserted; what is asserted
@@ -24,8 +24,12 @@ import { waitUntil } from '../support/wait.js';
  */
 
 const LAB = 'faults-crashloop';
-/** The pod's age before the first kill (issue 32's measurement: a pod three minutes old). */
-const POD_AGE_MS = 180_000;
+/**
+ * The pod's age before the first kill. A first crash has no back-off at any age, so the suite waits
+ * only 20 s; docs/reliability.md's figure is issue 32's setting, a pod three minutes old
+ * (OCM_LAB_FAULT_POD_AGE_S=180).
+ */
+const POD_AGE_MS = Number(process.env.OCM_LAB_FAULT_POD_AGE_S ?? 20) * 1000;
 const HEALTH_POLL_MS = 100;
 const RECOVERY_BOUND_MS = 60_000;
 
@@ -155,7 +159,7 @@ describe('faults: a crashed container restarts as a kubelet restarts it (hub pro
     return { before: before.status, after: after.status, killedAt, startedAt };
   };
 
-  it('first SIGKILL of a proxy-server three minutes old: restarted at once, no back-off; proxy health all True again', async () => {
+  it('first SIGKILL of a running proxy-server: restarted at once, no back-off; proxy health all True again', async () => {
     const { pid } = await proxyServer();
     const age = Date.now() - (await processStartMs(pid));
     if (age < POD_AGE_MS) await new Promise((r) => setTimeout(r, POD_AGE_MS - age));
