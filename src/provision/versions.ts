@@ -59,8 +59,9 @@ export const OCM_RELEASES: readonly OcmRelease[] = [
  */
 export const OCM_VERSION = 'v1.2.1';
 
+/** 37 of "v1.37" or "v1.37.2" */
 function minorNumber(version: string): number {
-  return Number(/^v\d+\.(\d+)/.exec(version)?.[1] ?? NaN);
+  return Number(minorOf(version).split('.')[1]);
 }
 
 /**

@@ -7,7 +7,7 @@ import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { clusterKubeconfigFile, labDir, labKubeconfigFile } from '../../src/paths.js';
 import { clusterSnapshot } from '../support/cluster-snapshot.js';
-import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { cli, isolatedLabHome, upOnExisting, kubectl, testLabConfig } from '../support/lab.js';
 import { waitUntil } from '../support/wait.js';
 
 /**
@@ -53,21 +53,7 @@ describe('down --force on a lab of existing clusters whose spoke cannot be reach
     labFile = path.join(home.home, 'existing.yaml');
     await fs.writeFile(labFile, renderLabConfig({ ...defaultLabConfig(), name: LAB, addons: ['cluster-proxy'] }));
     before = { hub: await clusterSnapshot(kubeconfig, 'hub'), cluster1: await clusterSnapshot(kubeconfig, 'cluster1') };
-    const up = await cli([
-      'up',
-      '--runtime',
-      'existing',
-      '--kubeconfig',
-      kubeconfig,
-      '--hub-context',
-      'hub',
-      '--spoke-context',
-      'cluster1',
-      '--spoke-context',
-      'cluster2',
-      '--config',
-      labFile,
-    ]);
+    const up = await upOnExisting(kubeconfig, 'hub', ['cluster1', 'cluster2'], labFile);
     expect(up.exitCode, `${up.stdout}\n${up.stderr}`).toBe(0);
   }, 1_200_000);
 

@@ -7,7 +7,7 @@ import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir, labKubeconfigFile } from '../../src/paths.js';
 import { pluginCalls, writeExecPlugin } from '../support/exec-plugin.js';
 import { clusterSnapshot } from '../support/cluster-snapshot.js';
-import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { cli, isolatedLabHome, upOnExisting, kubectl, testLabConfig } from '../support/lab.js';
 
 /**
  * The existing-clusters runtime against the clusters of a local lab brought
@@ -94,19 +94,7 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   it('refuses a context whose credential plugin fails (exit 2, naming the context and what the plugin printed)', async () => {
     await fs.writeFile(path.join(pluginDir, 'fail'), 'the SSO session expired: log in again');
     try {
-      const r = await cli([
-        'up',
-        '--runtime',
-        'existing',
-        '--kubeconfig',
-        userKubeconfig,
-        '--hub-context',
-        'hub',
-        '--spoke-context',
-        'cluster2',
-        '--config',
-        labFile,
-      ]);
+      const r = await upOnExisting(userKubeconfig, 'hub', ['cluster2'], labFile);
       expect(r.exitCode, r.stderr).toBe(2);
       expect(r.stderr).toContain("context 'cluster2': credential plugin");
       expect(r.stderr).toContain('token-plugin: the SSO session expired: log in again');
@@ -124,7 +112,7 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     doc.contexts.push({ name: 'silent', context: { cluster: 'silent', user: 'hub' } });
     const file = path.join(home.home, 'with-silent.kubeconfig');
     await fs.writeFile(file, YAML.stringify(doc), { mode: 0o600 });
-    const r = await cli(['up', '--runtime', 'existing', '--kubeconfig', file, '--hub-context', 'hub', '--spoke-context', 'silent', '--config', labFile]);
+    const r = await upOnExisting(file, 'hub', ['silent'], labFile);
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain("context 'silent'");
     expect(r.stderr).toMatch(/ECONNREFUSED|no answer/);
@@ -146,19 +134,7 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     const applied = await kubectl(kubeconfig, ['--context', 'cluster2', 'apply', '-f', '-'], JSON.stringify(crd));
     expect(applied.exitCode, applied.stderr).toBe(0);
     try {
-      const r = await cli([
-        'up',
-        '--runtime',
-        'existing',
-        '--kubeconfig',
-        kubeconfig,
-        '--hub-context',
-        'cluster2',
-        '--spoke-context',
-        'cluster1',
-        '--config',
-        labFile,
-      ]);
+      const r = await upOnExisting(kubeconfig, 'cluster2', ['cluster1'], labFile);
       expect(r.exitCode, r.stderr).toBe(2);
       expect(r.stderr).toContain('already runs an OCM hub');
       expect(r.stderr).toContain('clustermanagers.operator.open-cluster-management.io');
@@ -171,21 +147,7 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
   it('installs OCM and the addons: ManagedClusters available, addons Available, status says existing', async () => {
     const callsBefore = await pluginCalls(pluginDir);
     const started = Date.now();
-    const r = await cli([
-      'up',
-      '--runtime',
-      'existing',
-      '--kubeconfig',
-      userKubeconfig,
-      '--hub-context',
-      'hub',
-      '--spoke-context',
-      'cluster1',
-      '--spoke-context',
-      'cluster2',
-      '--config',
-      labFile,
-    ]);
+    const r = await upOnExisting(userKubeconfig, 'hub', ['cluster1', 'cluster2'], labFile);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     // The plugin ran again once its token had expired (not once per request, not only once).
     const calls = (await pluginCalls(pluginDir)) - callsBefore;

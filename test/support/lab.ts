@@ -73,6 +73,22 @@ export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
+/** `ocm-lab up --runtime existing` on contexts of `kubeconfig`: the hub and each spoke, for the lab file `labFile`. */
+export function upOnExisting(kubeconfig: string, hub: string, spokes: readonly string[], labFile: string): ReturnType<typeof cli> {
+  return cli([
+    'up',
+    '--runtime',
+    'existing',
+    '--kubeconfig',
+    kubeconfig,
+    '--hub-context',
+    hub,
+    ...spokes.flatMap((s) => ['--spoke-context', s]),
+    '--config',
+    labFile,
+  ]);
+}
+
 /** What a lab can leave behind on the machine: compared before and after to prove `down` removes it all. */
 export async function machineSnapshot(labHome: string): Promise<{ netns: string[]; links: string[]; rules: string[]; processes: string[] }> {
   const text = async (file: string, args: string[]) => String((await execa(file, args, { reject: false })).stdout);
