@@ -53,17 +53,37 @@ async function msaCredentials(hub: KubeClient, cluster: string, name: string): P
 }
 
 /**
+ * kube-apiserver closes a connection that sends no request within 32 s (its ReadHeaderTimeout). A spare
+ * kept longer would be closed while a kubectl connection might be taking it, and that kubectl would read
+ * EOF: an unused spare is dropped well before, and later connections dial their own.
+ */
+const SPARE_MAX_AGE_MS = 15_000;
+
+/**
  * A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. One dial is made
  * ahead, while kubectl starts, and given to the first connection (kubectl's first request does not
  * wait for the round trip through proxy-server and agent); a spare the far end closed is dropped.
  */
-async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ port: number; close: () => Promise<void> }> {
+export async function tunnelListener(
+  tunnel: Pick<TunnelClient, 'dial'>,
+  cluster: string,
+  spareMaxAgeMs = SPARE_MAX_AGE_MS,
+): Promise<{ port: number; close: () => Promise<void> }> {
   const target = `${cluster}:443`;
   const sockets = new Set<net.Socket>();
-  let spare: Promise<TunnelSocket> | null = tunnel.dial(target);
-  spare.then(
-    (s) => s.on('close', () => (spare = null)),
-    () => (spare = null),
+  const ahead = tunnel.dial(target);
+  let spare: Promise<TunnelSocket> | null = ahead;
+  const expiry = setTimeout(() => {
+    if (spare !== ahead) return;
+    spare = null;
+    ahead.then(
+      (s) => s.destroy(),
+      () => undefined,
+    );
+  }, spareMaxAgeMs).unref();
+  ahead.then(
+    (s) => s.on('close', () => spare === ahead && (spare = null)),
+    () => spare === ahead && (spare = null),
   );
   const server = net.createServer((local) => {
     sockets.add(local);
@@ -85,6 +105,7 @@ async function tunnelListener(tunnel: TunnelClient, cluster: string): Promise<{ 
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        clearTimeout(expiry);
         spare?.then(
           (s) => s.destroy(),
           () => undefined,

@@ -641,7 +641,13 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
             try {
               const r = await s.run(line);
               record(step, r.ms);
-              if (!check(r.stdout)) {
+              let passed = false;
+              try {
+                passed = check(r.stdout);
+              } catch {
+                // An answer that does not parse is a failure like any other: its stdout and stderr say why.
+              }
+              if (!passed) {
                 failures.push(`${n}: ${step}: stdout ${JSON.stringify(r.stdout.slice(0, 300))}, stderr ${JSON.stringify(r.stderr.slice(0, 300))}`);
                 return false;
               }

@@ -1,0 +1,69 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tunnelListener } from '../../src/addons/proxy-kubectl.js';
+import type { TunnelSocket } from '../../src/tunnel/client.js';
+
+// A tunnel whose every dial is a TCP connection to a loopback echo server: what the listener hands kubectl.
+async function echoTunnel() {
+  const remotes: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  const server = net.createServer((s) => {
+    accepted.push(s);
+    s.pipe(s);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const dial = () =>
+    new Promise<TunnelSocket>((resolve, reject) => {
+      const s = net.connect(port, '127.0.0.1', () => resolve(s as unknown as TunnelSocket));
+      s.once('error', reject);
+      remotes.push(s);
+    });
+  return {
+    dial,
+    remotes,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of [...remotes, ...accepted]) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function roundTrip(port: number, text: string): Promise<string> {
+  const s = net.connect(port, '127.0.0.1');
+  s.write(text);
+  // kubectl does not half-close its connection: one answer is read, then the connection is closed.
+  const got = await new Promise<string>((resolve, reject) => {
+    s.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+    s.once('error', reject);
+    s.once('close', () => resolve(''));
+  });
+  s.destroy();
+  return got;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+describe('proxy kubectl: the dial made ahead', () => {
+  it('goes to the first connection while it is young: one dial in all', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000);
+    cleanups.push(listener.close, tunnel.close);
+    expect(await roundTrip(listener.port, 'hello')).toBe('hello');
+    expect(tunnel.remotes).toHaveLength(1);
+  });
+
+  it('is dropped before kube-apiserver would close it unused: the next connection dials its own', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 50);
+    cleanups.push(listener.close, tunnel.close);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(tunnel.remotes[0]!.destroyed).toBe(true);
+    expect(await roundTrip(listener.port, 'late')).toBe('late');
+    expect(tunnel.remotes).toHaveLength(2);
+  });
+});
