@@ -27,7 +27,9 @@ export type BinaryName =
   | 'coredns'
   | 'kind'
   /** The GitHub Actions workflow linter the test suite runs over .github/workflows (never part of `setup`). */
-  | 'actionlint';
+  | 'actionlint'
+  /** The workflow runner that runs the action and the workflows here (test:connected; never part of `setup`). */
+  | 'act';
 
 export const KUBERNETES_BINARIES: BinaryName[] = ['kube-apiserver', 'kube-controller-manager', 'kubectl', 'etcd'];
 export const OCM_BINARIES: BinaryName[] = ['registration-operator', 'registration', 'work', 'placement', 'addon'];
@@ -85,7 +87,8 @@ export interface Recipe {
     | 'cri-tools'
     | 'coredns'
     | 'kind'
-    | 'actionlint';
+    | 'actionlint'
+    | 'act';
   /** Names the group in progress output and errors. */
   title: string;
   module: string;
@@ -341,6 +344,21 @@ function actionlintRecipe(version = 'v1.7.12'): Recipe {
   };
 }
 
+function actRecipe(version = 'v0.2.89'): Recipe {
+  return {
+    id: `act-${version}`,
+    family: 'act',
+    title: `act ${version}`,
+    module: 'github.com/nektos/act',
+    version,
+    packages: { act: 'github.com/nektos/act' },
+    noSumDb: [],
+    ldflags: [],
+    versionArgs: () => ['--version'],
+    versionText: version.replace(/^v/, ''),
+  };
+}
+
 /** Pinned versions of upstream's Go addons (the Go module proxy serves these; docs say which upstream each comparison used). */
 export const CLUSTER_PROXY_VERSION = 'v0.10.0';
 /** The apiserver-network-proxy cluster-proxy v0.10.0 requires in its go.mod (its image's proxy-server and proxy-agent). */
@@ -447,6 +465,7 @@ export function recipesFor(versions: { kubernetes?: string; ocm?: string } = {})
     corednsRecipe(release.coredns),
     kindRecipe(),
     actionlintRecipe(),
+    actRecipe(),
     clusterProxyRecipe(),
     apiserverNetworkProxyRecipe(),
     managedServiceAccountRecipe(),

@@ -251,6 +251,16 @@ export interface ImageRegistryControl {
   show(): Promise<ImageRegistryInfo | null>;
   /** Removes the registry and its data; what was removed. */
   remove(): Promise<string[]>;
+  /** Pushes images of this machine's Docker engine into the running registry; each with where clusters pull it. */
+  push(images: readonly string[]): Promise<PushedImage[]>;
+}
+
+export interface PushedImage {
+  image: string;
+  /** False when the registry already held this very build. */
+  pushed: boolean;
+  /** The name a pod's `image:` uses on every kind lab of this machine. */
+  pullAs: string;
 }
 
 /** One image `setup` made or found: present, loaded (from the cache) or built; MISSING with --check. */

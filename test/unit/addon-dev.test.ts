@@ -42,6 +42,7 @@ describe('the project scaffold', () => {
   it('has a manager, an agent, a unit test and a scenario, named after the addon', async () => {
     const files = await projectFiles('demo');
     expect(files.map((f) => f.path).sort()).toEqual([
+      '.github/workflows/ci.yml',
       'README.md',
       'package.json',
       'scenarios/demo.md',
@@ -51,7 +52,10 @@ describe('the project scaffold', () => {
       'test/demo.test.ts',
       'tsconfig.json',
     ]);
-    for (const f of files) expect(f.content).not.toContain('__NAME__');
+    for (const f of files) expect(f.content).not.toMatch(/__[A-Z_]+__/);
+    const workflow = files.find((f) => f.path === '.github/workflows/ci.yml')?.content;
+    expect(workflow).toMatch(/uses: ocm-lab\/ocm-lab@v\d+\.\d+\.\d+\n/);
+    expect(workflow).toMatch(/uses: ocm-lab\/ocm-lab\/down@v\d+\.\d+\.\d+\n/);
     expect(files.find((f) => f.path === 'src/manager.ts')?.content).toContain("from 'ocm-lab/addon-framework'");
   });
 

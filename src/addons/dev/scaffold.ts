@@ -8,6 +8,16 @@ import { validateAddonName } from './names.js';
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'addon');
 const PLACEHOLDER = /__NAME__/g;
+const REPOSITORY_PLACEHOLDER = /__OCM_LAB_REPOSITORY__/g;
+const REF_PLACEHOLDER = /__OCM_LAB_REF__/g;
+
+/** The tag of the ocm-lab action the project's workflow uses: the version that wrote the project. */
+async function actionRef(): Promise<string> {
+  const { version } = JSON.parse(await fs.readFile(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return `v${version}`;
+}
+/** The repository of the ocm-lab action (action.yml at its root, down/action.yml beside). */
+const OCM_LAB_ACTION_REPOSITORY = 'ocm-lab/ocm-lab';
 
 export interface ProjectFile {
   /** Relative to the project. */
@@ -19,11 +29,13 @@ export interface ProjectFile {
 export async function projectFiles(name: string, templateDir = TEMPLATE_DIR): Promise<ProjectFile[]> {
   validateAddonName(name);
   const out: ProjectFile[] = [];
+  const ref = await actionRef();
+  const fill = (text: string) => text.replace(PLACEHOLDER, name).replace(REPOSITORY_PLACEHOLDER, OCM_LAB_ACTION_REPOSITORY).replace(REF_PLACEHOLDER, ref);
   const walk = async (rel: string) => {
     for (const entry of (await fs.readdir(path.join(templateDir, rel), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       const child = path.join(rel, entry.name);
       if (entry.isDirectory()) await walk(child);
-      else out.push({ path: child.replace(PLACEHOLDER, name), content: (await fs.readFile(path.join(templateDir, child), 'utf8')).replace(PLACEHOLDER, name) });
+      else out.push({ path: child.replace(PLACEHOLDER, name), content: fill(await fs.readFile(path.join(templateDir, child), 'utf8')) });
     }
   };
   await walk('');

@@ -39,10 +39,22 @@ const rm: CommandModule<GlobalOptions, GlobalOptions> = {
   },
 };
 
+const push: CommandModule<GlobalOptions, GlobalOptions & { images: string[] }> = {
+  command: 'push <images..>',
+  describe: "push images of this machine's Docker engine to the registry; pods of every kind lab run them by the same names",
+  builder: (y) => y.positional('images', { type: 'string', array: true, demandOption: true, describe: 'image references, e.g. my-addon:dev' }),
+  handler: async (argv) => {
+    const pushed = await (await control()).push(argv.images.map(String));
+    emit(argv, { images: pushed }, (x) =>
+      x.images.map((i) => `${i.pushed ? 'pushed' : 'already there'}: ${i.image} (pods pull it as image: ${i.pullAs})`).join('\n'),
+    );
+  },
+};
+
 /** `ocm-lab registry [rm]`: the image registry every kind lab on the machine pulls from. */
 export const registryCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'registry [command]',
-  describe: 'the image registry of the kind labs: where to push (registry), remove it and its cache (registry rm)',
-  builder: (y) => y.command(show).command(rm),
+  describe: 'the image registry of the kind labs: where to push (registry), push to it (registry push), remove it and its cache (registry rm)',
+  builder: (y) => y.command(show).command(rm).command(push),
   handler: () => undefined,
 };

@@ -23,7 +23,8 @@ export function registryHostsFiles(hostPort: number, labImages: readonly string[
     [`localhost:${hostPort}`]: `# ocm-lab: the lab's image registry, as pushed to on your machine\n${hostBlock()}`,
     [registryInClusterHost()]: `# ocm-lab: the lab's image registry by its name on the VPC networks\nserver = "http://${registryInClusterHost()}"\n`,
   };
-  for (const domain of [...new Set(labImages.map((i) => parseImageReference(i).domain))].sort()) {
+  // docker.io always: images a user pushes (`ocm-lab registry push my-addon:dev`) run by their own names.
+  for (const domain of [...new Set(['docker.io', ...labImages.map((i) => parseImageReference(i).domain)])].sort()) {
     files[domain] = `# ocm-lab: the lab's images from its registry first, then upstream\nserver = "${upstreamServer(domain)}"\n\n${hostBlock()}`;
   }
   return files;

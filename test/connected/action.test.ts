@@ -1,0 +1,209 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBinaries } from '../../src/provision/index.js';
+import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const DEFAULT_LAB = path.join(ROOT, 'examples', 'default-lab.yaml');
+/** Unique on the machine: the local runtime's network namespaces and processes carry it. */
+const LAB_NAME = 'act-local';
+
+/** A document of the user's own, as an addon repository keeps them: one command, its expected row. */
+const USER_DOCUMENT = `---
+title: my addon's smoke test
+summary: The managed clusters the action's lab registered, read from the hub.
+requires:
+  clusters: [hub, cluster1, cluster2]
+  capabilities: [ocm]
+---
+
+# My addon's smoke test
+
+\`\`\`sh
+kubectl --context hub get managedcluster cluster1 -o jsonpath='{.metadata.name}{"\\n"}'
+\`\`\`
+
+\`\`\`expect contains
+cluster1
+\`\`\`
+`;
+
+/** The workflow of an addon repository using the action from this checkout (\`uses: ./\`), its lab on the local runtime. */
+function workflow(withInputs: Record<string, string>): string {
+  const inputs = Object.entries(withInputs).map(([k, v]) => `          ${k}: ${JSON.stringify(v)}`);
+  return [
+    'name: lab',
+    'on: push',
+    'jobs:',
+    '  lab:',
+    '    runs-on: ubuntu-24.04',
+    '    steps:',
+    '      - uses: actions/checkout@v4',
+    '      - id: lab',
+    '        uses: ./',
+    '        with:',
+    ...inputs,
+    '      - name: The lab answers on the exported KUBECONFIG',
+    '        run: kubectl --context hub get managedclusters -o name',
+    '      - name: Keep the results for the test',
+    '        if: always()',
+    '        env:',
+    '          RESULTS: ${{ steps.lab.outputs.results }}',
+    '          KUBECONFIG_OUT: ${{ steps.lab.outputs.kubeconfig }}',
+    '        run: |',
+    '          echo "kubeconfig output: $KUBECONFIG_OUT"',
+    '          if [ -n "$RESULTS" ]; then cp -r "$RESULTS/." "$KEEP_RESULTS/"; fi',
+    '      - if: always()',
+    '        uses: ./down',
+    '        with:',
+    '          upload: "false"',
+    '',
+  ].join('\n');
+}
+
+// Issue 27: the action run by a real workflow runner (act, self-hosted: jobs on this host) inside the simulated connected world.
+describe('the ocm-lab action, run by act in a simulated connected world', () => {
+  let world: ConnectedWorld;
+  let act: string;
+  let scratch: string;
+
+  beforeAll(async () => {
+    ({ act } = await ensureBinaries(['act'], { onProgress: (line) => process.stderr.write(`provision: ${line}\n`) }));
+    scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-action-'));
+    world = await startConnectedWorld();
+  }, 900_000);
+  afterAll(async () => {
+    await world?.close();
+    if (scratch) await fs.rm(scratch, { recursive: true, force: true });
+  });
+
+  /**
+   * act clones every remote action a composite action names before it looks at the step's `if:`, and
+   * fails the step when it cannot: github.com is out of reach here. Each stands in as a local action
+   * that fails loudly if a step ever runs it (the test's steps leave them off: node-version '', cache
+   * and upload 'false').
+   */
+  async function unreachableActions(): Promise<string[]> {
+    const dir = path.join(scratch, 'unreachable-action');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(
+      path.join(dir, 'action.yml'),
+      [
+        'name: not reachable here',
+        'description: stands in for an action on github.com, which this machine cannot reach',
+        'runs:',
+        '  using: composite',
+        '  steps:',
+        '    - shell: bash',
+        '      run: echo "::error::this action lives on github.com, which this machine cannot reach" && exit 1',
+        '',
+      ].join('\n'),
+    );
+    return ['actions/setup-node@v4', 'actions/cache@v4', 'actions/upload-artifact@v4'].flatMap((a) => ['--local-repository', `${a}=${dir}`]);
+  }
+
+  /** act runs `file` from this checkout; the action installs the checkout's own build (node_modules and dist are copied with it). */
+  async function runWorkflow(name: string, text: string, dirs: { cache: string; home: string; results: string }) {
+    const file = path.join(scratch, `${name}.yml`);
+    await fs.writeFile(file, text);
+    const env = await world.env({
+      OCM_LAB_CACHE_DIR: dirs.cache,
+      OCM_LAB_HOME: dirs.home,
+      KEEP_RESULTS: dirs.results,
+      // Where act keeps a job's workspace and its copies of actions: the test's own, removed with it.
+      XDG_CACHE_HOME: path.join(scratch, name, 'xdg-cache'),
+    });
+    const args = [
+      'push',
+      '-W',
+      file,
+      '-C',
+      ROOT,
+      '-P',
+      'ubuntu-24.04=-self-hosted',
+      '--use-gitignore=false',
+      '--no-cache-server',
+      ...(await unreachableActions()),
+    ];
+    const started = Date.now();
+    const r = await world.run(act, args, { env, timeout: 1_500_000 });
+    return { ...r, seconds: (Date.now() - started) / 1000 };
+  }
+  async function freshDirs(name: string) {
+    const dirs = { cache: path.join(scratch, name, 'cache'), home: path.join(scratch, name, 'home'), results: path.join(scratch, name, 'results') };
+    for (const d of Object.values(dirs)) await fs.mkdir(d, { recursive: true });
+    return dirs;
+  }
+
+  it("an unknown kubernetes-version fails the up step with the CLI's message and exit code, and the job", async () => {
+    const dirs = await freshDirs('bad-version');
+    const r = await runWorkflow(
+      'bad-version',
+      workflow({ runtime: 'local', 'kubernetes-version': 'v0.1', cache: 'false', upload: 'false', 'node-version': '' }),
+      dirs,
+    );
+    expect(r.exitCode, r.all).not.toBe(0);
+    expect(r.all).toMatch(/--kubernetes-version v0\.1: not a Kubernetes version ocm-lab can run/);
+    expect(r.all).toMatch(/Failure - Main ocm-lab up/);
+    expect(r.all).toMatch(/exit status 2/);
+  });
+
+  it('an unknown runtime and an image that is not there are named, before any lab is made', async () => {
+    const dirs = await freshDirs('bad-inputs');
+    const badRuntime = await runWorkflow('bad-runtime', workflow({ runtime: 'vm', cache: 'false', upload: 'false', 'node-version': '' }), dirs);
+    expect(badRuntime.exitCode).not.toBe(0);
+    expect(badRuntime.all).toMatch(/runtime.*vm/i);
+    const badImage = await runWorkflow(
+      'bad-image',
+      workflow({ runtime: 'kind', images: 'ocm-lab-no-such-image:dev', cache: 'false', upload: 'false', 'node-version': '' }),
+      dirs,
+    );
+    expect(badImage.exitCode).not.toBe(0);
+    expect(badImage.all).toMatch(/images: ocm-lab-no-such-image:dev is not an image/);
+    expect(await fs.readdir(dirs.home)).toEqual([]);
+  });
+
+  it("from an empty cache with no Go: the action brings the lab up on official artifacts, runs the user's document and ocm-lab's own, writes JUnit and summaries; down leaves nothing; a second run is warm", async () => {
+    const dirs = await freshDirs('lab');
+    const labFile = path.join(scratch, 'lab.yaml');
+    const documents = path.join(scratch, 'documents');
+    await fs.writeFile(labFile, (await fs.readFile(DEFAULT_LAB, 'utf8')).replace(/^name: default$/m, `name: ${LAB_NAME}`));
+    await fs.mkdir(documents);
+    await fs.writeFile(path.join(documents, 'smoke.md'), USER_DOCUMENT);
+    const inputs = {
+      runtime: 'local',
+      'lab-file': labFile,
+      documents,
+      conformance: 'true',
+      artifacts: 'official',
+      cache: 'false',
+      upload: 'false',
+      'node-version': '',
+    };
+    const cold = await runWorkflow('cold', workflow(inputs), dirs);
+    expect(cold.exitCode, cold.all.slice(-6000)).toBe(0);
+    expect(cold.all).toMatch(/artifacts: official/);
+    expect(cold.all).toMatch(/Success - Main The lab answers on the exported KUBECONFIG/);
+    expect(cold.all).toContain('managedcluster.cluster.open-cluster-management.io/cluster1');
+    const userJunit = await fs.readFile(path.join(dirs.results, 'documents', 'junit.xml'), 'utf8');
+    expect(userJunit).toMatch(/<testsuite name="smoke" tests="[1-9]\d*" failures="0"/);
+    const ours = await fs.readFile(path.join(dirs.results, 'conformance', 'junit.xml'), 'utf8');
+    expect(ours).toMatch(/<testsuite /);
+    expect(ours).not.toMatch(/failures="[1-9]/);
+    expect(await fs.readFile(path.join(dirs.results, 'conformance', 'summary.md'), 'utf8')).toMatch(/\|/);
+    // down ran under if: always(): no lab left in the lab home.
+    expect(cold.all).toMatch(/Success - Main ocm-lab down/);
+    expect(await fs.readdir(path.join(dirs.home))).not.toContain(LAB_NAME);
+
+    await fs.rm(dirs.results, { recursive: true });
+    await fs.mkdir(dirs.results);
+    const warm = await runWorkflow('warm', workflow({ ...inputs, conformance: 'false' }), dirs);
+    expect(warm.exitCode, warm.all.slice(-6000)).toBe(0);
+    console.log(
+      `the action by act, local runtime, connected: cold ${cold.seconds.toFixed(1)} s (with conformance), warm ${warm.seconds.toFixed(1)} s (user document only)`,
+    );
+  });
+});
