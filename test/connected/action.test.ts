@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinaries } from '../../src/provision/index.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
@@ -41,7 +42,7 @@ function workflow(withInputs: Record<string, string>): string {
     '  lab:',
     '    runs-on: ubuntu-24.04',
     '    steps:',
-    '      - uses: actions/checkout@v4',
+    '      - uses: actions/checkout@v6',
     '      - id: lab',
     '        uses: ./',
     '        with:',
@@ -102,11 +103,22 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
         '',
       ].join('\n'),
     );
-    return ['actions/setup-node@v4', 'actions/cache@v4', 'actions/upload-artifact@v4'].flatMap((a) => ['--local-repository', `${a}=${dir}`]);
+    return ['actions/setup-node@v6', 'actions/setup-go@v6', 'actions/cache@v5', 'actions/upload-artifact@v7'].flatMap((a) => [
+      '--local-repository',
+      `${a}=${dir}`,
+    ]);
   }
 
-  /** act runs `file` from this checkout; the action installs the checkout's own build (node_modules and dist are copied with it). */
-  async function runWorkflow(name: string, text: string, dirs: { cache: string; home: string; results: string }) {
+  /**
+   * act runs `file` on `repo.dir` (this checkout unless said), copied into the job's workspace by
+   * actions/checkout; an action from this checkout installs its own build (node_modules and dist come along).
+   */
+  async function runWorkflow(
+    name: string,
+    text: string,
+    dirs: { cache: string; home: string; results: string },
+    repo: { dir: string; args?: string[]; env?: NodeJS.ProcessEnv } = { dir: ROOT },
+  ) {
     const file = path.join(scratch, `${name}.yml`);
     await fs.writeFile(file, text);
     const env = await world.env({
@@ -115,23 +127,43 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
       KEEP_RESULTS: dirs.results,
       // Where act keeps a job's workspace and its copies of actions: the test's own, removed with it.
       XDG_CACHE_HOME: path.join(scratch, name, 'xdg-cache'),
+      ...repo.env,
     });
     const args = [
       'push',
       '-W',
       file,
       '-C',
-      ROOT,
+      repo.dir,
       '-P',
       'ubuntu-24.04=-self-hosted',
       '--use-gitignore=false',
       '--no-cache-server',
       ...(await unreachableActions()),
+      ...(repo.args ?? []),
     ];
     const started = Date.now();
     const r = await world.run(act, args, { env, timeout: 1_500_000 });
     return { ...r, seconds: (Date.now() - started) / 1000 };
   }
+  /**
+   * What GitHub downloads for `uses: ocm-lab/ocm-lab@v0.1.0`: this checkout's tracked files, here with
+   * its build and its node_modules (a link) so the action installs nothing from the npm registry.
+   */
+  async function actionRepository(): Promise<string> {
+    const dir = path.join(scratch, 'ocm-lab-action');
+    const tracked = (await execa('git', ['ls-files', '-z'], { cwd: ROOT })).stdout.split('\0').filter(Boolean);
+    for (const f of tracked) {
+      await fs.mkdir(path.dirname(path.join(dir, f)), { recursive: true });
+      await fs.copyFile(path.join(ROOT, f), path.join(dir, f)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err; // deleted in the work tree, not yet in git
+      });
+    }
+    await fs.cp(path.join(ROOT, 'dist'), path.join(dir, 'dist'), { recursive: true });
+    await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+    return dir;
+  }
+
   async function freshDirs(name: string) {
     const dirs = { cache: path.join(scratch, name, 'cache'), home: path.join(scratch, name, 'home'), results: path.join(scratch, name, 'results') };
     for (const d of Object.values(dirs)) await fs.mkdir(d, { recursive: true });
@@ -205,5 +237,61 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
     console.log(
       `the action by act, local runtime, connected: cold ${cold.seconds.toFixed(1)} s (with conformance), warm ${warm.seconds.toFixed(1)} s (user document only)`,
     );
+  });
+
+  it('ocm-lab addon new demo: its own workflow, run by act, brings the lab up through the action, loads the addon, passes its unit test and its scenario; then warm', async () => {
+    const dirs = await freshDirs('scaffold');
+    const project = path.join(scratch, 'demo');
+    const made = await execa(process.execPath, [path.join(ROOT, 'dist', 'cli', 'main.js'), 'addon', 'new', 'demo', project], { reject: false, all: true });
+    expect(made.exitCode, made.all).toBe(0);
+    // The generated workflow as it is, but for the three github.com actions act cannot fetch here (see unreachableActions).
+    const generated = await fs.readFile(path.join(project, '.github', 'workflows', 'ci.yml'), 'utf8');
+    const workflowText = generated.replace(/^( +)addon: \.$/m, (line, indent: string) =>
+      [line, `${indent}node-version: ""`, `${indent}cache: "false"`, `${indent}upload: "false"`].join('\n'),
+    );
+    expect(workflowText).not.toBe(generated);
+    const uses = /uses: (ocm-lab\/ocm-lab)@(v[\d.]+)$/m.exec(generated);
+    expect(uses, generated).not.toBeNull();
+    const labFile = path.join(scratch, 'scaffold-lab.yaml');
+    await fs.writeFile(labFile, (await fs.readFile(DEFAULT_LAB, 'utf8')).replace(/^name: default$/m, `name: ${LAB_NAME}`));
+    const repo = {
+      dir: project,
+      args: ['--local-repository', `${uses![1]}@${uses![2]}=${await actionRepository()}`, '--var', 'OCM_LAB_RUNTIME=local'],
+      env: { OCM_LAB_CONFIG: labFile },
+    };
+    const cold = await runWorkflow('scaffold-cold', workflowText, dirs, repo);
+    expect(cold.exitCode, cold.all.slice(-8000)).toBe(0);
+    expect(cold.all).toMatch(/Success - Main Load the addon/);
+    expect(cold.all).toMatch(/Success - Main Unit test/);
+    expect(cold.all).toMatch(/demo[^\n]*passed/);
+    expect(cold.all).toMatch(/Success - Main ocm-lab down/);
+    const warm = await runWorkflow('scaffold-warm', workflowText, dirs, repo);
+    expect(warm.exitCode, warm.all.slice(-8000)).toBe(0);
+    console.log(`ocm-lab addon new's workflow by act, local runtime, connected: cold ${cold.seconds.toFixed(1)} s, warm ${warm.seconds.toFixed(1)} s`);
+  });
+
+  it("this repository's conformance workflow, its local cell (v1.37, our addons) on the connected path: every document passes", async () => {
+    const dirs = await freshDirs('matrix-local');
+    // The cell's first step lets sudo keep PATH with a drop-in in /etc/sudoers.d; the test removes it after.
+    const dropIn = '/etc/sudoers.d/ocm-lab-ci';
+    const hadDropIn = await fs.stat(dropIn).then(
+      () => true,
+      () => false,
+    );
+    const workflowFile = path.join(ROOT, '.github', 'workflows', 'conformance.yml');
+    try {
+      const cell = await runWorkflow('matrix-local', await fs.readFile(workflowFile, 'utf8'), dirs, {
+        dir: ROOT,
+        args: ['-j', 'conformance', '--matrix', 'runtime:local', '--matrix', 'kubernetes:v1.37', '--matrix', 'addons:ocm-lab'],
+      });
+      expect(cell.exitCode, cell.all.slice(-8000)).toBe(0);
+      expect(cell.all).toMatch(/artifacts: official/);
+      expect(cell.all).toMatch(/Success - Main ocm-lab conformance/);
+      expect(cell.all).toMatch(/\*\*\d+ passed, 0 failed/);
+      expect(cell.all).toMatch(/Success - Main ocm-lab down/);
+      console.log(`conformance.yml by act, cell local × v1.37 × ocm-lab, connected path: ${cell.seconds.toFixed(1)} s`);
+    } finally {
+      if (!hadDropIn) await fs.rm(dropIn, { force: true });
+    }
   });
 });
