@@ -1,0 +1,67 @@
+import { isStatus, type KubeClient } from '../../kube/client.js';
+import { collectionPath, type KubeObject, objectPath } from '../../kube/objects.js';
+import { CLUSTER_NAME_LABEL, CLUSTER_PROFILE_API, OCM_CLUSTER_MANAGER_NAME } from '../../ocm/clusterprofile.js';
+import { type AccessProvider, type ClusterProfile, isOcmProfile } from './clusterprofile-sync.js';
+
+/** The kubeconfig extension client-go hands a credential plugin as ExecCredential.spec.cluster.config. */
+const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
+
+interface ManagedCluster extends KubeObject {
+  spec?: { managedClusterClientConfigs?: { url?: string; caBundle?: string }[] };
+}
+
+/**
+ * ocm-lab's own, not upstream's: at the pinned versions nothing writes `status.accessProviders`
+ * (OCM v1.2.1's status controller copies version, claims and conditions only; managed-serviceaccount
+ * v0.10.0 only syncs Secrets), so a consumer would have no server to dial. The lab writes one provider
+ * named `open-cluster-management` (the name upstream's credentials plugin answers to) from the
+ * ManagedCluster's `spec.managedClusterClientConfigs[0]`, with the `clusterName` extension that
+ * upstream's plugin reads. Undefined when the cluster publishes no URL.
+ */
+export function accessProviderOf(cluster: ManagedCluster): AccessProvider | undefined {
+  const config = cluster.spec?.managedClusterClientConfigs?.[0];
+  if (!config?.url) return undefined;
+  return {
+    name: OCM_CLUSTER_MANAGER_NAME,
+    cluster: {
+      server: config.url,
+      ...(config.caBundle ? { 'certificate-authority-data': config.caBundle } : {}),
+      extensions: [{ name: EXEC_EXTENSION, extension: { clusterName: cluster.metadata.name } }],
+    },
+  };
+}
+
+/** The profile's providers with ours in place of any of the same name; undefined when nothing changes. */
+export function withAccessProvider(current: AccessProvider[] | undefined, ours: AccessProvider): AccessProvider[] | undefined {
+  const others = (current ?? []).filter((p) => p.name !== ours.name);
+  const mine = (current ?? []).find((p) => p.name === ours.name);
+  if (mine && JSON.stringify(mine) === JSON.stringify(ours)) return undefined;
+  return [...others, ours];
+}
+
+/** One pass: every OCM ClusterProfile gets its cluster's access provider. Returns what changed. */
+export async function writeClusterProfileAccess(hub: KubeClient): Promise<string[]> {
+  let profiles: ClusterProfile[];
+  try {
+    profiles = (await hub.get<{ items: ClusterProfile[] }>(collectionPath(CLUSTER_PROFILE_API, 'ClusterProfile'))).items.filter(isOcmProfile);
+  } catch (err) {
+    if (isStatus(err, 404)) return [];
+    throw err;
+  }
+  if (!profiles.length) return [];
+  const clusters = new Map(
+    (await hub.get<{ items: ManagedCluster[] }>('/apis/cluster.open-cluster-management.io/v1/managedclusters')).items.map((c) => [c.metadata.name, c]),
+  );
+  const done: string[] = [];
+  for (const profile of profiles) {
+    const cluster = clusters.get(profile.metadata.labels?.[CLUSTER_NAME_LABEL] ?? '');
+    const ours = cluster && accessProviderOf(cluster);
+    if (!ours) continue;
+    const providers = withAccessProvider(profile.status?.accessProviders, ours);
+    if (!providers) continue;
+    const path = `${objectPath({ ...profile, apiVersion: CLUSTER_PROFILE_API, kind: 'ClusterProfile' })}/status`;
+    await hub.mergePatch(path, { status: { accessProviders: providers } });
+    done.push(`ClusterProfile ${profile.metadata.namespace}/${profile.metadata.name}: access provider ${ours.name} → ${ours.cluster.server}`);
+  }
+  return done;
+}
