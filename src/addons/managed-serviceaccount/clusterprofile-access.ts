@@ -11,12 +11,12 @@ interface ManagedCluster extends KubeObject {
 }
 
 /**
- * ocm-lab's own, not upstream's: at the pinned versions nothing writes `status.accessProviders`
- * (OCM v1.2.1's status controller copies version, claims and conditions only; managed-serviceaccount
- * v0.10.0 only syncs Secrets), so a consumer would have no server to dial. The lab writes one provider
- * named `open-cluster-management` (the name upstream's credentials plugin answers to) from the
- * ManagedCluster's `spec.managedClusterClientConfigs[0]`, with the `clusterName` extension that
- * upstream's plugin reads. Undefined when the cluster publishes no URL.
+ * ocm-lab's own: upstream writes `status.accessProviders` only from cluster-proxy v0.10.0 behind its
+ * `ClusterProfileAccessProvider` gate (off by default), pointing at its in-cluster user server, a name a
+ * consumer on the host cannot resolve. The lab writes the provider of the same name,
+ * `open-cluster-management`, from the ManagedCluster's `spec.managedClusterClientConfigs[0]` (the
+ * cluster's own API server), with the `clusterName` extension upstream's plugin reads. Undefined when
+ * the cluster publishes no URL.
  */
 export function accessProviderOf(cluster: ManagedCluster): AccessProvider | undefined {
   const config = cluster.spec?.managedClusterClientConfigs?.[0];
