@@ -1,7 +1,7 @@
-import { isStatus, type KubeClient } from '../../kube/client.js';
-import { collectionPath, type KubeObject, objectPath } from '../../kube/objects.js';
+import type { KubeClient } from '../../kube/client.js';
+import { type KubeObject, objectPath } from '../../kube/objects.js';
 import { CLUSTER_NAME_LABEL, CLUSTER_PROFILE_API, OCM_CLUSTER_MANAGER_NAME } from '../../ocm/clusterprofile.js';
-import { type AccessProvider, type ClusterProfile, isOcmProfile } from './clusterprofile-sync.js';
+import { type AccessProvider, ocmProfiles } from './clusterprofile-sync.js';
 
 /** The kubeconfig extension client-go hands a credential plugin as ExecCredential.spec.cluster.config. */
 const EXEC_EXTENSION = 'client.authentication.k8s.io/exec';
@@ -41,13 +41,7 @@ export function withAccessProvider(current: AccessProvider[] | undefined, ours: 
 
 /** One pass: every OCM ClusterProfile gets its cluster's access provider. Returns what changed. */
 export async function writeClusterProfileAccess(hub: KubeClient): Promise<string[]> {
-  let profiles: ClusterProfile[];
-  try {
-    profiles = (await hub.get<{ items: ClusterProfile[] }>(collectionPath(CLUSTER_PROFILE_API, 'ClusterProfile'))).items.filter(isOcmProfile);
-  } catch (err) {
-    if (isStatus(err, 404)) return [];
-    throw err;
-  }
+  const profiles = await ocmProfiles(hub);
   if (!profiles.length) return [];
   const clusters = new Map(
     (await hub.get<{ items: ManagedCluster[] }>('/apis/cluster.open-cluster-management.io/v1/managedclusters')).items.map((c) => [c.metadata.name, c]),

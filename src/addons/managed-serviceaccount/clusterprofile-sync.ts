@@ -31,7 +31,7 @@ export interface AccessProvider {
 }
 
 /** The profiles OCM writes (upstream's filter): its cluster-manager label and a cluster name. */
-export function isOcmProfile(profile: ClusterProfile): boolean {
+function isOcmProfile(profile: ClusterProfile): boolean {
   const labels = profile.metadata.labels ?? {};
   return labels[CLUSTER_MANAGER_LABEL] === OCM_CLUSTER_MANAGER_NAME && CLUSTER_NAME_LABEL in labels;
 }
@@ -101,15 +101,19 @@ export function planProfileSync(profile: ClusterProfile, msas: ManagedServiceAcc
 const list = async <T extends KubeObject>(hub: KubeClient, path: string, labelSelector?: string): Promise<T[]> =>
   (await hub.get<{ items: T[] }>(path, labelSelector ? { labelSelector } : undefined)).items;
 
-/** One pass over every OCM ClusterProfile; returns what changed. A hub without the ClusterProfile CRD has nothing to do. */
-export async function syncClusterProfileCredentials(hub: KubeClient): Promise<string[]> {
-  let profiles: ClusterProfile[];
+/** Every OCM ClusterProfile on the hub; none when the hub does not serve the API (the lab's switch is off). */
+export async function ocmProfiles(hub: KubeClient): Promise<ClusterProfile[]> {
   try {
-    profiles = (await list<ClusterProfile>(hub, collectionPath(CLUSTER_PROFILE_API, 'ClusterProfile'))).filter(isOcmProfile);
+    return (await list<ClusterProfile>(hub, collectionPath(CLUSTER_PROFILE_API, 'ClusterProfile'))).filter(isOcmProfile);
   } catch (err) {
     if (isStatus(err, 404)) return [];
     throw err;
   }
+}
+
+/** One pass over every OCM ClusterProfile; returns what changed. */
+export async function syncClusterProfileCredentials(hub: KubeClient): Promise<string[]> {
+  const profiles = await ocmProfiles(hub);
   if (!profiles.length) return [];
   const msas = await list<ManagedServiceAccount>(hub, collectionPath(MSA_API, 'ManagedServiceAccount'), `${SYNC_LABEL}=true`);
   const sources = await list<Secret>(hub, collectionPath('v1', 'Secret'), `${MANAGED_LABEL}=true`);
