@@ -21,7 +21,7 @@ const CLUSTER_PROFILE_FEATURE_GATE = 'ClusterProfile';
  * cluster), which is what makes OCM write a profile per cluster. Its name starts with
  * `open-cluster-management`, a prefix no cluster may take, so no cluster namespace can collide.
  */
-const CLUSTER_INVENTORY_NAMESPACE = 'open-cluster-management-cluster-inventory';
+export const CLUSTER_INVENTORY_NAMESPACE = 'open-cluster-management-cluster-inventory';
 const GLOBAL_CLUSTER_SET = 'global';
 
 /** The ClusterManager's registrationConfiguration that turns OCM's ClusterProfile controllers on. */
