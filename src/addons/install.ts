@@ -63,6 +63,9 @@ const MANAGER_RULES = [
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
   { apiGroups: ['proxy.open-cluster-management.io'], resources: ['managedproxyconfigurations', 'managedproxyconfigurations/status'], verbs: ['*'] },
   { apiGroups: ['authentication.open-cluster-management.io'], resources: ['managedserviceaccounts', 'managedserviceaccounts/status'], verbs: ['*'] },
+  // managed-serviceaccount's ClusterProfile credential sync and the access providers the lab writes.
+  { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles/status'], verbs: ['get', 'update', 'patch'] },
 ];
 
 /**

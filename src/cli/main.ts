@@ -24,6 +24,8 @@ async function main(argv: string[]): Promise<void> {
   if (!internal) enableCompileCache();
   // Where the lab's processes and our image take this Node from: said once, where it matters.
   if (verdict.kind === 'unsupported' && (command === 'up' || command === 'setup')) process.stderr.write(`warning: ${verdict.message}\n`);
+  // The ClusterProfile credentials plugin keeps upstream's flag parsing, messages and exit codes.
+  if (command === 'cp-creds' && args[0] === 'cp-creds') return (await import('./commands/cp-creds.js')).cpCreds(args.slice(1));
   const fast = command === 'proxy' ? parseProxyKubectl(args) : null;
   if (fast) return (await import('./commands/proxy-kubectl.js')).proxyKubectl(fast);
   const [{ default: yargs }, { hideBin }] = await Promise.all([import('yargs'), import('yargs/helpers')]);

@@ -17,6 +17,7 @@ export function defaultLabConfig(): LabConfig {
     addons: [...DEFAULT_ADDONS],
     addonImplementations: {},
     source: null,
+    clusterProfile: true,
   };
 }
 

@@ -114,6 +114,7 @@ function normalise(file: LabFile, source: string | null): LabConfig {
       (file.addons ?? []).flatMap((a) => (typeof a === 'object' && a.implementation === 'upstream' ? [[a.name, a.implementation]] : [])),
     ),
     source,
+    clusterProfile: file.clusterProfile ?? true,
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
     ...(file.artifacts ? { artifacts: file.artifacts } : {}),
     ...(file.mirrors ? { mirrorsFile: source ? path.resolve(path.dirname(source), file.mirrors) : file.mirrors } : {}),

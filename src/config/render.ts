@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import { API_VERSION, KIND, type LabConfig } from './types.js';
+import { API_VERSION, clusterProfileEnabled, KIND, type LabConfig } from './types.js';
 
 /** The lab as lab-file YAML, with every default written out; parseLabConfig reads it back to an equal config. */
 export function renderLabConfig(config: LabConfig): string {
@@ -13,6 +13,7 @@ export function renderLabConfig(config: LabConfig): string {
     vpcs: config.vpcs.map((v) => ({ name: v.name })),
     clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
     addons: config.addons.map((name) => (config.addonImplementations[name] === 'upstream' ? { name, implementation: 'upstream' } : name)),
+    clusterProfile: clusterProfileEnabled(config),
     ...(config.artifacts ? { artifacts: config.artifacts } : {}),
     ...(config.mirrorsFile ? { mirrors: config.mirrorsFile } : {}),
     ...(config.runtime ? { runtime: { ...(config.runtime.name === undefined ? {} : { name: config.runtime.name }), ...config.runtime.options } } : {}),

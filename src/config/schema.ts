@@ -81,6 +81,7 @@ export const labFileSchema = z.strictObject({
   clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
   addons: z.array(addonSchema).optional(),
   artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
+  clusterProfile: z.boolean({ error: 'must be true or false (the ClusterProfile inventory, on by default)' }).optional(),
   mirrors: z.string().min(1, { error: 'must name a mirrors file (docs/provisioning.md, "Mirrors")' }).optional(),
   // Runtime names and their options belong to the runtimes (src/runtime/registry.ts), which check them when `up` makes one.
   runtime: z

@@ -56,6 +56,12 @@ export interface LabConfig {
   artifacts?: ArtifactsMode;
   /** The lab file's `mirrors:`, as an absolute path (relative to the lab file when written relative). */
   mirrorsFile?: string;
+  /**
+   * The lab file's `clusterProfile:` (default true): the cluster inventory API (ClusterProfile CRD, OCM's
+   * feature gate, a profile per cluster), managed-serviceaccount's token sync to it and `ocm-lab cp-creds`.
+   * Absent in a lab recorded before the switch existed, which counts as on.
+   */
+  clusterProfile?: boolean;
 }
 
 export const API_VERSION = 'ocm-lab/v1alpha1';
@@ -96,4 +102,9 @@ export const RESERVED_CLUSTER_PREFIX = 'open-cluster-management';
 /** The implementation a lab runs of `addon` (ours unless the lab file says upstream; a lab recorded before the field existed runs ours). */
 export function addonImplementation(config: Partial<Pick<LabConfig, 'addonImplementations'>>, addon: AddonName): AddonImplementation {
   return config.addonImplementations?.[addon] ?? 'ocm-lab';
+}
+
+/** Whether a lab publishes ClusterProfiles (on unless its file says `clusterProfile: false`). */
+export function clusterProfileEnabled(config: Pick<LabConfig, 'clusterProfile'>): boolean {
+  return config.clusterProfile !== false;
 }

@@ -1,7 +1,8 @@
 import { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/objects.js';
 import { acceptClusters, type AcceptDiagnostics } from '../ocm/accept.js';
-import { applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
+import { applyClusterInventory, applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
+import { clusterProfileEnabled } from '../config/types.js';
 import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from '../ocm/constants.js';
 import { joinCluster, waitForKlusterlet } from '../ocm/klusterlet.js';
 import { deploymentSummary } from '../ocm/operator-install.js';
@@ -77,6 +78,7 @@ export function ocmSteps(): Step<InstallContext>[] {
             operatorObjects: need(operators.clusterManager, 'cluster-manager manifests'),
             ocmVersion: ctx.config.ocmVersion,
             timeoutMs: timeoutOf(ctx),
+            clusterProfile: clusterProfileEnabled(ctx.config),
           }),
         );
         return changed.length ? `${changed.length} objects applied` : 'unchanged';
@@ -91,7 +93,9 @@ export function ocmSteps(): Step<InstallContext>[] {
           title: `${hubOf(ctx).name}: cluster manager rolled out`,
           run: async (c, progress) => {
             await withClient(hubOf(c), (hub) => waitForClusterManager(hub, { timeoutMs: timeoutOf(c), progress }));
-            return 'up to date';
+            if (!clusterProfileEnabled(c.config)) return 'up to date';
+            const inventory = await withClient(hubOf(c), (hub) => applyClusterInventory(hub));
+            return `up to date${inventory.length ? `; ClusterProfile inventory: ${inventory.join(', ')}` : ''}`;
           },
         },
         ...spokesOf(ctx).map((spoke) => ({

@@ -63,6 +63,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly reason: string,
     message: string,
+    /** The API server's own message (its Status `message`), without the request in front. */
+    readonly serverMessage: string = message,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -252,5 +254,5 @@ function apiError(method: string, p: string, status: number, text: string): ApiE
   } catch {
     // not a Status object
   }
-  return new ApiError(status, reason, `${method} ${p}: ${status}${reason ? ` ${reason}` : ''}: ${message}`);
+  return new ApiError(status, reason, `${method} ${p}: ${status}${reason ? ` ${reason}` : ''}: ${message}`, message);
 }

@@ -74,6 +74,8 @@ const RESOURCES: Record<string, { resource: string; namespaced: boolean }> = {
   // Upstream addons' charts install by Placement over a bound cluster set.
   ManagedClusterSetBinding: { resource: 'managedclustersetbindings', namespaced: true },
   Placement: { resource: 'placements', namespaced: true },
+  // The SIG-Multicluster cluster inventory (multicluster.x-k8s.io), which OCM's registration hub publishes.
+  ClusterProfile: { resource: 'clusterprofiles', namespaced: true },
   CertificateSigningRequest: { resource: 'certificatesigningrequests', namespaced: false },
   APIService: { resource: 'apiservices', namespaced: false },
   ClusterManager: { resource: 'clustermanagers', namespaced: false },

@@ -1,6 +1,6 @@
 import { ocmImage } from '../image.js';
 import type { KubeClient } from '../kube/client.js';
-import { applyObject, conditionOf, getOrNull, type KubeObject } from '../kube/objects.js';
+import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { waitUntil } from '../kube/wait.js';
 import {
   BOOTSTRAP_CLUSTER_ROLE,
@@ -13,11 +13,15 @@ import {
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
 import { clusterRole, clusterRoleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
+import { clusterInventoryObjects, clusterProfileCrd, clusterProfileRegistrationConfiguration } from './clusterprofile.js';
 
 export const OPERATOR_API = 'operator.open-cluster-management.io/v1';
 
-/** The ClusterManager clusteradm init creates, with every image at the lab's OCM version. */
-export function clusterManagerObject(ocmVersion: string): KubeObject {
+/**
+ * The ClusterManager clusteradm init creates, with every image at the lab's OCM version; with
+ * `clusterProfile`, registration's ClusterProfile feature gate on (as `clusteradm init --feature-gates`).
+ */
+export function clusterManagerObject(ocmVersion: string, options: { clusterProfile?: boolean } = {}): KubeObject {
   return {
     apiVersion: OPERATOR_API,
     kind: 'ClusterManager',
@@ -28,6 +32,7 @@ export function clusterManagerObject(ocmVersion: string): KubeObject {
       placementImagePullSpec: ocmImage('placement', ocmVersion),
       addOnManagerImagePullSpec: ocmImage('addon-manager', ocmVersion),
       deployOption: { mode: 'Default' },
+      ...(options.clusterProfile ? { registrationConfiguration: clusterProfileRegistrationConfiguration() } : {}),
     },
   };
 }
@@ -71,10 +76,17 @@ export function clusterManagerReady(cm: KubeObject | null): { ready: boolean; wh
  */
 export async function applyClusterManager(
   hub: KubeClient,
-  options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number },
+  options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number; clusterProfile?: boolean },
 ): Promise<string[]> {
   const changed = await applyOperator(hub, options.operatorObjects, 'clustermanagers.operator.open-cluster-management.io', options.timeoutMs);
-  for (const obj of [clusterManagerObject(options.ocmVersion), ...hubBootstrapObjects()]) {
+  // Ours only where no ClusterProfile CRD is installed: with the gate on, OCM's operator installs its
+  // own copy over any CRD that lacks its version annotation, and that one is left as it is.
+  if (options.clusterProfile && !(await getOrNull<KubeObject>(hub, objectPath(clusterProfileCrd())))) {
+    await applyObject(hub, clusterProfileCrd());
+    changed.push('CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io created');
+  }
+  const clusterManager = clusterManagerObject(options.ocmVersion, { clusterProfile: options.clusterProfile });
+  for (const obj of [clusterManager, ...hubBootstrapObjects()]) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.name} ${result}`);
   }
@@ -96,4 +108,18 @@ export async function waitForClusterManager(hub: KubeClient, options: InstallPro
       report: async () => deploymentSummary(hub, HUB_CONTROLLER_NAMESPACE, HUB_DEPLOYMENTS),
     },
   );
+}
+
+/**
+ * With ClusterProfile on: the inventory namespace bound to the `global` cluster set, so OCM's controller
+ * writes a ClusterProfile there for every cluster (it writes none without a bound ManagedClusterSetBinding).
+ * Applied once the hub's CRDs are served.
+ */
+export async function applyClusterInventory(hub: KubeClient): Promise<string[]> {
+  const changed: string[] = [];
+  for (const obj of clusterInventoryObjects()) {
+    const result = await applyObject(hub, obj);
+    if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.name} ${result}`);
+  }
+  return changed;
 }

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import type { LabConfig } from '../config/index.js';
+import { clusterProfileEnabled, type LabConfig } from '../config/index.js';
 import { hubCluster, spokeClusters } from '../config/defaults.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
 import { clusterKubeconfigFile } from '../paths.js';
@@ -67,7 +67,8 @@ export async function ocmCapabilities(config: LabConfig): Promise<string[]> {
       const state = clusters.find((c) => c.name === spoke.name);
       return state?.hubAccepted && state.joined && state.available;
     });
-    return ready && spokeClusters(config).length > 0 ? ['ocm'] : [];
+    // `cluster-profile`: the lab publishes the cluster inventory API (its `clusterProfile:` switch).
+    return ready && spokeClusters(config).length > 0 ? ['ocm', ...(clusterProfileEnabled(config) ? ['cluster-profile'] : [])] : [];
   } catch {
     return [];
   }

@@ -12,6 +12,7 @@ import {
 } from './constants.js';
 import { deleteAndWait, labelledObjects, releaseOnHub, type RemovalOptions } from './removal.js';
 import { namespace } from '../kube/builders.js';
+import { CLUSTER_INVENTORY_NAMESPACE } from './clusterprofile.js';
 
 /**
  * Taking OCM off clusters, the reverse of clusteradm init/join/accept: first
@@ -116,6 +117,9 @@ export async function removeKlusterlet(spoke: KubeClient, name: string, options:
 export async function uninstallHub(hub: KubeClient, options: UninstallOptions): Promise<string[]> {
   const deleted: string[] = [];
   const cm = { apiVersion: OPERATOR_API, kind: 'ClusterManager', metadata: { name: CLUSTER_MANAGER_NAME } };
+  // The ClusterProfile inventory namespace (its binding, profiles and synced tokens with it). The CRD stays,
+  // as OCM's operator leaves it: another inventory provider may serve it (docs/notes.md).
+  deleted.push(...(await deleteAndWait(hub, [namespace(CLUSTER_INVENTORY_NAMESPACE)], 'removing the ClusterProfile inventory namespace', options)));
   deleted.push(...(await deleteAndWait(hub, [cm], 'removing the ClusterManager', options)));
   deleted.push(
     ...(await deleteAndWait(

@@ -74,6 +74,7 @@ describe('defaults', () => {
       addons: [...DEFAULT_ADDONS],
       addonImplementations: {},
       source: null,
+      clusterProfile: true,
     });
     expect(SUPPORTED_KUBERNETES_VERSIONS).toEqual(['v1.37.2', 'v1.36.3', 'v1.35.4', 'v1.34.4']);
     expect(SUPPORTED_OCM_VERSIONS).toEqual(['v1.3.1', 'v1.2.1']);
@@ -158,6 +159,7 @@ describe('round trip', () => {
     addons: ['managed-serviceaccount', 'cluster-proxy'],
     addonImplementations: { 'cluster-proxy': 'upstream' },
     source: FILE,
+    clusterProfile: false,
   };
 
   it.each([

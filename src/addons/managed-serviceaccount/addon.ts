@@ -9,6 +9,8 @@ import { CONDITIONS, MANAGED_SERVICEACCOUNT, MSA_AGENT_DEPLOYMENT, MSA_AGENT_SER
 import type { ManagedServiceAccount } from './types.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { Informer, RESYNCING } from '../../kube/informer.js';
+import { syncClusterProfileCredentials } from './clusterprofile-sync.js';
+import { writeClusterProfileAccess } from './clusterprofile-access.js';
 
 const HUB_KUBECONFIG_DIR = '/etc/hub';
 
@@ -149,6 +151,8 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
         void watchTtls(client, ttl, stopSignal(options.signal), log);
       }
       await reconcileManagedServiceAccounts(client, ttl);
+      // The ClusterProfile inventory, where the hub has it (the lab's `clusterProfile:` switch).
+      for (const line of [...(await syncClusterProfileCredentials(client)), ...(await writeClusterProfileAccess(client))]) log(line);
     },
     async agentManifests(cluster, _hub, values) {
       const manifests = msaAgentManifests(cluster);

@@ -21,6 +21,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['logs', async () => (await import('./logs.js')).logsCommand],
   ['probe', async () => (await import('./probe.js')).probeCommand],
   ['proxy', async () => (await import('./proxy.js')).proxyCommand],
+  ['cp-creds', async () => (await import('./cp-creds.js')).cpCredsCommand],
   ['addon', async () => (await import('./addon.js')).addonCommand],
   ['setup', async () => (await import('./setup.js')).setupCommand],
   ['registry', async () => (await import('./registry.js')).registryCommand],

@@ -1,4 +1,4 @@
-import type { AddonImplementation, AddonName, LabConfig } from '../../config/index.js';
+import { clusterProfileEnabled, type AddonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
 import { managerObjects, LAB_ADDONS, type LabAddon } from '../../addons/install.js';
 import { APISERVICE_NAME, CLUSTER_GATEWAY, GATEWAY_DEPLOYMENT, GATEWAY_NAMESPACE } from '../../addons/cluster-gateway/constants.js';
 import { addonSteps } from '../../addons/lab-steps.js';
@@ -77,7 +77,7 @@ export function planInstalls(config: LabConfig): InstallsPlan {
   const hub = config.clusters.find((c) => c.hub);
   const spokes = config.clusters.filter((c) => !c.hub).map((c) => c.name);
   const operatorImage = ocmImage('registration-operator', config.ocmVersion);
-  const clusterManager = clusterManagerObject(config.ocmVersion);
+  const clusterManager = clusterManagerObject(config.ocmVersion, { clusterProfile: clusterProfileEnabled(config) });
   return {
     ocm: {
       version: config.ocmVersion,
