@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { clusterProfileEnabled, type LabConfig } from '../config/index.js';
+import { addonImplementation, clusterProfileEnabled, type LabConfig } from '../config/index.js';
 import { hubCluster, spokeClusters } from '../config/defaults.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
 import { clusterKubeconfigFile } from '../paths.js';
@@ -67,8 +67,10 @@ export async function ocmCapabilities(config: LabConfig): Promise<string[]> {
       const state = clusters.find((c) => c.name === spoke.name);
       return state?.hubAccepted && state.joined && state.available;
     });
-    // `cluster-profile`: the lab publishes the cluster inventory API (its `clusterProfile:` switch).
-    return ready && spokeClusters(config).length > 0 ? ['ocm', ...(clusterProfileEnabled(config) ? ['cluster-profile'] : [])] : [];
+    // `cluster-profile`: the lab publishes the cluster inventory API (its `clusterProfile:` switch) with our
+    // managed-serviceaccount's token sync; upstream's runs with its ClusterProfileCredSyncer gate off.
+    const profiles = clusterProfileEnabled(config) && addonImplementation(config, 'managed-serviceaccount') !== 'upstream';
+    return ready && spokeClusters(config).length > 0 ? ['ocm', ...(profiles ? ['cluster-profile'] : [])] : [];
   } catch {
     return [];
   }
