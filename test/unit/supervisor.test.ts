@@ -91,3 +91,35 @@ describe('supervisor loop on real processes', () => {
     expect(lines.at(-1)).toMatch(/exiting/);
   }, 20_000);
 });
+
+describe('status shows the supervisor and the restarts it made', () => {
+  it('renders restarts per component and a supervisor that does not run', async () => {
+    const { renderStatus } = await import('../../src/cli/commands/lab-commands.js');
+    const text = renderStatus({
+      lab: 'l',
+      runtime: 'local',
+      exists: true,
+      kubeconfig: null,
+      clusters: [
+        {
+          name: 'cluster1',
+          vpc: 'vpc-2',
+          hub: false,
+          apiServer: 'https://10.0.0.1:6443',
+          ready: true,
+          components: [
+            { name: 'etcd', running: true, detail: 'pid 1', restarts: { count: 2, last: '2026-11-26T12:00:00.000Z' } },
+            { name: 'nodelet', running: true, detail: 'pid 2', restarts: { count: 0, last: null } },
+          ],
+        },
+      ],
+      supervisor: { running: false, pid: 7 },
+      vpcs: [],
+      isolation: { enforced: false, reason: 'test' },
+      capabilities: [],
+    });
+    expect(text).toContain('up (2 restarts, last 2026-11-26T12:00:00.000Z)');
+    expect(text).toMatch(/NODELET[\s\S]*\bup\b/);
+    expect(text).toContain("supervisor: NOT running — dead components stay dead until 'ocm-lab up'");
+  });
+});
