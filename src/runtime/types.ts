@@ -9,6 +9,8 @@ interface ComponentStatus {
   running: boolean;
   /** How the runtime runs it, in its own words (local: `pid 4242`; kind: the container); null when there is nothing to say. */
   detail: string | null;
+  /** How often something (local: the lab's supervisor) restarted it after it died, and when last (ISO time). */
+  restarts?: { count: number; last: string | null };
 }
 
 export interface ClusterStatus {
@@ -37,6 +39,8 @@ export interface LabStatus {
   exists: boolean;
   kubeconfig: string | null;
   clusters: ClusterStatus[];
+  /** local: the process that restarts dead components (absent on runtimes without one). */
+  supervisor?: { running: boolean; pid: number | null };
   vpcs: VpcStatus[];
   isolation: { enforced: boolean; reason: string | null };
   /** What this lab can do, for documents that need it (e.g. 'control-plane', 'vpc-isolation', 'ocm'). */

@@ -160,7 +160,12 @@ describe('lab substrate (local runtime, real control planes)', () => {
     expect(again.steps.filter((s) => s.title.includes('control plane')).every((s) => s.result === 'already running')).toBe(true);
   });
 
-  it('restarts a component that died', async () => {
+  it('up restarts a component that died while the supervisor was dead, and the supervisor too', async () => {
+    // With its supervisor alive the apiserver would be back at once (test/faults/supervise.test.ts): up is the repair here.
+    const supervisor = (await labStatus(config)).supervisor!;
+    expect(supervisor.running).toBe(true);
+    process.kill(supervisor.pid!, 'SIGKILL');
+    await waitUntil(async () => ((await labStatus(config)).supervisor?.running ? undefined : true), 'the supervisor to show as not running', 10_000, 100);
     const cluster2 = (await labStatus(config)).clusters.find((c) => c.name === 'cluster2')!;
     const apiserver = cluster2.components.find((c) => c.name === 'kube-apiserver')!;
     expect(apiserver.detail).toMatch(/^pid \d+$/);
@@ -186,6 +191,7 @@ describe('lab substrate (local runtime, real control planes)', () => {
     const repaired = await upLab(config, { renderer: 'silent' });
     const c2 = repaired.status.clusters.find((c) => c.name === 'cluster2')!;
     expect(c2.ready).toBe(true);
+    expect(repaired.status.supervisor?.running).toBe(true);
     expect(c2.components.find((c) => c.name === 'kube-apiserver')!.detail).not.toBe(apiserver.detail);
     expect((await kubectl(kubeconfig, ['--context', 'cluster2', 'get', 'ns', 'default'])).exitCode).toBe(0);
   });

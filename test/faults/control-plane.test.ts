@@ -14,7 +14,7 @@ import { waitUntil } from '../support/wait.js';
  * Issue 16, ManifestWork delivery and the control planes: while ManifestWorks are created on the hub
  * every 400 ms (each a ConfigMap for cluster1) and cluster1's API is read every 250 ms, each
  * component is SIGKILLed in turn: cluster1's etcd, kube-apiserver and kube-controller-manager
- * (host processes: `up` restores them), the hub's kube-apiserver, both nodelets, every OCM pod of both
+ * (host processes: the lab's supervisor restarts them, nobody runs `up`), the hub's kube-apiserver, both nodelets, every OCM pod of both
  * clusters, managed-serviceaccount's agent and manager (pods: the nodelet restarts them). For each:
  * who restored it, how long delivery stalled, requests failed, and what was lost. Goals: every
  * ManifestWork the hub accepted reaches cluster1, nothing fails once recovered, and the lab's
@@ -280,11 +280,19 @@ spec: {rotation: {enabled: true}}
     }
   };
 
-  const byUp = async () => {
+  /** The lab's supervisor restores a host process by itself: waits for its new pid (no `up` is run). */
+  const bySupervisor = (cluster: string, component: string, killed: number) => async () => {
     const t0 = Date.now();
-    const r = await upLab(config, { renderer: 'silent' });
-    const started = r.steps.filter((x) => /started|restarted/.test(x.result)).map((x) => `${x.title.split(':')[0]}: ${x.result}`);
-    return `up (${s(Date.now() - t0)}${started.length ? `; ${started.join('; ')}` : ''})`;
+    const pid = await waitUntil(
+      async () => {
+        const now = await hostPid(cluster, component).catch(() => 0);
+        return now !== killed && now > 0 && alive(now) ? now : undefined;
+      },
+      `${cluster} ${component}: the supervisor's new process`,
+      60_000,
+      50,
+    );
+    return `supervisor (new pid ${pid} ${s(Date.now() - t0)} after the kill was seen)`;
   };
   const byNodelet = (context: string, namespace: string, prefix: string, before: { status: ContainerStatus; pod: PodJson }) => async () => {
     const after = await waitUntil(
@@ -305,15 +313,16 @@ spec: {rotation: {enabled: true}}
     ['cluster1', 'kube-controller-manager'],
     ['hub', 'kube-apiserver'],
   ])(
-    'SIGKILL of %s %s (a host process): up restores it, every accepted ManifestWork arrives',
+    'SIGKILL of %s %s (a host process): the supervisor restores it, every accepted ManifestWork arrives',
     async (cluster, component) => {
-      await inject(`${cluster} ${component} SIGKILL`, await hostPid(cluster, component), byUp);
+      const pid = await hostPid(cluster, component);
+      await inject(`${cluster} ${component} SIGKILL`, pid, bySupervisor(cluster, component, pid));
     },
     300_000,
   );
 
   it.each(['cluster1', 'hub'])(
-    'SIGKILL of the %s nodelet (a host process): up restores it, it adopts every running container (none restarted), every accepted ManifestWork arrives',
+    'SIGKILL of the %s nodelet (a host process): the supervisor restores it, it adopts every running container (none restarted), every accepted ManifestWork arrives',
     async (cluster) => {
       const containers = async () => {
         const items = (JSON.parse(await k(cluster, ['get', 'pods', '-A', '-o', 'json'])) as { items: PodJson[] }).items;
@@ -328,7 +337,8 @@ spec: {rotation: {enabled: true}}
       };
       const before = await containers();
       expect(Object.keys(before).length, `${cluster}: containers`).toBeGreaterThan(2);
-      await inject(`${cluster} nodelet SIGKILL`, await hostPid(cluster, 'nodelet'), byUp);
+      const pid = await hostPid(cluster, 'nodelet');
+      await inject(`${cluster} nodelet SIGKILL`, pid, bySupervisor(cluster, 'nodelet', pid));
       expect(await containers(), `${cluster}: every container the same run as before the nodelet's death`).toEqual(before);
     },
     300_000,

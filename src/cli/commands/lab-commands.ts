@@ -177,14 +177,23 @@ export function renderStatus(status: LabStatus): string {
       c.ready ? 'True' : 'False',
       ...componentNames.map((n) => {
         const comp = c.components.find((x) => x.name === n);
-        return comp ? (comp.running ? 'up' : 'DOWN') : '-';
+        if (!comp) return '-';
+        const restarts = comp.restarts?.count
+          ? ` (${comp.restarts.count} restart${comp.restarts.count === 1 ? '' : 's'}, last ${comp.restarts.last ?? '?'})`
+          : '';
+        return `${comp.running ? 'up' : 'DOWN'}${restarts}`;
       }),
     ]),
   );
   const isolation = status.isolation.enforced
     ? `isolation: enforced (${status.vpcs.map((v) => `${v.name}=${v.carrier ?? '-'} ${v.subnet ?? ''}`.trim()).join(', ')})`
     : `isolation: NOT enforced — ${status.isolation.reason ?? 'unknown'}`;
-  return `${table}\n\n${isolation}`;
+  const supervisor = !status.supervisor
+    ? ''
+    : status.supervisor.running
+      ? `\nsupervisor: running (pid ${status.supervisor.pid}); restarts dead control planes and nodelets`
+      : "\nsupervisor: NOT running — dead components stay dead until 'ocm-lab up' (which starts it again)";
+  return `${table}\n\n${isolation}${supervisor}`;
 }
 
 export const statusCommand: CommandModule<GlobalOptions, GlobalOptions> = {

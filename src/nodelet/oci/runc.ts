@@ -322,7 +322,19 @@ export async function listContainers(runc: Runc): Promise<RuncState[]> {
   } catch {
     return [];
   }
-  const out = await runcCommand(runc, ['list', '--format', 'json']);
+  // `runc list` reads the root's entries, then each one's state: a container another pod worker deletes
+  // meanwhile fails the whole listing ("stat <root>/<id>: no such file or directory"). Many workers clean up
+  // at once when a nodelet starts after its containers died (a reboot): list again.
+  let out = '';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      out = await runcCommand(runc, ['list', '--format', 'json']);
+      break;
+    } catch (err) {
+      if (attempt >= 10 || !/no such file or directory/.test((err as Error).message)) throw err;
+      await sleep(50 * attempt);
+    }
+  }
   return ((JSON.parse(out || 'null') as RuncState[] | null) ?? []).map((s) => ({ id: s.id, pid: s.pid, status: s.status, bundle: s.bundle }));
 }
 

@@ -297,6 +297,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
               ocmVersion: c.config.ocmVersion,
               imageBinaries: Object.fromEntries(imageBinaryNames(c.config, c.options.extraImageBinaries).map((b) => [b, c.binaries?.[b] ?? ''])),
             });
+            c.supervised.set(cluster.name, [...(c.supervised.get(cluster.name) ?? []), spec]);
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;
             let proc: Awaited<ReturnType<typeof startProcess>> | undefined;

@@ -25,6 +25,7 @@ import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluste
 import { apiServerAnswers, waitForComponent } from './readiness.js';
 import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
 import { ensureHostFits } from './host-fit.js';
+import { readRestarts, startSupervisor, stopSupervisor, supervisorState } from './supervision.js';
 
 export interface LocalContext {
   run: LabRun<LocalRuntimeState>;
@@ -36,6 +37,8 @@ export interface LocalContext {
   binaries?: Record<BinaryName, string>;
   clusters: ClusterPlan[];
   pki: Map<string, ClusterPkiPaths>;
+  /** Per cluster, the processes `up` made sure of, in start order: the lab's supervisor watches them. */
+  supervised: Map<string, ProcessSpec[]>;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
@@ -47,6 +50,7 @@ function clusterSteps(ctx: LocalContext): Step<LocalContext>[] {
       const pki = c.pki.get(cluster.name);
       if (!pki || !c.binaries) throw new Error(`internal: ${cluster.name} has no PKI or binaries yet`);
       const specs = controlPlaneSpecs(cluster, c.binaries, pki);
+      c.supervised.set(cluster.name, [...CONTROL_PLANE_COMPONENTS.map((component) => specs[component]), ...(c.supervised.get(cluster.name) ?? [])]);
       const started: string[] = [];
       for (const component of CONTROL_PLANE_COMPONENTS) {
         const spec = specs[component];
@@ -114,7 +118,7 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
   }
 
   provisioning(run: LabRun<LocalRuntimeState>): Provisioning<LocalContext> {
-    const ctx: LocalContext = { run, config: run.config, dir: run.dir, options: run.options, clusters: [], pki: new Map() };
+    const ctx: LocalContext = { run, config: run.config, dir: run.dir, options: run.options, clusters: [], pki: new Map(), supervised: new Map() };
     const steps: Step<LocalContext>[] = [
       {
         title: 'Binaries',
@@ -165,6 +169,14 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
         children: (c) => clusterSteps(c),
       },
       ...nodeletSteps(),
+      {
+        title: 'Supervisor',
+        run: async (c) => {
+          const components = c.clusters.flatMap((cluster) => (c.supervised.get(cluster.name) ?? []).map((spec) => ({ cluster: cluster.name, spec })));
+          const pid = await startSupervisor(c.dir, components);
+          return `pid ${pid}, restarts ${components.length} components when they die`;
+        },
+      },
     ];
     return {
       context: ctx,
@@ -175,6 +187,8 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
       },
       deleteClusters: async (removed) => {
         const previous = run.previous!;
+        // It would start the removed clusters' processes again once the lock is released, should this `up` fail.
+        await stopSupervisor(run.dir);
         for (const name of removed) await removeClusterOf(run.dir, run.config.name, previous.runtimeState.network, name);
         if (previous.runtimeState.network) previous.runtimeState.network = reconcilePlanClusters(previous.runtimeState.network, planInput(run.config));
       },
@@ -212,6 +226,8 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
     const dir = labDir(labName);
     const state = await readLocalState(labName);
     const result: DownResult = { lab: labName, existed: state !== null, removed: [], keptData: !!options.keepData };
+    // The supervisor first, so nothing is started again while the lab goes away.
+    if (await stopSupervisor(dir)) result.removed.push('supervisor');
     // Stop every component that has a pid file, whatever the state says: the state may be from a crash.
     const clustersDir = path.join(dir, 'clusters');
     const clusterNames = await fs.readdir(clustersDir).catch(() => [] as string[]);
@@ -239,13 +255,14 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
       state.config.clusters.map(async (cl) => {
         const plan = planCluster(dir, cl, net.addressing(cl.name));
         const components = await Promise.all(
-          CONTROL_PLANE_COMPONENTS.map(async (component) => {
+          [...CONTROL_PLANE_COMPONENTS, 'nodelet'].map(async (component) => {
             const { pidFile } = componentFiles(plan, component);
             const st = await processState({ pidFile, binary: await binaryOfPidFile(pidFile) });
-            return { name: component, running: st.running, detail: st.running ? `pid ${st.pid}` : null };
+            const { count, last } = await readRestarts(pidFile);
+            return { name: component, running: st.running, detail: st.running ? `pid ${st.pid}` : null, restarts: { count, last } };
           }),
         );
-        const ready = components.every((c) => c.running) && (await apiServerAnswers(plan));
+        const ready = components.filter((c) => c.name !== 'nodelet').every((c) => c.running) && (await apiServerAnswers(plan));
         return { name: cl.name, vpc: cl.vpc, hub: cl.hub, apiServer: plan.apiServerUrl, ready, components };
       }),
     );
@@ -256,6 +273,7 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
       exists: true,
       kubeconfig: labKubeconfigPath(dir),
       clusters,
+      supervisor: await supervisorState(dir),
       vpcs: net.vpcs,
       isolation: net.isolation,
       capabilities: [

@@ -11,6 +11,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'user-server': async () => (await import('./user-server.js')).userServerCommand,
   'service-proxy': async () => (await import('./service-proxy.js')).serviceProxyCommand,
   nodelet: async () => (await import('./nodelet.js')).nodeletCommand,
+  supervise: async () => (await import('./supervise.js')).superviseCommand,
   'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
   'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
   'managed-serviceaccount-agent': async () => (await import('./msa-agent.js')).msaAgentCommand,
