@@ -50,12 +50,14 @@ function placementSpec(addon: string): Record<string, unknown> {
   return spec;
 }
 
-/** Labelled with the addon that made it last, so removal takes only what the lab made. */
-function clusterSetBinding(namespaceName: string, addon: string): KubeObject {
+/** Shared by the addons whose Placements live in one namespace: labelled as the lab's (not one addon's), so removal takes only what the lab made. */
+const LAB_MADE_LABEL = { 'app.kubernetes.io/managed-by': 'ocm-lab' };
+
+function clusterSetBinding(namespaceName: string): KubeObject {
   return {
     apiVersion: CLUSTER_SET_BINDING_API,
     kind: 'ManagedClusterSetBinding',
-    metadata: { name: GLOBAL_CLUSTER_SET, namespace: namespaceName, labels: { [ADDON_NAME_LABEL]: addon } },
+    metadata: { name: GLOBAL_CLUSTER_SET, namespace: namespaceName, labels: { ...LAB_MADE_LABEL } },
     spec: { clusterSet: GLOBAL_CLUSTER_SET },
   };
 }
@@ -72,7 +74,7 @@ function placement(ref: PlacementRef, addon: string): KubeObject {
 /** The ManagedClusterSetBinding and Placement of each Placement a strategy names, in that order (the Placement needs the binding). */
 export function placementObjects(addon: string, strategy: AddonInstall = addonInstall(addon)): KubeObject[] {
   if (strategy === 'AllClusters' || strategy.type !== 'Placements') return [];
-  return strategy.placements.flatMap((p) => [clusterSetBinding(p.namespace, addon), placement(p, addon)]);
+  return strategy.placements.flatMap((p) => [clusterSetBinding(p.namespace), placement(p, addon)]);
 }
 
 /**
@@ -81,21 +83,17 @@ export function placementObjects(addon: string, strategy: AddonInstall = addonIn
  * left there (another addon's or a user's may use it).
  */
 export async function removePlacementObjects(hub: KubeClient, addon: string, removal: RemovalOptions): Promise<string[]> {
-  const ours = async (o: KubeObject, label?: string) => {
-    const current = await getOrNull<KubeObject>(hub, objectPath(o));
-    const value = current?.metadata.labels?.[ADDON_NAME_LABEL];
-    return value !== undefined && (label === undefined || value === label);
-  };
+  const labelOf = async (o: KubeObject, key: string) => (await getOrNull<KubeObject>(hub, objectPath(o)))?.metadata.labels?.[key];
   const objects = placementObjects(addon);
   const placements: KubeObject[] = [];
-  for (const p of objects.filter((o) => o.kind === 'Placement')) if (await ours(p, addon)) placements.push(p);
+  for (const p of objects.filter((o) => o.kind === 'Placement')) if ((await labelOf(p, ADDON_NAME_LABEL)) === addon) placements.push(p);
   const deleted = await deleteAndWait(hub, placements, `the ${addon} Placements`, removal);
   for (const binding of objects.filter((o) => o.kind === 'ManagedClusterSetBinding')) {
     // No Placement API (OCM not installed) means nothing of ours either.
     const left = await hub
       .get<{ items: KubeObject[] }>(`/apis/${PLACEMENT_API}/namespaces/${binding.metadata.namespace}/placements`)
       .catch((err: unknown) => (isStatus(err, 404) ? { items: [] } : Promise.reject(err as Error)));
-    if (left.items.length === 0 && (await ours(binding))) {
+    if (left.items.length === 0 && (await labelOf(binding, 'app.kubernetes.io/managed-by')) === 'ocm-lab') {
       deleted.push(...(await deleteAndWait(hub, [binding], `the ${GLOBAL_CLUSTER_SET} cluster set binding in ${binding.metadata.namespace}`, removal)));
     }
   }

@@ -117,6 +117,10 @@ describe('each addon’s default, as upstream’s chart or example installs it',
       ],
     });
     expect(placementObjects('cluster-proxy')[1]!.spec).toEqual({ clusterSets: ['global'] });
+    // cluster-proxy and managed-serviceaccount apply one binding in one namespace: the same object, so a second up changes nothing.
+    expect(placementObjects('cluster-proxy')[0]).toEqual(placementObjects('managed-serviceaccount')[0]);
+    expect(binding!.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'ocm-lab' });
+    expect(hello!.metadata.labels).toEqual({ 'open-cluster-management.io/addon-name': 'helloworld' });
   });
 });
 
