@@ -1,27 +1,59 @@
 import fs from 'node:fs/promises';
 import { ADDON_NAMES, type AddonName, type LabConfig } from '../config/index.js';
-import { InvalidInputError } from '../errors.js';
-import { KubeClient } from '../kube/client.js';
+import { InvalidInputError, NotReadyError } from '../errors.js';
+import { isStatus, KubeClient } from '../kube/client.js';
 import { clusterKubeconfigFile } from '../paths.js';
-import { collectionPath, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { applyObject, collectionPath, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
+import { sleep } from '../kube/wait.js';
 import { deleteAndWait, labelledObjects, waitGone, type RemovalOptions } from '../ocm/removal.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, hubKubeconfigSecretName, WORK_API } from './framework/names.js';
-import { hubPermissionObjects } from './framework/manager.js';
+import { clusterManagementAddOn, hubPermissionObjects, type ClusterManagementAddOn } from './framework/manager.js';
+import {
+  decidedClusters,
+  describeInstallStrategy,
+  installStrategyOf,
+  placementDecisions,
+  placementPath,
+  type InstallStrategy,
+} from './framework/install-strategy.js';
+import type { AddonDefinition } from './framework/types.js';
+import { addonInstall, placementObjects, removePlacementObjects } from './placements.js';
+
+type PlacementsStrategy = InstallStrategy & { type: 'Placements' };
+interface PlacementObject extends KubeObject {
+  status?: { numberOfSelectedClusters?: number; conditions?: { type: string; status: string }[] };
+}
 import { helloworldAddon } from './helloworld/addon.js';
 import { copiesConfigMap } from './helloworld/copier.js';
 import { HELLOWORLD_NAMESPACE, SYNCED_FROM_HUB_LABEL } from './helloworld/constants.js';
 import { installAddonManager, managerName, managerObjects, waitForAddonAvailable, type AddonClusterState } from './install.js';
 
+/** Applies the Placements (and cluster set bindings) a Placements strategy names; what changed. */
+async function applyPlacements(hub: KubeClient, addon: AddonName, strategy: InstallStrategy | 'AllClusters'): Promise<string[]> {
+  const changed: string[] = [];
+  if (strategy === 'AllClusters' || strategy.type !== 'Placements') return changed;
+  for (const obj of placementObjects(addon, strategy)) {
+    const result = await applyObject(hub, obj);
+    if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} ${result}`);
+  }
+  return changed;
+}
+
 /**
- * `ocm-lab addon enable|disable`, like `clusteradm addon enable --names … --clusters …`.
- * helloworld is enabled per cluster: its manager serves exactly the clusters that have its
- * ManagedClusterAddOn, so enable creates them and disable deletes them. The default addons'
- * managers install them on every accepted cluster, so for those enable only checks the lab runs
- * them and waits, and disable is refused (they come and go with the lab file's `addons:`).
+ * `ocm-lab addon enable|disable`, like `clusteradm addon enable --names … --clusters …`, under the
+ * addon's install strategy (its ClusterManagementAddOn's `installStrategy`, docs/addons.md):
+ * - Manual: enable creates each chosen cluster's ManagedClusterAddOn, disable deletes it;
+ * - Placements: the Placement chooses the clusters (a ManagedClusterAddOn deleted by hand comes
+ *   back), so enable waits for the clusters it decides and a --cluster it does not decide, or a
+ *   disable of some clusters only, is refused, naming the Placement and how to change it;
+ * - AllClusters (cluster-gateway): on every managed cluster.
+ * helloworld comes and goes with enable/disable (its manager is installed by the first enable,
+ * removed by the last disable); an enable --cluster that installs it picks Manual, one without,
+ * upstream's default (Placements). The default addons come and go with the lab file's `addons:`.
  */
 
-/** Addons enabled cluster by cluster: those whose definition says `install: 'Manual'`, by name. */
-const PER_CLUSTER_ADDONS = new Map([helloworldAddon()].filter((d) => d.install === 'Manual').map((d) => [d.name as AddonName, d]));
+/** Addons whose manager enable/disable install and remove (helloworld), by name. */
+const PER_CLUSTER_ADDONS = new Map([helloworldAddon()].map((d) => [d.name as AddonName, d]));
 
 export function enabledPerCluster(addon: AddonName): boolean {
   return PER_CLUSTER_ADDONS.has(addon);
@@ -81,27 +113,131 @@ export interface EnableResult {
   states: AddonClusterState[];
 }
 
-/** Enables the addon on the chosen clusters and waits until it is Available there. */
+const cmaRef = (addon: string) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } });
+
+/** The addon's install strategy on this lab: AllClusters, its ClusterManagementAddOn's, or null when it has none (not installed). */
+async function currentInstallStrategy(hub: KubeClient, addon: AddonName): Promise<InstallStrategy | 'AllClusters' | null> {
+  if (addonInstall(addon) === 'AllClusters') return 'AllClusters';
+  const cma = await getOrNull<ClusterManagementAddOn>(hub, objectPath(cmaRef(addon)));
+  return cma ? (installStrategyOf(cma) ?? { type: 'Manual' }) : null;
+}
+
+/** The strategy an enable installs helloworld with: Manual for some clusters named, else the addon's default. */
+export function strategyForNewInstall(addon: AddonName, named: readonly string[] | undefined): InstallStrategy {
+  const install = addonInstall(addon);
+  return named?.length || install === 'AllClusters' ? { type: 'Manual' } : install;
+}
+
+/** The refusal of a per-cluster enable/disable under Placements: what the Placement does, and how to change it. */
+export function placementRefusal(addon: AddonName, strategy: PlacementsStrategy, action: 'enable' | 'disable', clusters: readonly string[]): InvalidInputError {
+  const where = `installStrategy Placements: ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ') || 'none'}`;
+  const first = strategy.placements[0] ?? { name: 'NAME', namespace: 'NAMESPACE' };
+  const them = clusters.length > 1 ? 'them' : 'it';
+  const what =
+    action === 'enable'
+      ? `${addon} cannot be enabled on ${clusters.join(', ')}: it is installed by Placement (${where}), which does not decide ${them}`
+      : `${addon} cannot be disabled on ${clusters.join(', ')} only: it is installed by Placement (${where}); ` +
+        `its manager re-creates a ManagedClusterAddOn on every cluster the Placement decides`;
+  const manual = `kubectl --context hub patch clustermanagementaddon ${addon} --type=merge -p '{"spec":{"installStrategy":{"type":"Manual"}}}'`;
+  return new InvalidInputError(what, {
+    hint:
+      `change which clusters the Placement selects (kubectl --context hub -n ${first.namespace} edit placement ${first.name}, ` +
+      `e.g. a labelSelector predicate), or switch ${addon} to Manual: ${manual}` +
+      (enabledPerCluster(addon) ? ` (or 'ocm-lab addon disable ${addon}', then 'ocm-lab addon enable ${addon} --cluster …', which installs it Manual)` : ''),
+  });
+}
+
+/**
+ * The clusters a Placements strategy decides, once OCM's placement controller has decided: every
+ * Placement has the PlacementSatisfied condition and as many decisions as it counts selected.
+ */
+export async function waitForDecisions(hub: KubeClient, strategy: PlacementsStrategy, timeoutMs: number): Promise<Set<string>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const decided = new Set<string>();
+    let settled = true;
+    for (const ref of strategy.placements) {
+      const placement = await getOrNull<PlacementObject>(hub, placementPath(ref));
+      const clusters = decidedClusters(await placementDecisions(hub, ref));
+      if (!conditionOf(placement, 'PlacementSatisfied') || (placement?.status?.numberOfSelectedClusters ?? -1) !== clusters.size) settled = false;
+      for (const c of clusters) decided.add(c);
+    }
+    if (settled) return decided;
+    if (Date.now() > deadline) {
+      throw new NotReadyError(
+        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided within ${Math.round(timeoutMs / 1000)} s`,
+        { hint: `see its status: kubectl --context hub -n ${strategy.placements[0]?.namespace} get placement -o yaml` },
+      );
+    }
+    await sleep(250);
+  }
+}
+
+/** Writes the ClusterManagementAddOn with the strategy asked for before the manager starts (the manager keeps a strategy it finds). */
+async function createClusterManagementAddOn(hub: KubeClient, definition: AddonDefinition, strategy: InstallStrategy): Promise<void> {
+  try {
+    await hub.post(collectionPath(ADDON_API, 'ClusterManagementAddOn'), clusterManagementAddOn({ ...definition, install: strategy }));
+  } catch (err) {
+    if (!isStatus(err, 409)) throw err;
+  }
+}
+
+/** Installs helloworld's manager (and the Placements and ClusterManagementAddOn of the strategy) when it is not installed. */
+async function installPerClusterAddon(hub: KubeClient, addon: AddonName, options: EnableOptions): Promise<{ strategy: InstallStrategy; changed: string[] }> {
+  const current = await currentInstallStrategy(hub, addon);
+  const strategy = current && current !== 'AllClusters' ? current : strategyForNewInstall(addon, options.clusters);
+  const changed = await applyPlacements(hub, addon, strategy);
+  if (!current) {
+    await createClusterManagementAddOn(hub, PER_CLUSTER_ADDONS.get(addon)!, strategy);
+    changed.push(`ClusterManagementAddOn/${addon} created (installStrategy ${describeInstallStrategy(strategy)})`);
+  }
+  changed.push(...(await installAddonManager(hub, addon, '')));
+  return { strategy, changed };
+}
+
+/**
+ * At `up`: the Placements of the addon's install strategy (its ClusterManagementAddOn's, else its
+ * default), created as upstream's charts create them. Returns the strategy and what changed.
+ */
+export async function ensureLabAddonPlacements(hub: KubeClient, addon: AddonName): Promise<{ strategy: InstallStrategy | 'AllClusters'; changed: string[] }> {
+  const strategy = (await currentInstallStrategy(hub, addon)) ?? addonInstall(addon);
+  return { strategy, changed: await applyPlacements(hub, addon, strategy) };
+}
+
+/** Enables the addon on the chosen clusters (under Placements: those the Placement decides) and waits until it is Available there. */
 export async function enableAddon(hub: KubeClient, options: EnableOptions): Promise<EnableResult> {
   const { addon, progress } = options;
-  const clusters = chosenClusters(options.clusters, options.spokes);
+  let clusters = chosenClusters(options.clusters, options.spokes);
   const wait = () => waitForAddonAvailable(hub, addon, clusters, { timeoutMs: options.timeoutMs, progress, diagnostics: () => managerDiagnostics(hub, addon) });
-  if (!enabledPerCluster(addon)) {
-    if (options.clusters?.length && clusters.length !== options.spokes.length) {
+  let strategy: InstallStrategy | 'AllClusters' | null;
+  let managerInstalled = false;
+  if (enabledPerCluster(addon)) {
+    const installed = await installPerClusterAddon(hub, addon, options);
+    strategy = installed.strategy;
+    managerInstalled = installed.changed.some((c) => c.startsWith('Deployment/'));
+    progress?.(installed.changed.length ? `${addon}: ${installed.changed.join(', ')}` : `${addon} manager in place`);
+  } else {
+    if (!(await managerRunning(hub, addon))) {
+      throw new InvalidInputError(`${addon} is not installed on this lab`, { hint: `add it to 'addons:' in the lab file and run 'ocm-lab up'` });
+    }
+    strategy = await currentInstallStrategy(hub, addon);
+    if (strategy === 'AllClusters' && options.clusters?.length && clusters.length !== options.spokes.length) {
       throw new InvalidInputError(`${addon} cannot be enabled on some clusters only: its manager installs it on every managed cluster`, {
         hint: `run 'ocm-lab addon enable ${addon}' without --cluster`,
       });
     }
-    if (!(await managerRunning(hub, addon))) {
-      throw new InvalidInputError(`${addon} is not installed on this lab`, { hint: `add it to 'addons:' in the lab file and run 'ocm-lab up'` });
-    }
-    return { addon, managerInstalled: false, createdOn: [], states: await wait() };
   }
-  const changed = await installAddonManager(hub, addon, '');
-  progress?.(changed.length ? `${addon} manager: ${changed.join(', ')}` : `${addon} manager in place`);
-  const createdOn = await ensureManagedClusterAddOns(hub, addon, clusters);
+  if (strategy && strategy !== 'AllClusters' && strategy.type === 'Placements') {
+    const decided = await waitForDecisions(hub, strategy, options.timeoutMs);
+    const undecided = clusters.filter((c) => !decided.has(c));
+    if (options.clusters?.length && undecided.length) throw placementRefusal(addon, strategy, 'enable', undecided);
+    clusters = clusters.filter((c) => decided.has(c));
+    progress?.(`${addon}: Placement decides ${clusters.join(', ') || 'no cluster of this lab'}`);
+    return { addon, managerInstalled, createdOn: [], states: await wait() };
+  }
+  const createdOn = strategy && strategy !== 'AllClusters' ? await ensureManagedClusterAddOns(hub, addon, clusters) : [];
   if (createdOn.length) progress?.(`ManagedClusterAddOn ${addon} created in ${createdOn.join(', ')}`);
-  return { addon, managerInstalled: changed.length > 0, createdOn, states: await wait() };
+  return { addon, managerInstalled, createdOn, states: await wait() };
 }
 
 async function managerRunning(hub: KubeClient, addon: AddonName): Promise<boolean> {
@@ -145,14 +281,20 @@ export interface DisableResult {
  */
 export async function disableAddon(hub: KubeClient, options: DisableOptions): Promise<DisableResult> {
   const { addon } = options;
+  const strategy = await currentInstallStrategy(hub, addon);
+  const placements = strategy && strategy !== 'AllClusters' && strategy.type === 'Placements' ? strategy : null;
   if (!enabledPerCluster(addon)) {
-    throw new InvalidInputError(`${addon} cannot be disabled: its manager installs it on every managed cluster of the lab`, {
+    const decides = placements ? ` its Placement decides (installStrategy ${describeInstallStrategy(placements)})` : '';
+    throw new InvalidInputError(`${addon} cannot be disabled: its manager installs it on every managed cluster${decides} of the lab`, {
       hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${[...PER_CLUSTER_ADDONS.keys()].join(', ')}`,
     });
   }
   const clusters = chosenClusters(options.clusters, options.spokes);
+  if (placements && clusters.length !== options.spokes.length) throw placementRefusal(addon, placements, 'disable', clusters);
   const removal: RemovalOptions = { timeoutMs: options.timeoutMs, progress: options.progress };
   const deleted: string[] = [];
+  // Under Placements the manager would re-create what follows: it stops first, and the Placements go.
+  if (placements) deleted.push(...(await stopManager(hub, addon, removal)), ...(await removePlacementObjects(hub, addon, removal)));
   deleted.push(
     ...(await deleteAndWait(
       hub,
@@ -205,17 +347,19 @@ async function removeAgentLeftovers(cluster: string, options: DisableOptions, re
   }
 }
 
-/** The manager first (so nothing recreates what follows), then the ClusterManagementAddOn, the manager's identity and the addon's CSRs. */
-async function removeManager(hub: KubeClient, addon: AddonName, removal: RemovalOptions): Promise<string[]> {
-  const objects = managerObjects(addon, '').filter((o) => o.kind !== 'Namespace');
-  const deleted = await deleteAndWait(
-    hub,
-    objects.filter((o) => o.kind === 'Deployment'),
-    `stopping the ${addon} manager`,
-    removal,
-  );
+/** Stops the addon's manager: its Deployment and pods gone. */
+async function stopManager(hub: KubeClient, addon: AddonName, removal: RemovalOptions): Promise<string[]> {
+  const deployments = managerObjects(addon, '').filter((o) => o.kind === 'Deployment');
+  const deleted = await deleteAndWait(hub, deployments, `stopping the ${addon} manager`, removal);
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/pods`, `app=${managerName(addon)}`);
   await waitGone(hub, pods, `the ${addon} manager pods`, removal);
+  return deleted;
+}
+
+/** The manager first (so nothing recreates what follows), then the ClusterManagementAddOn, the manager's identity and the addon's CSRs. */
+async function removeManager(hub: KubeClient, addon: AddonName, removal: RemovalOptions): Promise<string[]> {
+  const objects = managerObjects(addon, '').filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment');
+  const deleted = await stopManager(hub, addon, removal);
   const csrs = await labelledObjects(
     hub,
     'certificates.k8s.io/v1',
@@ -224,7 +368,8 @@ async function removeManager(hub: KubeClient, addon: AddonName, removal: Removal
     `${ADDON_NAME_LABEL}=${addon}`,
   );
   const cma = { apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } };
-  deleted.push(...(await deleteAndWait(hub, [cma, ...objects.filter((o) => o.kind !== 'Deployment'), ...csrs], `the ${addon} hub objects`, removal)));
+  deleted.push(...(await deleteAndWait(hub, [cma, ...objects, ...csrs], `the ${addon} hub objects`, removal)));
+  deleted.push(...(await removePlacementObjects(hub, addon, removal)));
   return deleted;
 }
 

@@ -8,7 +8,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { apiServiceAvailable, installGatewayServer, openApiPublished } from './cluster-gateway/hub-install.js';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient as Client } from '../kube/client.js';
-import { enabledPerCluster, ensureManagedClusterAddOns } from './enablement.js';
+import { enabledPerCluster, ensureLabAddonPlacements, ensureManagedClusterAddOns, waitForDecisions } from './enablement.js';
 import {
   installUpstreamAddon,
   runsUpstream,
@@ -79,19 +79,24 @@ export function addonSteps(): Step<InstallContext>[] {
               const spokes = spokesOf(c).map((cl) => cl.name);
               if (runsUpstream(c.config, addon)) return await upstreamAddon(c, client, addon, spokes, progress);
               const crd = await installAddonCrd(client, addon);
-              const changed = await installAddonManager(client, addon, hub.internalAddress);
+              // Its install strategy's Placements before the manager, as upstream's charts (the manager follows their decisions).
+              const { strategy, changed } = await ensureLabAddonPlacements(client, addon);
+              changed.push(...(await installAddonManager(client, addon, hub.internalAddress)));
               if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client)));
-              // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke.
-              if (enabledPerCluster(addon))
+              // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke (Manual: one ManagedClusterAddOn each).
+              if (enabledPerCluster(addon) && strategy !== 'AllClusters' && strategy.type === 'Manual')
                 changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));
               progress(changed.length ? changed.join(', ') : 'manager in place');
-              await waitForAddonAvailable(client, addon, spokes, {
+              const decided = strategy !== 'AllClusters' && strategy.type === 'Placements' ? await waitForDecisions(client, strategy, timeoutOf(c)) : null;
+              const targets = decided ? spokes.filter((s) => decided.has(s)) : spokes;
+              await waitForAddonAvailable(client, addon, targets, {
                 timeoutMs: timeoutOf(c),
                 progress,
                 diagnostics: () => deploymentSummary(client, ADDON_MANAGER_NAMESPACE, [managerName(addon)]),
               });
               if (addon === CLUSTER_GATEWAY) await waitForApiService(client, timeoutOf(c), progress);
-              return `${crd === 'unchanged' ? '' : `CRD ${crd}; `}${changed.length ? 'manager deployed; ' : ''}Available on ${spokes.join(', ')}`;
+              const where = targets.join(', ') || 'no cluster (its Placement decides none)';
+              return `${crd === 'unchanged' ? '' : `CRD ${crd}; `}${changed.length ? 'manager deployed; ' : ''}Available on ${where}`;
             } finally {
               client.close();
             }

@@ -8,6 +8,7 @@ import { MSA_NAMESPACE } from './managed-serviceaccount/constants.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, WORK_API } from './framework/names.js';
 import { addonCrd, LAB_ADDONS, managerObjects } from './install.js';
 import { upstreamLeftovers } from './upstream/index.js';
+import { removePlacementObjects } from './placements.js';
 import { namespace } from '../kube/builders.js';
 import { HELD_BY_SPOKE } from '../ocm/uninstall.js';
 
@@ -74,6 +75,9 @@ export async function uninstallAddons(
     (await clustersWithAddons(hub)).map((cluster) => removeAddonsFromCluster(hub, cluster, options, unreachable.includes(cluster))),
   ))
     deleted.push(...done);
+
+  // The Placements of their install strategies (helloworld's lives in open-cluster-management, which stays).
+  for (const addon of LAB_ADDONS) deleted.push(...(await removePlacementObjects(hub, addon, options)));
 
   const cmas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }));
   const mpc = { apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } };

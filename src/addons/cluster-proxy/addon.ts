@@ -1,4 +1,5 @@
 import type { KubeClient } from '../../kube/client.js';
+import { addonInstall } from '../placements.js';
 import { isStatus } from '../../kube/client.js';
 import { applyObject, collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
@@ -164,6 +165,8 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     displayName: 'cluster-proxy',
     description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
     installNamespace: PROXY_NAMESPACE,
+    // Upstream's chart default: by Placement (src/addons/placements.ts).
+    install: addonInstall(CLUSTER_PROXY),
     // As upstream's chart values: the agent follows agentInstallNamespace (its own namespace when
     // empty), proxy variables (upper case) go to the proxy-agent container only.
     deploymentConfigUse: {

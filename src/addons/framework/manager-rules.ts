@@ -1,6 +1,6 @@
 /**
  * What the framework's AddonManager does on the hub, whichever addon it runs: the addon API and
- * AddOnDeploymentConfigs, ManifestWorks, ManagedClusters, approving its agents' CSRs
+ * AddOnDeploymentConfigs, ManifestWorks, ManagedClusters, Placements and their decisions, approving its agents' CSRs
  * (kube-apiserver-client only) and granting its agents hub permissions in cluster namespaces
  * (hence `bind`/`escalate` on Roles).
  */
@@ -13,6 +13,9 @@ export const FRAMEWORK_MANAGER_RULES = [
   { apiGroups: ['addon.open-cluster-management.io'], resources: ['addondeploymentconfigs'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['work.open-cluster-management.io'], resources: ['manifestworks'], verbs: ['*'] },
   { apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclusters'], verbs: ['get', 'list', 'watch'] },
+  // installStrategy Placements: which clusters the Placements decide; the ManagedClusterAddOns it creates are owned by the CMA.
+  { apiGroups: ['cluster.open-cluster-management.io'], resources: ['placements', 'placementdecisions'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['addon.open-cluster-management.io'], resources: ['clustermanagementaddons/finalizers'], verbs: ['update'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['certificatesigningrequests/approval'], verbs: ['update'] },
   { apiGroups: ['certificates.k8s.io'], resources: ['signers'], resourceNames: ['kubernetes.io/kube-apiserver-client'], verbs: ['approve'] },

@@ -47,6 +47,18 @@ import type { AddonDefinition, HealthCheck } from './types.js';
 import { workDeleteOption } from './orphaning.js';
 import { clusterImageRegistries, overrideAgentImages } from './image-registries.js';
 import { RBAC_GROUP, role, roleBinding } from '../../kube/builders.js';
+import {
+  clusterManagementInstallStrategy,
+  decidedClusters,
+  describeInstallStrategy,
+  installChanges,
+  installStrategyOf,
+  placementDecisions,
+  placementPath,
+  type InstallStrategy,
+  type PlacementDecision,
+  type PlacementRef,
+} from './install-strategy.js';
 
 interface ManagedCluster extends KubeObject {
   spec?: { hubAcceptsClient?: boolean };
@@ -65,6 +77,8 @@ export interface ManagedClusterAddOn extends KubeObject {
     [field: string]: unknown;
   };
 }
+
+const mcaRef = (addon: string, cluster: string) => ({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } });
 
 export interface ReconcileSummary {
   clusters: string[];
@@ -97,7 +111,7 @@ export function clusterManagementAddOn(addon: AddonDefinition, existing?: Cluste
     spec: {
       addOnMeta: { displayName: addon.displayName, description: addon.description },
       supportedConfigs: [{ group: ADC_GROUP, resource: ADC_RESOURCE, ...(defaultConfig ? { defaultConfig: { ...defaultConfig } } : {}) }],
-      installStrategy: { type: 'Manual' },
+      installStrategy: clusterManagementInstallStrategy(addon.install ?? 'AllClusters', installStrategyOf(existing)),
     },
   };
 }
@@ -304,21 +318,22 @@ export class AddonManager {
         })
       ).items.map((m) => ({ ...m, apiVersion: ADDON_API, kind: 'ManagedClusterAddOn' }));
     let mcas = await listed();
-    const missing = this.addon.install === 'Manual' ? [] : [...clusterNames].filter((c) => !mcas.some((m) => m.metadata.namespace === c));
-    for (const cluster of missing) {
-      try {
-        await this.hub.post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {
-          apiVersion: ADDON_API,
-          kind: 'ManagedClusterAddOn',
-          metadata: { name: this.addon.name, namespace: cluster },
-          spec: { installNamespace: this.addon.installNamespace },
-        });
-        summary.changed.push(`ManagedClusterAddOn ${cluster}/${this.addon.name} created`);
-      } catch (err) {
-        this.log(`cannot create ManagedClusterAddOn ${cluster}/${this.addon.name}: ${(err as Error).message}`);
+    const strategy =
+      this.addon.install === undefined || this.addon.install === 'AllClusters' ? 'AllClusters' : (installStrategyOf(cma) ?? { type: 'Manual' as const });
+    const decided = strategy !== 'AllClusters' && strategy.type === 'Placements' ? await this.decidedClusters(strategy.placements) : undefined;
+    // A Placement that could not be read leaves the ManagedClusterAddOns as they are this pass.
+    if (decided !== null) {
+      const changes = installChanges(strategy, { existing: mcas.map((m) => m.metadata.namespace ?? ''), accepted: clusterNames, decided });
+      const owner = strategy === 'AllClusters' ? undefined : await this.ownerOf(existingCma);
+      for (const cluster of changes.create) await this.createAddon(cluster, strategy, owner, summary);
+      for (const cluster of changes.remove) {
+        if (await deleteIfPresent(this.hub, objectPath(mcaRef(this.addon.name, cluster))))
+          summary.changed.push(
+            `ManagedClusterAddOn ${cluster}/${this.addon.name} deleted (installStrategy ${describeInstallStrategy(strategy)}: no decision lists ${cluster})`,
+          );
       }
+      if (changes.create.length || changes.remove.length) mcas = await listed();
     }
-    if (missing.length) mcas = await listed();
     for (const mca of mcas) {
       const cluster = mca.metadata.namespace ?? '';
       if (mca.metadata.deletionTimestamp || !clusterNames.has(cluster)) continue;
@@ -385,6 +400,49 @@ export class AddonManager {
       // agent's Available) makes it fail with 409 and the next pass tries again.
       await this.hub.put(`${objectPath(mca)}/status`, { ...mca, status });
       note(`ManagedClusterAddOn ${cluster}/${this.addon.name} status`, 'updated');
+    }
+  }
+
+  /** The clusters the Placements decide, or null when one could not be read (a missing Placement decides none, as upstream). */
+  private async decidedClusters(placements: readonly PlacementRef[]): Promise<Set<string> | null> {
+    const decisions: PlacementDecision[] = [];
+    try {
+      for (const placement of placements) {
+        if (!(await getOrNull(this.hub, placementPath(placement)))) continue;
+        decisions.push(...(await placementDecisions(this.hub, placement)));
+      }
+    } catch (err) {
+      this.log(`cannot read the decisions of ${placements.map((p) => `${p.namespace}/${p.name}`).join(', ')}: ${(err as Error).message}`);
+      return null;
+    }
+    return decidedClusters(decisions);
+  }
+
+  /** The ClusterManagementAddOn as owner of the ManagedClusterAddOns it installs (upstream's controller reference). */
+  private async ownerOf(cma: ClusterManagementAddOn | null): Promise<KubeObject['metadata']['ownerReferences']> {
+    const current = cma?.metadata.uid ? cma : await getOrNull<ClusterManagementAddOn>(this.hub, objectPath(clusterManagementAddOn(this.addon)));
+    if (!current?.metadata.uid) return undefined;
+    return [
+      { apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', name: this.addon.name, uid: current.metadata.uid, controller: true, blockOwnerDeletion: true },
+    ];
+  }
+
+  private async createAddon(
+    cluster: string,
+    strategy: InstallStrategy | 'AllClusters',
+    ownerReferences: KubeObject['metadata']['ownerReferences'],
+    summary: ReconcileSummary,
+  ): Promise<void> {
+    try {
+      await this.hub.post(collectionPath(ADDON_API, 'ManagedClusterAddOn', cluster), {
+        ...mcaRef(this.addon.name, cluster),
+        metadata: { name: this.addon.name, namespace: cluster, ...(ownerReferences ? { ownerReferences } : {}) },
+        spec: { installNamespace: this.addon.installNamespace },
+      });
+      const why = strategy === 'AllClusters' ? '' : ` (installStrategy ${describeInstallStrategy(strategy)})`;
+      summary.changed.push(`ManagedClusterAddOn ${cluster}/${this.addon.name} created${why}`);
+    } catch (err) {
+      this.log(`cannot create ManagedClusterAddOn ${cluster}/${this.addon.name}: ${(err as Error).message}`);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { KubeClient } from '../../kube/client.js';
 import type { Condition, KubeObject } from '../../kube/objects.js';
 import type { PolicyRule } from '../../kube/builders.js';
+import type { AddonInstall } from './install-strategy.js';
 
 export type { PolicyRule };
 
@@ -46,11 +47,14 @@ export interface AddonDefinition {
   /** Namespace on every managed cluster where the agent runs. */
   installNamespace: string;
   /**
-   * Which clusters get the addon: `AllClusters` (default) — the manager creates a
-   * ManagedClusterAddOn on every accepted cluster; `Manual` — only clusters someone gave one
-   * (`ocm-lab addon enable`, as `clusteradm addon enable` does) are served.
+   * Which clusters get the addon (install-strategy.ts): `AllClusters` (default) — the manager creates a
+   * ManagedClusterAddOn on every accepted cluster; an install strategy — what a new
+   * ClusterManagementAddOn says: `{type: 'Manual'}` (only clusters someone gave one, e.g.
+   * `ocm-lab addon enable --cluster`) or `{type: 'Placements', placements}` (the clusters the
+   * Placements' decisions list; the lab creates the Placements). A strategy a user writes on the
+   * ClusterManagementAddOn afterwards is kept.
    */
-  install?: 'AllClusters' | 'Manual';
+  install?: AddonInstall;
   /**
    * The agent's objects for one cluster; they travel in the ManifestWork `addon-<name>-deploy-0`.
    * `values` come from the cluster's AddOnDeploymentConfig; the framework then applies the

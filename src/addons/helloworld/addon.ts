@@ -2,6 +2,7 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { deployment, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_API } from '../framework/names.js';
+import { addonInstall } from '../placements.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import type { AddonDefinition, PolicyRule } from '../framework/types.js';
 import { HELLOWORLD, HELLOWORLD_AGENT_DEPLOYMENT, HELLOWORLD_AGENT_SERVICE_ACCOUNT, HELLOWORLD_NAMESPACE } from './constants.js';
@@ -58,8 +59,8 @@ export function helloworldAddon(): AddonDefinition {
     displayName: 'helloworld',
     description: 'copies the ConfigMaps of a cluster’s namespace on the hub to the cluster (the addon-framework example)',
     installNamespace: HELLOWORLD_NAMESPACE,
-    // Enabled per cluster (`ocm-lab addon enable`), not on every cluster.
-    install: 'Manual',
+    // As upstream's example: by Placement `global` (open-cluster-management); `ocm-lab addon enable --cluster` installs it Manual.
+    install: addonInstall(HELLOWORLD),
     // As the addon-framework example: every field, proxy variables in upper case without a CA bundle.
     deploymentConfigUse: { installNamespace: 'follow', nodePlacement: 'apply', proxyConfig: 'env', resourceRequirements: 'apply' },
     healthCheck: 'DeploymentAvailability',

@@ -1,4 +1,5 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
+import { addonInstall } from '../placements.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import { collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
@@ -134,6 +135,8 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
     displayName: 'managed-serviceaccount',
     description: 'ServiceAccount tokens of the managed clusters, projected to the hub',
     installNamespace: MSA_NAMESPACE,
+    // Upstream's chart default: by Placement (src/addons/placements.ts).
+    install: addonInstall(MANAGED_SERVICEACCOUNT),
     // As upstream's (its manager renders the agent with the addon's install namespace and reads
     // only node placement, registries and variables): users' RBAC names the managed
     // ServiceAccounts as system:serviceaccount:<namespace>:<name>, so a config never moves them.

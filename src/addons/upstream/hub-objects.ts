@@ -3,6 +3,7 @@ import { upstreamAddonImage } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_API, LIFECYCLE_ANNOTATION } from '../framework/names.js';
+import { addonInstall, placementObjects } from '../placements.js';
 import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from '../cluster-proxy/constants.js';
 import {
   CLUSTER_PROXY_MANAGER_CLUSTER_RULES,
@@ -12,11 +13,9 @@ import {
   type Rule,
 } from './rbac.js';
 import {
-  GLOBAL_CLUSTER_SET,
   UPSTREAM_MANAGER_CLUSTER_ROLE,
   UPSTREAM_MANAGER_DEPLOYMENT,
   UPSTREAM_MANAGER_SERVICE_ACCOUNT,
-  UPSTREAM_PLACEMENT,
   UPSTREAM_RELEASE_NAMESPACE,
   type UpstreamAddon,
 } from './names.js';
@@ -40,31 +39,6 @@ function clusterRbac(addon: UpstreamAddon, rules: Rule[]): KubeObject[] {
 function namespacedRbac(addon: UpstreamAddon, namespaceName: string, rules: Rule[]): KubeObject[] {
   const meta = { name: UPSTREAM_MANAGER_CLUSTER_ROLE[addon], namespace: namespaceName };
   return [role(meta, rules), roleBinding(meta, [serviceAccountSubject(UPSTREAM_MANAGER_SERVICE_ACCOUNT[addon], ns)])];
-}
-
-/** The `global` cluster set bound into the release namespace and a Placement over it: the addon goes to every accepted cluster. */
-function placementObjects(addon: UpstreamAddon): KubeObject[] {
-  const tolerations =
-    addon === 'managed-serviceaccount'
-      ? [
-          { key: 'cluster.open-cluster-management.io/unreachable', operator: 'Equal' },
-          { key: 'cluster.open-cluster-management.io/unavailable', operator: 'Equal' },
-        ]
-      : undefined;
-  return [
-    {
-      apiVersion: 'cluster.open-cluster-management.io/v1beta2',
-      kind: 'ManagedClusterSetBinding',
-      metadata: { name: GLOBAL_CLUSTER_SET, namespace: ns },
-      spec: { clusterSet: GLOBAL_CLUSTER_SET },
-    },
-    {
-      apiVersion: 'cluster.open-cluster-management.io/v1beta1',
-      kind: 'Placement',
-      metadata: { name: UPSTREAM_PLACEMENT[addon], namespace: ns },
-      spec: { clusterSets: [GLOBAL_CLUSTER_SET], ...(tolerations ? { tolerations } : {}) },
-    },
-  ];
 }
 
 function managerDeployment(addon: UpstreamAddon, labels: Record<string, string>, container: { command: string[]; args: string[] }): KubeObject {
@@ -108,6 +82,7 @@ export function clusterProxyHubObjects(): KubeObject[] {
     ...clusterRbac(addon, CLUSTER_PROXY_MANAGER_CLUSTER_RULES),
     ...namespacedRbac(addon, ns, CLUSTER_PROXY_MANAGER_NAMESPACE_RULES),
     ...namespacedRbac(addon, PROXY_NAMESPACE, CLUSTER_PROXY_MANAGER_PROXY_NAMESPACE_RULES),
+    // The chart's defaults: the global set bound in the release namespace, Placement cluster-proxy-placement over it.
     ...placementObjects(addon),
     {
       apiVersion: ADDON_API,
@@ -119,7 +94,7 @@ export function clusterProxyHubObjects(): KubeObject[] {
           { group: 'proxy.open-cluster-management.io', resource: 'managedproxyconfigurations', defaultConfig: { name: PROXY_CONFIGURATION_NAME } },
           { group: 'addon.open-cluster-management.io', resource: 'addondeploymentconfigs' },
         ],
-        installStrategy: { type: 'Placements', placements: [{ name: UPSTREAM_PLACEMENT[addon], namespace: ns }] },
+        installStrategy: addonInstall(addon),
       },
     },
     {

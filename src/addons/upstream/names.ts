@@ -30,15 +30,6 @@ export const UPSTREAM_MANAGER_CLUSTER_ROLE: Record<UpstreamAddon, string> = {
   'managed-serviceaccount': 'open-cluster-management:managed-serviceaccount:addon-manager',
 };
 
-/** The ManagedClusterSet every accepted cluster joins by default (OCM's registration hub creates it). */
-export const GLOBAL_CLUSTER_SET = 'global';
-
-/** The Placement whose decisions the ClusterManagementAddOn's install strategy follows. */
-export const UPSTREAM_PLACEMENT: Record<UpstreamAddon, string> = {
-  'cluster-proxy': 'cluster-proxy-placement',
-  'managed-serviceaccount': 'global',
-};
-
 export const UPSTREAM_ADDONS: readonly UpstreamAddon[] = ['cluster-proxy', 'managed-serviceaccount'];
 
 export function isUpstreamAddon(addon: string): addon is UpstreamAddon {
