@@ -21,11 +21,22 @@ import {
 import { PACKAGE_VERSION } from './version.js';
 
 /**
+ * Set on the lab's addon managers when their image is not the default (`up --image-registry`): the image they run,
+ * which every agent and proxy-server they deploy runs too (OCM_LAB_IMAGE reads it in their process).
+ */
+export const OCM_LAB_POD_IMAGE_ENV = 'OCM_LAB_POD_IMAGE';
+
+/**
  * Our own image, named for the package version: the `ocm-lab` CLI as a container's entry point and as `ocm-lab` on PATH.
  * Addon manifests name it; each runtime makes it available to its nodes (the local runtime's nodelet maps it to this
  * package, see src/nodelet/images.ts; kind builds it with the Dockerfile).
  */
-export const OCM_LAB_IMAGE = `ocm-lab:${PACKAGE_VERSION}`;
+export const OCM_LAB_IMAGE = process.env[OCM_LAB_POD_IMAGE_ENV]?.trim() || `ocm-lab:${PACKAGE_VERSION}`;
+
+/** Our image as pushed to `registry` (a host with an optional path: `registry.example:5000/team`), or OCM_LAB_IMAGE without one. */
+export function ocmLabImageAt(registry: string | undefined): string {
+  return registry ? `${registry.replace(/\/+$/, '')}/ocm-lab:${PACKAGE_VERSION}` : OCM_LAB_IMAGE;
+}
 
 // OCM's images (repository, names, the binary each holds) are facts the OCM recipe pulls from too: src/provision/recipes.ts.
 export { OCM_IMAGE_REPOSITORY, OCM_UPSTREAM_IMAGES, ocmImage } from './provision/recipes.js';

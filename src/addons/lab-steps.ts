@@ -79,8 +79,8 @@ export function addonSteps(): Step<InstallContext>[] {
               const spokes = spokesOf(c).map((cl) => cl.name);
               if (runsUpstream(c.config, addon)) return await upstreamAddon(c, client, addon, spokes, progress);
               const crd = await installAddonCrd(client, addon);
-              const changed = await installAddonManager(client, addon, hub.internalAddress);
-              if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client)));
+              const changed = await installAddonManager(client, addon, hub.internalAddress, hub.ocmLabImage);
+              if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client, hub.ocmLabImage ? { image: hub.ocmLabImage } : {})));
               // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke.
               if (enabledPerCluster(addon))
                 changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));

@@ -73,6 +73,12 @@ export async function ensureLabImagesDetail(config: LabImagesConfig, options: La
   ];
 }
 
+/** Our image alone (`ocm-lab:<version>`), present in the Docker engine: as ensureLabImages makes it, for `up --image-registry`. */
+export async function ensureOurImage(options: LabImageOptions = {}): Promise<BuiltImage> {
+  const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
+  return ensureOcmLabImage(resolveImageOptions(options), options.packageRoot ?? defaultPackageRoot(), nodeBinary);
+}
+
 function defaultPackageRoot(): string {
   // dist/images/lab-images.js → the package root
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -24,6 +24,7 @@ type UpFlags = ArtifactFlags & {
   kubeconfig?: string;
   'hub-context'?: string;
   'spoke-context'?: string[];
+  'image-registry'?: string;
   'dry-run': boolean;
   'node-image'?: string;
   'kubernetes-version'?: string;
@@ -34,9 +35,10 @@ type UpFlags = ArtifactFlags & {
 /** The runtime options `up` takes as flags (existing: the kubeconfig and contexts); the runtime checks them. */
 function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, unknown> | undefined {
   if (argv['node-image'] !== undefined && choice !== 'kind' && choice !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
-  const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
+  const given =
+    argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0 || argv['image-registry'] !== undefined;
   if (choice !== 'existing') {
-    if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
+    if (given) throw new InvalidInputError('--kubeconfig, --hub-context, --spoke-context and --image-registry are for --runtime existing');
     return undefined;
   }
   if (!given) return undefined;
@@ -44,6 +46,7 @@ function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, 
     ...(argv.kubeconfig !== undefined ? { kubeconfig: argv.kubeconfig } : {}),
     ...(argv['hub-context'] !== undefined ? { hubContext: argv['hub-context'] } : {}),
     spokeContexts: argv['spoke-context'] ?? [],
+    ...(argv['image-registry'] !== undefined ? { imageRegistry: argv['image-registry'] } : {}),
   };
 }
 
@@ -69,6 +72,10 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         type: 'string',
         array: true,
         describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)',
+      })
+      .option('image-registry', {
+        type: 'string',
+        describe: '--runtime existing: push our image to REG (HOST[:PORT][/PATH], a registry your clusters pull from) and run it from there',
       })
       .option('dry-run', {
         type: 'boolean',

@@ -10,6 +10,8 @@ import type { ExistingClusterSpec } from './contexts.js';
 export interface ExistingRuntimeState {
   kubeconfig: string;
   clusters: ExistingClusterSpec[];
+  /** `--image-registry`: our image as the lab's pods pull it (`REG/ocm-lab:<version>`); absent: OCM_LAB_IMAGE. */
+  ocmLabImage?: string;
 }
 
 export type ExistingLabState = LabState<ExistingRuntimeState>;
