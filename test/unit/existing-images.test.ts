@@ -1,3 +1,4 @@
+import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { managerObjects } from '../../src/addons/install.js';
 import { ExitCode, ImageUnavailableError } from '../../src/errors.js';
@@ -5,6 +6,7 @@ import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV, ocmLabImageAt } from '../../src/i
 import { existingInput } from '../../src/runtime/existing/index.js';
 import { imageCheckPod, imageCheckVerdict, imagesToCheck } from '../../src/runtime/existing/image-check.js';
 import { parseImageRegistry } from '../../src/runtime/existing/image-registry.js';
+import { chooseHubServer, clusterInfoServer, parseHubServer } from '../../src/runtime/existing/hub-server.js';
 import { PACKAGE_VERSION } from '../../src/version.js';
 
 const ours = ocmLabImageAt('registry.lab:5000/team');
@@ -117,5 +119,32 @@ describe('the image check of up --runtime existing', () => {
   it('stops up with its own exit code', () => {
     expect(new ImageUnavailableError('x').exitCode).toBe(ExitCode.imageUnavailable);
     expect(new Set(Object.values(ExitCode)).size).toBe(Object.values(ExitCode).length);
+  });
+});
+
+describe('--hub-server and the hub as spokes reach it', () => {
+  it('takes an https URL of a host and port, and refuses anything else with exit 2 naming the value', () => {
+    expect(parseHubServer('https://hub.internal:6443/')).toBe('https://hub.internal:6443');
+    expect(parseHubServer('https://[fd00::1]:6443')).toBe('https://[fd00::1]:6443');
+    for (const bad of ['http://hub:6443', 'hub:6443', 'https://hub:6443/api', 'https://hub:6443?x=1', '']) {
+      expect(() => parseHubServer(bad), bad).toThrow(`--hub-server ${JSON.stringify(bad)} is not the https URL of an API server`);
+    }
+    expect(existingInput({ kubeconfig: '/k', hubContext: 'h', spokeContexts: ['s'], hubServer: 'https://h:6443' })).toMatchObject({
+      hubServer: 'https://h:6443',
+    });
+  });
+
+  it("reads the server of the kubeconfig in cluster-info as clusteradm's --force-internal-endpoint-lookup does", () => {
+    const kubeconfig = YAML.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: '', cluster: { server: 'https://hub-control-plane:6443' } }] });
+    expect(clusterInfoServer(kubeconfig)).toBe('https://hub-control-plane:6443');
+    expect(clusterInfoServer(undefined)).toBeNull();
+    expect(clusterInfoServer('clusters: []')).toBeNull();
+    expect(clusterInfoServer('{')).toBeNull();
+  });
+
+  it('uses --hub-server when given, and the context server for contexts kind and k3d did not name', async () => {
+    const endpoint = { server: 'https://203.0.113.5:6443' } as Parameters<typeof chooseHubServer>[2];
+    expect(await chooseHubServer('https://hub.internal:6443', 'kind-hub', endpoint)).toEqual({ server: 'https://hub.internal:6443', why: '--hub-server' });
+    expect(await chooseHubServer(undefined, 'prod-hub', endpoint)).toEqual({ server: endpoint.server, why: 'the server of context prod-hub' });
   });
 });

@@ -16,6 +16,7 @@ import { runtimeUp } from '../base.js';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { checkImages, imagesToCheck } from './image-check.js';
 import { pushOurImage } from './image-registry.js';
+import { chooseHubServer } from './hub-server.js';
 
 /** All clusters of a lab on existing clusters are in one "VPC": the network between them is the user's. */
 export const EXISTING_VPC = 'existing';
@@ -36,6 +37,8 @@ interface ExistingContext {
   resolved: Map<string, ResolvedContext>;
   /** Our image as the clusters' pods pull it: REG/ocm-lab:<version> with --image-registry, else OCM_LAB_IMAGE. */
   ocmLabImage: string;
+  /** The hub's API server as the spokes reach it, when not the hub context's server. */
+  hubServer?: string;
   /** The runtime's steps ran through: from then on OCM may be on the clusters, and a failed up keeps the lab for `down`. */
   recorded: boolean;
 }
@@ -195,6 +198,17 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
           return 'no OCM hub there';
         },
       },
+      {
+        title: 'Existing clusters: the hub as spokes reach it',
+        run: async (c) => {
+          const hub = c.specs.find((s) => s.hub)!;
+          const endpoint = c.resolved.get(hub.name)!.endpoint;
+          const given = this.input ? this.input.hubServer : c.run.previous?.runtimeState.hubServer;
+          const choice = await chooseHubServer(given, hub.context, endpoint);
+          if (choice.server !== endpoint.server) c.hubServer = choice.server;
+          return `${choice.server}: ${choice.why}`;
+        },
+      },
       ...imageSteps(registry),
       {
         title: 'Existing clusters: lab state and kubeconfigs',
@@ -204,6 +218,7 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
             kubeconfig: c.kubeconfig,
             clusters: c.specs,
             ...(c.ocmLabImage !== OCM_LAB_IMAGE ? { ocmLabImage: c.ocmLabImage } : {}),
+            ...(c.hubServer ? { hubServer: c.hubServer } : {}),
           };
           await c.run.save();
           const entries = c.specs.map((s) => ({ name: s.name, ...c.resolved.get(s.name)!.entry }));
@@ -237,13 +252,15 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
       state.runtimeState.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const { endpoint } = await resolveContext(kubeconfig, spec.name);
+        // The hub as spokes reach it (--hub-server, or kind's internal endpoint); a spoke's own server is what the hub dials.
+        const server = (spec.hub && state.runtimeState.hubServer) || endpoint.server;
         return {
           name: spec.name,
           vpc: EXISTING_VPC,
           hub: spec.hub,
           kubeconfig,
-          internalServer: endpoint.server,
-          internalAddress: new URL(endpoint.server).hostname.replace(/^\[|\]$/g, ''),
+          internalServer: server,
+          internalAddress: new URL(server).hostname.replace(/^\[|\]$/g, ''),
           caPem: endpoint.caPem,
           ...(state.runtimeState.ocmLabImage ? { ocmLabImage: state.runtimeState.ocmLabImage } : {}),
         };
