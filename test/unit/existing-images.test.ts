@@ -140,6 +140,7 @@ describe('--hub-server and the hub as spokes reach it', () => {
     expect(clusterInfoServer(undefined)).toBeNull();
     expect(clusterInfoServer('clusters: []')).toBeNull();
     expect(clusterInfoServer('{')).toBeNull();
+    expect(clusterInfoServer(YAML.stringify({ clusters: [{ cluster: { server: 'https://a:6443' } }, { cluster: { server: 'https://b:6443' } }] }))).toBeNull();
   });
 
   it('uses --hub-server when given, and the context server for contexts kind and k3d did not name', async () => {

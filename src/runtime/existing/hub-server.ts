@@ -31,12 +31,13 @@ export function parseHubServer(value: string): string {
   return url.origin;
 }
 
-/** The API server a `cluster-info` kubeconfig names, or null when it names none. */
+/** The API server a `cluster-info` kubeconfig names (its only cluster), or null when it names none or several. */
 export function clusterInfoServer(kubeconfigText: string | undefined): string | null {
   if (!kubeconfigText) return null;
   try {
     const doc = YAML.parse(kubeconfigText) as { clusters?: { cluster?: { server?: unknown } }[] } | null;
-    const server = doc?.clusters?.[0]?.cluster?.server;
+    // Exactly one cluster, as clusteradm (sdk-go's GetAPIServer) requires.
+    const server = doc?.clusters?.length === 1 ? doc.clusters[0]?.cluster?.server : undefined;
     return typeof server === 'string' && server ? server : null;
   } catch {
     return null;

@@ -117,7 +117,8 @@ export interface ImageCheckTarget {
 interface ImageProblem {
   cluster: string;
   context: string;
-  image: string;
+  /** The image that failed, when one did (absent: the pod got no verdict in time). */
+  image?: string;
   why: string;
 }
 
@@ -137,9 +138,12 @@ async function checkClusterImages(target: ImageCheckTarget, timeoutMs: number): 
       if (verdict.state === 'failed') return { cluster: target.cluster, context: target.context, image: verdict.image, why: verdict.why };
       await sleep(1_000);
     }
-    const why = `no verdict within ${Math.round(timeoutMs / 1000)} s: ${verdict.state === 'pending' ? verdict.why : ''}`;
-    const image = verdict.state === 'pending' ? (verdict.why.split(': ')[0] ?? '') : '';
-    return { cluster: target.cluster, context: target.context, image: target.images.some((i) => i.image === image) ? image : 'the check pod', why };
+    // No pull error, no start: unscheduled, or a pull still going; the last status says which.
+    return {
+      cluster: target.cluster,
+      context: target.context,
+      why: `its check pod got no verdict within ${Math.round(timeoutMs / 1000)} s: ${verdict.state === 'pending' ? verdict.why : ''}`,
+    };
   } finally {
     await client.delete(`${podPath}/${name}`, { gracePeriodSeconds: 0 }).catch((err: unknown) => {
       if (!isStatus(err, 404)) throw err;
@@ -159,7 +163,8 @@ export async function checkImages(targets: readonly ImageCheckTarget[], timeoutM
     )
   ).filter((p): p is ImageProblem => p !== null);
   if (problems.length) {
-    throw new ImageUnavailableError(problems.map((p) => `cluster ${p.cluster} (context ${p.context}) cannot run image ${p.image}: ${p.why}`).join('\n'), {
+    const lines = problems.map((p) => `cluster ${p.cluster} (context ${p.context}) cannot run ${p.image ? `image ${p.image}` : 'the lab images'}: ${p.why}`);
+    throw new ImageUnavailableError(lines.join('\n'), {
       hint:
         'nothing was installed. Make the image available to those nodes: push ours with --image-registry REG (a registry ' +
         'they pull from), or let them reach quay.io for OCM; docs/existing-clusters.md "Images"',
