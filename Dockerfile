@@ -1,4 +1,4 @@
-# ocm-lab:dev, our image: the ocm-lab CLI as the entry point. Addon Deployments run it with
+# ocm-lab:<version> (the package version), our image: the ocm-lab CLI as the entry point. Addon Deployments run it with
 # `args: [internal, …]` (the entry point stays) or `command: [ocm-lab, …]` (found on PATH).
 #
 # Offline, `ocm-lab setup --runtime kind` builds it FROM ocm-lab/node-base:<node version> (the lab's

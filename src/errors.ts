@@ -12,6 +12,8 @@ export const ExitCode = {
   conflict: 6,
   /** A download or image whose bytes do not match their published checksum or required digest. */
   integrity: 7,
+  /** A cluster cannot pull or run an image the lab needs there (up --runtime existing checks before it installs anything). */
+  imageUnavailable: 8,
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;
@@ -61,6 +63,14 @@ export class ConflictError extends LabError {
   constructor(message: string, options: { hint?: string; cause?: unknown } = {}) {
     super('conflict', message, options);
     this.name = 'ConflictError';
+  }
+}
+
+/** A cluster cannot pull or run an image the lab would run there: named with the cluster and what its node said. */
+export class ImageUnavailableError extends LabError {
+  constructor(message: string, options: { hint?: string } = {}) {
+    super('imageUnavailable', message, options);
+    this.name = 'ImageUnavailableError';
   }
 }
 

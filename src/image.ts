@@ -7,7 +7,8 @@
  * - kind: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
  *   with the repository's Dockerfile, then pushed once per machine to the kind labs' image registry, which every node
  *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/runtime/kind/image-registry/, docs/kind.md);
- * - existing: the clusters' nodes pull OCM's images, and `ocm-lab:dev` must be made available to them (docs/existing-clusters.md).
+ * - existing: the clusters' nodes pull OCM's images, and ours (`ocm-lab:<version>`) must be made available to them
+ *   (the release workflow publishes it to ghcr.io for amd64 and arm64; docs/existing-clusters.md).
  */
 import {
   CLUSTER_GATEWAY_UPSTREAM_VERSION,
@@ -17,13 +18,25 @@ import {
   clusterProxyImage,
   type BinaryName,
 } from './provision/recipes.js';
+import { PACKAGE_VERSION } from './version.js';
 
 /**
- * Our own image: the `ocm-lab` CLI as a container's entry point. Addon
- * manifests name it; each runtime makes it available to its nodes (the
- * local runtime's nodelet maps it to this package, see src/nodelet/images.ts).
+ * Set on the lab's addon managers when their image is not the default (`up --image-registry`): the image they run,
+ * which every agent and proxy-server they deploy runs too (OCM_LAB_IMAGE reads it in their process).
  */
-export const OCM_LAB_IMAGE = 'ocm-lab:dev';
+export const OCM_LAB_POD_IMAGE_ENV = 'OCM_LAB_POD_IMAGE';
+
+/**
+ * Our own image, named for the package version: the `ocm-lab` CLI as a container's entry point and as `ocm-lab` on PATH.
+ * Addon manifests name it; each runtime makes it available to its nodes (the local runtime's nodelet maps it to this
+ * package, see src/nodelet/images.ts; kind builds it with the Dockerfile).
+ */
+export const OCM_LAB_IMAGE = process.env[OCM_LAB_POD_IMAGE_ENV]?.trim() || `ocm-lab:${PACKAGE_VERSION}`;
+
+/** Our image as pushed to `registry` (a host with an optional path: `registry.example:5000/team`), or OCM_LAB_IMAGE without one. */
+export function ocmLabImageAt(registry: string | undefined): string {
+  return registry ? `${registry.replace(/\/+$/, '')}/ocm-lab:${PACKAGE_VERSION}` : OCM_LAB_IMAGE;
+}
 
 // OCM's images (repository, names, the binary each holds) are facts the OCM recipe pulls from too: src/provision/recipes.ts.
 export { OCM_IMAGE_REPOSITORY, OCM_UPSTREAM_IMAGES, ocmImage } from './provision/recipes.js';

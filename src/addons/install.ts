@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
-import { OCM_LAB_IMAGE } from '../image.js';
+import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV } from '../image.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
@@ -80,8 +80,16 @@ function tokenReviewObjects(): KubeObject[] {
   ];
 }
 
-/** The manager's Deployment and identity on the hub; it runs as a pod of our image (the hub's nodelet). */
-export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[] {
+/** Our image as a container of `image` runs it: with its reference in the environment when not the default, so what it deploys runs the same. */
+function ourImageContainer(image: string): { image: string; env?: { name: string; value: string }[] } {
+  return image === OCM_LAB_IMAGE ? { image } : { image, env: [{ name: OCM_LAB_POD_IMAGE_ENV, value: image }] };
+}
+
+/**
+ * The manager's Deployment and identity on the hub; it runs as a pod of our image (`image`: the runtime's
+ * LabCluster.ocmLabImage when it has one), and its agents run the same image.
+ */
+export function managerObjects(addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE): KubeObject[] {
   const name = managerName(addon);
   const roleName = `open-cluster-management:${name}`;
   const labels = { app: name };
@@ -92,13 +100,19 @@ export function managerObjects(addon: LabAddon, hubAddress: string): KubeObject[
     clusterRole(roleName, MANAGER_RULES),
     clusterRoleBinding(roleName, [serviceAccountSubject(name, ADDON_MANAGER_NAMESPACE)]),
     ...(addon === CLUSTER_PROXY ? tokenReviewObjects() : []),
-    deployment({ name, namespace: ADDON_MANAGER_NAMESPACE, labels, serviceAccount: name, containers: [{ name: 'manager', image: OCM_LAB_IMAGE, args }] }),
+    deployment({
+      name,
+      namespace: ADDON_MANAGER_NAMESPACE,
+      labels,
+      serviceAccount: name,
+      containers: [{ name: 'manager', ...ourImageContainer(image), args }],
+    }),
   ];
 }
 
-export async function installAddonManager(hub: KubeClient, addon: LabAddon, hubAddress: string): Promise<string[]> {
+export async function installAddonManager(hub: KubeClient, addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE): Promise<string[]> {
   const changed: string[] = [];
-  for (const obj of managerObjects(addon, hubAddress)) {
+  for (const obj of managerObjects(addon, hubAddress, image)) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
   }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { KubeClient } from '../kube/client.js';
+import { OCM_LAB_IMAGE } from '../image.js';
 import { labDir } from '../paths.js';
 import { OCM_API_MODULE, OCM_API_VERSION } from '../ocm/api-module.js';
 import { ensureGoModuleSource } from '../provision/index.js';
@@ -27,7 +28,7 @@ function podOf(name: string, image: 'ours' | 'upstream', probe = true): Record<s
   const container = {
     name: 'main',
     ...(image === 'ours'
-      ? { image: 'ocm-lab:dev', args: ['internal', 'test-workload', '--port', String(port)] }
+      ? { image: OCM_LAB_IMAGE, args: ['internal', 'test-workload', '--port', String(port)] }
       : {
           image: `quay.io/open-cluster-management/registration-operator:${OCM_VERSION}`,
           args: ['/registration-operator', 'klusterlet', '--disable-leader-election'],
@@ -135,11 +136,11 @@ async function measure(config: LabConfig): Promise<string[][]> {
     const workloads = await rssOfMatching((c) => c.includes('internal test-workload --port 8080'));
     return [
       ['pod created → Ready, no probe (Ready once running)', 'p50', 'max', 'n'],
-      row('  ocm-lab:dev (node, test-workload)', 'ours/false'),
+      row('  ocm-lab:<version> (node, test-workload)', 'ours/false'),
       row(`  registration-operator:${OCM_VERSION} (klusterlet)`, 'upstream/false'),
       ['  ratio upstream / ours (p50)', (percentile(times['upstream/false']!, 50) / percentile(times['ours/false']!, 50)).toFixed(2), '', ''],
       ['pod created → Ready, tcp readiness probe (period 1 s)', '', '', ''],
-      row('  ocm-lab:dev (node, test-workload)', 'ours/true'),
+      row('  ocm-lab:<version> (node, test-workload)', 'ours/true'),
       row(`  registration-operator:${OCM_VERSION} (klusterlet)`, 'upstream/true'),
       ['nodelet RSS, warm-up pod only', `${(idleKb / 1024).toFixed(0)} MiB`, '', ''],
       [`nodelet RSS with ${MEMORY_PODS + 1} pods`, `${(busyKb / 1024).toFixed(0)} MiB`, '', ''],

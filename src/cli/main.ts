@@ -1,18 +1,13 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { exitCodeOf, LabError } from '../errors.js';
 import { commandOf, parseProxyKubectl } from './argv.js';
 import { enableCompileCache, nodeVerdict } from './node-runtime.js';
-
-/** Ours, read beside dist/: yargs would read the package.json above node_modules, the user's project once installed with npm. */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
+import { PACKAGE_VERSION } from '../version.js';
 
 async function main(argv: string[]): Promise<void> {
   // `--version` alone answers before yargs and the command tree load (~60 ms instead of ~400).
   if (argv.length === 3 && argv[2] === '--version') {
-    process.stdout.write(`${packageVersion()}\n`);
+    process.stdout.write(`${PACKAGE_VERSION}\n`);
     return;
   }
   const verdict = nodeVerdict(process.versions.node);
@@ -31,7 +26,7 @@ async function main(argv: string[]): Promise<void> {
   const [{ default: yargs }, { hideBin }] = await Promise.all([import('yargs'), import('yargs/helpers')]);
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
-    .version(packageVersion())
+    .version(PACKAGE_VERSION)
     .usage('$0 <command> [options]')
     .option('config', {
       alias: 'c',

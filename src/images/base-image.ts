@@ -4,7 +4,7 @@ import { BASE_ROOTFS, ensureRootfsTar, rootfsKey } from './rootfs.js';
 
 /**
  * Our base image: Debian minbase with ca-certificates, iptables, conntrack,
- * iproute2 and procps. kube-proxy's image and the lab's own images (ocm-lab:dev,
+ * iproute2 and procps. kube-proxy's image and the lab's own images (ocm-lab:<version>,
  * OCM's) are built FROM it, so nothing is ever pulled.
  */
 export const BASE_IMAGE = `ocm-lab/base:${BASE_ROOTFS.suite}`;

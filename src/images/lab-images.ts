@@ -13,7 +13,7 @@ import { imageCacheDir, resolveImageOptions, type ImageBuildOptions, type Resolv
 import { productionModules, type ProductionModule } from './production-modules.js';
 
 /**
- * The images the lab runs on its kind nodes: ours (`ocm-lab:dev`), OCM's five
+ * The images the lab runs on its kind nodes: ours (`ocm-lab:<version>`), OCM's five
  * upstream images at the lab's OCM version and, for addons the lab runs from
  * upstream's build, upstream's addon images; all built here FROM the lab's
  * Debian base (where images come from, per runtime: src/image.ts): OCM's and the addons' from the provisioned
@@ -39,13 +39,13 @@ export function upstreamAddonImages(config: LabImagesConfig): (typeof UPSTREAM_A
   );
 }
 
-/** Every image the lab's nodes run, as pod specs name them: ocm-lab:dev first, then OCM's, then upstream's addons'. */
+/** Every image the lab's nodes run, as pod specs name them: ocm-lab:<version> first, then OCM's, then upstream's addons'. */
 export function labImages(config: LabImagesConfig): string[] {
   return [OCM_LAB_IMAGE, ...OCM_IMAGES.map((i) => ocmImage(i.name, config.ocmVersion)), ...upstreamAddonImages(config).map((i) => i.ref)];
 }
 
 export interface LabImageOptions extends ImageBuildOptions {
-  /** The package root whose dist/, package.json and node_modules go into ocm-lab:dev (default: this package). */
+  /** The package root whose dist/, package.json and node_modules go into ocm-lab:<version> (default: this package). */
   packageRoot?: string;
   /** The node binary put in the node base (default: the one running now; the base is Debian bookworm, so its glibc fits a bookworm-built node). */
   nodeBinary?: string;
@@ -71,6 +71,12 @@ export async function ensureLabImagesDetail(config: LabImagesConfig, options: La
     ...(await ensureOcmImages(config.ocmVersion, opts)),
     ...(await ensureUpstreamAddonImages(upstreamAddonImages(config), opts)),
   ];
+}
+
+/** Our image alone (`ocm-lab:<version>`), present in the Docker engine: as ensureLabImages makes it, for `up --image-registry`. */
+export async function ensureOurImage(options: LabImageOptions = {}): Promise<BuiltImage> {
+  const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
+  return ensureOcmLabImage(resolveImageOptions(options), options.packageRoot ?? defaultPackageRoot(), nodeBinary);
 }
 
 function defaultPackageRoot(): string {
@@ -214,7 +220,7 @@ async function hashFile(hash: crypto.Hash, file: string): Promise<void> {
 }
 
 /**
- * What ocm-lab:dev is made of, hashed: dist/ (every file's path and content),
+ * What ocm-lab:<version> is made of, hashed: dist/ (every file's path and content),
  * manifests/, package.json, the Dockerfile and the name and version of every
  * production module (a checkout and an npm-installed package alike: npm packs no lockfile).
  */

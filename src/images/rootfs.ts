@@ -15,7 +15,7 @@ export interface RootfsSpec {
   packages: readonly string[];
 }
 
-/** The base of our images (kube-proxy's, ocm-lab:dev, OCM's): minbase plus what kube-proxy execs. */
+/** The base of our images (kube-proxy's, ocm-lab:<version>, OCM's): minbase plus what kube-proxy execs. */
 export const BASE_ROOTFS: RootfsSpec = {
   name: 'base',
   suite: 'bookworm',

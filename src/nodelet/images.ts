@@ -11,6 +11,8 @@ import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.j
 
 /** The CLI's name as the image's entry point and as `command[0]`. */
 const OCM_LAB_ENTRYPOINT = 'ocm-lab';
+/** Where our image has the CLI on PATH, as the Dockerfile links it. */
+export const OCM_LAB_ON_PATH = `/usr/local/bin/${OCM_LAB_ENTRYPOINT}`;
 
 export { OCM_UPSTREAM_IMAGES };
 
@@ -43,16 +45,23 @@ export interface ImageCatalogOptions {
   binaries: Partial<Record<BinaryName, string>>;
   /**
    * How the `ocm-lab` image runs: this node binary with this CLI script, the package root mounted at its own path;
-   * `linkedDependencies`, the real folder `<packageRoot>/node_modules` links to when that lies elsewhere, mounted at its own path too.
+   * `linkedDependencies`, the real folder `<packageRoot>/node_modules` links to when that lies elsewhere, mounted at its own path too;
+   * `launcher`, an executable script running the CLI (cliLauncherScript), mounted at OCM_LAB_ON_PATH as the real image has it.
    */
-  cli: { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string };
+  cli: { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string; launcher?: string };
 }
 
 const OCM_LAB_SPELLINGS = new Set([OCM_LAB_IMAGE, `library/${OCM_LAB_IMAGE}`, `docker.io/library/${OCM_LAB_IMAGE}`]);
 
-/** True for `ocm-lab:dev`, also spelled with the `docker.io/library/` prefix. */
+/** True for our image (`ocm-lab:<version>`), also spelled with the `docker.io/library/` prefix. */
 export function isOcmLabImage(image: string | undefined): boolean {
   return image !== undefined && OCM_LAB_SPELLINGS.has(image.trim());
+}
+
+/** The `ocm-lab` a shell in our image finds on PATH: this node running this CLI script, as the image's entry point does. */
+export function cliLauncherScript(nodeBinary: string, cliMain: string): string {
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  return `#!/bin/sh\nexec ${quote(nodeBinary)} ${quote(cliMain)} "$@"\n`;
 }
 
 /** Host directories the host binaries and libraries live in; every container sees them read-only. */
@@ -77,7 +86,7 @@ export class ImageCatalog {
   private readonly images = new Map<string, RunnableImage>();
 
   constructor(private readonly opts: ImageCatalogOptions) {
-    const { nodeBinary, cliMain, packageRoot, linkedDependencies } = opts.cli;
+    const { nodeBinary, cliMain, packageRoot, linkedDependencies, launcher } = opts.cli;
     const node = [nodeBinary, cliMain];
     // The node binary is usually under /usr (shared anyway); otherwise it is mounted at its own path too.
     const nodeFiles = SHARED_HOST_DIRS.some((d) => isUnder(nodeBinary, d)) ? [] : [{ source: nodeBinary, destination: nodeBinary }];
@@ -89,6 +98,7 @@ export class ImageCatalog {
           { source: mounted, destination: mounted },
           ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []),
           ...nodeFiles,
+          ...(launcher ? [{ source: launcher, destination: OCM_LAB_ON_PATH }] : []),
         ],
         entrypoint: node,
         cmd: [],
@@ -137,7 +147,7 @@ export class ImageCatalog {
     return this.resolve(image) !== undefined;
   }
 
-  /** The references this node runs, for messages: `ocm-lab:dev, quay.io/…/work:v1.2.1, …`. */
+  /** The references this node runs, for messages: `ocm-lab:0.1.0, quay.io/…/work:v1.2.1, …`. */
   describe(): string {
     return [OCM_LAB_IMAGE, ...[...this.images.keys()].filter((r) => !OCM_LAB_SPELLINGS.has(r))].join(', ');
   }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import { Binder } from './binder.js';
 import { EventRecorder } from './events.js';
-import { ImageCatalog } from './images.js';
+import { cliLauncherScript, ImageCatalog, type ImageCatalogOptions } from './images.js';
 import { isStatus, KubeClient } from '../kube/client.js';
 import { NodeAgent } from './node-agent.js';
 import { SHARED_HOST_DIRS } from './oci/bundle.js';
@@ -21,6 +21,7 @@ import { sleep } from '../kube/wait.js';
 import type { ConfigMap, ObjectSource, Pod, Secret } from './types.js';
 import type { BinaryName } from '../provision/recipes.js';
 import { OCM_VERSION } from '../provision/versions.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 
 export interface NodeletOptions {
   clusterName: string;
@@ -39,7 +40,7 @@ export interface NodeletOptions {
   nodeBinary?: string;
   /** The lab's OCM version: OCM's upstream images run at this tag (default: the version ocm-lab provisions). */
   ocmVersion?: string;
-  /** Provisioned binaries the image map needs (`registration-operator` → path, …); without them only ocm-lab:dev runs. */
+  /** Provisioned binaries the image map needs (`registration-operator` → path, …); without them only our image runs. */
   imageBinaries?: Partial<Record<BinaryName, string>>;
   /** runc's state directory; default `<workDir>/runc`. */
   runcRoot?: string;
@@ -82,7 +83,7 @@ function objectSource(client: KubeClient): ObjectSource {
  * `<package>/node_modules` links to, when it is a link out of the package (a git
  * worktree sharing a checkout's install): in the container the link would lead nowhere.
  */
-function cliImage(cliMain: string, nodeBinary: string): { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string } {
+function cliImage(cliMain: string, nodeBinary: string): ImageCatalogOptions['cli'] {
   const main = realpathSync(cliMain);
   const packageRoot = path.resolve(path.dirname(main), '..', '..');
   if (!existsSync(path.join(packageRoot, 'package.json')))
@@ -120,11 +121,11 @@ async function buildParts(o: NodeletOptions, log: (line: string) => void): Promi
   const podsDir = path.join(o.workDir, 'pods');
   await fs.mkdir(podsDir, { recursive: true, mode: 0o700 });
   const runc = runcAt(o.runcRoot ?? path.join(o.workDir, 'runc'));
-  const images = new ImageCatalog({
-    ocmVersion: o.ocmVersion ?? OCM_VERSION,
-    binaries: o.imageBinaries ?? {},
-    cli: cliImage(o.cliMain, o.nodeBinary ?? process.execPath),
-  });
+  const cli = cliImage(o.cliMain, o.nodeBinary ?? process.execPath);
+  // `ocm-lab` on PATH in our image, as the Dockerfile links it: a script of this node and CLI, bound in read-only.
+  const launcher = path.join(o.workDir, 'ocm-lab-launcher');
+  await writeFileAtomic(launcher, cliLauncherScript(cli.nodeBinary, cli.cliMain), 0o755);
+  const images = new ImageCatalog({ ocmVersion: o.ocmVersion ?? OCM_VERSION, binaries: o.imageBinaries ?? {}, cli: { ...cli, launcher } });
   const agent = await registerNode(o, client, node, log);
   const { podNetwork, serviceProxy, proxyClient } = await startPodNetwork(o, client, log);
   const vpcNetns = o.podNetwork?.vpcNetns;

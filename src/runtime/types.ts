@@ -110,6 +110,8 @@ export interface LabCluster {
   internalAddress: string;
   /** The CA that signs the API server's serving certificate. */
   caPem: string;
+  /** Our image as this cluster's pods pull it, when not OCM_LAB_IMAGE (existing: `--image-registry`). */
+  ocmLabImage?: string;
 }
 
 /** What `--dry-run` asks a runtime for: the plan of `up` or of `down`. */

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
@@ -16,9 +17,9 @@ const DEFAULT_AGENT_NS = 'open-cluster-management-agent-addon';
 // kubectl's default for these is v1beta1, where supportedConfigs is spelled defaultConfigs.
 const CMA = 'clustermanagementaddons.v1alpha1.addon.open-cluster-management.io';
 const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
-// `ocm-lab:dev` through this mirror is `docker.io/library/ocm-lab:dev`: another spelling the nodelet runs.
+// `ocm-lab:<version>` through this mirror is `docker.io/library/ocm-lab:<version>`: another spelling the nodelet runs.
 const MIRROR = { source: 'ocm-lab', mirror: 'docker.io/library/ocm-lab' };
-const MIRRORED_IMAGE = 'docker.io/library/ocm-lab:dev';
+const MIRRORED_IMAGE = `docker.io/library/${OCM_LAB_IMAGE}`;
 
 interface ConfigReference {
   group: string;
@@ -147,10 +148,10 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
       expect(
         other.spec.template.spec.containers.map((c) => c.image),
         `cluster2 ${name}`,
-      ).toEqual(other.spec.template.spec.containers.map(() => 'ocm-lab:dev'));
+      ).toEqual(other.spec.template.spec.containers.map(() => OCM_LAB_IMAGE));
     }
     await ok('hub', ['annotate', 'managedcluster', 'cluster1', `${annotation}-`]);
-    for (const [ns, name] of agents) await runs('cluster1', ns, name, 'ocm-lab:dev');
+    for (const [ns, name] of agents) await runs('cluster1', ns, name, OCM_LAB_IMAGE);
   });
 
   it('cluster-proxy: a per-cluster config sets the agent replicas, image, resources and namespace, on that cluster only; a change rolls the agent', async () => {
@@ -188,7 +189,7 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
     expect(d.spec.template.spec.containers[0]!.image).toBe(MIRRORED_IMAGE);
     expect(d.spec.template.spec.containers[0]!.resources).toEqual({ requests: { cpu: '5m' } });
     const other = await deployment('cluster2', PROXY_NS, 'cluster-proxy-proxy-agent');
-    expect(other.spec.template.spec.containers[0]!.image).toBe('ocm-lab:dev');
+    expect(other.spec.template.spec.containers[0]!.image).toBe(OCM_LAB_IMAGE);
     expect(other.spec.template.metadata.annotations?.[HASH_ANNOTATION]).toBeUndefined();
     expect((await mca('cluster1', 'cluster-proxy')).status?.conditions?.find((c) => c.type === 'Configured')?.status).toBe('True');
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
@@ -147,7 +148,7 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
       'create',
       'deployment',
       'web',
-      '--image=ocm-lab:dev',
+      `--image=${OCM_LAB_IMAGE}`,
       '--port=8080',
       '--',
       'ocm-lab',

@@ -144,6 +144,23 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     }
   });
 
+  it('stops before installing anything when a cluster cannot run an image the lab needs (exit 8, naming cluster and image)', async () => {
+    // OCM's images at another release than the nodelets were given: no node runs them, so the check pods stay Pending.
+    const otherOcm = path.join(home.home, 'other-ocm.yaml');
+    await fs.writeFile(otherOcm, renderLabConfig({ ...defaultLabConfig(), name: LAB, ocmVersion: 'v1.3.1' }));
+    const r = await upOnExisting(kubeconfig, 'hub', ['cluster1'], otherOcm, { OCM_LAB_IMAGE_CHECK_TIMEOUT_MS: '20000' });
+    expect(r.exitCode, r.stderr).toBe(8);
+    expect(r.stderr).toContain('cluster hub (context hub) cannot run the lab images');
+    expect(r.stderr).toContain('quay.io/open-cluster-management/registration-operator:v1.3.1');
+    expect(r.stderr).toContain('cluster cluster1 (context cluster1)');
+    await expect(fs.access(path.join(labDir(LAB), 'state.json'))).rejects.toThrow();
+    for (const cluster of ['hub', 'cluster1']) {
+      const left = await kubectl(kubeconfig, ['--context', cluster, 'get', 'pods,namespaces', '-A', '-o', 'name']);
+      expect(left.stdout).not.toContain('ocm-lab-image-check');
+      expect(left.stdout).not.toContain('namespace/open-cluster-management');
+    }
+  });
+
   it('installs OCM and the addons: ManagedClusters available, addons Available, status says existing', async () => {
     const callsBefore = await pluginCalls(pluginDir);
     const started = Date.now();

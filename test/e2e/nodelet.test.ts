@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { renderLabConfig } from '../../src/config/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
@@ -67,7 +68,7 @@ spec:
       terminationGracePeriodSeconds: 5
       containers:
       - name: main
-        image: ocm-lab:dev
+        image: ${OCM_LAB_IMAGE}
         args: [internal, test-workload, --check, "list:configmaps", --check, "list:secrets", --port, "18080",
                --print-env, POD_NAME, --print-env, PASSWORD, --print-env, COLOR, --print-env, POD_IP,
                --print-file, /var/run/secrets/kubernetes.io/serviceaccount/namespace, --print-file, /etc/settings/color]
@@ -232,9 +233,10 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
       const r = await k('cluster1', ['-n', NS, 'get', 'events', '--field-selector', 'reason=FailedScheduling', '-o', 'jsonpath={.items[*].message}']);
       return r.stdout.includes('nginx:1.27') ? r.stdout : undefined;
     }, 'a FailedScheduling event');
-    expect(event).toMatch(
-      /node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay\.io\/open-cluster-management\/registration-operator:v1\.2\.1.*; container nginx \(nginx:1\.27\)/,
+    expect(event).toContain(
+      `node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ${OCM_LAB_IMAGE}, quay.io/open-cluster-management/registration-operator:v1.2.1`,
     );
+    expect(event).toContain('; container nginx (nginx:1.27)');
     const [pod] = await pods('cluster1', NS, 'app=foreign');
     expect(pod?.status.phase).toBe('Pending');
     expect(pod?.spec.nodeName).toBeUndefined();
@@ -270,7 +272,7 @@ describe('nodelet: Deployments of the ocm-lab image become real processes', () =
                 selector: { matchLabels: { app: 'delivered' } },
                 template: {
                   metadata: { labels: { app: 'delivered' } },
-                  spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'ocm-lab:dev', args: ['internal', 'test-workload'] }] },
+                  spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: OCM_LAB_IMAGE, args: ['internal', 'test-workload'] }] },
                 },
               },
             },

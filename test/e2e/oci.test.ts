@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { ImageCatalog } from '../../src/nodelet/images.js';
 import { ociConfig, realHostView, SHARED_HOST_DIRS, writeBundle, writePodEtcFiles, type BundleInput } from '../../src/nodelet/oci/bundle.js';
 import { cleanupContainers, listContainers, runcAt, RuncContainer, type ExecProcess, type LogSink } from '../../src/nodelet/oci/runc.js';
@@ -179,7 +180,7 @@ describe('containers under runc', () => {
   it('runs the ocm-lab image: node and the CLI from the package root mounted at its own path', async () => {
     const cliMain = path.resolve('dist/cli/main.js');
     const image = new ImageCatalog({ ocmVersion: 'v0', binaries: {}, cli: { nodeBinary: process.execPath, cliMain, packageRoot: path.resolve('.') } }).resolve(
-      'ocm-lab:dev',
+      OCM_LAB_IMAGE,
     )!;
     const token = '/var/run/secrets/kubernetes.io/serviceaccount/token';
     const { c, log } = await start(

@@ -2,6 +2,7 @@ import { execa } from 'execa';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { OCM_VERSION } from '../../src/provision/versions.js';
@@ -48,7 +49,7 @@ spec:
       terminationGracePeriodSeconds: 2
       containers:
       - name: main
-        image: ocm-lab:dev
+        image: ${OCM_LAB_IMAGE}
         args: [internal, test-workload, --port, "${port}", --interval, 1s, --check, "list:configmaps"]
         ports: [{name: http, containerPort: ${port}}]
         readinessProbe: {httpGet: {path: /healthz, port: http}, periodSeconds: 1}
@@ -257,7 +258,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: hostpath-volume, namespace: ${NS}}
 spec:
-  containers: [{name: main, image: ocm-lab:dev, args: [internal, test-workload], volumeMounts: [{name: host, mountPath: /host}]}]
+  containers: [{name: main, image: ${OCM_LAB_IMAGE}, args: [internal, test-workload], volumeMounts: [{name: host, mountPath: /host}]}]
   volumes: [{name: host, hostPath: {path: /etc}}]
 ---
 apiVersion: v1
@@ -266,7 +267,7 @@ metadata: {name: failing-probe, namespace: ${NS}}
 spec:
   containers:
   - name: main
-    image: ocm-lab:dev
+    image: ${OCM_LAB_IMAGE}
     args: [internal, test-workload, --port, "8080"]
     readinessProbe: {httpGet: {path: /nothing-here, port: 8080}, periodSeconds: 1}
 `;
@@ -304,7 +305,7 @@ kind: Pod
 metadata: {name: host-port-taken, namespace: ${NS}}
 spec:
   hostNetwork: true
-  containers: [{name: main, image: ocm-lab:dev, args: [internal, test-workload, --port, "10250"], ports: [{containerPort: 10250}]}]
+  containers: [{name: main, image: ${OCM_LAB_IMAGE}, args: [internal, test-workload, --port, "10250"], ports: [{containerPort: 10250}]}]
 `;
     expect((await k('cluster1', ['apply', '-f', '-'], taken)).exitCode).toBe(0);
     expect(await events('host-port-taken', /10250/)).toMatch(/10250/);

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
 import { isolatedLabHome, kubectlPath } from '../support/lab.js';
 
@@ -106,7 +107,7 @@ describe('the default lab on kind', () => {
     const r = await ocmLab(['setup', '--runtime', 'kind'], SETUP_BUDGET_MS);
     expect(r.exitCode, r.all).toBe(0);
     const images = (await docker(['image', 'ls', '--format', '{{.Repository}}:{{.Tag}}'])).stdout.split('\n');
-    expect(images).toContain('ocm-lab:dev');
+    expect(images).toContain(OCM_LAB_IMAGE);
     expect(images.some((i) => i.startsWith('quay.io/open-cluster-management/registration-operator:'))).toBe(true);
   });
 

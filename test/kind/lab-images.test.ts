@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { run } from '../../src/util/exec.js';
 import { ensureLabImages, labImages } from '../../src/images/lab-images.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
 
 /**
  * The lab's images built offline in a Docker engine of the test's own, from
- * the image cache (~/.cache/ocm-lab/kind/images) or from scratch: ocm-lab:dev
+ * the image cache (~/.cache/ocm-lab/kind/images) or from scratch: ocm-lab:<version>
  * runs the CLI (entry point and `ocm-lab` on PATH), OCM's run their binary as
  * 10001, a second ensure changes nothing, and `internal vpc-gateway` forwards
  * from one Docker network to a container on another. Needs root, Debian's
@@ -14,7 +15,7 @@ import { startDockerEngine, type DockerEngine } from '../support/docker-engine.j
  */
 const CONFIG = { ocmVersion: 'v1.2.1' };
 
-describe('lab images on kind (ocm-lab:dev and OCM)', () => {
+describe('lab images on kind (ocm-lab:<version> and OCM)', () => {
   let engine: DockerEngine | undefined;
   const saved = process.env.DOCKER_HOST;
   const docker = (args: string[], allowFailure = false) => run('docker', args, { env: { ...process.env, DOCKER_HOST: engine?.host }, allowFailure });
@@ -40,10 +41,10 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  it('ocm-lab:dev runs the CLI as its entry point and as `ocm-lab` on PATH', async () => {
+  it('ocm-lab:<version> runs the CLI as its entry point and as `ocm-lab` on PATH', async () => {
     const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
-    expect((await docker(['run', '--rm', '--network', 'none', 'ocm-lab:dev', '--version'])).stdout.trim()).toBe(version);
-    expect((await docker(['run', '--rm', '--network', 'none', '--entrypoint', 'ocm-lab', 'ocm-lab:dev', '--version'])).stdout.trim()).toBe(version);
+    expect((await docker(['run', '--rm', '--network', 'none', OCM_LAB_IMAGE, '--version'])).stdout.trim()).toBe(version);
+    expect((await docker(['run', '--rm', '--network', 'none', '--entrypoint', 'ocm-lab', OCM_LAB_IMAGE, '--version'])).stdout.trim()).toBe(version);
   });
 
   it("OCM's images hold their binary at /<name> and run as user 10001", async () => {
@@ -66,7 +67,7 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
         names.a,
         '--entrypoint',
         'node',
-        'ocm-lab:dev',
+        OCM_LAB_IMAGE,
         '-e',
         'require("net").createServer((s) => s.end("hello from the hub\\n")).listen(6443)',
       ]);
@@ -78,7 +79,7 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
         names.a,
         '--entrypoint',
         'ocm-lab',
-        'ocm-lab:dev',
+        OCM_LAB_IMAGE,
         'internal',
         'vpc-gateway',
         '--forward',
@@ -96,7 +97,7 @@ describe('lab images on kind (ocm-lab:dev and OCM)', () => {
           names.b,
           '--entrypoint',
           'node',
-          'ocm-lab:dev',
+          OCM_LAB_IMAGE,
           '-e',
           `const s = require("net").connect({ port: ${port}, host: "${host}" }); let got = ""; s.on("data", (d) => (got += d)); s.on("error", (e) => console.log("error " + e.code)); s.on("close", () => console.log("got " + JSON.stringify(got)));`,
         ]);

@@ -74,19 +74,11 @@ export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<
 }
 
 /** `ocm-lab up --runtime existing` on contexts of `kubeconfig`: the hub and each spoke, for the lab file `labFile`. */
-export function upOnExisting(kubeconfig: string, hub: string, spokes: readonly string[], labFile: string): ReturnType<typeof cli> {
-  return cli([
-    'up',
-    '--runtime',
-    'existing',
-    '--kubeconfig',
-    kubeconfig,
-    '--hub-context',
-    hub,
-    ...spokes.flatMap((s) => ['--spoke-context', s]),
-    '--config',
-    labFile,
-  ]);
+export function upOnExisting(kubeconfig: string, hub: string, spokes: readonly string[], labFile: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof cli> {
+  return cli(
+    ['up', '--runtime', 'existing', '--kubeconfig', kubeconfig, '--hub-context', hub, ...spokes.flatMap((s) => ['--spoke-context', s]), '--config', labFile],
+    env,
+  );
 }
 
 /** What a lab can leave behind on the machine: compared before and after to prove `down` removes it all. */

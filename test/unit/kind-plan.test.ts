@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { defaultLabConfig, parseLabConfig, type LabConfig } from '../../src/config/index.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { renderKindPlan } from '../../src/runtime/kind/dry-run.js';
@@ -20,7 +21,7 @@ async function plan(config: LabConfig): Promise<KindLabPlan> {
   return planKindLab(config, {
     labDir: path.join(LABS, config.name),
     nodeImage: `ocm-lab/kind-node:${config.kubernetesVersion}`,
-    images: ['ocm-lab:dev', 'ocm-lab:dev'],
+    images: [OCM_LAB_IMAGE, OCM_LAB_IMAGE],
     templates: await readKindTemplates(),
   });
 }
@@ -66,7 +67,7 @@ describe('kind plan (--dry-run)', () => {
     ]);
     expect(hub.kindConfig).toContain('- ocm-lab-default-hub-endpoint');
     expect(spoke.kindConfig).not.toContain('certSANs');
-    expect(p.images).toEqual(['ocm-lab:dev']);
+    expect(p.images).toEqual([OCM_LAB_IMAGE]);
     expect(hub.blackholes).toEqual([POD_SUBNET]);
     expect(hub.rejected).toEqual([SERVICE_SUBNET]);
   });

@@ -2,15 +2,16 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { OCM_UPSTREAM_IMAGES } from '../../src/nodelet/images.js';
 import { UPSTREAM_ADDON_IMAGES } from '../../src/image.js';
 import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash, upstreamAddonImages } from '../../src/images/lab-images.js';
 import { productionModules } from '../../src/images/production-modules.js';
 
 describe('labImages', () => {
-  it("names ocm-lab:dev and OCM's five images at the lab's version", () => {
+  it("names ocm-lab:<version> and OCM's five images at the lab's version", () => {
     expect(labImages({ ocmVersion: 'v1.2.1' })).toEqual([
-      'ocm-lab:dev',
+      OCM_LAB_IMAGE,
       'quay.io/open-cluster-management/registration-operator:v1.2.1',
       'quay.io/open-cluster-management/registration:v1.2.1',
       'quay.io/open-cluster-management/work:v1.2.1',

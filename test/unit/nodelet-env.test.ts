@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { containerArgv } from '../../src/nodelet/command.js';
 import { resolveEnv } from '../../src/nodelet/env.js';
 import { ContainerStartError } from '../../src/nodelet/errors.js';
@@ -48,7 +49,7 @@ describe('nodelet env resolution', () => {
   it('resolves fieldRef, secretKeyRef and configMapKeyRef like the kubelet', async () => {
     const c: Container = {
       name: 'main',
-      image: 'ocm-lab:dev',
+      image: OCM_LAB_IMAGE,
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
@@ -179,14 +180,14 @@ describe('container command mapping', () => {
   const cli = ['/usr/bin/node', '/opt/ocm-lab/dist/cli/main.js'];
 
   it('runs args through the ocm-lab entry point when command is empty', () => {
-    const c: Container = { name: 'c', image: 'ocm-lab:dev', args: ['internal', '$(ENTRY)', '--port', '80'] };
-    expect(containerArgv(c, image('ocm-lab:dev'), env)).toEqual([...cli, 'internal', 'test-workload', '--port', '80']);
+    const c: Container = { name: 'c', image: OCM_LAB_IMAGE, args: ['internal', '$(ENTRY)', '--port', '80'] };
+    expect(containerArgv(c, image(OCM_LAB_IMAGE), env)).toEqual([...cli, 'internal', 'test-workload', '--port', '80']);
   });
 
   it('treats command ["ocm-lab", …] (also by path) as the same entry point, command before args', () => {
-    const c: Container = { name: 'c', image: 'docker.io/library/ocm-lab:dev', command: ['ocm-lab', 'internal'], args: ['test-workload'] };
-    expect(containerArgv(c, image('docker.io/library/ocm-lab:dev'), env)).toEqual([...cli, 'internal', 'test-workload']);
-    expect(containerArgv({ name: 'c', command: ['/usr/local/bin/ocm-lab', 'internal', 'nodelet'] }, image('ocm-lab:dev'), env)).toEqual([
+    const c: Container = { name: 'c', image: `docker.io/library/${OCM_LAB_IMAGE}`, command: ['ocm-lab', 'internal'], args: ['test-workload'] };
+    expect(containerArgv(c, image(`docker.io/library/${OCM_LAB_IMAGE}`), env)).toEqual([...cli, 'internal', 'test-workload']);
+    expect(containerArgv({ name: 'c', command: ['/usr/local/bin/ocm-lab', 'internal', 'nodelet'] }, image(OCM_LAB_IMAGE), env)).toEqual([
       ...cli,
       'internal',
       'nodelet',
@@ -194,7 +195,7 @@ describe('container command mapping', () => {
   });
 
   it('runs any other command as given (found on PATH inside the container)', () => {
-    expect(containerArgv({ name: 'c', command: ['/bin/sh', '-c', 'echo $(ENTRY)'] }, image('ocm-lab:dev'), env)).toEqual([
+    expect(containerArgv({ name: 'c', command: ['/bin/sh', '-c', 'echo $(ENTRY)'] }, image(OCM_LAB_IMAGE), env)).toEqual([
       '/bin/sh',
       '-c',
       'echo test-workload',

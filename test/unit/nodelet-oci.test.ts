@@ -1,13 +1,18 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ImageCatalog, OCM_UPSTREAM_IMAGES, parseImageBinaries } from '../../src/nodelet/images.js';
+import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { cliLauncherScript, ImageCatalog, OCM_LAB_ON_PATH, OCM_UPSTREAM_IMAGES, parseImageBinaries } from '../../src/nodelet/images.js';
 import { inClusterEndpoint, KubeClient } from '../../src/kube/client.js';
 import { capabilitySet, ociConfig, sharedDirMounts, writeBundle, writePodEtcFiles, type BundleInput, type HostView } from '../../src/nodelet/oci/bundle.js';
 import { processUser, volumeOwner } from '../../src/nodelet/oci/security.js';
 import type { Pod } from '../../src/nodelet/types.js';
 import { volumeBinds } from '../../src/nodelet/volumes.js';
+
+const execFileAsync = promisify(execFile);
 
 const catalog = new ImageCatalog({
   ocmVersion: 'v1.2.1',
@@ -34,8 +39,8 @@ describe('image map', () => {
     expect(catalog.resolve('quay.io/open-cluster-management/work:v1.2.1')?.user).toEqual({ uid: 10001, gid: 0 });
   });
 
-  it('runs ocm-lab:dev as node + the CLI with the package root mounted at its own path', () => {
-    const img = catalog.resolve('docker.io/library/ocm-lab:dev');
+  it('runs our image (ocm-lab:<version>) as node + the CLI with the package root mounted at its own path', () => {
+    const img = catalog.resolve(`docker.io/library/${OCM_LAB_IMAGE}`);
     expect(img?.entrypoint).toEqual(['/usr/bin/node', '/opt/ocm-lab/dist/cli/main.js']);
     expect(img?.files).toEqual([{ source: '/opt/ocm-lab', destination: '/opt/ocm-lab' }]);
     const elsewhere = new ImageCatalog({
@@ -43,19 +48,40 @@ describe('image map', () => {
       binaries: {},
       cli: { nodeBinary: '/opt/node/bin/node', cliMain: '/p/dist/cli/main.js', packageRoot: '/p' },
     });
-    expect(elsewhere.resolve('ocm-lab:dev')?.files).toContainEqual({ source: '/opt/node/bin/node', destination: '/opt/node/bin/node' });
+    expect(elsewhere.resolve(OCM_LAB_IMAGE)?.files).toContainEqual({ source: '/opt/node/bin/node', destination: '/opt/node/bin/node' });
+  });
+
+  it('has `ocm-lab` on PATH as the Dockerfile links it: a launcher script of this node and CLI at /usr/local/bin/ocm-lab', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-launcher-'));
+    try {
+      const main = path.join(dir, "it's main.mjs");
+      await fs.writeFile(main, 'console.log(JSON.stringify(process.argv.slice(2)));\n');
+      const launcher = path.join(dir, 'launcher');
+      await fs.writeFile(launcher, cliLauncherScript(process.execPath, main), { mode: 0o755 });
+      const withLauncher = new ImageCatalog({
+        ocmVersion: 'v1',
+        binaries: {},
+        cli: { nodeBinary: process.execPath, cliMain: main, packageRoot: dir, launcher },
+      });
+      expect(withLauncher.resolve(OCM_LAB_IMAGE)?.files).toContainEqual({ source: launcher, destination: OCM_LAB_ON_PATH });
+      expect(OCM_LAB_ON_PATH).toBe('/usr/local/bin/ocm-lab');
+      const { stdout } = await execFileAsync(launcher, ['internal', "a b'c"]);
+      expect(JSON.parse(stdout)).toEqual(['internal', "a b'c"]);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('installed by npm, mounts the node_modules folder that holds the package and its hoisted dependencies', () => {
     const cli = { nodeBinary: '/usr/bin/node', cliMain: '/app/node_modules/ocm-lab/dist/cli/main.js', packageRoot: '/app/node_modules/ocm-lab' };
     const installed = new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli });
-    expect(installed.resolve('ocm-lab:dev')?.files).toEqual([{ source: '/app/node_modules', destination: '/app/node_modules' }]);
-    expect(installed.resolve('ocm-lab:dev')?.entrypoint).toEqual(['/usr/bin/node', '/app/node_modules/ocm-lab/dist/cli/main.js']);
+    expect(installed.resolve(OCM_LAB_IMAGE)?.files).toEqual([{ source: '/app/node_modules', destination: '/app/node_modules' }]);
+    expect(installed.resolve(OCM_LAB_IMAGE)?.entrypoint).toEqual(['/usr/bin/node', '/app/node_modules/ocm-lab/dist/cli/main.js']);
   });
 
   it('a checkout whose node_modules links elsewhere (a git worktree sharing an install) mounts that folder at its own path too', () => {
     const cli = { nodeBinary: '/usr/bin/node', cliMain: '/work/wt/dist/cli/main.js', packageRoot: '/work/wt', linkedDependencies: '/work/main/node_modules' };
-    expect(new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli }).resolve('ocm-lab:dev')?.files).toEqual([
+    expect(new ImageCatalog({ ocmVersion: 'v1', binaries: {}, cli }).resolve(OCM_LAB_IMAGE)?.files).toEqual([
       { source: '/work/wt', destination: '/work/wt' },
       { source: '/work/main/node_modules', destination: '/work/main/node_modules' },
     ]);
@@ -65,7 +91,9 @@ describe('image map', () => {
     expect(catalog.runs('quay.io/open-cluster-management/work:latest')).toBe(false);
     expect(catalog.whyNot('quay.io/open-cluster-management/work:latest')).toContain("only at the lab's OCM version v1.2.1");
     expect(catalog.runs('nginx:1.27')).toBe(false);
-    expect(catalog.whyNot('nginx:1.27')).toMatch(/^image "nginx:1.27" is not available on this node: the ocm-lab nodelet runs only ocm-lab:dev, quay.io/);
+    expect(catalog.whyNot('nginx:1.27')).toContain(
+      `image "nginx:1.27" is not available on this node: the ocm-lab nodelet runs only ${OCM_LAB_IMAGE}, quay.io/`,
+    );
     const partial = new ImageCatalog({
       ocmVersion: 'v1.2.1',
       binaries: { work: '/w' },
@@ -245,7 +273,7 @@ describe('OCI bundle', () => {
     const p = pod({ runAsUser: 2000, runAsGroup: 2001 }, { runAsUser: 4000 });
     expect(processUser(p, p.spec.containers[0]!, img)).toEqual({ uid: 4000, gid: 2001, additionalGids: [] });
     expect(volumeOwner(pod({ fsGroup: 3000 }), (i) => catalog.resolve(i))).toEqual({ uid: 10001, gid: 3000 });
-    const mixed: Pod = { metadata: { name: 'm' }, spec: { containers: [c, { name: 'd', image: 'ocm-lab:dev' }] } };
+    const mixed: Pod = { metadata: { name: 'm' }, spec: { containers: [c, { name: 'd', image: OCM_LAB_IMAGE }] } };
     expect(volumeOwner(mixed, (i) => catalog.resolve(i))).toBe('shared');
   });
 

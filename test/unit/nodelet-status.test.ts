@@ -129,8 +129,8 @@ describe('binding decisions', () => {
   });
 
   it('binds pending pods of our image (with or without the docker.io/library prefix) for the default scheduler', () => {
-    expect(bindDecision(pending('ocm-lab:dev'), 'n', images)).toEqual({ bind: true });
-    expect(bindDecision(pending('docker.io/library/ocm-lab:dev', { schedulerName: 'ocm-lab-nodelet' }), 'n', images)).toEqual({ bind: true });
+    expect(bindDecision(pending(OCM_LAB_IMAGE), 'n', images)).toEqual({ bind: true });
+    expect(bindDecision(pending(`docker.io/library/${OCM_LAB_IMAGE}`, { schedulerName: 'ocm-lab-nodelet' }), 'n', images)).toEqual({ bind: true });
     expect(bindDecision(pending('quay.io/open-cluster-management/work:v1.2.1'), 'n', images)).toEqual({ bind: true });
   });
 
@@ -138,7 +138,7 @@ describe('binding decisions', () => {
     const d = bindDecision(pending('nginx:1.27'), 'cluster1-nodelet', images);
     expect(d.bind).toBe(false);
     expect(d.bind === false && !d.ignore && d.reason).toContain(
-      'node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ocm-lab:dev, quay.io/open-cluster-management/work:v1.2.1; container main (nginx:1.27)',
+      `node cluster1-nodelet is an ocm-lab nodelet, which runs only the images ${OCM_LAB_IMAGE}, quay.io/open-cluster-management/work:v1.2.1; container main (nginx:1.27)`,
     );
     // An upstream image at another tag, or one whose binary the nodelet was not given, stays Pending too.
     expect(bindDecision(pending('quay.io/open-cluster-management/work:v0.9.0'), 'n', images).bind).toBe(false);
@@ -146,14 +146,20 @@ describe('binding decisions', () => {
   });
 
   it('leaves bound pods, terminating pods and other schedulers alone', () => {
-    expect(bindDecision(pending('ocm-lab:dev', { nodeName: 'x' }), 'n', images)).toEqual({ bind: false, ignore: true });
-    expect(bindDecision(pending('ocm-lab:dev', { schedulerName: 'volcano' }), 'n', images)).toEqual({ bind: false, ignore: true });
-    expect(bindDecision({ ...pending('ocm-lab:dev'), metadata: { name: 'p', deletionTimestamp: 'x' } }, 'n', images)).toEqual({ bind: false, ignore: true });
+    expect(bindDecision(pending(OCM_LAB_IMAGE, { nodeName: 'x' }), 'n', images)).toEqual({ bind: false, ignore: true });
+    expect(bindDecision(pending(OCM_LAB_IMAGE, { schedulerName: 'volcano' }), 'n', images)).toEqual({ bind: false, ignore: true });
+    expect(bindDecision({ ...pending(OCM_LAB_IMAGE), metadata: { name: 'p', deletionTimestamp: 'x' } }, 'n', images)).toEqual({ bind: false, ignore: true });
   });
 
   it('accepts exactly the image names of ocm-lab', () => {
-    expect(['ocm-lab:dev', 'docker.io/library/ocm-lab:dev', 'library/ocm-lab:dev'].map(isOcmLabImage)).toEqual([true, true, true]);
-    expect(['ocm-lab:latest', 'ocm-lab', 'ghcr.io/x/ocm-lab:dev', undefined].map(isOcmLabImage)).toEqual([false, false, false, false]);
+    expect([OCM_LAB_IMAGE, `docker.io/library/${OCM_LAB_IMAGE}`, `library/${OCM_LAB_IMAGE}`].map(isOcmLabImage)).toEqual([true, true, true]);
+    expect(['ocm-lab:dev', 'ocm-lab:latest', 'ocm-lab', `ghcr.io/x/${OCM_LAB_IMAGE}`, undefined].map(isOcmLabImage)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 

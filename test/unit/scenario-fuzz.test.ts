@@ -183,8 +183,8 @@ describe(`hostile scenario documents (seed ${seed})`, () => {
     for (const n of [1_000, 100_000, 1_000_000]) {
       cases.push([`a prose line of ${n} characters`, base.replace('\n# ', `\n${'p'.repeat(n)}\n# `)]);
       cases.push([`a fence of ${n} backticks, never closed`, `${base}\n${'`'.repeat(n)}sh\necho\n`]);
-      cases.push([`a sh line of ${n} characters`, base.replace('export IMAGE=ocm-lab:dev', `export IMAGE=${'x'.repeat(n)}`)]);
-      cases.push([`${n} NUL bytes in a block`, base.replace('export IMAGE=ocm-lab:dev', `echo ${'\u0000'.repeat(n)}`)]);
+      cases.push([`a sh line of ${n} characters`, base.replace('export IMAGE=$OCM_LAB_IMAGE', `export IMAGE=${'x'.repeat(n)}`)]);
+      cases.push([`${n} NUL bytes in a block`, base.replace('export IMAGE=$OCM_LAB_IMAGE', `echo ${'\u0000'.repeat(n)}`)]);
       cases.push([`${Math.min(n, 20_000)} unterminated fences`, `${base}\n${'```sh\n'.repeat(Math.min(n, 20_000))}`]);
       cases.push([`a front matter line of ${n} stray brackets`, base.replace('summary: ', `summary: ${']'.repeat(n)}`)]);
     }

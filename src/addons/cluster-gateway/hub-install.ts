@@ -26,6 +26,8 @@ const CERT_DIR = '/etc/cluster-gateway';
 
 export interface GatewayInstallOptions {
   identityPenetration?: boolean;
+  /** Our image as the hub pulls it (default OCM_LAB_IMAGE). */
+  image?: string;
 }
 
 /** The DNS names the hub's aggregator checks in the gateway's certificate (it verifies `<service>.<namespace>.svc`). */
@@ -114,7 +116,7 @@ export function gatewayServingObjects(caPem: string, options: GatewayInstallOpti
       containers: [
         {
           name: 'gateway',
-          image: OCM_LAB_IMAGE,
+          image: options.image ?? OCM_LAB_IMAGE,
           args,
           ports: [{ name: 'https', containerPort: GATEWAY_PORT, protocol: 'TCP' }],
           // Every second: after a restart the hub's aggregator routes to the gateway only once it is Ready (was 5 s: ~5 s more outage).

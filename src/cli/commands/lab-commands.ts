@@ -24,6 +24,8 @@ type UpFlags = ArtifactFlags & {
   kubeconfig?: string;
   'hub-context'?: string;
   'spoke-context'?: string[];
+  'image-registry'?: string;
+  'hub-server'?: string;
   'dry-run': boolean;
   'node-image'?: string;
   'kubernetes-version'?: string;
@@ -34,9 +36,14 @@ type UpFlags = ArtifactFlags & {
 /** The runtime options `up` takes as flags (existing: the kubeconfig and contexts); the runtime checks them. */
 function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, unknown> | undefined {
   if (argv['node-image'] !== undefined && choice !== 'kind' && choice !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
-  const given = argv.kubeconfig !== undefined || argv['hub-context'] !== undefined || (argv['spoke-context'] ?? []).length > 0;
+  const given =
+    argv.kubeconfig !== undefined ||
+    argv['hub-context'] !== undefined ||
+    (argv['spoke-context'] ?? []).length > 0 ||
+    argv['image-registry'] !== undefined ||
+    argv['hub-server'] !== undefined;
   if (choice !== 'existing') {
-    if (given) throw new InvalidInputError('--kubeconfig, --hub-context and --spoke-context are for --runtime existing');
+    if (given) throw new InvalidInputError('--kubeconfig, --hub-context, --spoke-context, --image-registry and --hub-server are for --runtime existing');
     return undefined;
   }
   if (!given) return undefined;
@@ -44,6 +51,8 @@ function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, 
     ...(argv.kubeconfig !== undefined ? { kubeconfig: argv.kubeconfig } : {}),
     ...(argv['hub-context'] !== undefined ? { hubContext: argv['hub-context'] } : {}),
     spokeContexts: argv['spoke-context'] ?? [],
+    ...(argv['image-registry'] !== undefined ? { imageRegistry: argv['image-registry'] } : {}),
+    ...(argv['hub-server'] !== undefined ? { hubServer: argv['hub-server'] } : {}),
   };
 }
 
@@ -69,6 +78,14 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         type: 'string',
         array: true,
         describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)',
+      })
+      .option('hub-server', {
+        type: 'string',
+        describe: "--runtime existing: the hub's API server as your spokes reach it (default: kind/k3d contexts' internal endpoint, else the context's server)",
+      })
+      .option('image-registry', {
+        type: 'string',
+        describe: '--runtime existing: push our image to REG (HOST[:PORT][/PATH], a registry your clusters pull from) and run it from there',
       })
       .option('dry-run', {
         type: 'boolean',

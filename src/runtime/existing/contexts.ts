@@ -17,6 +17,10 @@ export interface ExistingClustersInput {
   kubeconfig: string;
   hubContext: string;
   spokeContexts: string[];
+  /** `--image-registry`: where `up` pushes our image and the lab's pods pull it from (image-registry.ts). */
+  imageRegistry?: string;
+  /** `--hub-server`: the hub's API server as the spokes reach it (hub-server.ts). */
+  hubServer?: string;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -4,14 +4,16 @@ import { InvalidInputError } from '../../errors.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
+import { parseImageRegistry } from './image-registry.js';
+import { parseHubServer } from './hub-server.js';
 
 /**
  * The existing runtime's options (the lab file's `runtime.existing`, or the
  * flags of `up`): the kubeconfig and which of its contexts are the hub and the
- * spokes. None: the lab reuses what it recorded.
+ * spokes, the registry our image goes to and the hub's address for spokes. None: the lab reuses what it recorded.
  */
 export function existingInput(options: Record<string, unknown>): ExistingClustersInput | undefined {
-  refuseUnknownOptions('existing', options, ['kubeconfig', 'hubContext', 'spokeContexts']);
+  refuseUnknownOptions('existing', options, ['kubeconfig', 'hubContext', 'spokeContexts', 'imageRegistry', 'hubServer']);
   const given = stringOption('existing', options, 'kubeconfig');
   // `~/…` as a shell would expand it: the lab file is not read by a shell.
   const kubeconfig = given?.startsWith('~/') ? path.join(os.homedir(), given.slice(2)) : given;
@@ -19,13 +21,17 @@ export function existingInput(options: Record<string, unknown>): ExistingCluster
   const spokes = options.spokeContexts ?? [];
   if (!Array.isArray(spokes) || spokes.some((s) => typeof s !== 'string' || !s))
     throw new InvalidInputError(`runtime.existing.spokeContexts must be a list of context names, not ${JSON.stringify(spokes)}`);
-  if (kubeconfig === undefined && hubContext === undefined && spokes.length === 0) return undefined;
+  const registry = stringOption('existing', options, 'imageRegistry');
+  const imageRegistry = registry === undefined ? undefined : parseImageRegistry(registry);
+  const server = stringOption('existing', options, 'hubServer');
+  const hubServer = server === undefined ? undefined : parseHubServer(server);
+  if (kubeconfig === undefined && hubContext === undefined && spokes.length === 0 && imageRegistry === undefined && hubServer === undefined) return undefined;
   if (!kubeconfig || !hubContext) {
     throw new InvalidInputError('--runtime existing needs --kubeconfig FILE and --hub-context CTX (and a --spoke-context CTX per spoke)', {
       hint: 'ocm-lab up --runtime existing --kubeconfig ~/.kube/config --hub-context hub --spoke-context cluster1 --spoke-context cluster2',
     });
   }
-  return { kubeconfig, hubContext, spokeContexts: spokes as string[] };
+  return { kubeconfig, hubContext, spokeContexts: spokes as string[], ...(imageRegistry ? { imageRegistry } : {}), ...(hubServer ? { hubServer } : {}) };
 }
 
 /** Clusters the user already has, reached through contexts of their kubeconfig: never picked by `auto`. */

@@ -13,11 +13,17 @@ import { existingRuntimePlan } from './dry-run.js';
 import { clusterSpecs, resolveContext, type ExistingClusterSpec, type ExistingClustersInput, type ResolvedContext } from './contexts.js';
 import { readExistingState, type ExistingLabState, type ExistingRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
+import { OCM_LAB_IMAGE } from '../../image.js';
+import { checkImages, imagesToCheck } from './image-check.js';
+import { pushOurImage } from './image-registry.js';
+import { chooseHubServer } from './hub-server.js';
 
 /** All clusters of a lab on existing clusters are in one "VPC": the network between them is the user's. */
 export const EXISTING_VPC = 'existing';
 const ISOLATION = { enforced: false, reason: 'existing clusters: the network between them is yours' };
 const ANSWER_TIMEOUT_MS = 10_000;
+/** How long the image check waits for a cluster's pod: pulls of OCM's five images on a fresh node take a minute or two. */
+const IMAGE_CHECK_TIMEOUT_MS = Number(process.env.OCM_LAB_IMAGE_CHECK_TIMEOUT_MS) || 240_000;
 
 /** The lab config of a lab on existing clusters: name, versions and addons from the lab file (or the defaults), clusters from the contexts. */
 export function existingLabConfig(base: LabConfig, specs: readonly ExistingClusterSpec[]): LabConfig {
@@ -29,6 +35,10 @@ interface ExistingContext {
   specs: ExistingClusterSpec[];
   kubeconfig: string;
   resolved: Map<string, ResolvedContext>;
+  /** Our image as the clusters' pods pull it: REG/ocm-lab:<version> with --image-registry, else OCM_LAB_IMAGE. */
+  ocmLabImage: string;
+  /** The hub's API server as the spokes reach it, when not the hub context's server. */
+  hubServer?: string;
   /** The runtime's steps ran through: from then on OCM may be on the clusters, and a failed up keeps the lab for `down`. */
   recorded: boolean;
 }
@@ -66,6 +76,37 @@ async function otherHub(endpoint: ResolvedContext['endpoint']): Promise<string |
 }
 
 /**
+ * With `--image-registry`, our image built here and pushed there; then, before anything is installed, every cluster
+ * runs the lab's images (a cluster that cannot pull one would be left with OCM half-up).
+ */
+function imageSteps(registry: string | undefined): Step<ExistingContext>[] {
+  return [
+    ...(registry
+      ? [
+          {
+            title: `Existing clusters: our image pushed to ${registry}`,
+            run: async (c: ExistingContext, progress: (line: string) => void) => (c.ocmLabImage = await pushOurImage(registry, progress)),
+          },
+        ]
+      : []),
+    {
+      // Before anything is installed: a cluster that cannot pull an image would leave OCM half-up there.
+      title: 'Existing clusters: every cluster runs the lab images',
+      run: async (c, progress) => {
+        if (!registry && c.run.previous?.runtimeState.ocmLabImage) c.ocmLabImage = c.run.previous.runtimeState.ocmLabImage;
+        const targets = c.specs.map((spec) => ({
+          cluster: spec.name,
+          context: spec.context,
+          endpoint: c.resolved.get(spec.name)!.endpoint,
+          images: imagesToCheck(c.ocmLabImage, c.run.config.ocmVersion, spec.hub),
+        }));
+        return checkImages(targets, IMAGE_CHECK_TIMEOUT_MS, progress);
+      },
+    },
+  ];
+}
+
+/**
  * Clusters the user already has (any conformant Kubernetes), reached through
  * contexts of their kubeconfig. `up` checks every context answers and that the
  * hub runs no other OCM hub, then records the contexts and writes the lab's
@@ -100,7 +141,8 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
   }
 
   provisioning(run: LabRun<ExistingRuntimeState>): Provisioning<ExistingContext> {
-    const ctx: ExistingContext = { run, specs: [], kubeconfig: '', resolved: new Map(), recorded: false };
+    const ctx: ExistingContext = { run, specs: [], kubeconfig: '', resolved: new Map(), ocmLabImage: OCM_LAB_IMAGE, recorded: false };
+    const registry = this.input?.imageRegistry;
     const steps: Step<ExistingContext>[] = [
       {
         title: 'Existing clusters: contexts answer',
@@ -157,10 +199,27 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
         },
       },
       {
+        title: 'Existing clusters: the hub as spokes reach it',
+        run: async (c) => {
+          const hub = c.specs.find((s) => s.hub)!;
+          const endpoint = c.resolved.get(hub.name)!.endpoint;
+          const given = this.input ? this.input.hubServer : c.run.previous?.runtimeState.hubServer;
+          const choice = await chooseHubServer(given, hub.context, endpoint);
+          if (choice.server !== endpoint.server) c.hubServer = choice.server;
+          return `${choice.server}: ${choice.why}`;
+        },
+      },
+      ...imageSteps(registry),
+      {
         title: 'Existing clusters: lab state and kubeconfigs',
         run: async (c) => {
           const name = c.run.config.name;
-          c.run.state.runtimeState = { kubeconfig: c.kubeconfig, clusters: c.specs };
+          c.run.state.runtimeState = {
+            kubeconfig: c.kubeconfig,
+            clusters: c.specs,
+            ...(c.ocmLabImage !== OCM_LAB_IMAGE ? { ocmLabImage: c.ocmLabImage } : {}),
+            ...(c.hubServer ? { hubServer: c.hubServer } : {}),
+          };
           await c.run.save();
           const entries = c.specs.map((s) => ({ name: s.name, ...c.resolved.get(s.name)!.entry }));
           await writeKubeconfig(labKubeconfigFile(name), entries, c.specs.find((s) => s.hub)!.name);
@@ -193,14 +252,17 @@ export class ExistingRuntime implements Runtime<ExistingContext, ExistingRuntime
       state.runtimeState.clusters.map(async (spec) => {
         const kubeconfig = clusterKubeconfigFile(config.name, spec.name);
         const { endpoint } = await resolveContext(kubeconfig, spec.name);
+        // The hub as spokes reach it (--hub-server, or kind's internal endpoint); a spoke's own server is what the hub dials.
+        const server = (spec.hub && state.runtimeState.hubServer) || endpoint.server;
         return {
           name: spec.name,
           vpc: EXISTING_VPC,
           hub: spec.hub,
           kubeconfig,
-          internalServer: endpoint.server,
-          internalAddress: new URL(endpoint.server).hostname.replace(/^\[|\]$/g, ''),
+          internalServer: server,
+          internalAddress: new URL(server).hostname.replace(/^\[|\]$/g, ''),
           caPem: endpoint.caPem,
+          ...(state.runtimeState.ocmLabImage ? { ocmLabImage: state.runtimeState.ocmLabImage } : {}),
         };
       }),
     );

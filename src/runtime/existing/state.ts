@@ -10,6 +10,10 @@ import type { ExistingClusterSpec } from './contexts.js';
 export interface ExistingRuntimeState {
   kubeconfig: string;
   clusters: ExistingClusterSpec[];
+  /** `--image-registry`: our image as the lab's pods pull it (`REG/ocm-lab:<version>`); absent: OCM_LAB_IMAGE. */
+  ocmLabImage?: string;
+  /** The hub's API server as the spokes reach it, when not the hub context's server (hub-server.ts). */
+  hubServer?: string;
 }
 
 export type ExistingLabState = LabState<ExistingRuntimeState>;

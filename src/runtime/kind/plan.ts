@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
+import { OCM_LAB_IMAGE } from '../../image.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
 import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from './image-registry/names.js';
@@ -12,7 +13,6 @@ export const POD_SUBNET = '10.244.0.0/16';
 export const SERVICE_SUBNET = '10.96.0.0/16';
 /** The ports spokes reach on the hub: kube-apiserver, and the proxy-server's agent port (hostNetwork on the hub node). */
 export const HUB_PUBLISHED_PORTS = [6443, 8091] as const;
-const HUB_ENDPOINT_IMAGE = 'ocm-lab:dev';
 /** At most this many `kind create cluster` at a time: each runs kubeadm, which keeps a core busy. */
 /** kubeadm init of two nodes at once timed out on 2 cores: one at a time there. */
 export const CLUSTER_CREATE_CONCURRENCY = Math.max(1, Math.floor(os.cpus().length / 2));
@@ -196,7 +196,7 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
     clusters,
     hubEndpoint: {
       name: endpoint,
-      image: HUB_ENDPOINT_IMAGE,
+      image: OCM_LAB_IMAGE,
       networks: [vpcNetworkName(config.name, hub.vpc), ...config.vpcs.filter((v) => v.name !== hub.vpc).map((v) => vpcNetworkName(config.name, v.name))],
       forwards: HUB_PUBLISHED_PORTS.map((port) => ({ port, target: `${hubNode}:${port}` })),
       command: hubEndpointCommand(hubNode),

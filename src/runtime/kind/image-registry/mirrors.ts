@@ -14,7 +14,7 @@ function hostBlock(): string {
 /**
  * hosts.toml per registry host, as containerd in a kind node reads them:
  * `localhost:<port>` (what you push to) and the registry's own name lead to the
- * registry; each upstream domain of the lab's images (docker.io for ocm-lab:dev,
+ * registry; each upstream domain of the lab's images (docker.io for ocm-lab:<version>,
  * quay.io for OCM's) has the registry as a mirror first and upstream as the
  * fallback, so an image the registry lacks is still pulled as before.
  */

@@ -1,6 +1,6 @@
 /**
- * Docker image references split the way a registry sees them: `ocm-lab:dev`
- * is docker.io's `library/ocm-lab` at tag `dev`; `quay.io/a/b:v1` is quay.io's
+ * Docker image references split the way a registry sees them: `ocm-lab:0.1.0`
+ * is docker.io's `library/ocm-lab` at tag `0.1.0`; `quay.io/a/b:v1` is quay.io's
  * `a/b`. The lab's registry stores an image under its upstream path, so a node
  * that pulls the upstream name through the registry as a mirror finds it.
  */
