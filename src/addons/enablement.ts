@@ -191,8 +191,24 @@ async function installPerClusterAddon(hub: KubeClient, addon: AddonName, options
     await createClusterManagementAddOn(hub, PER_CLUSTER_ADDONS.get(addon)!, strategy);
     changed.push(`ClusterManagementAddOn/${addon} created (installStrategy ${describeInstallStrategy(strategy)})`);
   }
-  changed.push(...(await installAddonManager(hub, addon, '')));
+  changed.push(...(await installAddonManager(hub, addon, '', await labManagerImage(hub))));
   return { strategy, changed };
+}
+
+/**
+ * The image `up` gave the lab's addon managers (on existing clusters possibly a registry's copy,
+ * `--image-registry`), so an addon enabled later runs the same one; undefined when none runs.
+ */
+async function labManagerImage(hub: KubeClient): Promise<string | undefined> {
+  for (const other of ADDON_NAMES) {
+    const deployment = await getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } }>(
+      hub,
+      objectPath({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: managerName(other), namespace: ADDON_MANAGER_NAMESPACE } }),
+    );
+    const image = deployment?.spec?.template?.spec?.containers?.[0]?.image;
+    if (image) return image;
+  }
+  return undefined;
 }
 
 /**
