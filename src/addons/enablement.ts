@@ -5,6 +5,7 @@ import { isStatus, KubeClient } from '../kube/client.js';
 import { clusterKubeconfigFile } from '../paths.js';
 import { applyObject, collectionPath, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { sleep } from '../kube/wait.js';
+import { namespace } from '../kube/builders.js';
 import { deleteAndWait, labelledObjects, waitGone, type RemovalOptions } from '../ocm/removal.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, hubKubeconfigSecretName, WORK_API } from './framework/names.js';
 import { clusterManagementAddOn, hubPermissionObjects, type ClusterManagementAddOn } from './framework/manager.js';
@@ -32,7 +33,10 @@ import { installAddonManager, managerName, managerObjects, waitForAddonAvailable
 async function applyPlacements(hub: KubeClient, addon: AddonName, strategy: InstallStrategy | 'AllClusters'): Promise<string[]> {
   const changed: string[] = [];
   if (strategy === 'AllClusters' || strategy.type !== 'Placements') return changed;
-  for (const obj of placementObjects(addon, strategy)) {
+  const objects = placementObjects(addon, strategy);
+  // A Placement may live in the addon managers' namespace, which the first manager's install would only create after it.
+  const namespaces = [...new Set(objects.map((o) => o.metadata.namespace).filter((ns): ns is string => !!ns))].map((ns) => namespace(ns));
+  for (const obj of [...namespaces, ...objects]) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name} ${result}`);
   }
@@ -153,19 +157,27 @@ export function placementRefusal(addon: AddonName, strategy: PlacementsStrategy,
  */
 export async function waitForDecisions(hub: KubeClient, strategy: PlacementsStrategy, timeoutMs: number): Promise<Set<string>> {
   const deadline = Date.now() + timeoutMs;
+  let lastError = '';
   for (;;) {
     const decided = new Set<string>();
     let settled = true;
-    for (const ref of strategy.placements) {
-      const placement = await getOrNull<PlacementObject>(hub, placementPath(ref));
-      const clusters = decidedClusters(await placementDecisions(hub, ref));
-      if (!conditionOf(placement, 'PlacementSatisfied') || (placement?.status?.numberOfSelectedClusters ?? -1) !== clusters.size) settled = false;
-      for (const c of clusters) decided.add(c);
+    try {
+      for (const ref of strategy.placements) {
+        const placement = await getOrNull<PlacementObject>(hub, placementPath(ref));
+        const clusters = decidedClusters(await placementDecisions(hub, ref));
+        if (!conditionOf(placement, 'PlacementSatisfied') || (placement?.status?.numberOfSelectedClusters ?? -1) !== clusters.size) settled = false;
+        for (const c of clusters) decided.add(c);
+      }
+    } catch (err) {
+      // The hub answers 429 "storage is (re)initializing" for a while after OCM's operator updates its CRDs: asked again.
+      if (!isStatus(err, 429) && !isStatus(err, 503)) throw err;
+      lastError = `; last answer: ${(err as Error).message}`;
+      settled = false;
     }
     if (settled) return decided;
     if (Date.now() > deadline) {
       throw new NotReadyError(
-        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided within ${Math.round(timeoutMs / 1000)} s`,
+        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided within ${Math.round(timeoutMs / 1000)} s${lastError}`,
         { hint: `see its status: kubectl --context hub -n ${strategy.placements[0]?.namespace} get placement -o yaml` },
       );
     }

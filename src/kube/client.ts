@@ -5,6 +5,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { ExecCredentials } from './exec-credential.js';
 import { readKubeconfig } from './kubeconfig.js';
+import { sleep } from './wait.js';
 
 /**
  * The lab's one Kubernetes client (CLI, install, OCM, addons, nodelet, pods'
@@ -102,6 +103,9 @@ export interface RequestOptions {
 export type WatchEvent<T> =
   { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: { code?: number; message?: string; reason?: string } };
 
+/** How often a request the server answers 429 with Retry-After is sent (client-go's maxRetries). */
+const MAX_RETRIES_AFTER_429 = 10;
+
 export class KubeClient {
   private readonly agent: https.Agent;
   private readonly base: URL;
@@ -179,13 +183,22 @@ export class KubeClient {
   }
 
   async request<T>(method: string, p: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.open(method, p, { timeoutMs: 30_000, ...opts });
-    const chunks: Buffer[] = [];
-    for await (const chunk of res) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) throw apiError(method, p, status, text);
-    return (text ? JSON.parse(text) : {}) as T;
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.open(method, p, { timeoutMs: 30_000, ...opts });
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : {}) as T;
+      // As client-go: a 429 with Retry-After was not processed (e.g. "storage is (re)initializing" right after a CRD
+      // changed), so the request is sent again after the time the server names, up to 10 times.
+      const retryAfterS = Number(res.headers['retry-after']);
+      if (status === 429 && Number.isFinite(retryAfterS) && attempt < MAX_RETRIES_AFTER_429) {
+        await sleep(Math.min(Math.max(retryAfterS, 0.1), 10) * 1000);
+        continue;
+      }
+      throw apiError(method, p, status, text);
+    }
   }
 
   /** A GET whose answer is text, not JSON (e.g. pods/log). */

@@ -1,1 +1,1 @@
-export { cleanupContainers, runcAt } from './runc.js';
+export { cleanupContainers, listContainers, runcAt } from './runc.js';

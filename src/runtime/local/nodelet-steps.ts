@@ -12,6 +12,7 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { KubeClient } from '../../kube/client.js';
+import { nodeHasNoLiveContainers, releaseLeasesOfDeadPods } from './stale-leases.js';
 import { sleep } from '../../kube/wait.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */
@@ -301,6 +302,16 @@ export function nodeletSteps(): Step<LocalContext>[] {
             const state = await processState(spec);
             let outcome = `already running (pid ${state.pid})`;
             let proc: Awaited<ReturnType<typeof startProcess>> | undefined;
+            // After a reboot (no container of the node alive) its pods' leader leases are freed: their new containers lead at once.
+            let released: string[] = [];
+            if (!state.running && (await nodeHasNoLiveContainers(nodeletWorkDir(cluster)))) {
+              const client = await KubeClient.fromKubeconfig(adminKubeconfigPath(cluster));
+              try {
+                released = await releaseLeasesOfDeadPods(client, nodeName(cluster));
+              } finally {
+                client.close();
+              }
+            }
             if (!state.running) {
               progress('starting nodelet');
               proc = await startProcess(spec);
@@ -312,7 +323,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
             } finally {
               proc?.release();
             }
-            return `${outcome}, node Ready`;
+            return `${outcome}, node Ready${released.length ? `; released ${released.length} leader leases its dead pods held (${released.join(', ')})` : ''}`;
           },
         })),
     },
