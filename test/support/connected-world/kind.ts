@@ -93,7 +93,11 @@ export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?
       if (r.exitCode !== 0) throw new Error(`docker ${args.join(' ')} (kind world) exited ${r.exitCode}: ${r.all}`);
       return r.stdout;
     };
-    const socketGid = (await fs.stat(dockerHost.replace(/^unix:\/\//, ''))).gid;
+    const socket = dockerHost.replace(/^unix:\/\//, '');
+    const socketGid = (await fs.stat(socket)).gid;
+    if (socketGid === 0) throw new Error(`${socket} belongs to group root: dockerd found no docker group to give it (groupadd docker)`);
+    // The socket (root:docker, 0660) is reached through directories that are root's own: a plain user may pass them, no more.
+    for (let d = path.dirname(socket); d.startsWith(world.dir); d = path.dirname(d)) await fs.chmod(d, 0o711);
 
     const images = path.join(opts.sourceCache ?? cacheDir(), 'kind', 'images');
     const digests: Record<string, string> = { [opts.kindDownload.url]: opts.kindDownload.sha256 };
