@@ -1,14 +1,16 @@
 /**
  * The image catalogue: the images a lab's pods name (ours, OCM's, upstream's addons), what each holds and as which user.
  *
- * Where they come from, said here once (the docs link here). On the local and kind runtimes the lab pulls none of them:
+ * Where they come from, said here once (the docs link here):
  * - local: the nodelet maps each reference to files on this machine, bind-mounted read-only into the container
  *   (src/nodelet/images.ts, docs/nodelet.md "Images");
- * - kind: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
+ * - kind, built path: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
  *   with the repository's Dockerfile, then pushed once per machine to the kind labs' image registry, which every node
  *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/runtime/kind/image-registry/, docs/kind.md);
+ * - kind, official path: OCM's and upstream's addons' copied from quay.io into that registry under the same names, ours built
+ *   FROM the official Node.js image pinned by digest;
  * - existing: the clusters' nodes pull OCM's images, and ours (`ocm-lab:<version>`) must be made available to them
- *   (the release workflow publishes it to ghcr.io for amd64 and arm64; docs/existing-clusters.md).
+ *   (the release workflow publishes it to ghcr.io for amd64 and arm64; `--image-registry` pushes it; docs/existing-clusters.md).
  */
 import {
   CLUSTER_GATEWAY_UPSTREAM_VERSION,

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { addonImplementation, type AddonName, type LabConfig } from '../config/types.js';
 import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../image.js';
 import { ensureBinaries } from '../provision/index.js';
+import type { Mirrors } from '../provision/mirrors.js';
+import { pinnedReference, pullPinned, type PinnedImage } from './pinned-pull.js';
 import { docker } from './docker.js';
 import { baseImageKey, ensureBaseImage } from './base-image.js';
 import { buildImage, ensureImage, imageKey, imageTarFile, LABEL_IMAGE_KEY, localImageKey, type BuiltImage } from './docker-build.js';
@@ -44,11 +46,25 @@ export function labImages(config: LabImagesConfig): string[] {
   return [OCM_LAB_IMAGE, ...OCM_IMAGES.map((i) => ocmImage(i.name, config.ocmVersion)), ...upstreamAddonImages(config).map((i) => i.ref)];
 }
 
+/**
+ * The official Node.js image ocm-lab:<version> is built FROM on the official path (the Dockerfile's default base too):
+ * the LTS line's Debian bookworm slim image, pinned by its multi-platform index's digest (docs/notes.md).
+ */
+export const OFFICIAL_NODE_BASE: PinnedImage = {
+  name: 'node:24-bookworm-slim',
+  digest: 'sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d',
+};
+
+/** What ocm-lab:<version> is built FROM: the lab's Debian base with this machine's node (built here), or OFFICIAL_NODE_BASE (pulled by digest). */
+type OwnImageBase = { kind: 'built' } | { kind: 'official'; mirrors: Mirrors };
+
 export interface LabImageOptions extends ImageBuildOptions {
   /** The package root whose dist/, package.json and node_modules go into ocm-lab:<version> (default: this package). */
   packageRoot?: string;
   /** The node binary put in the node base (default: the one running now; the base is Debian bookworm, so its glibc fits a bookworm-built node). */
   nodeBinary?: string;
+  /** Default: built. */
+  ownBase?: OwnImageBase;
 }
 
 /**
@@ -67,16 +83,21 @@ export async function ensureLabImagesDetail(config: LabImagesConfig, options: La
   const packageRoot = options.packageRoot ?? defaultPackageRoot();
   const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
   return [
-    await ensureOcmLabImage(opts, packageRoot, nodeBinary),
+    await ensureOcmLabImage(opts, packageRoot, await ownImageBase(opts, options.ownBase ?? { kind: 'built' }, nodeBinary)),
     ...(await ensureOcmImages(config.ocmVersion, opts)),
     ...(await ensureUpstreamAddonImages(upstreamAddonImages(config), opts)),
   ];
 }
 
-/** Our image alone (`ocm-lab:<version>`), present in the Docker engine: as ensureLabImages makes it, for `up --image-registry`. */
-export async function ensureOurImage(options: LabImageOptions = {}): Promise<BuiltImage> {
-  const nodeBinary = await fs.realpath(options.nodeBinary ?? process.execPath);
-  return ensureOcmLabImage(resolveImageOptions(options), options.packageRoot ?? defaultPackageRoot(), nodeBinary);
+/**
+ * Our image alone (`ocm-lab:<version>`): kind's official path copies OCM's and the addons' images from their registries
+ * instead of building them, and `up --runtime existing --image-registry` pushes it.
+ */
+export async function ensureOwnImage(options: LabImageOptions = {}): Promise<BuiltImage> {
+  const opts = resolveImageOptions(options);
+  const base = options.ownBase ?? { kind: 'built' };
+  const nodeBinary = base.kind === 'built' ? await fs.realpath(options.nodeBinary ?? process.execPath) : '';
+  return ensureOcmLabImage(opts, options.packageRoot ?? defaultPackageRoot(), await ownImageBase(opts, base, nodeBinary));
 }
 
 function defaultPackageRoot(): string {
@@ -240,7 +261,22 @@ export async function ocmLabContentHash(packageRoot: string, modules?: Productio
   return hash.digest('hex').slice(0, 16);
 }
 
-async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string, nodeBinary: string): Promise<BuiltImage> {
+/** The image ocm-lab:<version> is built FROM: its reference, the key it adds to ocm-lab:<version>'s, and how to make it present. */
+interface NodeBase {
+  ref: string;
+  key: string;
+  ensure: () => Promise<string>;
+}
+
+async function ownImageBase(opts: ResolvedImageOptions, base: OwnImageBase, nodeBinary: string): Promise<NodeBase> {
+  if (base.kind === 'official') {
+    const ref = pinnedReference(OFFICIAL_NODE_BASE, base.mirrors);
+    return { ref, key: ref, ensure: () => pullPinned(OFFICIAL_NODE_BASE, base.mirrors, opts.progress, opts.signal) };
+  }
+  return { ref: nodeBaseImage(), key: await nodeBaseKey(nodeBinary), ensure: async () => (await ensureNodeBase(opts, nodeBinary)).ref };
+}
+
+async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string, nodeBase: NodeBase): Promise<BuiltImage> {
   for (const needed of ['dist/cli/main.js', 'package.json', 'Dockerfile']) {
     if (!(await fs.stat(path.join(packageRoot, needed)).catch(() => null))) {
       throw new Error(`building ${OCM_LAB_IMAGE}: ${path.join(packageRoot, needed)} is missing (run \`npm ci && npm run build\` in ${packageRoot})`);
@@ -249,12 +285,11 @@ async function ensureOcmLabImage(opts: ResolvedImageOptions, packageRoot: string
   const modules = await productionModules(packageRoot).catch((err: Error) => {
     throw new Error(`building ${OCM_LAB_IMAGE}: ${err.message}`);
   });
-  const nodeBase = { ref: nodeBaseImage(), key: await nodeBaseKey(nodeBinary) };
   const key = imageKey({ ref: OCM_LAB_IMAGE, nodeBase: nodeBase.key, content: await ocmLabContentHash(packageRoot, modules) });
   return ensureImageFrom(
     OCM_LAB_IMAGE,
     key,
-    async () => (await ensureNodeBase(opts, nodeBinary)).ref,
+    nodeBase.ensure,
     async () => {
       await fs.mkdir(imageCacheDir(opts.cache, 'build'), { recursive: true });
       const ctx = await fs.mkdtemp(path.join(imageCacheDir(opts.cache, 'build'), 'ocm-lab-ctx-'));

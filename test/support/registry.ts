@@ -41,7 +41,8 @@ async function freePort(): Promise<number> {
 const b64url = (data: Buffer | string) => Buffer.from(data).toString('base64url');
 
 /** Starts the registry and its token service; on any failure everything started so far is stopped again. */
-export async function startRegistry(dir: string): Promise<TestRegistry> {
+export async function startRegistry(dir: string, opts: { auth?: boolean } = {}): Promise<TestRegistry> {
+  const withAuth = opts.auth ?? true;
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch(() => undefined);
@@ -108,7 +109,7 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
         'log: { level: warn, accesslog: { disabled: true } }',
         `storage: { filesystem: { rootdirectory: ${storage} }, delete: { enabled: true } }`,
         `http: { addr: "${host}" }`,
-        `auth: { token: { realm: "${realm}", service: ${service}, issuer: ${issuer}, rootcertbundle: ${cert} } }`,
+        ...(withAuth ? [`auth: { token: { realm: "${realm}", service: ${service}, issuer: ${issuer}, rootcertbundle: ${cert} } }`] : []),
         '',
       ].join('\n'),
     );
@@ -125,7 +126,7 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
       async () => {
         if (child.exitCode !== null) throw new Error(`docker-registry exited (${child.exitCode}): ${output}`);
         const res = await fetch(`http://${host}/v2/`).catch(() => null);
-        return res?.status === 401 ? true : undefined;
+        return res?.status === (withAuth ? 401 : 200) ? true : undefined;
       },
       `docker-registry on ${host}`,
       15_000,
@@ -221,7 +222,7 @@ export async function pushImage(
   registry: TestRegistry,
   scratch: string,
   repository: string,
-  opts: { layers: TestLayer[]; platform: { os: string; architecture: string; variant?: string }; docker?: boolean },
+  opts: { layers: TestLayer[]; platform: { os: string; architecture: string; variant?: string }; docker?: boolean; labels?: Record<string, string> },
 ) {
   const types = opts.docker ? DOCKER : OCI;
   const { gzipSync } = await import('node:zlib');
@@ -236,7 +237,7 @@ export async function pushImage(
   }
   const config = await registry.pushBlob(
     repository,
-    Buffer.from(JSON.stringify({ ...opts.platform, rootfs: { type: 'layers', diff_ids: diffIds }, config: {} })),
+    Buffer.from(JSON.stringify({ ...opts.platform, rootfs: { type: 'layers', diff_ids: diffIds }, config: opts.labels ? { Labels: opts.labels } : {} })),
   );
   const manifest = { schemaVersion: 2, mediaType: types.manifest, config: { mediaType: types.config, ...config }, layers };
   const pushed = await registry.pushManifest(repository, sha256Digest(Buffer.from(JSON.stringify(manifest))), types.manifest, manifest);

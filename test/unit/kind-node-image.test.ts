@@ -139,7 +139,7 @@ describe('node image files', () => {
 
   it('final Dockerfile sets what docker import cannot', () => {
     expect(nodeFinalDockerfile('stage', 'abc', 'dev.ocm-lab.image-key')).toBe(
-      'FROM stage\nENV container=docker\nSTOPSIGNAL SIGRTMIN+3\nENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]\nLABEL dev.ocm-lab.image-key=abc\n',
+      'FROM stage\nENV container=docker\nSTOPSIGNAL SIGRTMIN+3\nENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]\nLABEL dev.ocm-lab.image-key=abc dev.ocm-lab.kind-node.cgroup-v1=true\n',
     );
   });
 

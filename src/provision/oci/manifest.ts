@@ -17,7 +17,7 @@ export interface Descriptor {
   platform?: Partial<Platform>;
 }
 
-export type ParsedManifest = { kind: 'index'; manifests: Descriptor[] } | { kind: 'image'; layers: Descriptor[] };
+export type ParsedManifest = { kind: 'index'; manifests: Descriptor[] } | { kind: 'image'; config?: Descriptor; layers: Descriptor[] };
 
 function descriptors(value: unknown, field: string, where: string): Descriptor[] {
   if (!Array.isArray(value)) throw new Error(`${where}: ${field} is not a list`);
@@ -33,7 +33,7 @@ function descriptors(value: unknown, field: string, where: string): Descriptor[]
  * Throws a plain Error saying what is wrong; the caller names the registry.
  */
 export function parseManifest(bytes: Buffer, contentType: string | null, where: string): ParsedManifest {
-  let doc: { mediaType?: string; schemaVersion?: number; manifests?: unknown; layers?: unknown };
+  let doc: { mediaType?: string; schemaVersion?: number; manifests?: unknown; config?: unknown; layers?: unknown };
   try {
     doc = JSON.parse(bytes.toString('utf8'));
   } catch {
@@ -44,6 +44,9 @@ export function parseManifest(bytes: Buffer, contentType: string | null, where: 
   const index = type === MEDIA_TYPES.ociIndex || type === MEDIA_TYPES.dockerList || (!type && doc.manifests !== undefined);
   if (index) return { kind: 'index', manifests: descriptors(doc.manifests, 'manifests', where) };
   const image = type === MEDIA_TYPES.ociManifest || type === MEDIA_TYPES.dockerManifest || (!type && doc.layers !== undefined);
-  if (image) return { kind: 'image', layers: descriptors(doc.layers, 'layers', where) };
+  if (image) {
+    const layers = descriptors(doc.layers, 'layers', where);
+    return doc.config === undefined ? { kind: 'image', layers } : { kind: 'image', config: descriptors([doc.config], 'config', where)[0], layers };
+  }
   throw new Error(`${where}: unknown manifest type ${JSON.stringify(type)}`);
 }

@@ -1,18 +1,15 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DigestMismatchError, RegistryUnavailableError } from '../../errors.js';
 import type { Progress } from '../gobuild.js';
 import { BodyInterrupted, saveResponse } from '../http-file.js';
 import { extractMember, listLayer, lookUp, memberPath } from './layer.js';
-import { MANIFEST_ACCEPT, parseManifest, type Descriptor } from './manifest.js';
-import { choosePlatform, formatPlatform, hostPlatform, type Platform } from './platform.js';
+import type { Descriptor } from './manifest.js';
+import { hostPlatform, type Platform } from './platform.js';
 import { NO_MIRRORS, registryBase } from '../mirrors.js';
 import { DIGEST, formatReference, parseReference } from './reference.js';
 import { RegistryClient } from './registry.js';
-
-/** Manifests are small; a registry sending more is not one. */
-const MAX_MANIFEST_BYTES = 4 << 20;
+import { resolvePlatformManifest } from './resolve.js';
 
 export interface PullFilesOptions {
   /** `quay.io/open-cluster-management/registration:v1.2.1`, `busybox@sha256:…`. */
@@ -31,8 +28,6 @@ export interface PullFilesOptions {
   timeoutMs?: number;
 }
 
-const sha256 = (bytes: Buffer) => `sha256:${crypto.createHash('sha256').update(bytes).digest('hex')}`;
-
 /**
  * Takes files out of an image through the distribution API, without a container engine:
  * tag → index → this platform's manifest → layers from the top down until every file is
@@ -44,31 +39,14 @@ export async function pullFiles(opts: PullFilesOptions): Promise<{ digest: strin
   const ref = parseReference(opts.reference);
   const name = formatReference(ref);
   const progress = opts.onProgress ?? (() => undefined);
-  if (opts.expectedDigest !== undefined && !DIGEST.test(opts.expectedDigest))
-    throw new DigestMismatchError(name, opts.expectedDigest, '(not checked)', { hint: 'a required digest is written sha256:<64 lowercase hex>' });
   const client = new RegistryClient(ref.host, opts.registryBase ?? registryBase(NO_MIRRORS, ref.host), ref.repository, opts);
   const platform = opts.platform ?? hostPlatform();
 
   progress(`pulling ${name}`);
-  const top = await getManifest(client, ref.digest ?? (ref.tag as string), name);
-  for (const required of [ref.digest, opts.expectedDigest]) {
-    if (required && top.digest !== required) throw new DigestMismatchError(name, required, top.digest);
-  }
-  let manifest = top.parsed;
-  if (manifest.kind === 'index') {
-    const entry = choosePlatform(manifest.manifests, platform);
-    if (!entry) {
-      const offered = manifest.manifests.map((m) => formatPlatform({ os: '?', architecture: '?', ...m.platform })).join(', ');
-      throw new RegistryUnavailableError(ref.host, `${name} has no image for ${formatPlatform(platform)} (it has ${offered || 'none'})`, false);
-    }
-    const child = await getManifest(client, entry.digest, `${name} (${formatPlatform(platform)})`);
-    if (child.digest !== entry.digest) throw new DigestMismatchError(`${name} (${formatPlatform(platform)} manifest)`, entry.digest, child.digest);
-    if (child.parsed.kind !== 'image') throw new RegistryUnavailableError(ref.host, `${name}: the ${formatPlatform(platform)} entry is another index`, false);
-    manifest = child.parsed;
-  }
+  const manifest = await resolvePlatformManifest(client, ref, name, platform, opts.expectedDigest);
 
   const first = opts.files[0];
-  if (!first) return { digest: top.digest };
+  if (!first) return { digest: manifest.topDigest };
   // Extracted beside the (first) destination, so the final rename stays on one filesystem.
   await fs.mkdir(path.dirname(first.dest), { recursive: true });
   const scratch = await fs.mkdtemp(path.join(path.dirname(first.dest), '.pull-'));
@@ -81,18 +59,7 @@ export async function pullFiles(opts: PullFilesOptions): Promise<{ digest: strin
   } finally {
     await fs.rm(scratch, { recursive: true, force: true });
   }
-  return { digest: top.digest };
-}
-
-async function getManifest(client: RegistryClient, reference: string, name: string) {
-  const res = await client.get(`manifests/${reference}`, MANIFEST_ACCEPT);
-  const bytes = Buffer.from(await res.arrayBuffer());
-  if (bytes.length > MAX_MANIFEST_BYTES) throw new RegistryUnavailableError(client.host, `${name}: a manifest of ${bytes.length} bytes is no manifest`, false);
-  try {
-    return { digest: sha256(bytes), parsed: parseManifest(bytes, res.headers.get('content-type'), name) };
-  } catch (err) {
-    throw new RegistryUnavailableError(client.host, (err as Error).message, false);
-  }
+  return { digest: manifest.topDigest };
 }
 
 /** Walks the layers top first; returns the extracted path of each wanted file, in order. */
@@ -127,7 +94,14 @@ async function extractFiles(
 }
 
 /** Downloads a blob to `file`, hashing it on the way; a digest or size that does not match is a DigestMismatchError. */
-async function fetchBlob(client: RegistryClient, name: string, layer: Descriptor, file: string, progress: Progress, signal?: AbortSignal): Promise<void> {
+export async function fetchBlob(
+  client: RegistryClient,
+  name: string,
+  layer: Descriptor,
+  file: string,
+  progress: Progress,
+  signal?: AbortSignal,
+): Promise<void> {
   const artifact = `${name} layer ${layer.digest}`;
   if (!DIGEST.test(layer.digest)) throw new RegistryUnavailableError(client.host, `${artifact}: only sha256 digests are checked`, false);
   const res = await client.get(`blobs/${layer.digest}`);

@@ -1,7 +1,7 @@
 import { InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
 import { OCM_LAB_IMAGE, ocmLabImageAt } from '../../image.js';
 import { docker, dockerEngine } from '../../images/docker.js';
-import { ensureOurImage } from '../../images/lab-images.js';
+import { ensureOwnImage } from '../../images/lab-images.js';
 
 /**
  * `--image-registry REG` (the lab file's `runtime.existing.imageRegistry`): a registry the user's clusters pull from.
@@ -32,7 +32,7 @@ export async function pushOurImage(registry: string, progress: (line: string) =>
       hint: 'start Docker (docker info must answer), or push the image yourself and leave --image-registry out',
     });
   }
-  await ensureOurImage({ onProgress: progress });
+  await ensureOwnImage({ onProgress: progress });
   const target = ocmLabImageAt(registry);
   progress(`docker push ${target}`);
   await docker(['tag', OCM_LAB_IMAGE, target]);

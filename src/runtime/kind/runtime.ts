@@ -5,7 +5,9 @@ import { MissingPrerequisiteError, NotFoundError } from '../../errors.js';
 import { clusterKubeconfigFile, labDir } from '../../paths.js';
 import type { DownOptions, DownResult, LabCluster, LabRun, LabStatus, PlanOptions, Provisioning, Runtime, RuntimePlan, Step, UpOptions } from '../types.js';
 import { renderKindPlan } from './dry-run.js';
-import { loadCollaborators, type Collaborators } from './collaborators.js';
+import { loadCollaborators, type Collaborators, type ImageSources, type LabImageSet } from './collaborators.js';
+import { artifactsFromEnv } from '../../provision/artifacts.js';
+import { NO_MIRRORS } from '../../provision/mirrors.js';
 import { kindAvailability } from './availability.js';
 import { docker, dockerEngine, dockerInspect, requireDockerEngine } from '../../images/docker.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
@@ -42,8 +44,11 @@ export interface KindContext {
   existing: Set<string>;
   /** The image registry, once the Image registry step has it running. */
   registry?: RegistryFacts;
-  /** Lab images this `up` pushed (new, or another build than the registry held). */
+  /** Lab images this `up` pushed or copied (new, or another build than the registry held). */
   pushed?: string[];
+  /** Where images come from (the decision `up` made) and the lab's images by how they reach the registry. */
+  sources?: ImageSources;
+  labImages?: LabImageSet;
 }
 
 /** Where kind writes its own kubeconfigs (it insists on writing one); the lab's real ones are written by us. */
@@ -115,7 +120,13 @@ async function nodeAddress(container: string, network: string): Promise<string> 
 const imageRegistryStep: Step<KindContext> = {
   title: 'Image registry',
   run: async (c, progress) => {
-    const r = await registryWithImages(c.plan!.imageRegistry.networks, c.plan!.images, progress);
+    const config = c.config;
+    const images = {
+      local: [...c.labImages!.local, ...(c.options.extraImages ?? [])],
+      upstream: c.labImages!.upstream,
+      buildUpstream: (p: (line: string) => void) => c.collaborators!.buildLabImages(config, p),
+    };
+    const r = await registryWithImages(c.plan!.imageRegistry.networks, images, c.sources!, progress);
     c.registry = r.facts;
     c.pushed = r.pushed;
     return r.summary;
@@ -188,12 +199,17 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
         run: async (c, progress) => {
           c.config = c.run.config;
           c.collaborators = await loadCollaborators();
-          const nodeImage = c.options.nodeImage ?? this.nodeImage ?? (await c.collaborators.ensureNodeImage(c.config.kubernetesVersion, progress));
-          const images = [...(await c.collaborators.ensureLabImages(c.config, progress)), ...(c.options.extraImages ?? [])];
-          c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage, images, templates: await readKindTemplates() });
-          c.run.state.runtimeState = { nodeImage, images: c.plan.images };
+          c.sources = { artifacts: c.options.artifacts ?? artifactsFromEnv(), mirrors: c.options.mirrors ?? NO_MIRRORS };
+          const given = c.options.nodeImage ?? this.nodeImage;
+          const node = given ? { ref: given, line: 'node image: as given' } : await c.collaborators.ensureNodeImage(c.config, c.sources, progress);
+          c.labImages = await c.collaborators.ensureLabImages(c.config, c.sources, progress);
+          const images = [...c.collaborators.labImages(c.config), ...(c.options.extraImages ?? [])];
+          c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage: node.ref, images, templates: await readKindTemplates() });
+          c.run.state.runtimeState = { nodeImage: node.ref, images: c.plan.images };
           await c.run.save();
-          return `node ${nodeImage}; ${c.plan.images.length} lab image${c.plan.images.length === 1 ? '' : 's'}`;
+          const copied = c.labImages.upstream.length ? ` (${c.labImages.upstream.length} from their registries)` : '';
+          const count = `${c.plan.images.length} lab image${c.plan.images.length === 1 ? '' : 's'}${copied}`;
+          return `node ${node.ref} (${node.line.replace(/^node image: /, '')}); ${count}`;
         },
       },
       {

@@ -60,7 +60,13 @@ async function etcdTarball(etcdBinary: string, version: string, out: string): Pr
  * Binaries come from `sourceCache` (default: the shared cache of binaries built here), Go modules from `goModCache`
  * (default: $GOMODCACHE/cache/download). Needs root.
  */
-export async function startConnectedWorld(opts: { sourceCache?: string; goModCache?: string } = {}): Promise<ConnectedWorld> {
+export async function startConnectedWorld(
+  opts: {
+    sourceCache?: string;
+    goModCache?: string;
+    /** More downloads to serve (the kind world's kind binary). */ routes?: (routes: Routes, dir: string) => Promise<void>;
+  } = {},
+): Promise<ConnectedWorld> {
   await requireRegistryBinary();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-connected-'));
   const cleanups: (() => Promise<void>)[] = [async () => fs.rm(dir, { recursive: true, force: true })];
@@ -109,6 +115,7 @@ export async function startConnectedWorld(opts: { sourceCache?: string; goModCac
     // OCM's manifests and CRDs come from its Go module's source: served from the module cache, as proxy.golang.org would.
     const goModCache = opts.goModCache ?? path.join(process.env.GOMODCACHE ?? path.join(os.homedir(), 'go/pkg/mod'), 'cache/download');
     await routes.goModule(goModCache, 'open-cluster-management.io/ocm', OCM_VERSION);
+    await opts.routes?.(routes, dir);
 
     let registry: RegistryProcess | undefined;
     let files: FileServer | undefined;

@@ -184,6 +184,11 @@ export async function ensureRegistry(
         `127.0.0.1:${port}:${REGISTRY_INTERNAL_PORT}`,
         '--volume',
         `${REGISTRY_VOLUME}:/var/lib/registry`,
+        // What the built image's config says, for distribution's own image too (whose config has no deletes).
+        '--env',
+        'REGISTRY_STORAGE_DELETE_ENABLED=true',
+        '--env',
+        'REGISTRY_LOG_LEVEL=warn',
         image,
       ],
       { allowFailure: true },

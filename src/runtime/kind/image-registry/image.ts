@@ -3,16 +3,25 @@ import { MissingPrerequisiteError } from '../../../errors.js';
 import { ensureBaseImage, baseImageKey } from '../../../images/base-image.js';
 import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage } from '../../../images/docker-build.js';
 import { resolveImageOptions, type ImageBuildOptions } from '../../../images/options.js';
+import { pullPinned, type PinnedImage } from '../../../images/pinned-pull.js';
+import type { Mirrors } from '../../../provision/mirrors.js';
 import { onPath } from '../../../provision/resolve.js';
 import { REGISTRY_INTERNAL_PORT } from './names.js';
 
 /**
  * The registry's image on the built path: Debian's `docker-registry` (the
  * distribution registry, package docker-registry) on the lab's Debian base,
- * built here, never pulled. The connected path (the official registry image
- * pinned by digest) would be another `RegistryImageSource` beside this one.
+ * built here, never pulled. On the official path: OFFICIAL_REGISTRY_IMAGE.
  */
 export const REGISTRY_IMAGE = 'ocm-lab/registry:2';
+
+/** distribution's own image, 2.8.3 (the multi-platform index's digest; docs/notes.md says where it was read). */
+const OFFICIAL_REGISTRY_IMAGE: PinnedImage = { name: 'registry:2', digest: 'sha256:a3d8aaa63ed8681a604f1dea0aa03f100d5895b6a58ace528858a7b332415373' };
+
+/** `docker pull registry:2@sha256:…` (a mirrors file's `digests:` entry for `registry:2` replaces the pin). */
+export async function officialRegistryImage(mirrors: Mirrors, progress: (line: string) => void): Promise<string> {
+  return pullPinned(OFFICIAL_REGISTRY_IMAGE, mirrors, progress);
+}
 
 export type RegistryImageSource = (options: ImageBuildOptions) => Promise<BuiltImage>;
 

@@ -125,13 +125,19 @@ export function nodeFilesDockerfile(rootfsImage: string): string {
 }
 
 /** The last step: what `docker import --change` cannot set (STOPSIGNAL), on the committed image with the preloaded images. */
+/**
+ * Says that the image runs on a cgroup v1 engine (its kubelet is configured for it, see kubeletCgroupV1DropIn): read
+ * through the registry API before kind's published node images are passed over on such an engine.
+ */
+export const NODE_CGROUP_V1_LABEL = 'dev.ocm-lab.kind-node.cgroup-v1';
+
 export function nodeFinalDockerfile(committedImage: string, key: string, labelKey: string): string {
   return [
     `FROM ${committedImage}`,
     'ENV container=docker',
     'STOPSIGNAL SIGRTMIN+3',
     'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
-    `LABEL ${labelKey}=${key}`,
+    `LABEL ${labelKey}=${key} ${NODE_CGROUP_V1_LABEL}=true`,
     '',
   ].join('\n');
 }

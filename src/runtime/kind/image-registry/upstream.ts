@@ -1,0 +1,28 @@
+import { registryBase, requiredDigest, type Mirrors } from '../../../provision/mirrors.js';
+import { copyImage } from '../../../provision/oci/copy.js';
+import { cacheDir } from '../../../paths.js';
+import { parseImageReference } from './references.js';
+
+/**
+ * Copies images from their publishers (quay.io for OCM's and upstream's addons') into the lab's registry
+ * under the same repository names, registry to registry: this platform's manifest only, every blob checked
+ * against its digest (and the top manifest against a `digests:` entry when the mirrors file has one).
+ * Nodes then pull them through the mirror hosts.toml as they pull images pushed from here. Returns the
+ * images that were not there yet.
+ */
+export async function copyUpstreamImages(port: number, images: readonly string[], mirrors: Mirrors, progress: (line: string) => void): Promise<string[]> {
+  const copied: string[] = [];
+  for (const reference of images) {
+    const { domain, repository, tag } = parseImageReference(reference);
+    const r = await copyImage({
+      reference,
+      registryBase: registryBase(mirrors, domain),
+      expectedDigest: requiredDigest(mirrors, reference),
+      target: { base: `http://127.0.0.1:${port}`, repository, tag },
+      scratchDir: cacheDir(),
+      onProgress: progress,
+    });
+    if (r.stored) copied.push(reference);
+  }
+  return copied;
+}

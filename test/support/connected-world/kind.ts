@@ -1,0 +1,128 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
+import { cacheDir } from '../../../src/paths.js';
+import { kindRelease } from '../../../src/provision/recipes.js';
+import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, officialNodeImage } from '../../../src/provision/versions.js';
+import { NODE_CGROUP_V1_LABEL } from '../../../src/runtime/kind/images/node-files.js';
+import { sha256File, type Routes } from './files.js';
+import type { ConnectedWorld } from './index.js';
+import type { Ran } from './namespace.js';
+
+const ENGINE_SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../scripts/docker-engine.sh');
+
+/**
+ * What the kind runtime fetches on the official path, served by the simulated world: the built images of the shared
+ * cache (`<cache>/kind/images/*.tar`, read only) under the names of their official counterparts. The built node image
+ * is served as kind's `kindest/node` (carrying the label that says it runs on cgroup v1), Debian's registry as
+ * `registry:2`, the node base as `node:24-bookworm-slim`, OCM's built images as quay.io's.
+ */
+function servedImages(): { tarPrefix: string; servedAs: string; label?: string }[] {
+  const official = officialNodeImage(KUBERNETES_VERSION);
+  if (!official) throw new Error(`kind ${KIND_VERSION} publishes no node image for ${KUBERNETES_VERSION}: the kind world has nothing to serve as kindest/node`);
+  const ocm = ['registration-operator', 'registration', 'work', 'placement', 'addon-manager'];
+  return [
+    { tarPrefix: `ocm-lab-kind-node-${KUBERNETES_VERSION}-`, servedAs: official.tag, label: `${NODE_CGROUP_V1_LABEL}=true` },
+    { tarPrefix: 'ocm-lab-registry-2-', servedAs: 'registry:2' },
+    { tarPrefix: 'ocm-lab-node-base-', servedAs: 'node:24-bookworm-slim' },
+    ...ocm.map((name) => ({ tarPrefix: `quay.io-open-cluster-management-${name}-`, servedAs: `quay.io/open-cluster-management/${name}:${OCM_VERSION}` })),
+  ];
+}
+
+/** kind's release binary (the one built here) as GitHub serves it, with its `.sha256sum`; the digest goes into the mirrors file. */
+export async function kindDownloads(routes: Routes, dir: string, sourceCache: string = cacheDir()): Promise<{ url: string; sha256: string }> {
+  const release = kindRelease();
+  if (release?.kind !== 'file') throw new Error(`kind ${KIND_VERSION} has no pinned release download for this platform`);
+  const { url, fileName } = release.file('kind');
+  const staged = path.join(dir, 'kind-release', fileName);
+  await fs.mkdir(path.dirname(staged), { recursive: true });
+  await fs.copyFile(path.join(sourceCache, 'bin', `kind-${KIND_VERSION}`, 'kind'), staged);
+  const sha256 = await sha256File(staged);
+  await fs.writeFile(`${staged}.sha256sum`, `${sha256}  ${fileName}\n`);
+  await routes.githubRelease('kubernetes-sigs/kind', KIND_VERSION, [staged, `${staged}.sha256sum`]);
+  return { url, sha256: `sha256:${sha256}` };
+}
+
+export interface KindWorld {
+  /** DOCKER_HOST of the test's own engine, which runs inside the world's namespace. */
+  dockerHost: string;
+  /** The group of its socket (a user in it may use the engine). */
+  socketGid: number;
+  /** `docker …` against the engine, inside the namespace, as root. */
+  docker(args: readonly string[]): Promise<Ran>;
+  /** Stops the engine and deletes its data (its containers, networks and images go with it). */
+  stop(): Promise<void>;
+}
+
+async function newestTar(dir: string, prefix: string): Promise<string> {
+  const found = (await fs.readdir(dir).catch(() => [])).filter((f) => f.startsWith(prefix) && f.endsWith('.tar'));
+  const dated = await Promise.all(found.map(async (f) => ({ f, mtime: (await fs.stat(path.join(dir, f))).mtimeMs })));
+  const newest = dated.sort((a, b) => b.mtime - a.mtime)[0];
+  if (!newest) throw new Error(`${dir} holds no ${prefix}*.tar: the kind world serves images built here (run \`ocm-lab setup --runtime kind\` first)`);
+  return path.join(dir, newest.f);
+}
+
+/**
+ * A Docker engine of the test's own (scripts/docker-engine.sh: its own socket, data root, exec root, pidfile, bridge and
+ * address pool, beside any other engine) started inside the world's private mount namespace, so it resolves the real
+ * registry names to the fixture and trusts the test CA; then the served images pushed through it and their digests added
+ * to the world's mirrors file (`digests:`), and the engine emptied again, so the CLI starts from nothing.
+ */
+export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?: string; kindDownload: { url: string; sha256: string } }): Promise<KindWorld> {
+  const dir = path.join(world.dir, 'kind-engine');
+  await fs.mkdir(dir, { recursive: true });
+  const env = await world.env({
+    OCM_LAB_DOCKER_RUN_DIR: path.join(dir, 'run'),
+    OCM_LAB_DOCKER_DATA_ROOT: path.join(dir, 'data'),
+    OCM_LAB_DOCKER_BRIDGE: 'ocmlabkc0',
+    OCM_LAB_DOCKER_BIP: '10.207.0.1/24',
+    OCM_LAB_DOCKER_POOL: '10.208.0.0/16',
+  });
+  const stop = async () => {
+    const r = await world.run('bash', [ENGINE_SCRIPT, 'stop', '--purge'], { env, timeout: 300_000 });
+    if (r.exitCode !== 0) throw new Error(`stopping the kind world's Docker engine failed: ${r.all}`);
+  };
+  try {
+    const started = await world.run('bash', [ENGINE_SCRIPT, 'start'], { env, timeout: 300_000 });
+    if (started.exitCode !== 0) throw new Error(`the kind world's Docker engine did not start: ${started.all}`);
+    const dockerHost = started.stdout.trim().split('\n').pop() as string;
+    const docker = (args: readonly string[]) => world.run('docker', args, { env: { ...env, DOCKER_HOST: dockerHost }, timeout: 900_000 });
+    const must = async (args: readonly string[]) => {
+      const r = await docker(args);
+      if (r.exitCode !== 0) throw new Error(`docker ${args.join(' ')} (kind world) exited ${r.exitCode}: ${r.all}`);
+      return r.stdout;
+    };
+    const socket = dockerHost.replace(/^unix:\/\//, '');
+    const socketGid = (await fs.stat(socket)).gid;
+    if (socketGid === 0) throw new Error(`${socket} belongs to group root: dockerd found no docker group to give it (groupadd docker)`);
+    // The socket (root:docker, 0660) is reached through directories that are root's own: a plain user may pass them, no more.
+    for (let d = path.dirname(socket); d.startsWith(world.dir); d = path.dirname(d)) await fs.chmod(d, 0o711);
+
+    const images = path.join(opts.sourceCache ?? cacheDir(), 'kind', 'images');
+    const digests: Record<string, string> = { [opts.kindDownload.url]: opts.kindDownload.sha256 };
+    for (const image of servedImages()) {
+      const loaded = /Loaded image: (\S+)/.exec(await must(['load', '-i', await newestTar(images, image.tarPrefix)]))?.[1];
+      if (!loaded) throw new Error(`docker load of ${image.tarPrefix}*.tar named no image`);
+      if (image.label) {
+        const context = path.join(dir, 'label-context');
+        await fs.mkdir(context, { recursive: true });
+        await fs.writeFile(path.join(context, 'Dockerfile'), `FROM ${loaded}\nLABEL ${image.label}\n`);
+        await must(['build', '-q', '-t', image.servedAs, context]);
+      } else {
+        await must(['tag', loaded, image.servedAs]);
+      }
+      const pushed = /digest: (sha256:[0-9a-f]{64})/.exec(await must(['push', image.servedAs]))?.[1];
+      if (!pushed) throw new Error(`docker push ${image.servedAs} printed no digest`);
+      digests[image.servedAs] = pushed;
+    }
+    await must(['system', 'prune', '--all', '--force']);
+    await must(['image', 'prune', '--all', '--force']);
+    const mirrors = (parse(await fs.readFile(world.mirrorsFile, 'utf8')) ?? {}) as { digests?: Record<string, string> };
+    await fs.writeFile(world.mirrorsFile, stringify({ ...mirrors, digests: { ...mirrors.digests, ...digests } }));
+    return { dockerHost, socketGid, docker, stop };
+  } catch (err) {
+    await stop().catch(() => undefined);
+    throw err;
+  }
+}
