@@ -177,7 +177,8 @@ export async function waitForDecisions(hub: KubeClient, strategy: PlacementsStra
     if (settled) return decided;
     if (Date.now() > deadline) {
       throw new NotReadyError(
-        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided within ${Math.round(timeoutMs / 1000)} s${lastError}`,
+        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided ` +
+          `within ${Math.round(timeoutMs / 1000)} s${lastError}`,
         { hint: `see its status: kubectl --context hub -n ${strategy.placements[0]?.namespace} get placement -o yaml` },
       );
     }
