@@ -13,7 +13,7 @@ import {
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
 import { clusterRole, clusterRoleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
-import { clusterInventoryObjects, clusterProfileCrd, clusterProfileRegistrationConfiguration } from './clusterprofile.js';
+import { clusterInventoryObjects, clusterProfileCrd, clusterProfileCrdMark, clusterProfileRegistrationConfiguration } from './clusterprofile.js';
 
 export const OPERATOR_API = 'operator.open-cluster-management.io/v1';
 
@@ -82,6 +82,7 @@ export async function applyClusterManager(
   // Ours only where no ClusterProfile CRD is installed: with the gate on, OCM's operator installs its
   // own copy over any CRD that lacks its version annotation, and that one is left as it is.
   if (options.clusterProfile && !(await getOrNull<KubeObject>(hub, objectPath(clusterProfileCrd())))) {
+    await applyObject(hub, clusterProfileCrdMark());
     await applyObject(hub, clusterProfileCrd());
     changed.push('CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io created');
   }

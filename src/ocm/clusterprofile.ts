@@ -1,5 +1,6 @@
 import type { KubeObject } from '../kube/objects.js';
 import { namespace } from '../kube/builders.js';
+import { OPERATOR_NAMESPACE } from './constants.js';
 
 /**
  * The SIG-Multicluster cluster inventory API (kubernetes-sigs/cluster-inventory-api), which OCM's
@@ -70,6 +71,20 @@ const accessProvider = { type: 'object', required: ['name'], properties: { name:
  * revision OCM v1.2.1 builds with): namespaced, status subresource, `spec.clusterManager` required and
  * immutable, `status.accessProviders` and its deprecated twin `credentialProviders`.
  */
+/**
+ * Says the lab installed the ClusterProfile CRD (none was there): OCM's operator replaces the CRD whole
+ * (labels and annotations too), so the mark lives beside it, in the operator's namespace, and `down`
+ * removes the CRD only where it finds it.
+ */
+export function clusterProfileCrdMark(): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'ocm-lab-installed-clusterprofile-crd', namespace: OPERATOR_NAMESPACE, labels: { 'app.kubernetes.io/managed-by': 'ocm-lab' } },
+    data: { crd: CLUSTER_PROFILE_CRD_NAME },
+  };
+}
+
 export function clusterProfileCrd(): KubeObject {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

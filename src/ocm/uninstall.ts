@@ -1,5 +1,5 @@
 import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/objects.js';
+import { getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { hubBootstrapObjects, OPERATOR_API } from './cluster-manager.js';
 import {
   AGENT_ADDON_NAMESPACE,
@@ -12,7 +12,7 @@ import {
 } from './constants.js';
 import { deleteAndWait, labelledObjects, releaseOnHub, type RemovalOptions } from './removal.js';
 import { namespace } from '../kube/builders.js';
-import { CLUSTER_INVENTORY_NAMESPACE } from './clusterprofile.js';
+import { CLUSTER_INVENTORY_NAMESPACE, clusterProfileCrd, clusterProfileCrdMark } from './clusterprofile.js';
 
 /**
  * Taking OCM off clusters, the reverse of clusteradm init/join/accept: first
@@ -117,9 +117,12 @@ export async function removeKlusterlet(spoke: KubeClient, name: string, options:
 export async function uninstallHub(hub: KubeClient, options: UninstallOptions): Promise<string[]> {
   const deleted: string[] = [];
   const cm = { apiVersion: OPERATOR_API, kind: 'ClusterManager', metadata: { name: CLUSTER_MANAGER_NAME } };
-  // The ClusterProfile inventory namespace (its binding, profiles and synced tokens with it). The CRD stays,
-  // as OCM's operator leaves it: another inventory provider may serve it (docs/notes.md).
+  // The ClusterProfile inventory namespace (its binding, profiles and synced tokens with it). OCM's operator
+  // leaves the CRD; it goes only where the lab installed it (its mark says so): another inventory provider's stays.
   deleted.push(...(await deleteAndWait(hub, [namespace(CLUSTER_INVENTORY_NAMESPACE)], 'removing the ClusterProfile inventory namespace', options)));
+  if (await getOrNull<KubeObject>(hub, objectPath(clusterProfileCrdMark()))) {
+    deleted.push(...(await deleteAndWait(hub, [clusterProfileCrd(), clusterProfileCrdMark()], 'removing the ClusterProfile CRD the lab installed', options)));
+  }
   deleted.push(...(await deleteAndWait(hub, [cm], 'removing the ClusterManager', options)));
   deleted.push(
     ...(await deleteAndWait(

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { ImageUnavailableError } from '../../errors.js';
 import { isStatus, KubeClient, type KubeEndpoint } from '../../kube/client.js';
-import { sleep } from '../../kube/wait.js';
+import { sleep, waitUntil } from '../../kube/wait.js';
+import { getOrNull } from '../../kube/objects.js';
 import { OCM_UPSTREAM_IMAGES, ocmImage } from '../../image.js';
 
 /**
@@ -128,6 +129,11 @@ async function checkClusterImages(target: ImageCheckTarget, timeoutMs: number): 
   const name = `ocm-lab-image-check-${crypto.randomBytes(3).toString('hex')}`;
   const podPath = `/api/v1/namespaces/${IMAGE_CHECK_NAMESPACE}/pods`;
   try {
+    // A new cluster's `default` ServiceAccount comes a moment after its API server; until then admission refuses every pod.
+    await waitUntil(async () => ((await getOrNull(client, `/api/v1/namespaces/${IMAGE_CHECK_NAMESPACE}/serviceaccounts/default`)) ? true : undefined), {
+      timeoutMs: 60_000,
+      what: `${target.cluster}: the ServiceAccount ${IMAGE_CHECK_NAMESPACE}/default`,
+    });
     await client.post(podPath, imageCheckPod(name, target.images));
     const deadline = Date.now() + timeoutMs;
     let verdict: CheckVerdict = { state: 'pending', why: 'not created yet' };
