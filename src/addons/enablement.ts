@@ -108,6 +108,8 @@ export interface EnableOptions {
   clusters?: readonly string[];
   timeoutMs: number;
   progress?: (line: string) => void;
+  /** The image the lab's managers run (the hub's `LabCluster.ocmLabImage`: a registry's copy under `--image-registry`); default ours. */
+  image?: string;
 }
 
 export interface EnableResult {
@@ -157,28 +159,19 @@ export function placementRefusal(addon: AddonName, strategy: PlacementsStrategy,
  */
 export async function waitForDecisions(hub: KubeClient, strategy: PlacementsStrategy, timeoutMs: number): Promise<Set<string>> {
   const deadline = Date.now() + timeoutMs;
-  let lastError = '';
   for (;;) {
     const decided = new Set<string>();
     let settled = true;
-    try {
-      for (const ref of strategy.placements) {
-        const placement = await getOrNull<PlacementObject>(hub, placementPath(ref));
-        const clusters = decidedClusters(await placementDecisions(hub, ref));
-        if (!conditionOf(placement, 'PlacementSatisfied') || (placement?.status?.numberOfSelectedClusters ?? -1) !== clusters.size) settled = false;
-        for (const c of clusters) decided.add(c);
-      }
-    } catch (err) {
-      // The hub answers 429 "storage is (re)initializing" for a while after OCM's operator updates its CRDs: asked again.
-      if (!isStatus(err, 429) && !isStatus(err, 503)) throw err;
-      lastError = `; last answer: ${(err as Error).message}`;
-      settled = false;
+    for (const ref of strategy.placements) {
+      const placement = await getOrNull<PlacementObject>(hub, placementPath(ref));
+      const clusters = decidedClusters(await placementDecisions(hub, ref));
+      if (!conditionOf(placement, 'PlacementSatisfied') || (placement?.status?.numberOfSelectedClusters ?? -1) !== clusters.size) settled = false;
+      for (const c of clusters) decided.add(c);
     }
     if (settled) return decided;
     if (Date.now() > deadline) {
       throw new NotReadyError(
-        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided ` +
-          `within ${Math.round(timeoutMs / 1000)} s${lastError}`,
+        `Placement ${strategy.placements.map((p) => `${p.namespace}/${p.name}`).join(', ')} has not decided within ${Math.round(timeoutMs / 1000)} s`,
         { hint: `see its status: kubectl --context hub -n ${strategy.placements[0]?.namespace} get placement -o yaml` },
       );
     }
@@ -204,24 +197,8 @@ async function installPerClusterAddon(hub: KubeClient, addon: AddonName, options
     await createClusterManagementAddOn(hub, PER_CLUSTER_ADDONS.get(addon)!, strategy);
     changed.push(`ClusterManagementAddOn/${addon} created (installStrategy ${describeInstallStrategy(strategy)})`);
   }
-  changed.push(...(await installAddonManager(hub, addon, '', await labManagerImage(hub))));
+  changed.push(...(await installAddonManager(hub, addon, '', options.image)));
   return { strategy, changed };
-}
-
-/**
- * The image `up` gave the lab's addon managers (on existing clusters possibly a registry's copy,
- * `--image-registry`), so an addon enabled later runs the same one; undefined when none runs.
- */
-async function labManagerImage(hub: KubeClient): Promise<string | undefined> {
-  for (const other of ADDON_NAMES) {
-    const deployment = await getOrNull<KubeObject & { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } }>(
-      hub,
-      objectPath({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: managerName(other), namespace: ADDON_MANAGER_NAMESPACE } }),
-    );
-    const image = deployment?.spec?.template?.spec?.containers?.[0]?.image;
-    if (image) return image;
-  }
-  return undefined;
 }
 
 /**

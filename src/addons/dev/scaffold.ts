@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError } from '../../errors.js';
 import { validateAddonName } from './names.js';
+import { PACKAGE_VERSION } from '../../version.js';
 
 /** The ocm-lab package (dist/addons/dev/ → three levels up), which holds templates/addon/. */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -11,11 +12,6 @@ const PLACEHOLDER = /__NAME__/g;
 const REPOSITORY_PLACEHOLDER = /__OCM_LAB_REPOSITORY__/g;
 const REF_PLACEHOLDER = /__OCM_LAB_REF__/g;
 
-/** The tag of the ocm-lab action the project's workflow uses: the version that wrote the project. */
-async function actionRef(): Promise<string> {
-  const { version } = JSON.parse(await fs.readFile(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return `v${version}`;
-}
 /** The repository of the ocm-lab action (action.yml at its root, down/action.yml beside). */
 const OCM_LAB_ACTION_REPOSITORY = 'ocm-lab/ocm-lab';
 
@@ -29,7 +25,8 @@ export interface ProjectFile {
 export async function projectFiles(name: string, templateDir = TEMPLATE_DIR): Promise<ProjectFile[]> {
   validateAddonName(name);
   const out: ProjectFile[] = [];
-  const ref = await actionRef();
+  // The action's tag: the version that wrote the project.
+  const ref = `v${PACKAGE_VERSION}`;
   const fill = (text: string) => text.replace(PLACEHOLDER, name).replace(REPOSITORY_PLACEHOLDER, OCM_LAB_ACTION_REPOSITORY).replace(REF_PLACEHOLDER, ref);
   const walk = async (rel: string) => {
     for (const entry of (await fs.readdir(path.join(templateDir, rel), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {

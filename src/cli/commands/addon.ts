@@ -9,6 +9,7 @@ import { spokeClusters } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { ADDON_NAMES } from '../../config/types.js';
 import { InvalidInputError } from '../../errors.js';
+import { selectRuntime } from '../../runtime/registry.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
 type ListArgs = GlobalOptions & { addon?: string[] };
@@ -60,12 +61,15 @@ const enableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
     const config = await loadLabConfig(argv.config);
     const hub = await hubClientFor(config);
     try {
+      // The image up gave the lab's managers, as the runtime recorded it (existing clusters: --image-registry's copy).
+      const labClusters = await (await selectRuntime('auto', { labName: config.name })).clusters(config);
       const result = await enableAddon(hub, {
         addon,
         spokes: spokeClusters(config).map((c) => c.name),
         clusters: argv.cluster,
         timeoutMs: wait,
         progress: progressLine,
+        image: labClusters.find((c) => c.hub)?.ocmLabImage,
       });
       emit(argv, result, (r) =>
         renderTable(
