@@ -1,11 +1,12 @@
 import { InvalidInputError } from '../errors.js';
-import { DEFAULT_ADDONS, DEFAULT_OCM_VERSION, SUPPORTED_KUBERNETES_VERSIONS, type ClusterConfig, type LabConfig } from './types.js';
+import { kubernetesFields } from './kubernetes-version.js';
+import { DEFAULT_ADDONS, DEFAULT_OCM_VERSION, type ClusterConfig, type LabConfig } from './types.js';
 
 /** The seed-article topology: hub in vpc-1, cluster1 and cluster2 in vpc-2. A fresh object on every call. */
 export function defaultLabConfig(): LabConfig {
   return {
     name: 'default',
-    kubernetesVersion: SUPPORTED_KUBERNETES_VERSIONS[0],
+    ...kubernetesFields(undefined),
     ocmVersion: DEFAULT_OCM_VERSION,
     network: {},
     vpcs: [{ name: 'vpc-1' }, { name: 'vpc-2' }],

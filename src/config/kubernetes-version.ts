@@ -1,12 +1,17 @@
 import { InvalidInputError } from '../errors.js';
-import { describeOffers, releaseOfRequest } from '../provision/versions.js';
+import { describeOffers, minorOf, releaseOfRequest } from '../provision/versions.js';
 import { KUBERNETES_VERSION_CHOICES, SUPPORTED_KUBERNETES_VERSIONS, type LabConfig } from './types.js';
 
-/** The config fields of a written Kubernetes version (already validated): the built patch, and what was written when it differs. */
+/**
+ * The config fields of a written Kubernetes version (already validated): the built patch, and what was
+ * written; nothing written asks for the newest minor, which either source gives. An exact patch is kept as
+ * written too, even the built one: on kind's official path it is what makes `v1.37.2` mean that patch
+ * (built here) rather than whichever patch kind's node image runs.
+ */
 export function kubernetesFields(written: string | undefined): Pick<LabConfig, 'kubernetesVersion' | 'kubernetesRequest'> {
   const release = written === undefined ? undefined : releaseOfRequest(written);
-  if (!release) return { kubernetesVersion: SUPPORTED_KUBERNETES_VERSIONS[0] };
-  return written === release.kubernetes ? { kubernetesVersion: written } : { kubernetesVersion: release.kubernetes, kubernetesRequest: written as string };
+  if (!release) return { kubernetesVersion: SUPPORTED_KUBERNETES_VERSIONS[0], kubernetesRequest: minorOf(SUPPORTED_KUBERNETES_VERSIONS[0]) };
+  return { kubernetesVersion: release.kubernetes, kubernetesRequest: written as string };
 }
 
 /**

@@ -36,9 +36,10 @@ export interface LabConfig {
   /** The patch built here for the lab's Kubernetes minor (the binaries' version, the release row of versions.ts). */
   kubernetesVersion: string;
   /**
-   * What the lab file or --kubernetes-version named when it is not that patch: a minor (`v1.36`, which
-   * either source satisfies) or the patch of kind's published node image (`v1.36.4`). up checks it
-   * against the source it decides on (provision/versions.ts kubernetesPatchFor).
+   * What the lab file or --kubernetes-version named, if anything (the default lab names nothing and takes
+   * either source's patch): a minor (`v1.36`, which either source satisfies), the patch built here
+   * (`v1.36.3`) or the patch of kind's published node image (`v1.36.4`). up checks it against the source
+   * it decides on (provision/versions.ts kubernetesPatchFor).
    */
   kubernetesRequest?: string;
   ocmVersion: string;

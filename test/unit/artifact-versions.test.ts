@@ -42,9 +42,10 @@ describe('versions: which patch each source gives', () => {
     expect(minor.kubernetesRequest).toBe('v1.36');
     expect(parseLabConfig(renderLabConfig(minor), '/labs/lab.yaml')).toEqual(minor);
     const exact = parseLabConfig(`kubernetesVersion: v1.36.3\n${LAB}`, '/labs/lab.yaml');
-    expect(exact.kubernetesRequest).toBeUndefined();
+    expect(exact).toMatchObject({ kubernetesVersion: 'v1.36.3', kubernetesRequest: 'v1.36.3' });
     expect(withKubernetesVersion(minor, '1.35.8')).toMatchObject({ kubernetesVersion: 'v1.35.4', kubernetesRequest: 'v1.35.8' });
-    expect(withKubernetesVersion(minor, 'v1.37.2').kubernetesRequest).toBeUndefined();
+    expect(withKubernetesVersion(minor, 'v1.37.2').kubernetesRequest).toBe('v1.37.2');
+    expect(parseLabConfig(LAB, '/labs/lab.yaml')).toMatchObject({ kubernetesVersion: 'v1.37.2', kubernetesRequest: 'v1.37' });
     const err = (() => {
       try {
         withKubernetesVersion(minor, 'v1.36.9');

@@ -63,6 +63,7 @@ describe('defaults', () => {
     expect(lab).toEqual({
       name: 'default',
       kubernetesVersion: 'v1.37.2',
+      kubernetesRequest: 'v1.37',
       ocmVersion: 'v1.2.1',
       network: {},
       vpcs: [{ name: 'vpc-1' }, { name: 'vpc-2' }],
@@ -148,6 +149,7 @@ describe('round trip', () => {
   const custom: LabConfig = {
     name: 'edge-lab',
     kubernetesVersion: 'v1.34.4',
+    kubernetesRequest: 'v1.34.4',
     ocmVersion: 'v1.2.1',
     network: { cidr: '192.168.40.0/24' },
     vpcs: [{ name: 'public' }, { name: 'private-a' }, { name: 'private-b' }],
