@@ -278,12 +278,19 @@ export interface PreparedImage {
 
 /** What a runtime makes in `setup` before its first `up` (kind: its binaries and offline images). */
 export interface RuntimePreparation {
-  /** Binaries this runtime needs besides Kubernetes' and OCM's. */
-  binaries: readonly BinaryName[];
+  /**
+   * The binaries `setup` provisions for this runtime when artifacts come from `artifacts` (`build` for
+   * `--check`, which decides nothing); `withOcm` false leaves OCM's out.
+   */
+  binaries(artifacts: ArtifactsMode, withOcm: boolean): readonly BinaryName[];
   /** Throws (exit 3) when the machine cannot make them (e.g. no Docker engine answers). */
   require(): Promise<void>;
-  /** One job per artifact, in order. */
-  jobs(config: LabConfig, binDir: string | undefined): { title: string; run(progress: (line: string) => void): Promise<PreparedImage[]> }[];
+  /** One job per artifact, in order, from the sources `setup` decided on. */
+  jobs(
+    config: LabConfig,
+    binDir: string | undefined,
+    sources: { artifacts: ArtifactsMode; mirrors: Mirrors },
+  ): { title: string; run(progress: (line: string) => void): Promise<PreparedImage[]> }[];
   /** `setup --check`: what is there already, making nothing. */
   check(config: LabConfig): Promise<PreparedImage[]>;
 }

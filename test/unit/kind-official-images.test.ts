@@ -11,7 +11,6 @@ import { NODE_CGROUP_V1_LABEL, nodeFinalDockerfile } from '../../src/runtime/kin
 
 const built = DEFAULT_KUBERNETES_RELEASE.kubernetes;
 const official = officialNodeImage(built)!;
-const minor = built.split('.').slice(0, 2).join('.');
 const config = { kubernetesVersion: built };
 
 function facts(cgroup: string, labels: Record<string, string> | Error = {}): NodeImageFacts & { asked: string[] } {

@@ -9,6 +9,7 @@ import {
   OCM_BINARIES,
   recipeOf,
   recipesFor,
+  type ArtifactsMode,
   type BinaryName,
   type BinaryStatus,
 } from '../../provision/index.js';
@@ -43,9 +44,15 @@ function renderImages(rows: PreparedImage[]): string {
   );
 }
 
+/** Kubernetes' and (unless --no-ocm) OCM's binaries, or what the runtime's preparation names for the decided source. */
+function binariesToProvision(preparation: RuntimePreparation | undefined, artifacts: ArtifactsMode, withOcm: boolean): BinaryName[] {
+  if (preparation) return [...preparation.binaries(artifacts, withOcm)];
+  return [...KUBERNETES_BINARIES, ...(withOcm ? OCM_BINARIES : [])];
+}
+
 export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
   command: 'setup',
-  describe: 'provision the binaries a lab needs (Kubernetes, etcd, OCM) without starting anything; --runtime kind also builds the offline images',
+  describe: 'provision the binaries a lab needs (Kubernetes, etcd, OCM) without starting anything; --runtime kind also makes the images it needs',
   builder: (y) =>
     artifactOptions(y)
       .option('bin-dir', { type: 'string', describe: 'take binaries from this directory first (else $OCM_LAB_BIN_DIR)' })
@@ -60,20 +67,19 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
       .option('runtime', {
         choices: RUNTIME_CHOICES.filter((c) => c !== 'auto'),
         default: 'local',
-        describe: 'kind: also provision kind and the node image binaries, and build (or load from the cache) every image the kind runtime needs offline',
+        describe: 'kind: also provision kind, and pull (official artifacts) or build here the images the kind runtime needs',
       }),
   handler: async (argv) => {
     const config = withVersionFlags(await loadLabConfig(argv.config), argv);
     const prepare = (await runtimeDefinition(argv.runtime)).prepare;
     const preparation: RuntimePreparation | undefined = prepare ? await prepare() : undefined;
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
-    const names: BinaryName[] = [...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...(preparation?.binaries ?? [])])];
     const renderer = argv.output === 'json' ? 'silent' : argv.verbose || !process.stdout.isTTY || process.env.CI ? 'simple' : 'default';
     const images: PreparedImage[] = [];
     await preparation?.require();
-    let plan: ArtifactsPlan | undefined;
-    if (!argv.check) {
-      plan = await decideArtifactsFor(argv, config, argv.runtime);
+    const plan: ArtifactsPlan | undefined = argv.check ? undefined : await decideArtifactsFor(argv, config, argv.runtime);
+    const names = binariesToProvision(preparation, plan?.artifacts ?? 'build', argv.ocm);
+    if (plan) {
       const { artifacts, mirrors } = plan;
       // One task per recipe: each is one download or one `go build`.
       const recipes = recipesFor({ kubernetes: config.kubernetesVersion, ocm: config.ocmVersion });
@@ -94,7 +100,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
           rendererOptions: { outputBar: 1, persistentOutput: false },
         }));
       // One task per image: present (one inspect), loaded from the cache, or built.
-      for (const job of preparation?.jobs(config, argv['bin-dir']) ?? []) {
+      for (const job of preparation?.jobs(config, argv['bin-dir'], { artifacts, mirrors }) ?? []) {
         tasks.push({
           title: job.title,
           task: async (_ctx: unknown, task) => {

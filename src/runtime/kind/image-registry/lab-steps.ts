@@ -27,7 +27,8 @@ export interface RegistryImages {
   buildUpstream: (progress: (line: string) => void) => Promise<void>;
 }
 
-async function registryImage(sources: RegistrySources, progress: (line: string) => void): Promise<string> {
+/** The registry's image: distribution's by digest unless artifacts are built here (or, under `auto`, its registry does not answer). */
+export async function registryImage(sources: RegistrySources, progress: (line: string) => void): Promise<string> {
   if (sources.artifacts !== 'build') {
     try {
       return await officialRegistryImage(sources.mirrors, progress);
