@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import type { ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { InvalidInputError, LabError, NotFoundError } from '../errors.js';
+import { OCM_LAB_IMAGE } from '../image.js';
 import { labDir } from '../paths.js';
 import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
 import { notUpStatus } from '../runtime/not-up.js';
@@ -166,13 +167,21 @@ async function statusOf(runtime: Runtime<unknown>, config: LabConfig): Promise<L
   const ready = status.exists && status.clusters.length > 0 && status.clusters.every((c) => c.ready);
   if (!ready) return status;
   const { ocmCapabilities } = await import('../ocm/status.js');
-  return { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities(config))] };
+  // The clusters the runtime has: on existing clusters they come from the contexts, not from the lab file.
+  const clusters = status.clusters.map((c) => ({ name: c.name, vpc: c.vpc, hub: c.hub }));
+  return { ...status, capabilities: [...status.capabilities, ...(await ocmCapabilities({ ...config, clusters }))] };
 }
 
 export async function labStatus(config: LabConfig, options: LifecycleOptions = {}): Promise<LabStatus> {
   // No state file: the runtime `auto` picks would say "not up"; say it without loading that runtime's modules.
   if ((options.runtime ?? 'auto') === 'auto' && !(await labStateExists(config.name))) return notUpStatus(config.name, (await resolveRuntime('auto')).name);
   return statusOf(await selectRuntime(options.runtime, { labName: config.name }), config);
+}
+
+/** Our image as the lab's pods pull it: the runtime's record of the hub (existing clusters: `--image-registry`'s copy), else OCM_LAB_IMAGE. */
+export async function labPodImage(config: LabConfig, options: LifecycleOptions = {}): Promise<string> {
+  const clusters = await (await selectRuntime(options.runtime, { labName: config.name })).clusters(config);
+  return clusters.find((c) => c.hub)?.ocmLabImage ?? OCM_LAB_IMAGE;
 }
 
 export interface ProbeReport {

@@ -4,8 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LabConfig } from '../config/index.js';
 import { MissingPrerequisiteError, NotFoundError, NotReadyError } from '../errors.js';
-import { OCM_LAB_IMAGE } from '../image.js';
-import { labStatus } from '../lab/lifecycle.js';
+import { labPodImage, labStatus } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
 
 /** Everything a document's blocks run with. */
@@ -74,7 +73,7 @@ export async function resolveScenarioEnvironment(config: LabConfig): Promise<Sce
     labName: config.name,
     kubeconfig: status.kubeconfig,
     pathDirs: [shimDir, kubectl],
-    env: { OCM_LAB_NAME: config.name, OCM_LAB_IMAGE, ...(config.source ? { OCM_LAB_CONFIG: config.source } : {}) },
+    env: { OCM_LAB_NAME: config.name, OCM_LAB_IMAGE: await labPodImage(config), ...(config.source ? { OCM_LAB_CONFIG: config.source } : {}) },
     clusters: status.clusters.map((c) => c.name),
     addons: [...config.addons],
     capabilities: [...status.capabilities],

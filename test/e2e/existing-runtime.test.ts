@@ -6,6 +6,7 @@ import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir, labKubeconfigFile } from '../../src/paths.js';
 import { pluginCalls, writeExecPlugin } from '../support/exec-plugin.js';
+import { hubAvailability } from '../support/hub-availability.js';
 import { clusterSnapshot } from '../support/cluster-snapshot.js';
 import { cli, isolatedLabHome, upOnExisting, kubectl, testLabConfig } from '../support/lab.js';
 
@@ -56,12 +57,6 @@ async function snapshot(kubeconfig: string): Promise<Record<string, Record<strin
   for (const c of CLUSTERS) all[c] = await clusterSnapshot(kubeconfig, c);
   return all;
 }
-
-interface Conditioned {
-  metadata: { name: string; namespace?: string };
-  status?: { conditions?: { type: string; status: string }[] };
-}
-const isTrue = (o: Conditioned, type: string) => o.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 
 describe('the existing-clusters runtime (on the clusters of a local lab without OCM)', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
@@ -176,19 +171,12 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
     const cluster2User = written.users.find((u) => u.name === written.contexts.find((c) => c.name === 'cluster2')!.context.user)!.user;
     expect(cluster2User.token).toBeUndefined();
     expect(cluster2User.exec).toMatchObject({ command: path.join(pluginDir, 'token-plugin.mjs') });
-    const mcs = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusters', '-o', 'json'])).stdout) as { items: Conditioned[] };
-    expect(mcs.items.map((m) => [m.metadata.name, isTrue(m, 'ManagedClusterConditionAvailable')]).sort()).toEqual([
+    const hub = await hubAvailability(labKubeconfig);
+    expect(hub.clusters).toEqual([
       ['cluster1', true],
       ['cluster2', true],
     ]);
-    const mcas = JSON.parse((await kubectl(labKubeconfig, ['--context', 'hub', 'get', 'managedclusteraddons', '-A', '-o', 'json'])).stdout) as {
-      items: Conditioned[];
-    };
-    const available = mcas.items
-      .filter((m) => isTrue(m, 'Available'))
-      .map((m) => `${m.metadata.namespace}/${m.metadata.name}`)
-      .sort();
-    expect(available).toEqual(['cluster1', 'cluster2'].flatMap((c) => ADDONS.map((a) => `${c}/${a}`)).sort());
+    expect(hub.availableAddons).toEqual(['cluster1', 'cluster2'].flatMap((c) => ADDONS.map((a) => `${c}/${a}`)).sort());
 
     const status = await cli(['status', '-o', 'json', '--config', labFile]);
     expect(status.exitCode, status.stderr).toBe(0);

@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OCM_LAB_IMAGE } from '../../src/image.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
+import { raiseKindSysctls } from '../support/kind-sysctls.js';
 import { isolatedLabHome, kubectlPath } from '../support/lab.js';
 
 /**
@@ -19,14 +20,12 @@ import { isolatedLabHome, kubectlPath } from '../support/lab.js';
 const LAB = 'kindlab';
 const REGISTRY = 'ocm-lab-registry';
 const REGISTRY_VOLUME = 'ocm-lab-registry-data';
-// kind needs more inotify instances and watches than Debian's defaults; raised for the test and put back.
-const SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
 
 describe('the default lab on kind', () => {
   let engine: DockerEngine;
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let labFile: string;
-  const sysctlsBefore = new Map<string, string>();
+  let restoreSysctls: (() => Promise<void>) | undefined;
 
   const ocmLab = async (args: string[], timeout = 1_800_000) => {
     const r = await execa(process.execPath, [path.resolve('dist/cli/main.js'), ...args, '--config', labFile], {
@@ -67,11 +66,8 @@ describe('the default lab on kind', () => {
   };
 
   beforeAll(async () => {
-    for (const [key, want] of Object.entries(SYSCTLS)) {
-      const now = (await execa('sysctl', ['-n', key])).stdout.trim();
-      sysctlsBefore.set(key, now);
-      if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
-    }
+    // kind needs more inotify instances and watches than Debian's defaults; raised for the test and put back.
+    restoreSysctls = await raiseKindSysctls();
     engine = await startDockerEngine();
     home = await isolatedLabHome('kind');
     labFile = path.join(home.home, 'lab.yaml');
@@ -97,7 +93,7 @@ describe('the default lab on kind', () => {
       await ocmLab(['registry', 'rm']).catch(() => undefined);
       await engine.stop().catch((err: unknown) => console.error(`stopping the test's Docker engine: ${String(err)}`));
     }
-    for (const [key, value] of sysctlsBefore) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
+    await restoreSysctls?.();
     await home?.cleanup();
   });
 

@@ -19,8 +19,11 @@ export interface DockerEngine {
 
 const SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/docker-engine.sh');
 
-/** Where the engine's socket, pidfile, exec root and "before" state live. */
-const TEST_DOCKER_RUN_DIR = '/run/ocm-lab-test-docker';
+/**
+ * Where the engine's socket, pidfile, exec root and "before" state live. $OCM_LAB_DOCKER_RUN_DIR (with
+ * $OCM_LAB_DOCKER_BRIDGE, _BIP and _POOL, which the script reads) gives a run of its own an engine of its own.
+ */
+const TEST_DOCKER_RUN_DIR = process.env.OCM_LAB_DOCKER_RUN_DIR || '/run/ocm-lab-test-docker';
 
 export async function startDockerEngine(): Promise<DockerEngine> {
   const dataRoot = await fs.mkdtemp('/var/tmp/ocm-lab-test-docker-');

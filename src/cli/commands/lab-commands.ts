@@ -137,7 +137,9 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       result,
       (r) =>
         `\nlab '${r.lab}' is up (${(r.durationMs / 1000).toFixed(1)} s)\n\n${renderStatus(r.status)}\n\n` +
-        `kubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n  kubectl --context hub get ns`,
+        `kubeconfig: ${r.status.kubeconfig ?? ''}\n  export KUBECONFIG=${r.status.kubeconfig ?? ''}\n` +
+        // The hub's context is named after it (existing clusters: after the hub's context, e.g. kind-hub).
+        `  kubectl --context ${r.status.clusters.find((c) => c.hub)?.name ?? 'hub'} get ns`,
     );
   },
 };
