@@ -6,6 +6,7 @@ import type { LabConfig } from '../../src/config/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { nodeReadySince } from '../support/node-ready.js';
 import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -50,7 +51,7 @@ describe('faults: the supervisor restarts dead control-plane processes and nodel
   const pidOf = async (component: string) => Number((await fs.readFile(path.join(runDir(), `${component}.pid`), 'utf8').catch(() => '0')).trim());
   const componentOf = async (name: string) => (await labStatus(config)).clusters.find((c) => c.name === CLUSTER)!.components.find((c) => c.name === name)!;
 
-  /** Whether `component` of cluster1 answers, as `up` would judge it; `since` is the kill (the nodelet must have reported after it). */
+  /** Whether `component` of cluster1 answers, as `up` would judge it; `since` is the kill (the nodelet must have renewed its Lease after it). */
   const ready = async (component: string, since: number): Promise<boolean> => {
     switch (component) {
       case 'etcd':
@@ -61,15 +62,8 @@ describe('faults: the supervisor restarts dead control-plane processes and nodel
         const address = new URL((await labStatus(config)).clusters.find((c) => c.name === CLUSTER)!.apiServer).hostname;
         return controllerManagerHealthy(address);
       }
-      default: {
-        const r = await kubectl(kubeconfig, ['--context', CLUSTER, 'get', 'node', `${CLUSTER}-nodelet`, '-o', 'json']);
-        if (r.exitCode !== 0) return false;
-        const cond = (JSON.parse(r.stdout) as { status: { conditions: { type: string; status: string; lastHeartbeatTime: string }[] } }).status.conditions.find(
-          (c) => c.type === 'Ready',
-        );
-        // Heartbeats are whole seconds: one of a later second than the kill's is the new nodelet's.
-        return cond?.status === 'True' && Date.parse(cond.lastHeartbeatTime) > Math.floor(since / 1000) * 1000;
-      }
+      default:
+        return nodeReadySince(kubeconfig, CLUSTER, `${CLUSTER}-nodelet`, since);
     }
   };
 

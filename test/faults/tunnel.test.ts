@@ -13,6 +13,7 @@ import { downLab } from '../../src/lab/lifecycle.js';
 import type { TunnelClient } from '../../src/tunnel/index.js';
 import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
 import { alive, processStartMs } from '../support/process.js';
+import { steadyTraffic, type Probe, type Sample } from '../support/steady-traffic.js';
 import { waitUntil } from '../support/wait.js';
 
 /**
@@ -36,12 +37,6 @@ const RECOVERY_BOUND_MS = 30_000;
 /** Traffic kept up after recovery, all of which must be ok. */
 const AFTER_RECOVERY_MS = 3_000;
 
-interface Sample {
-  start: number;
-  end: number;
-  ok: boolean;
-  error?: string;
-}
 interface ContainerStatus {
   name: string;
   restartCount: number;
@@ -63,36 +58,6 @@ interface FaultResult {
   backLabel: string;
   backAfterMs: number;
   lost: number;
-}
-
-type Probe = () => Promise<{ ok: boolean; error?: string }>;
-
-/** Steady traffic: one probe every INTERVAL_MS, not waiting for the previous one, each bounded by its own timeout. */
-function steadyTraffic(probe: Probe): { samples: Sample[]; stop: () => Promise<void> } {
-  const samples: Sample[] = [];
-  const inFlight = new Set<Promise<void>>();
-  const one = async (): Promise<void> => {
-    const start = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<{ ok: false; error: string }>(
-      (res) => (timer = setTimeout(() => res({ ok: false, error: `no answer within ${REQUEST_TIMEOUT_MS} ms` }), REQUEST_TIMEOUT_MS)),
-    );
-    const r = await Promise.race([probe().catch((err: Error) => ({ ok: false, error: err.message })), timeout]);
-    clearTimeout(timer);
-    samples.push({ start, end: Date.now(), ok: r.ok, ...(r.error ? { error: r.error } : {}) });
-  };
-  const ticker = setInterval(() => {
-    const p = one().finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  }, INTERVAL_MS);
-  return {
-    samples,
-    stop: async () => {
-      clearInterval(ticker);
-      // Probes that lost the race still run to their own end (the client's dial timeout); wait for them.
-      await Promise.allSettled([...inFlight]);
-    },
-  };
 }
 
 function accepts(host: string, port: number): Promise<boolean> {
@@ -215,7 +180,7 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
   const inject = async ({ fault, context, namespace, container, probe, isServer = false, offPath = false, podPrefix = '' }: Fault): Promise<FaultResult> => {
     const before = await pod(context, namespace, container, podPrefix);
     expect(alive(before.pid), `pid ${before.pid} of ${container}`).toBe(true);
-    const traffic = steadyTraffic(probe);
+    const traffic = steadyTraffic(probe, INTERVAL_MS, REQUEST_TIMEOUT_MS);
     let killedAt = 0;
     let back: Promise<number> | undefined;
     try {

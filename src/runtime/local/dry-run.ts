@@ -84,6 +84,9 @@ export function renderLocalPlan(plan: LocalLabPlan): string {
     for (const p of c.processes) out.push(`    ${p.name.padEnd(width)}  ${p.listens.join(', ')}`);
   }
   out.push('');
+  out.push('Supervisor (one per lab, started after the nodelets; restarts a process above that dies: at once, then after 10 s doubling to 5 min):');
+  out.push(`  ${shellWord(plan.supervisor.binary)} ${plan.supervisor.args.map(shellWord).join(' ')}  log=${plan.supervisor.logFile}`);
+  out.push('');
   out.push('Binaries (from --bin-dir, PATH or the cache; else a release download or a build from the Go module proxy):');
   const groups = new Map<string, string[]>();
   for (const b of plan.binaries) groups.set(`${b.version} (${b.module})`, [...(groups.get(`${b.version} (${b.module})`) ?? []), b.name]);

@@ -11,7 +11,7 @@ import { adminKubeconfigPath } from './kubeconfigs.js';
 import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
 import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
-import { KubeClient } from '../../kube/client.js';
+import { isStatus, KubeClient } from '../../kube/client.js';
 import { nodeHasNoLiveContainers, releaseLeasesOfDeadPods } from './stale-leases.js';
 import { sleep } from '../../kube/wait.js';
 
@@ -215,6 +215,17 @@ interface NodeJson {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
+/** When the node's Lease (kube-node-lease/<node>, the nodelet's heartbeat) was last renewed, in ms since the epoch; 0 when it has none. */
+async function leaseRenewedAt(client: KubeClient, node: string): Promise<number> {
+  try {
+    const lease = await client.get<{ spec?: { renewTime?: string } }>(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${node}`);
+    return Date.parse(lease.spec?.renewTime ?? '') || 0;
+  } catch (err) {
+    if (isStatus(err, 404)) return 0;
+    throw err;
+  }
+}
+
 /** How a process we started ended, in words: its exit status or the signal that ended it. */
 async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined): Promise<string> {
   if (!exited) return 'exited';
@@ -224,16 +235,19 @@ async function howItEnded(exited: Promise<{ code: number | null; signal: NodeJS.
 }
 
 /**
- * Waits until the node reports Ready (as seen by the cluster admin), or the nodelet exits;
- * `exited` (when this run started it) says how it ended.
+ * Waits until the node reports Ready (as seen by the cluster admin), or the nodelet exits. For a
+ * nodelet this run started (`started`: when, and how it ended) the node's Lease must also be renewed
+ * since then: a nodelet that died leaves its Node Ready until the lease runs out (40 s), and that old
+ * status is not the new nodelet's.
  */
 async function waitForNodeReady(
   cluster: ClusterPlan,
   adminKubeconfig: string,
   spec: ProcessSpec,
   timeoutMs: number,
-  exited?: Promise<{ code: number | null; signal: NodeJS.Signals | null }>,
+  started?: { at: number; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> },
 ): Promise<void> {
+  const exited = started?.exited;
   const client = await KubeClient.fromKubeconfig(adminKubeconfig);
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
@@ -252,8 +266,9 @@ async function waitForNodeReady(
       try {
         const node = await client.get<NodeJson>(`/api/v1/nodes/${nodeName(cluster)}`);
         const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-        if (ready?.status === 'True') return;
-        last = `Ready is ${ready?.status ?? 'not reported'}`;
+        if (ready?.status === 'True' && (!started || (await leaseRenewedAt(client, nodeName(cluster))) >= started.at)) return;
+        last =
+          ready?.status === 'True' ? 'Ready is True, but from before this nodelet (its Lease not renewed yet)' : `Ready is ${ready?.status ?? 'not reported'}`;
       } catch (err) {
         last = (err as Error).message;
       }
@@ -312,6 +327,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
                 client.close();
               }
             }
+            const startedAt = Date.now();
             if (!state.running) {
               progress('starting nodelet');
               proc = await startProcess(spec);
@@ -319,7 +335,13 @@ export function nodeletSteps(): Step<LocalContext>[] {
             }
             try {
               progress('waiting for the node to be Ready');
-              await waitForNodeReady(cluster, adminKubeconfigPath(cluster), spec, c.options.readyTimeoutMs ?? 120_000, proc?.exited);
+              await waitForNodeReady(
+                cluster,
+                adminKubeconfigPath(cluster),
+                spec,
+                c.options.readyTimeoutMs ?? 120_000,
+                proc && { at: startedAt, exited: proc.exited },
+              );
             } finally {
               proc?.release();
             }

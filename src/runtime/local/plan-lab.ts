@@ -18,6 +18,7 @@ import {
 import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
 import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
+import { supervisorSpec } from './supervision.js';
 import type { LocalLabState } from './state.js';
 
 interface LocalVpcPlan {
@@ -83,6 +84,8 @@ export interface LocalLabPlan {
     iptables: { table: string; chain: string; jumpFrom: string[]; rules: string[][] }[];
   };
   clusters: LocalClusterPlan[];
+  /** One per lab, started after the nodelets: restarts any process of `clusters` that dies (with back-off). */
+  supervisor: LocalProcessPlan;
   /** Provisioned (from --bin-dir, PATH, the cache, a release download or a Go build) before anything starts. */
   binaries: LocalBinaryPlan[];
 }
@@ -100,12 +103,12 @@ function byName<N extends BinaryName>(names: readonly N[]): Record<N, string> {
 }
 
 function processPlan(spec: ProcessSpec, listens: string[]): LocalProcessPlan {
-  const nodelet = spec.binary === process.execPath && spec.args[0] === CLI_MAIN;
+  const ours = spec.binary === process.execPath && spec.args[0] === CLI_MAIN;
   return {
     name: spec.name,
     prefix: spec.prefix,
-    binary: nodelet ? 'ocm-lab' : spec.binary,
-    args: nodelet ? spec.args.slice(1) : spec.args,
+    binary: ours ? 'ocm-lab' : spec.binary,
+    args: ours ? spec.args.slice(1) : spec.args,
     ...(spec.extraEnv ? { env: spec.extraEnv } : {}),
     listens,
     logFile: spec.logFile,
@@ -188,6 +191,7 @@ export function planLocalLab(config: LabConfig, input: LocalPlanInput): LocalLab
         input.network.mode === 'netns' ? labChains(input.network).map((c) => ({ table: c.table, chain: c.chain, jumpFrom: c.jumpFrom, rules: c.rules })) : [],
     },
     clusters,
+    supervisor: processPlan(supervisorSpec(input.labDir), []),
     binaries: labBinaryNames(config).map((name) => {
       const recipe = recipeOf(name, recipes);
       return { name, version: recipe.version, module: recipe.module };

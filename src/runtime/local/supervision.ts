@@ -30,7 +30,8 @@ export function supervisorFiles(labDirectory: string): { pidFile: string; logFil
   };
 }
 
-function supervisorSpec(labDirectory: string): ProcessSpec {
+/** How `up` starts the lab's supervisor (also shown by `up --dry-run`). */
+export function supervisorSpec(labDirectory: string): ProcessSpec {
   return {
     name: 'supervisor',
     binary: process.execPath,
