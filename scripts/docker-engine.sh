@@ -67,13 +67,14 @@ record_before() {
   ip -o link show type bridge | awk -F': ' '{print $2}' | cut -d@ -f1 >"$BEFORE/bridges"
 }
 
-# dockerd flushes DOCKER, DOCKER-ISOLATION-STAGE-* when it starts: put back what another engine had there.
+# dockerd flushes DOCKER, DOCKER-ISOLATION-STAGE-* when it starts: put back what another engine had there
+# (at the first start, and, after a restart, what it had when this engine stopped: $BEFORE/$t.others).
 restore_flushed_rules() {
   local t now missing line chain rest
   for t in filter nat; do
     now="$(mktemp)"
     rules_of "$t" >"$now"
-    missing="$(grep -E '^-A DOCKER' "$BEFORE/$t.rules" | grep -Fxv -f "$now" || true)"
+    missing="$(cat "$BEFORE/$t.rules" "$BEFORE/$t.others" 2>/dev/null | grep -E '^-A DOCKER' | awk '!seen[$0]++' | grep -Fxv -f "$now" || true)"
     rm -f "$now"
     [ -n "$missing" ] || continue
     say "putting back $(echo "$missing" | wc -l) rule(s) of another engine that dockerd flushed in table $t"
@@ -186,6 +187,21 @@ unmount_under() { # DIR: unmount it and everything mounted below it, deepest fir
   done
 }
 
+# Before a restart: the DOCKER* rules of other engines now (none naming one of this engine's bridges), for restore_flushed_rules.
+record_others() {
+  local bridges=("$BRIDGE") n t line
+  for n in $(docker -H "$HOST" network ls -q --filter type=custom --no-trunc); do
+    bridges+=("$(docker -H "$HOST" network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' "$n" 2>/dev/null || true)")
+    bridges+=("br-${n:0:12}")
+  done
+  for t in filter nat; do
+    : >"$BEFORE/$t.others"
+    while IFS= read -r line; do
+      mentions_any "$line" "${bridges[@]}" || echo "$line" >>"$BEFORE/$t.others"
+    done < <(rules_of "$t" | grep -E '^-A DOCKER' || true)
+  done
+}
+
 # dockerd's own shutdown (SIGTERM): it stops every container (stop signal, then SIGKILL after its timeout) and removes nothing.
 stop_dockerd() {
   local pid i
@@ -243,6 +259,7 @@ case "${1:-}" in
     [ "$(id -u)" = 0 ] || die "needs root"
     dockerd_pid >/dev/null || die "no dockerd of this engine runs ($PIDFILE)"
     say "stopping dockerd (its containers stop, nothing is removed)"
+    answers && record_others
     stop_dockerd
     start
     ;;
