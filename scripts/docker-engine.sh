@@ -11,6 +11,9 @@
 #                                           host back as it was at start (iptables chains and rules,
 #                                           FORWARD policy, ip_forward, bridges); --purge also deletes
 #                                           the data root (its images)
+#   scripts/docker-engine.sh restart        stop dockerd as a host shutdown or `systemctl restart docker` does (its
+#                                           containers are stopped, nothing is removed), then start it again with the
+#                                           same settings: Docker restarts containers by their restart policies
 #   scripts/docker-engine.sh host           print its DOCKER_HOST
 #
 # Settings (environment): OCM_LAB_DOCKER_RUN_DIR (default /run/ocm-lab-test-docker: socket, pidfile,
@@ -64,13 +67,14 @@ record_before() {
   ip -o link show type bridge | awk -F': ' '{print $2}' | cut -d@ -f1 >"$BEFORE/bridges"
 }
 
-# dockerd flushes DOCKER, DOCKER-ISOLATION-STAGE-* when it starts: put back what another engine had there.
+# dockerd flushes DOCKER, DOCKER-ISOLATION-STAGE-* when it starts: put back what another engine had there
+# (at the first start, and, after a restart, what it had when this engine stopped: $BEFORE/$t.others).
 restore_flushed_rules() {
   local t now missing line chain rest
   for t in filter nat; do
     now="$(mktemp)"
     rules_of "$t" >"$now"
-    missing="$(grep -E '^-A DOCKER' "$BEFORE/$t.rules" | grep -Fxv -f "$now" || true)"
+    missing="$(cat "$BEFORE/$t.rules" "$BEFORE/$t.others" 2>/dev/null | grep -E '^-A DOCKER' | awk '!seen[$0]++' | grep -Fxv -f "$now" || true)"
     rm -f "$now"
     [ -n "$missing" ] || continue
     say "putting back $(echo "$missing" | wc -l) rule(s) of another engine that dockerd flushed in table $t"
@@ -183,8 +187,33 @@ unmount_under() { # DIR: unmount it and everything mounted below it, deepest fir
   done
 }
 
+# Before a restart: the DOCKER* rules of other engines now (none naming one of this engine's bridges), for restore_flushed_rules.
+record_others() {
+  local bridges=("$BRIDGE") n t line
+  for n in $(docker -H "$HOST" network ls -q --filter type=custom --no-trunc); do
+    bridges+=("$(docker -H "$HOST" network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' "$n" 2>/dev/null || true)")
+    bridges+=("br-${n:0:12}")
+  done
+  for t in filter nat; do
+    : >"$BEFORE/$t.others"
+    while IFS= read -r line; do
+      mentions_any "$line" "${bridges[@]}" || echo "$line" >>"$BEFORE/$t.others"
+    done < <(rules_of "$t" | grep -E '^-A DOCKER' || true)
+  done
+}
+
+# dockerd's own shutdown (SIGTERM): it stops every container (stop signal, then SIGKILL after its timeout) and removes nothing.
+stop_dockerd() {
+  local pid i
+  pid="$(dockerd_pid)" || return 0
+  kill -TERM "$pid"
+  i=0
+  while kill -0 "$pid" 2>/dev/null && [ $((i++)) -lt 120 ]; do sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then say "dockerd ($pid) did not stop in 60 s; killing it"; kill -KILL "$pid" || true; fi
+}
+
 stop_engine() {
-  local quiet="${1:-}" bridges=("$BRIDGE") pid i
+  local quiet="${1:-}" bridges=("$BRIDGE")
   [ "$(id -u)" = 0 ] || die "needs root"
   if dockerd_pid >/dev/null && answers; then
     # Let dockerd undo its own per-network rules and bridges: remove containers, then networks.
@@ -202,12 +231,7 @@ stop_engine() {
   elif [ -f "$RUN_DIR/bridges" ]; then
     while IFS= read -r b; do bridges+=("$b"); done <"$RUN_DIR/bridges"
   fi
-  if pid="$(dockerd_pid)"; then
-    kill -TERM "$pid"
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $((i++)) -lt 60 ]; do sleep 0.5; done
-    if kill -0 "$pid" 2>/dev/null; then say "dockerd ($pid) did not stop in 30 s; killing it"; kill -KILL "$pid" || true; fi
-  fi
+  stop_dockerd
   # Processes still using this engine's exec root (containerd, shims): ours, ended by pid.
   for p in /proc/[0-9]*; do
     if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "$EXEC_ROOT/"; then
@@ -231,6 +255,14 @@ case "${1:-}" in
     stop_engine
     if [ "${2:-}" = --purge ]; then unmount_under "$DATA_ROOT"; rm -rf --one-file-system "$DATA_ROOT" "$RUN_DIR"; say "data root $DATA_ROOT removed"; fi
     ;;
+  restart)
+    [ "$(id -u)" = 0 ] || die "needs root"
+    dockerd_pid >/dev/null || die "no dockerd of this engine runs ($PIDFILE)"
+    say "stopping dockerd (its containers stop, nothing is removed)"
+    answers && record_others
+    stop_dockerd
+    start
+    ;;
   host) echo "$HOST" ;;
-  *) echo "usage: $0 start | stop [--purge] | host" >&2; exit 2 ;;
+  *) echo "usage: $0 start | stop [--purge] | restart | host" >&2; exit 2 ;;
 esac

@@ -116,7 +116,32 @@ export async function joinCluster(spoke: KubeClient, hub: KubeClient, options: J
   changed.push(...(await applyOperator(spoke, options.operatorObjects, 'klusterlets.operator.open-cluster-management.io', options.timeoutMs)));
   const result = await applyObject(spoke, klusterletObject(options.clusterName, options.ownServer, options.ocmVersion));
   if (result !== 'unchanged') changed.push(`Klusterlet ${result}`);
+  if (await moveClientConfig(hub, options.clusterName, options.ownServer, options.timeoutMs))
+    changed.push(`ManagedCluster's client config moved to ${options.ownServer}`);
   return changed;
+}
+
+/**
+ * The spoke's API server URL in its ManagedCluster, when the spoke's address changed (a kind node
+ * that Docker restarted with another address). The registration agent writes the Klusterlet's
+ * externalServerURLs there only while the number of URLs changes (OCM v1.2.1,
+ * creating_controller.go), never a changed one, so the hub would keep the old address for good.
+ * Only a cluster with one client config is moved: more are the user's.
+ */
+async function moveClientConfig(hub: KubeClient, clusterName: string, ownServer: string, timeoutMs: number): Promise<boolean> {
+  const path = `/apis/cluster.open-cluster-management.io/v1/managedclusters/${clusterName}`;
+  const cluster = (await getOrNull<KubeObject>(hub, path)) as { spec?: { managedClusterClientConfigs?: { url: string; caBundle?: string }[] } } | null;
+  const configs = cluster?.spec?.managedClusterClientConfigs ?? [];
+  if (configs.length !== 1 || configs[0]!.url === ownServer) return false;
+  // The hub's admission webhook for ManagedClusters is a pod: after a restart of the hub's node it may not answer yet.
+  await waitUntil(
+    async () => {
+      await hub.mergePatch(path, { spec: { managedClusterClientConfigs: [{ ...configs[0], url: ownServer }] } });
+      return true;
+    },
+    { timeoutMs, intervalMs: 2_000, what: `ManagedCluster ${clusterName}'s client config moved to ${ownServer}` },
+  );
+  return true;
 }
 
 /**

@@ -9,7 +9,7 @@ import { renderKindPlan } from '../../src/runtime/kind/dry-run.js';
 import { readKindTemplates, renderKindConfig } from '../../src/runtime/kind/kind-config.js';
 import { planKindLab, POD_SUBNET, SERVICE_SUBNET, type KindLabPlan } from '../../src/runtime/kind/plan.js';
 import { kindReshapeRefusal } from '../../src/runtime/kind/state.js';
-import { blackholeArgs } from '../../src/runtime/kind/node-routes.js';
+import { blackholeArgs, egressGuardsScript } from '../../src/runtime/kind/node-routes.js';
 import { expectGolden } from '../support/golden.js';
 
 const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
@@ -116,5 +116,20 @@ describe('kind lab reshaping and node routes', () => {
 
   it('adds blackhole routes idempotently, below any served route', () => {
     expect(blackholeArgs('10.96.0.0/16')).toEqual(['ip', 'route', 'replace', 'blackhole', '10.96.0.0/16', 'metric', '4242']);
+  });
+
+  it('writes the guards as a boot script of the node that adds each REJECT rule only once', () => {
+    const script = egressGuardsScript({ blackholes: ['10.244.0.0/16'], rejected: ['10.96.0.0/16'] });
+    expect(script.split('\n')).toEqual([
+      '#!/bin/sh',
+      expect.stringMatching(/^# ocm-lab: /),
+      'set -e',
+      'ip route replace blackhole 10.244.0.0/16 metric 4242',
+      ...['OUTPUT', 'FORWARD'].map((chain) => {
+        const rule = `${chain} -d 10.96.0.0/16 -m comment --comment 'ocm-lab: unserved lab address' -j REJECT`;
+        return `iptables -C ${rule} 2>/dev/null || iptables -A ${rule}`;
+      }),
+      '',
+    ]);
   });
 });

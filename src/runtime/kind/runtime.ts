@@ -22,6 +22,7 @@ import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
+import { releaseLeasesFromBeforeNodeStart } from './stale-leases.js';
 import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
 import { detachRegistry, mirrorInNode, publishRegistryHosting, registryWithImages, type RegistryFacts } from './image-registry/index.js';
@@ -50,6 +51,9 @@ export interface KindContext {
   sources?: ImageSources;
   labImages?: LabImageSet;
 }
+
+/** How long the Leader leases step waits for an API server a node restart took away. */
+const LEASE_API_WAIT_MS = 180_000;
 
 /** Where kind writes its own kubeconfigs (it insists on writing one); the lab's real ones are written by us. */
 function kindScratchDir(dir: string): string {
@@ -150,6 +154,22 @@ const registryHostingStep: Step<KindContext> = {
   run: async (c) => {
     await Promise.all(c.plan!.clusters.map((cl) => publishRegistryHosting(clusterKubeconfigFile(c.config.name, cl.name), c.registry!)));
     return `ConfigMap kube-public/local-registry-hosting (host ${c.registry!.host}) in ${c.plan!.clusters.length} clusters`;
+  },
+};
+
+/** Clusters whose node was already there: the leases their pods held before the node last started are freed (stale-leases.ts). */
+const leaderLeasesStep: Step<KindContext> = {
+  title: 'Leader leases',
+  run: async (c, progress) => {
+    const existing = c.plan!.clusters.filter((cl) => c.existing.has(cl.kindName));
+    const released = await Promise.all(
+      existing.map(async (cl) => {
+        progress(`${cl.name}: leases held from before its node started`);
+        const leases = await releaseLeasesFromBeforeNodeStart(clusterKubeconfigFile(c.config.name, cl.name), cl.nodeContainer, LEASE_API_WAIT_MS);
+        return leases.length ? `${cl.name}: released ${leases.length} leader leases (${leases.join(', ')})` : '';
+      }),
+    );
+    return released.filter(Boolean).join('; ') || 'none held by a process from before a node start';
   },
 };
 
@@ -255,6 +275,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           return `contexts ${entries.map((e) => e.name).join(', ')}`;
         },
       },
+      leaderLeasesStep,
       registryHostingStep,
     ];
     return { context: ctx, steps, preflight, deleteClusters };

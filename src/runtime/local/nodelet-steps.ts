@@ -12,7 +12,8 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { isStatus, KubeClient } from '../../kube/client.js';
-import { nodeHasNoLiveContainers, releaseLeasesOfDeadPods } from './stale-leases.js';
+import { nodeHasNoLiveContainers } from './stale-leases.js';
+import { releaseLeasesOfDeadPods } from '../../kube/leader-leases.js';
 import { sleep } from '../../kube/wait.js';
 
 /** The built CLI: the nodelet runs from it and runs containers with it. */
