@@ -120,13 +120,15 @@ describe('the kind runtime in a simulated connected world, from the packed tarba
       expect(images).toMatch(/^kindest\/node:/m);
       expect(images).not.toMatch(/^quay\.io\/open-cluster-management\//m);
 
-      const conformance = await ocmLab(['conformance', '--config', labFile]);
-      expect(conformance.exitCode, conformance.all).toBe(0);
       console.log(`connected kind runtime from the packed tarball: npx install and cold up ${upSeconds.toFixed(1)} s`);
-
-      const down = await ocmLab(['down', '--config', labFile]);
-      expect(down.exitCode, down.all).toBe(0);
-      expect(await leftOfLab(kind!, LAB_NAME)).toEqual(nothingLeft);
+      try {
+        const conformance = await ocmLab(['conformance', '--config', labFile]);
+        expect(conformance.exitCode, conformance.all).toBe(0);
+      } finally {
+        const down = await ocmLab(['down', '--config', labFile]);
+        expect(down.exitCode, down.all).toBe(0);
+        expect(await leftOfLab(kind!, LAB_NAME)).toEqual(nothingLeft);
+      }
     },
   );
 

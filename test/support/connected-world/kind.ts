@@ -159,20 +159,24 @@ export async function raiseInotifyLimits(): Promise<() => Promise<void>> {
 /** A uid no account has: the CLI runs as a plain user whose only privilege is the Docker socket's group. */
 export const KIND_USER_UID = 47913;
 
-/** What the built path on kind reads from a cache: binaries, the built images' tarballs, the rendered operators. */
-const BUILT_CACHE_PARTS = ['bin', 'kind/images', 'ocm-operators'];
-
 /**
- * A cache for the built path on kind made from `from` (the shared cache of what was built here) by hardlinks: 4 GB of
- * image tarballs, no copy. Its directories are the user's, so it may add to them; the linked files are left as they are.
+ * A cache for the built path on kind made from `from` (the shared cache of what was built here): the binaries and the
+ * rendered operators hardlinked, the built images' tarballs copied (`docker save` leaves them 0600 root, and the user's
+ * docker CLI reads them) and given to the user. Its directories are the user's, so it may add to them.
  */
 export async function linkBuiltCache(from: string, to: string, owner: { uid: number; gid: number }): Promise<void> {
-  for (const part of BUILT_CACHE_PARTS) {
-    await fs.mkdir(path.dirname(path.join(to, part)), { recursive: true });
-    const r = await execa('cp', ['-al', path.join(from, part), path.join(to, part)], { reject: false, all: true });
-    if (r.exitCode !== 0) throw new Error(`cp -al ${path.join(from, part)} (the built images' cache) failed: ${r.all}`);
-  }
-  // Lock files are opened for writing in place: the user gets its own (a link would be root's file, and the shared one).
+  const copy = async (args: string[], what: string) => {
+    const r = await execa('cp', args, { reject: false, all: true });
+    if (r.exitCode !== 0) throw new Error(`cp ${args.join(' ')} (${what}) failed: ${r.all}`);
+  };
+  await fs.mkdir(to, { recursive: true });
+  for (const part of ['bin', 'ocm-operators']) await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
+  const images = path.join(from, 'kind', 'images');
+  const tars = (await fs.readdir(images)).filter((f) => f.endsWith('.tar')).map((f) => path.join(images, f));
+  await fs.mkdir(path.join(to, 'kind', 'images'), { recursive: true });
+  await copy([...tars, path.join(to, 'kind', 'images')], "the built images' tarballs");
+  await execa('chown', ['-R', `${owner.uid}:${owner.gid}`, path.join(to, 'kind')]);
+  // Lock files are opened for writing in place: the user makes its own (a link would be root's file, and the shared one).
   await execa('find', [to, '-name', 'provision.lock', '-delete']);
   await execa('find', [to, '-type', 'd', '-exec', 'chown', `${owner.uid}:${owner.gid}`, '{}', '+']);
 }
