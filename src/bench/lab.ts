@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { DEFAULT_ADDONS, defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
@@ -109,12 +111,39 @@ async function compareWithKind(): Promise<void> {
   }
 }
 
+/**
+ * `lab --connected`: the default lab on kind from cold in the simulated connected world, on the official path beside the
+ * built path (test/support/connected-world/lab-bench.ts). The world is test support, outside src/: it is bundled here at
+ * run time, at the same depth below the repository as its source (its engine script is found relative to itself).
+ */
+async function connectedColdPaths(): Promise<void> {
+  const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const bundle = path.join(repo, 'dist', 'bench', 'connected-world', 'lab-bench.mjs');
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: [path.join(repo, 'test', 'support', 'connected-world', 'lab-bench.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile: bundle,
+    logLevel: 'warning',
+  });
+  const { benchConnectedKind } = (await import(pathToFileURL(bundle).href)) as { benchConnectedKind(repo: string): Promise<string> };
+  process.stdout.write(`${await benchConnectedKind(repo)}\n`);
+}
+
 export const labBenchmark: Benchmark = {
   name: 'lab',
   describe:
     'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; ' +
-    '`--runtime kind`: the default lab on local and on kind side by side',
+    '`--runtime kind`: the default lab on local and on kind side by side; ' +
+    '`--connected` (root): on kind from cold, the official path against the simulated connected world beside the built path',
   async run(args) {
+    if (args.includes('--connected')) {
+      await connectedColdPaths();
+      return;
+    }
     const runtime = args[args.indexOf('--runtime') + 1];
     if (args.includes('--runtime') && runtime === 'kind') {
       await withBenchLabHome(compareWithKind);

@@ -2,7 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MissingPrerequisiteError } from '../../errors.js';
 import { cacheDir } from '../../paths.js';
+import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { KIND_VERSION, kindBinary, type ProvisionOptions } from '../../provision/index.js';
+import { kindRelease } from '../../provision/recipes.js';
 import { run, type RunResult } from '../../util/exec.js';
 
 async function executable(file: string): Promise<boolean> {
@@ -29,10 +31,17 @@ export async function locateKind(env: NodeJS.ProcessEnv = process.env): Promise<
   return (await executable(cached)) ? cached : null;
 }
 
-/** Can kind be had here: found, or buildable (a Go toolchain on PATH, as the provisioning recipe needs). */
+/**
+ * Can kind be had here: found, downloadable (kind publishes a release binary for this platform and official artifacts
+ * are not ruled out by the environment), or buildable (a Go toolchain on PATH, as the provisioning recipe needs).
+ */
 export async function kindProvisionable(env: NodeJS.ProcessEnv = process.env): Promise<{ ok: boolean; how: string }> {
   const found = await locateKind(env);
   if (found) return { ok: true, how: `kind is at ${found}` };
+  const release = kindRelease();
+  if (release?.kind === 'file' && artifactsFromEnv(env) !== 'build') {
+    return { ok: true, how: `kind ${KIND_VERSION} can be downloaded (${release.file('kind').fileName} of its release)` };
+  }
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
     if (await executable(path.join(dir, 'go'))) return { ok: true, how: `kind ${KIND_VERSION} can be built with ${path.join(dir, 'go')}` };
   }

@@ -6,10 +6,9 @@ import https from 'node:https';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FILES_ADDRESS } from './names.js';
 
 /** What one URL (`host` + path, no query) answers. */
-type Route = { file: string } | { text: string } | { redirect: string };
+type Route = { file: string } | { text: string; contentType?: string } | { redirect: string };
 
 export interface FileServer {
   /** Serve the file named `name` (kube-apiserver, etcd-v3.7.0-linux-amd64.tar.gz, ...) with one byte changed, or none (`undefined`). */
@@ -88,8 +87,8 @@ function spoiler(size: number): Transform {
   });
 }
 
-/** Node's https on FILES_ADDRESS:443 with one certificate naming every file host. */
-export async function startFileServer(routes: Routes, tls: { certPem: string; keyPem: string }): Promise<FileServer> {
+/** Node's https on `address`:443 with one certificate naming every file host. */
+export async function startFileServer(routes: Routes, tls: { certPem: string; keyPem: string }, address: string): Promise<FileServer> {
   let corrupted: string | undefined;
   const answer = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -104,7 +103,7 @@ export async function startFileServer(routes: Routes, tls: { certPem: string; ke
       return;
     }
     if ('text' in route) {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(route.text) }).end(route.text);
+      res.writeHead(200, { 'content-type': route.contentType ?? 'text/plain', 'content-length': Buffer.byteLength(route.text) }).end(route.text);
       return;
     }
     const size = (await fs.stat(route.file)).size;
@@ -117,7 +116,7 @@ export async function startFileServer(routes: Routes, tls: { certPem: string; ke
   const server = https.createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
     answer(req, res).catch(() => res.destroy());
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(443, FILES_ADDRESS, resolve));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(443, address, resolve));
   return {
     corrupt(name) {
       corrupted = name;

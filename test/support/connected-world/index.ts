@@ -9,7 +9,7 @@ import { KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from '../..
 import { makeCertificates } from './certs.js';
 import { Routes, startFileServer, type FileServer } from './files.js';
 import { blobDataFile, buildAndPush, imageArch, type ImageSpec, type PushedImage } from './images.js';
-import { hostsFile, REGISTRY_ADDRESS } from './names.js';
+import { DEFAULT_ADDRESSES, hostsFile, type WorldAddresses } from './names.js';
 import { pathWithoutGo, privateMountNamespace, type MountNamespace, type Ran } from './namespace.js';
 import { freePort, requireRegistryBinary, startRegistry, type RegistryProcess } from './registry.js';
 
@@ -55,7 +55,7 @@ async function etcdTarball(etcdBinary: string, version: string, out: string): Pr
 
 /**
  * Starts the simulated connected world: a test CA, the distribution registry answering as quay.io, registry.k8s.io
- * and registry-1.docker.io (TLS on REGISTRY_ADDRESS:443) holding OCM's images made here, an HTTPS file server answering
+ * and registry-1.docker.io (TLS on the registry address, port 443) holding OCM's images made here, an HTTPS file server answering
  * as dl.k8s.io, GitHub's release downloads and proxy.golang.org, and a private mount namespace whose /etc/hosts and CA trust point there.
  * Binaries come from `sourceCache` (default: the shared cache of binaries built here), Go modules from `goModCache`
  * (default: $GOMODCACHE/cache/download). Needs root.
@@ -65,9 +65,12 @@ export async function startConnectedWorld(
     sourceCache?: string;
     goModCache?: string;
     /** More downloads to serve (the kind world's kind binary). */ routes?: (routes: Routes, dir: string) => Promise<void>;
+    /** Loopback addresses of its servers (default DEFAULT_ADDRESSES): two worlds at once need two pairs. */
+    addresses?: WorldAddresses;
   } = {},
 ): Promise<ConnectedWorld> {
   await requireRegistryBinary();
+  const addresses = opts.addresses ?? DEFAULT_ADDRESSES;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-connected-'));
   const cleanups: (() => Promise<void>)[] = [async () => fs.rm(dir, { recursive: true, force: true })];
   const close = async () => {
@@ -79,7 +82,7 @@ export async function startConnectedWorld(
   try {
     const source = path.join(opts.sourceCache ?? cacheDir(), 'bin');
     const etcdVersion = requireKubernetesRelease().etcd;
-    const certs = await makeCertificates(path.join(dir, 'pki'));
+    const certs = await makeCertificates(path.join(dir, 'pki'), addresses);
     const storage = path.join(dir, 'registry');
     const logs = path.join(dir, 'logs');
     await fs.mkdir(logs);
@@ -126,10 +129,10 @@ export async function startConnectedWorld(
         dir: logs,
         name: 'tls',
         storage,
-        listen: { host: REGISTRY_ADDRESS, port: 443 },
+        listen: { host: addresses.registry, port: 443 },
         tls: { ...certs.registry, caFile: certs.caFile },
       });
-      files ??= await startFileServer(routes, certs.files);
+      files ??= await startFileServer(routes, certs.files, addresses.files);
       files.corrupt(corruptedFile);
     };
     const stop = async () => {
@@ -142,7 +145,7 @@ export async function startConnectedWorld(
     await start();
 
     const hosts = path.join(dir, 'hosts');
-    await fs.writeFile(hosts, hostsFile(await fs.readFile('/etc/hosts', 'utf8')), { mode: 0o644 });
+    await fs.writeFile(hosts, hostsFile(await fs.readFile('/etc/hosts', 'utf8'), addresses), { mode: 0o644 });
     const ns: MountNamespace = await privateMountNamespace({ hostsFile: hosts, caFile: certs.caFile });
     cleanups.push(() => ns.close());
 

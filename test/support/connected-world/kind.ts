@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
 import { cacheDir } from '../../../src/paths.js';
 import { kindRelease } from '../../../src/provision/recipes.js';
@@ -44,6 +45,14 @@ export async function kindDownloads(routes: Routes, dir: string, sourceCache: st
   return { url, sha256: `sha256:${sha256}` };
 }
 
+/** The engine's default bridge (name, its address) and the pool its networks come from: two engines at once need two. */
+export interface EngineNetwork {
+  bridge: string;
+  bip: string;
+  pool: string;
+}
+const DEFAULT_ENGINE_NETWORK: EngineNetwork = { bridge: 'ocmlabkc0', bip: '10.207.0.1/24', pool: '10.208.0.0/16' };
+
 export interface KindWorld {
   /** DOCKER_HOST of the test's own engine, which runs inside the world's namespace. */
   dockerHost: string;
@@ -69,15 +78,19 @@ async function newestTar(dir: string, prefix: string): Promise<string> {
  * registry names to the fixture and trusts the test CA; then the served images pushed through it and their digests added
  * to the world's mirrors file (`digests:`), and the engine emptied again, so the CLI starts from nothing.
  */
-export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?: string; kindDownload: { url: string; sha256: string } }): Promise<KindWorld> {
+export async function startKindWorld(
+  world: ConnectedWorld,
+  opts: { sourceCache?: string; kindDownload: { url: string; sha256: string }; network?: EngineNetwork },
+): Promise<KindWorld> {
   const dir = path.join(world.dir, 'kind-engine');
   await fs.mkdir(dir, { recursive: true });
+  const network = opts.network ?? DEFAULT_ENGINE_NETWORK;
   const env = await world.env({
     OCM_LAB_DOCKER_RUN_DIR: path.join(dir, 'run'),
     OCM_LAB_DOCKER_DATA_ROOT: path.join(dir, 'data'),
-    OCM_LAB_DOCKER_BRIDGE: 'ocmlabkc0',
-    OCM_LAB_DOCKER_BIP: '10.207.0.1/24',
-    OCM_LAB_DOCKER_POOL: '10.208.0.0/16',
+    OCM_LAB_DOCKER_BRIDGE: network.bridge,
+    OCM_LAB_DOCKER_BIP: network.bip,
+    OCM_LAB_DOCKER_POOL: network.pool,
   });
   const stop = async () => {
     const r = await world.run('bash', [ENGINE_SCRIPT, 'stop', '--purge'], { env, timeout: 300_000 });
@@ -125,4 +138,116 @@ export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?
     await stop().catch(() => undefined);
     throw err;
   }
+}
+
+// kind needs more inotify instances and watches than Debian's defaults.
+const INOTIFY_SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
+
+/** Raises the inotify limits kind needs where they are lower; the function returned puts them back. */
+export async function raiseInotifyLimits(): Promise<() => Promise<void>> {
+  const before = new Map<string, string>();
+  for (const [key, want] of Object.entries(INOTIFY_SYSCTLS)) {
+    const now = (await execa('sysctl', ['-n', key])).stdout.trim();
+    before.set(key, now);
+    if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
+  }
+  return async () => {
+    for (const [key, value] of before) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
+  };
+}
+
+/** A uid no account has: the CLI runs as a plain user whose only privilege is the Docker socket's group. */
+export const KIND_USER_UID = 47913;
+
+/**
+ * A cache for the built path on kind made from `from` (the shared cache of what was built here): the binaries and the
+ * rendered operators hardlinked, the built images' tarballs copied (`docker save` leaves them 0600 root, and the user's
+ * docker CLI reads them) and given to the user. Its directories are the user's, so it may add to them.
+ */
+export async function linkBuiltCache(from: string, to: string, owner: { uid: number; gid: number }): Promise<void> {
+  const copy = async (args: string[], what: string) => {
+    const r = await execa('cp', args, { reject: false, all: true });
+    if (r.exitCode !== 0) throw new Error(`cp ${args.join(' ')} (${what}) failed: ${r.all}`);
+  };
+  await fs.mkdir(to, { recursive: true });
+  for (const part of ['bin', 'ocm-operators']) await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
+  const images = path.join(from, 'kind', 'images');
+  const tars = (await fs.readdir(images)).filter((f) => f.endsWith('.tar')).map((f) => path.join(images, f));
+  await fs.mkdir(path.join(to, 'kind', 'images'), { recursive: true });
+  await copy([...tars, path.join(to, 'kind', 'images')], "the built images' tarballs");
+  await execa('chown', ['-R', `${owner.uid}:${owner.gid}`, path.join(to, 'kind')]);
+  // Lock files are opened for writing in place: the user makes its own (a link would be root's file, and the shared one).
+  await execa('find', [to, '-name', 'provision.lock', '-delete']);
+  await execa('find', [to, '-type', 'd', '-exec', 'chown', `${owner.uid}:${owner.gid}`, '{}', '+']);
+}
+
+export interface KindUser {
+  /** Its own directories (owned by it): the ocm-lab cache, HOME, npm's cache; `bin` holds a copy of this node. */
+  dirs: { cache: string; home: string; bin: string; npmCache: string; ca: string; mirrors: string };
+  /** `file <args>` inside the namespace as the user: no Go on PATH, this node first, its own caches (`cache`: another ocm-lab cache). */
+  run(file: string, args: readonly string[], opts?: { cache?: string; timeout?: number }): Promise<Ran>;
+}
+
+/**
+ * KIND_USER_UID in the socket's group only, with directories of its own under `scratch` (made readable for it; the
+ * fixture's own directory is root's) and the world's CA and mirrors file copied where it can read them.
+ */
+export async function kindUser(world: ConnectedWorld, kind: KindWorld, scratch: string): Promise<KindUser> {
+  await fs.chmod(scratch, 0o755);
+  const dirs = {
+    cache: path.join(scratch, 'cache'),
+    home: path.join(scratch, 'home'),
+    bin: path.join(scratch, 'bin'),
+    npmCache: path.join(scratch, 'npm-cache'),
+    ca: path.join(scratch, 'ca.pem'),
+    mirrors: path.join(scratch, 'mirrors.yaml'),
+  };
+  for (const d of [dirs.cache, dirs.home, dirs.npmCache]) {
+    await fs.mkdir(d, { recursive: true });
+    await fs.chown(d, KIND_USER_UID, kind.socketGid);
+  }
+  await fs.mkdir(dirs.bin, { recursive: true });
+  await fs.copyFile(process.execPath, path.join(dirs.bin, 'node'));
+  await fs.chmod(path.join(dirs.bin, 'node'), 0o755);
+  await fs.copyFile(world.caFile, dirs.ca);
+  await fs.copyFile(world.mirrorsFile, dirs.mirrors);
+  for (const f of [dirs.ca, dirs.mirrors]) await fs.chmod(f, 0o644);
+  return {
+    dirs,
+    async run(file, args, opts = {}) {
+      const base = await world.env();
+      const env = await world.env({
+        PATH: `${dirs.bin}${path.delimiter}${base.PATH}`,
+        HOME: dirs.home,
+        OCM_LAB_HOME: dirs.home,
+        OCM_LAB_CACHE_DIR: opts.cache ?? dirs.cache,
+        DOCKER_HOST: kind.dockerHost,
+        NODE_EXTRA_CA_CERTS: dirs.ca,
+        SSL_CERT_FILE: dirs.ca,
+        OCM_LAB_MIRRORS: dirs.mirrors,
+        npm_config_cache: dirs.npmCache,
+        npm_config_update_notifier: 'false',
+        npm_config_audit: 'false',
+        npm_config_fund: 'false',
+      });
+      const user = ['--reuid', String(KIND_USER_UID), '--regid', String(kind.socketGid), '--clear-groups'];
+      return world.run('setpriv', [...user, file, ...args], { env, timeout: opts.timeout ?? 2_400_000 });
+    },
+  };
+}
+
+/** What is left of a lab in the engine: its containers, kind's node containers, its networks (all empty after `down`). */
+export async function leftOfLab(kind: KindWorld, lab: string): Promise<{ containers: string; kindNodes: string; networks: string }> {
+  const left = await kind.docker(['ps', '-a', '--filter', `label=dev.ocm-lab.lab=${lab}`, '--format', '{{.Names}}']);
+  const nodes = await kind.docker(['ps', '-a', '--filter', 'label=io.x-k8s.kind.cluster', '--format', '{{.Names}}']);
+  const networks = await kind.docker(['network', 'ls', '--filter', `label=dev.ocm-lab.lab=${lab}`, '--format', '{{.Name}}']);
+  return { containers: left.stdout.trim(), kindNodes: nodes.stdout.trim(), networks: networks.stdout.trim() };
+}
+
+/** The engine as new: no container, image, network or volume (the image registry and its data go too). */
+export async function emptyEngine(kind: KindWorld): Promise<void> {
+  const running = (await kind.docker(['ps', '-aq'])).stdout.trim();
+  if (running) await kind.docker(['rm', '-f', ...running.split('\n')]);
+  const pruned = await kind.docker(['system', 'prune', '--all', '--force', '--volumes']);
+  if (pruned.exitCode !== 0) throw new Error(`docker system prune (kind world) exited ${pruned.exitCode}: ${pruned.all}`);
 }
