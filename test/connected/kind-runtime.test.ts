@@ -2,9 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kindDownloads, startKindWorld, type KindWorld } from '../support/connected-world/kind.js';
+import { kindDownloads, raiseKindSysctls, startKindWorld, type KindWorld } from '../support/connected-world/kind.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 
 const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
@@ -13,8 +12,6 @@ const DEFAULT_LAB = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 const LAB_NAME = 'connkind';
 /** A uid no account has: the CLI runs as a plain user whose only privilege is the Docker socket's group. */
 const USER_UID = 47913;
-// kind needs more inotify instances and watches than Debian's defaults; raised for the test and put back.
-const SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
 
 // Issue 25, "Done means": the kind runtime on the connected path, in the simulated connected world, as a user in the
 // docker group, with no Go on PATH, from an empty cache.
@@ -23,14 +20,10 @@ describe('the kind runtime in a simulated connected world', () => {
   let kind: KindWorld | undefined;
   let scratch: string;
   let dirs: { cache: string; home: string; node: string; ca: string; mirrors: string; labFile: string };
-  const sysctlsBefore = new Map<string, string>();
+  let restoreSysctls: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    for (const [key, want] of Object.entries(SYSCTLS)) {
-      const now = (await execa('sysctl', ['-n', key])).stdout.trim();
-      sysctlsBefore.set(key, now);
-      if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
-    }
+    restoreSysctls = await raiseKindSysctls();
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-connected-kind-'));
     await fs.chmod(scratch, 0o755);
     let download: { url: string; sha256: string } | undefined;
@@ -66,7 +59,7 @@ describe('the kind runtime in a simulated connected world', () => {
     } finally {
       await kind?.stop().catch((err: unknown) => console.error(`stopping the kind world's Docker engine: ${String(err)}`));
       await world?.close().catch((err: unknown) => console.error(`closing the connected world: ${String(err)}`));
-      for (const [key, value] of sysctlsBefore) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
+      await restoreSysctls?.();
       if (scratch) await fs.rm(scratch, { recursive: true, force: true });
     }
   }, 900_000);

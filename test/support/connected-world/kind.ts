@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
+import { productionModules } from '../../../src/images/production-modules.js';
 import { cacheDir } from '../../../src/paths.js';
 import { kindRelease } from '../../../src/provision/recipes.js';
 import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, officialNodeImage } from '../../../src/provision/versions.js';
@@ -44,6 +46,22 @@ export async function kindDownloads(routes: Routes, dir: string, sourceCache: st
   return { url, sha256: `sha256:${sha256}` };
 }
 
+// kind needs more inotify instances and watches than Debian's defaults.
+const KIND_SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
+
+/** Raises the sysctls kind needs (never lowers one) for a test; the function returned puts them back as they were. */
+export async function raiseKindSysctls(): Promise<() => Promise<void>> {
+  const before = new Map<string, string>();
+  for (const [key, want] of Object.entries(KIND_SYSCTLS)) {
+    const now = (await execa('sysctl', ['-n', key])).stdout.trim();
+    before.set(key, now);
+    if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
+  }
+  return async () => {
+    for (const [key, value] of before) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
+  };
+}
+
 export interface KindWorld {
   /** DOCKER_HOST of the test's own engine, which runs inside the world's namespace. */
   dockerHost: string;
@@ -53,6 +71,16 @@ export interface KindWorld {
   docker(args: readonly string[]): Promise<Ran>;
   /** Stops the engine and deletes its data (its containers, networks and images go with it). */
   stop(): Promise<void>;
+}
+
+/** The release workflow's build context of ocm-lab's image: package.json, the Dockerfile, dist/, manifests/ and the production node_modules. */
+async function ocmLabImageContext(packageRoot: string, context: string): Promise<string> {
+  await fs.mkdir(path.join(context, 'node_modules'), { recursive: true });
+  for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(packageRoot, f), path.join(context, f));
+  for (const d of ['dist', 'manifests']) await fs.cp(path.join(packageRoot, d), path.join(context, d), { recursive: true, verbatimSymlinks: true });
+  for (const m of await productionModules(packageRoot))
+    await fs.cp(m.dir, path.join(context, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
+  return context;
 }
 
 async function newestTar(dir: string, prefix: string): Promise<string> {
@@ -69,7 +97,15 @@ async function newestTar(dir: string, prefix: string): Promise<string> {
  * registry names to the fixture and trusts the test CA; then the served images pushed through it and their digests added
  * to the world's mirrors file (`digests:`), and the engine emptied again, so the CLI starts from nothing.
  */
-export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?: string; kindDownload: { url: string; sha256: string } }): Promise<KindWorld> {
+export async function startKindWorld(
+  world: ConnectedWorld,
+  opts: {
+    sourceCache?: string;
+    kindDownload: { url: string; sha256: string };
+    /** Also serve ocm-lab's image as its release publishes it (this name), built from this package (what an addon's image is FROM). */
+    publishedOcmLabImage?: { name: string; packageRoot: string };
+  },
+): Promise<KindWorld> {
   const dir = path.join(world.dir, 'kind-engine');
   await fs.mkdir(dir, { recursive: true });
   const env = await world.env({
@@ -115,6 +151,13 @@ export async function startKindWorld(world: ConnectedWorld, opts: { sourceCache?
       const pushed = /digest: (sha256:[0-9a-f]{64})/.exec(await must(['push', image.servedAs]))?.[1];
       if (!pushed) throw new Error(`docker push ${image.servedAs} printed no digest`);
       digests[image.servedAs] = pushed;
+    }
+    if (opts.publishedOcmLabImage) {
+      const { name, packageRoot } = opts.publishedOcmLabImage;
+      const context = await ocmLabImageContext(packageRoot, path.join(dir, 'ocm-lab-context'));
+      await must(['build', '-q', '-t', name, '--build-arg', 'BASE_IMAGE=node:24-bookworm-slim', context]);
+      await must(['push', name]);
+      await fs.rm(context, { recursive: true, force: true });
     }
     await must(['system', 'prune', '--all', '--force']);
     await must(['image', 'prune', '--all', '--force']);
