@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLISHED_OCM_LAB_IMAGE } from '../../src/addons/dev/scaffold.js';
 import { ensureBinaries } from '../../src/provision/index.js';
 import { actionRepository, actionUses, unreachableActions, withoutGithubActions } from '../support/act.js';
-import { kindDownloads, raiseKindSysctls, startKindWorld, type KindWorld } from '../support/connected-world/kind.js';
+import { kindDownloads, publishOcmLabImage, raiseKindSysctls, startKindWorld, type KindWorld } from '../support/connected-world/kind.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -56,11 +56,7 @@ describe('the ocm-lab action on kind, run by act in a simulated connected world'
     await fs.chmod(scratch, 0o755);
     let download: { url: string; sha256: string } | undefined;
     world = await startConnectedWorld({ routes: async (routes, dir) => void (download = await kindDownloads(routes, dir)) });
-    // ghcr.io serves ocm-lab's image built from this checkout, as the release workflow publishes it: the addon's image is FROM it.
-    kind = await startKindWorld(world, {
-      kindDownload: download as { url: string; sha256: string },
-      publishedOcmLabImage: { name: PUBLISHED_OCM_LAB_IMAGE, packageRoot: ROOT },
-    });
+    kind = await startKindWorld(world, { kindDownload: download as { url: string; sha256: string } });
     // What the user runs or reads is copied where it can (root's cache and the fixture's directory are root's).
     shared = {
       bin: path.join(scratch, 'bin'),
@@ -160,6 +156,8 @@ describe('the ocm-lab action on kind, run by act in a simulated connected world'
     "ocm-lab addon new demo: its workflow builds the addon's image, the action pushes it and runs the addon from it on cluster1, its scenario passes; down leaves nothing; then warm",
     { timeout: 5_400_000 },
     async () => {
+      // ghcr.io serves ocm-lab's image built from this checkout, as the release workflow publishes it: the addon's image is FROM it.
+      await publishOcmLabImage(world!, kind!, { name: PUBLISHED_OCM_LAB_IMAGE, packageRoot: ROOT });
       const project = path.join(scratch, ADDON);
       const made = await execa(process.execPath, [CLI, 'addon', 'new', ADDON, project], { reject: false, all: true });
       expect(made.exitCode, made.all).toBe(0);

@@ -73,14 +73,31 @@ export interface KindWorld {
   stop(): Promise<void>;
 }
 
-/** The release workflow's build context of ocm-lab's image: package.json, the Dockerfile, dist/, manifests/ and the production node_modules. */
-async function ocmLabImageContext(packageRoot: string, context: string): Promise<string> {
-  await fs.mkdir(path.join(context, 'node_modules'), { recursive: true });
-  for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(packageRoot, f), path.join(context, f));
-  for (const d of ['dist', 'manifests']) await fs.cp(path.join(packageRoot, d), path.join(context, d), { recursive: true, verbatimSymlinks: true });
-  for (const m of await productionModules(packageRoot))
-    await fs.cp(m.dir, path.join(context, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
-  return context;
+/**
+ * Serves ocm-lab's image as its release publishes it (`name`, on the world's ghcr.io), built through the kind world's engine
+ * FROM the served node:24-bookworm-slim with the release workflow's context of `packageRoot`: package.json, the Dockerfile,
+ * dist/, manifests/ and the production node_modules. The built image is removed from the engine again.
+ */
+export async function publishOcmLabImage(world: ConnectedWorld, kind: KindWorld, o: { name: string; packageRoot: string }): Promise<void> {
+  const context = path.join(world.dir, 'ocm-lab-image-context');
+  try {
+    await fs.mkdir(path.join(context, 'node_modules'), { recursive: true });
+    for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(o.packageRoot, f), path.join(context, f));
+    for (const d of ['dist', 'manifests']) await fs.cp(path.join(o.packageRoot, d), path.join(context, d), { recursive: true, verbatimSymlinks: true });
+    for (const m of await productionModules(o.packageRoot)) {
+      await fs.cp(m.dir, path.join(context, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
+    }
+    for (const args of [
+      ['build', '-q', '-t', o.name, '--build-arg', 'BASE_IMAGE=node:24-bookworm-slim', context],
+      ['push', o.name],
+      ['image', 'prune', '--all', '--force'],
+    ]) {
+      const r = await kind.docker(args);
+      if (r.exitCode !== 0) throw new Error(`docker ${args.join(' ')} (kind world) exited ${r.exitCode}: ${r.all}`);
+    }
+  } finally {
+    await fs.rm(context, { recursive: true, force: true });
+  }
 }
 
 async function newestTar(dir: string, prefix: string): Promise<string> {
@@ -102,8 +119,6 @@ export async function startKindWorld(
   opts: {
     sourceCache?: string;
     kindDownload: { url: string; sha256: string };
-    /** Also serve ocm-lab's image as its release publishes it (this name), built from this package (what an addon's image is FROM). */
-    publishedOcmLabImage?: { name: string; packageRoot: string };
   },
 ): Promise<KindWorld> {
   const dir = path.join(world.dir, 'kind-engine');
@@ -151,13 +166,6 @@ export async function startKindWorld(
       const pushed = /digest: (sha256:[0-9a-f]{64})/.exec(await must(['push', image.servedAs]))?.[1];
       if (!pushed) throw new Error(`docker push ${image.servedAs} printed no digest`);
       digests[image.servedAs] = pushed;
-    }
-    if (opts.publishedOcmLabImage) {
-      const { name, packageRoot } = opts.publishedOcmLabImage;
-      const context = await ocmLabImageContext(packageRoot, path.join(dir, 'ocm-lab-context'));
-      await must(['build', '-q', '-t', name, '--build-arg', 'BASE_IMAGE=node:24-bookworm-slim', context]);
-      await must(['push', name]);
-      await fs.rm(context, { recursive: true, force: true });
     }
     await must(['system', 'prune', '--all', '--force']);
     await must(['image', 'prune', '--all', '--force']);
