@@ -280,11 +280,6 @@ export interface PreparedImage {
 export interface RuntimePreparation {
   /** Binaries this runtime needs besides Kubernetes' and OCM's. */
   binaries: readonly BinaryName[];
-  /**
-   * Under `--artifacts official`, the binaries provisioned instead of `binaries`, and no job runs: `up` pulls or copies
-   * the images then (kind: kindest/node by digest, OCM's from quay.io), and what only a build here needs has no download.
-   */
-  officialBinaries?: readonly BinaryName[];
   /** Throws (exit 3) when the machine cannot make them (e.g. no Docker engine answers). */
   require(): Promise<void>;
   /** One job per artifact, in order. */

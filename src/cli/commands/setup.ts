@@ -67,10 +67,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     const prepare = (await runtimeDefinition(argv.runtime)).prepare;
     const preparation: RuntimePreparation | undefined = prepare ? await prepare() : undefined;
     const base = { kubernetesVersion: config.kubernetesVersion, ocmVersion: config.ocmVersion, binDir: argv['bin-dir'] };
-    const namesFor = (runtimeBinaries: readonly BinaryName[]): BinaryName[] => [
-      ...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...runtimeBinaries]),
-    ];
-    let names = namesFor(preparation?.binaries ?? []);
+    const names: BinaryName[] = [...new Set([...KUBERNETES_BINARIES, ...(argv.ocm ? OCM_BINARIES : []), ...(preparation?.binaries ?? [])])];
     const renderer = argv.output === 'json' ? 'silent' : argv.verbose || !process.stdout.isTTY || process.env.CI ? 'simple' : 'default';
     const images: PreparedImage[] = [];
     await preparation?.require();
@@ -78,8 +75,6 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
     if (!argv.check) {
       plan = await decideArtifactsFor(argv, config, argv.runtime);
       const { artifacts, mirrors } = plan;
-      const official = artifacts === 'official' && preparation?.officialBinaries;
-      if (official) names = namesFor(official);
       // One task per recipe: each is one download or one `go build`.
       const recipes = recipesFor({ kubernetes: config.kubernetesVersion, ocm: config.ocmVersion });
       const tasks: ListrTask[] = recipes
@@ -99,7 +94,7 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
           rendererOptions: { outputBar: 1, persistentOutput: false },
         }));
       // One task per image: present (one inspect), loaded from the cache, or built.
-      for (const job of official ? [] : (preparation?.jobs(config, argv['bin-dir']) ?? [])) {
+      for (const job of preparation?.jobs(config, argv['bin-dir']) ?? []) {
         tasks.push({
           title: job.title,
           task: async (_ctx: unknown, task) => {

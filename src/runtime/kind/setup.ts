@@ -40,8 +40,6 @@ const prepared = (built: BuiltImage): PreparedImage => ({ image: built.ref, key:
 /** `setup --runtime kind`: kind and the node image's binaries, then every image the kind runtime needs offline (present, loaded or built). */
 export const kindPreparation: RuntimePreparation = {
   binaries: KIND_NODE_BINARIES,
-  // The node image's binaries (crictl among them: no release download) serve only to build the node image here.
-  officialBinaries: ['kind'],
   require: async () => {
     await requireDockerEngine();
   },
