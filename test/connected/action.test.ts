@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinaries } from '../../src/provision/index.js';
+import { actionRepository, actionUses, unreachableActions, withoutGithubActions } from '../support/act.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -82,34 +83,6 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
   });
 
   /**
-   * act clones every remote action a composite action names before it looks at the step's `if:`, and
-   * fails the step when it cannot: github.com is out of reach here. Each stands in as a local action
-   * that fails loudly if a step ever runs it (the test's steps leave them off: node-version '', cache
-   * and upload 'false').
-   */
-  async function unreachableActions(): Promise<string[]> {
-    const dir = path.join(scratch, 'unreachable-action');
-    await fs.mkdir(dir, { recursive: true });
-    await fs.writeFile(
-      path.join(dir, 'action.yml'),
-      [
-        'name: not reachable here',
-        'description: stands in for an action on github.com, which this machine cannot reach',
-        'runs:',
-        '  using: composite',
-        '  steps:',
-        '    - shell: bash',
-        '      run: echo "::error::this action lives on github.com, which this machine cannot reach" && exit 1',
-        '',
-      ].join('\n'),
-    );
-    return ['actions/setup-node@v6', 'actions/setup-go@v6', 'actions/cache@v5', 'actions/upload-artifact@v7'].flatMap((a) => [
-      '--local-repository',
-      `${a}=${dir}`,
-    ]);
-  }
-
-  /**
    * act runs `file` on `repo.dir` (this checkout unless said), copied into the job's workspace by
    * actions/checkout; an action from this checkout installs its own build (node_modules and dist come along).
    */
@@ -139,31 +112,13 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
       'ubuntu-24.04=-self-hosted',
       '--use-gitignore=false',
       '--no-cache-server',
-      ...(await unreachableActions()),
+      ...(await unreachableActions(path.join(scratch, 'unreachable-action'))),
       ...(repo.args ?? []),
     ];
     const started = Date.now();
     const r = await world.run(act, args, { env, timeout: 1_500_000 });
     return { ...r, seconds: (Date.now() - started) / 1000 };
   }
-  /**
-   * What GitHub downloads for `uses: ocm-lab/ocm-lab@v0.1.0`: this checkout's tracked files, here with
-   * its build and its node_modules (a link) so the action installs nothing from the npm registry.
-   */
-  async function actionRepository(): Promise<string> {
-    const dir = path.join(scratch, 'ocm-lab-action');
-    const tracked = (await execa('git', ['ls-files', '-z'], { cwd: ROOT })).stdout.split('\0').filter(Boolean);
-    for (const f of tracked) {
-      await fs.mkdir(path.dirname(path.join(dir, f)), { recursive: true });
-      await fs.copyFile(path.join(ROOT, f), path.join(dir, f)).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err; // deleted in the work tree, not yet in git
-      });
-    }
-    await fs.cp(path.join(ROOT, 'dist'), path.join(dir, 'dist'), { recursive: true });
-    await fs.symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-    return dir;
-  }
-
   async function freshDirs(name: string) {
     const dirs = { cache: path.join(scratch, name, 'cache'), home: path.join(scratch, name, 'home'), results: path.join(scratch, name, 'results') };
     for (const d of Object.values(dirs)) await fs.mkdir(d, { recursive: true });
@@ -246,17 +201,18 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
     expect(made.exitCode, made.all).toBe(0);
     // The generated workflow as it is, but for the three github.com actions act cannot fetch here (see unreachableActions).
     const generated = await fs.readFile(path.join(project, '.github', 'workflows', 'ci.yml'), 'utf8');
-    const workflowText = generated.replace(/^( +)addon: \.$/m, (line, indent: string) =>
-      [line, `${indent}node-version: ""`, `${indent}cache: "false"`, `${indent}upload: "false"`].join('\n'),
-    );
-    expect(workflowText).not.toBe(generated);
-    const uses = /uses: (ocm-lab\/ocm-lab)@(v[\d.]+)$/m.exec(generated);
-    expect(uses, generated).not.toBeNull();
+    const workflowText = withoutGithubActions(generated);
+    const uses = actionUses(generated);
     const labFile = path.join(scratch, 'scaffold-lab.yaml');
     await fs.writeFile(labFile, (await fs.readFile(DEFAULT_LAB, 'utf8')).replace(/^name: default$/m, `name: ${LAB_NAME}`));
     const repo = {
       dir: project,
-      args: ['--local-repository', `${uses![1]}@${uses![2]}=${await actionRepository()}`, '--var', 'OCM_LAB_RUNTIME=local'],
+      args: [
+        '--local-repository',
+        `${uses.repository}@${uses.ref}=${await actionRepository(ROOT, path.join(scratch, 'ocm-lab-action'))}`,
+        '--var',
+        'OCM_LAB_RUNTIME=local',
+      ],
       env: { OCM_LAB_CONFIG: labFile },
     };
     const cold = await runWorkflow('scaffold-cold', workflowText, dirs, repo);

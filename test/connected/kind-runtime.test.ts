@@ -12,7 +12,6 @@ import {
   kindUser,
   leftOfLab,
   linkBuiltCache,
-  raiseInotifyLimits,
   startKindWorld,
   type EngineNetwork,
   type KindUser,
@@ -21,6 +20,7 @@ import {
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 import type { WorldAddresses } from '../support/connected-world/names.js';
 import { npmRegistryRoutes } from '../support/connected-world/npm.js';
+import { raiseKindSysctls } from '../support/kind-sysctls.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_LAB = path.join(REPO, 'examples/default-lab.yaml');
@@ -45,7 +45,7 @@ describe('the kind runtime in a simulated connected world, from the packed tarba
   let restoreSysctls: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    restoreSysctls = await raiseInotifyLimits();
+    restoreSysctls = await raiseKindSysctls();
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-connected-kind-'));
     // The package as npm publishes it (prepack compiles dist/), and npm's cache of its dependencies' tarballs.
     const packed = (await execa('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: REPO })).stdout.trim().split('\n').pop() as string;

@@ -87,7 +87,10 @@ describe('GitHub Actions workflows (actionlint, built from the Go module proxy)'
         '      - uses: ./down',
         '',
       ].join('\n');
-    await fs.writeFile(path.join(project, '.github', 'workflows', 'good.yml'), use(['          runtime: kind', '          documents: scenarios']));
+    await fs.writeFile(
+      path.join(project, '.github', 'workflows', 'good.yml'),
+      use(['          runtime: kind', '          documents: scenarios', '          addon: .', '          addon-image: demo:ci']),
+    );
     await fs.writeFile(path.join(project, '.github', 'workflows', 'bad.yml'), use(['          kubernetes_version: v1.36']));
     const good = await execa(actionlint, ['-no-color', '-shellcheck=', '-pyflakes=', '.github/workflows/good.yml'], { cwd: project, reject: false, all: true });
     expect(good.exitCode, String(good.all)).toBe(0);

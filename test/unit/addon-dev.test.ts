@@ -1,14 +1,19 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addonNameProblem, CODE_HASH_ANNOTATION, codeHash, DEV_ADDON_LABEL, validateAddonName } from '../../src/addons/dev/names.js';
-import { projectFiles, writeProject } from '../../src/addons/dev/scaffold.js';
-import { agentWorkload } from '../../src/addons/dev/agent-workload.js';
+import { addonNameProblem, CODE_HASH_ANNOTATION, codeHash, DEV_ADDON_LABEL, imageCodeHash, validateAddonName } from '../../src/addons/dev/names.js';
+import { projectFiles, PUBLISHED_OCM_LAB_IMAGE, writeProject } from '../../src/addons/dev/scaffold.js';
+import { agentWorkload, setAgentImage } from '../../src/addons/dev/agent-workload.js';
+import { PACKAGE_VERSION } from '../../src/version.js';
 import { devHubObjects } from '../../src/addons/dev/hub-objects.js';
 import { newAgentRunning } from '../../src/addons/dev/load.js';
 import { InvalidInputError } from '../../src/errors.js';
 import type { KubeObject } from '../../src/kube/objects.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 type Deployment = KubeObject & {
   spec: {
@@ -42,7 +47,9 @@ describe('the project scaffold', () => {
   it('has a manager, an agent, a unit test and a scenario, named after the addon', async () => {
     const files = await projectFiles('demo');
     expect(files.map((f) => f.path).sort()).toEqual([
+      '.dockerignore',
       '.github/workflows/ci.yml',
+      'Dockerfile',
       'README.md',
       'package.json',
       'scenarios/demo.md',
@@ -59,6 +66,21 @@ describe('the project scaffold', () => {
     expect(files.find((f) => f.path === 'src/manager.ts')?.content).toContain("from 'ocm-lab/addon-framework'");
   });
 
+  it("builds the addon's image FROM ocm-lab's published image of this version, and its CI pushes it and runs the addon from it on kind", async () => {
+    const files = await projectFiles('demo');
+    const dockerfile = files.find((f) => f.path === 'Dockerfile')?.content ?? '';
+    expect(dockerfile).toContain(`ARG OCM_LAB_IMAGE=${PUBLISHED_OCM_LAB_IMAGE}\nFROM \${OCM_LAB_IMAGE}\n`);
+    expect(PUBLISHED_OCM_LAB_IMAGE).toBe(`ghcr.io/ocm-lab/ocm-lab:${PACKAGE_VERSION}`);
+    expect(dockerfile).toMatch(/^RUN ocm-lab addon build \/src\/demo --out \/addon /m);
+    expect(files.find((f) => f.path === '.dockerignore')?.content.split('\n')).toContain('node_modules');
+    const workflow = files.find((f) => f.path === '.github/workflows/ci.yml')?.content ?? '';
+    expect(workflow).toContain("ADDON_IMAGE: ${{ vars.OCM_LAB_RUNTIME != 'local' && 'demo:ci' || '' }}");
+    expect(workflow).toMatch(/if: env\.ADDON_IMAGE != ''\n\s+run: docker build -t "\$ADDON_IMAGE" \.\n/);
+    expect(workflow).toMatch(/images: \$\{\{ env\.ADDON_IMAGE \}\}\n\s+addon: \.\n\s+addon-image: \$\{\{ env\.ADDON_IMAGE \}\}\n/);
+    // the image is built before the action's step that pushes it
+    expect(workflow.indexOf('docker build')).toBeLessThan(workflow.indexOf('uses: ocm-lab/ocm-lab@'));
+  });
+
   it('writes into a missing or empty folder and links the framework', async () => {
     const parent = await fs.mkdtemp(path.join(os.tmpdir(), 'sc-scaffold-'));
     dirs.push(parent);
@@ -70,6 +92,29 @@ describe('the project scaffold', () => {
     expect(await fs.readFile(path.join(parent, 'new', 'deeper', 'scenarios', 'other.md'), 'utf8')).toContain('other-report');
     // nothing but the two projects: no staging folder left behind
     expect((await fs.readdir(parent)).sort()).toEqual(['empty', 'new']);
+  });
+
+  it('addon build writes the two bundles the image holds, checked, and replaces its folder whole', async () => {
+    const parent = await fs.mkdtemp(path.join(os.tmpdir(), 'sc-scaffold-'));
+    dirs.push(parent);
+    await writeProject('demo', path.join(parent, 'demo'));
+    const out = path.join(parent, 'out');
+    await fs.mkdir(out);
+    await fs.writeFile(path.join(out, 'stale.mjs'), 'old');
+    // The built CLI: the manager bundle is checked by importing it against the package's compiled framework.
+    const build = () => execa(process.execPath, [CLI, 'addon', 'build', path.join(parent, 'demo'), '--out', out], { reject: false, all: true });
+    const built = await build();
+    expect(built.exitCode, built.all).toBe(0);
+    expect(built.all).toContain('built the demo addon');
+    expect((await fs.readdir(out)).sort()).toEqual(['agent.mjs', 'manager.mjs']);
+    expect(await fs.readFile(path.join(out, 'agent.mjs'), 'utf8')).toContain('from "ocm-lab/addon-framework"');
+    expect((await fs.readdir(parent)).sort()).toEqual(['demo', 'out']);
+    await fs.writeFile(path.join(parent, 'demo', 'src', 'manager.ts'), 'export default {};\n');
+    const bad = await build();
+    expect(bad.exitCode).toBe(2);
+    expect(bad.all).toMatch(/exports no AddonDefinition/);
+    expect((await fs.readdir(out)).sort()).toEqual(['agent.mjs', 'manager.mjs']);
+    expect((await fs.readdir(parent)).sort()).toEqual(['demo', 'out']);
   });
 
   it('refuses a folder that is not empty, naming it, and writes nothing', async () => {
@@ -132,6 +177,28 @@ describe('dev addon manifests', () => {
     const next = devHubObjects('demo', { ...bundles, agent: { code: 'y', hash: codeHash('y') } });
     expect(next.find((o) => o.kind === 'Deployment')).toEqual(dep);
     for (const o of objs.filter((o) => o.kind !== 'Namespace')) expect(o.metadata.labels?.[DEV_ADDON_LABEL]).toBe('demo');
+  });
+
+  it("run from the addon's own image: no code ConfigMap, the image's bundles, the image's hash on both pod templates", () => {
+    const image = 'demo:ci';
+    const hub = devHubObjects('demo', bundles, image);
+    expect(hub.filter((o) => o.kind === 'ConfigMap')).toEqual([]);
+    const manager = hub.find((o) => o.kind === 'Deployment') as Deployment & { spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(manager.spec.template.spec.containers[0]!.image).toBe(image);
+    expect(manager.spec.template.spec.containers[0]!.args).toEqual(['internal', 'run-addon', '--module=/addon/manager.mjs', '--image=demo:ci']);
+    expect(manager.spec.template.spec.volumes).toEqual([]);
+    expect(manager.spec.template.metadata.annotations[CODE_HASH_ANNOTATION]).toBe(imageCodeHash(image));
+    expect(imageCodeHash('demo:ci2')).not.toBe(imageCodeHash(image));
+
+    const bundle = setAgentImage(image);
+    const agent = agentWorkload({ addon: 'demo', cluster: 'cluster1', installNamespace: 'demo-agent', hubAccess: true });
+    expect(agent.map((o) => o.kind)).toEqual(['Namespace', 'Deployment']);
+    const dep = agent[1] as Deployment & { spec: { template: { spec: { containers: { image: string }[] } } } };
+    expect(dep.spec.template.spec.containers[0]!.image).toBe(image);
+    expect(dep.spec.template.spec.containers[0]!.args).toEqual(['internal', 'run-addon', '--agent=/addon/agent.mjs']);
+    expect(dep.spec.template.spec.volumes).toEqual([{ name: 'hub-kubeconfig', secret: { secretName: 'demo-hub-kubeconfig' } }]);
+    expect(dep.spec.template.metadata.annotations[CODE_HASH_ANNOTATION]).toBe(bundle.hash);
+    expect(bundle.hash).toBe(imageCodeHash(image));
   });
 
   it('count an agent as running only when a Ready pod carries the new hash', () => {

@@ -2,11 +2,24 @@ import { OCM_LAB_IMAGE } from '../../image.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { deployment, namespace } from '../../kube/builders.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
-import { AGENT_ENV, AGENT_FILE, agentCodeConfigMapName, agentDeploymentName, CODE_HASH_ANNOTATION, CODE_MOUNT, codeHash, DEV_ADDON_LABEL } from './names.js';
+import {
+  AGENT_ENV,
+  AGENT_FILE,
+  agentCodeConfigMapName,
+  agentDeploymentName,
+  CODE_HASH_ANNOTATION,
+  CODE_MOUNT,
+  codeHash,
+  DEV_ADDON_LABEL,
+  IMAGE_CODE_DIR,
+  imageCodeHash,
+} from './names.js';
 
 export interface AgentBundle {
   code: string;
   hash: string;
+  /** The addon's own image, whose IMAGE_CODE_DIR holds the agent bundle: no code ConfigMap then. */
+  image?: string;
 }
 
 /**
@@ -18,6 +31,12 @@ let current: AgentBundle | null = null;
 
 export function setAgentBundle(code: string): AgentBundle {
   current = { code, hash: codeHash(code) };
+  return current;
+}
+
+/** The agent runs from the addon's own image (`internal run-addon --image`): its bundle is in the image. */
+export function setAgentImage(image: string): AgentBundle {
+  current = { code: '', hash: imageCodeHash(image), image };
   return current;
 }
 
@@ -35,7 +54,8 @@ export interface AgentWorkloadOptions {
 
 /**
  * The agent's objects on one cluster: its namespace, its code in a ConfigMap named after the
- * bundle's hash, and a Deployment of our image that runs it. The hash is also a pod-template
+ * bundle's hash, and a Deployment of our image that runs it; or, for an addon run from its own image,
+ * a Deployment of that image running the bundle inside it. The hash is also a pod-template
  * annotation, so every new bundle rolls the agent (Recreate: an old agent never outlives a new one).
  */
 export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
@@ -49,23 +69,30 @@ export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
     { name: AGENT_ENV.codeHash, value: bundle.hash },
     ...(o.hubAccess ? [{ name: AGENT_ENV.hubKubeconfig, value: `${HUB_KUBECONFIG_DIR}/kubeconfig` }] : []),
   ];
+  const fromImage = bundle.image !== undefined;
   const volumeMounts = [
-    { name: 'code', mountPath: CODE_MOUNT, readOnly: true },
+    ...(fromImage ? [] : [{ name: 'code', mountPath: CODE_MOUNT, readOnly: true }]),
     ...(o.hubAccess ? [{ name: 'hub-kubeconfig', mountPath: HUB_KUBECONFIG_DIR, readOnly: true }] : []),
   ];
   const volumes = [
-    { name: 'code', configMap: { name: codeName } },
+    ...(fromImage ? [] : [{ name: 'code', configMap: { name: codeName } }]),
     // Written by the cluster's registration agent once the manager approved the agent's CSR.
     ...(o.hubAccess ? [{ name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(o.addon) } }] : []),
   ];
+  const agentFile = `${fromImage ? IMAGE_CODE_DIR : CODE_MOUNT}/${AGENT_FILE}`;
+  const code: KubeObject[] = fromImage
+    ? []
+    : [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } },
+          data: { [AGENT_FILE]: bundle.code },
+        },
+      ];
   return [
     namespace({ name: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } }),
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: codeName, namespace: o.installNamespace, labels: { [DEV_ADDON_LABEL]: o.addon } },
-      data: { [AGENT_FILE]: bundle.code },
-    },
+    ...code,
     deployment({
       name: agentDeploymentName(o.addon),
       namespace: o.installNamespace,
@@ -73,7 +100,7 @@ export function agentWorkload(o: AgentWorkloadOptions): KubeObject[] {
       selector: { app: agentDeploymentName(o.addon) },
       strategy: { type: 'Recreate' },
       podAnnotations: { [CODE_HASH_ANNOTATION]: bundle.hash },
-      containers: [{ name: 'agent', image: OCM_LAB_IMAGE, args: ['internal', 'run-addon', `--agent=${CODE_MOUNT}/${AGENT_FILE}`], env, volumeMounts }],
+      containers: [{ name: 'agent', image: bundle.image ?? OCM_LAB_IMAGE, args: ['internal', 'run-addon', `--agent=${agentFile}`], env, volumeMounts }],
       podSpec: { terminationGracePeriodSeconds: 2, volumes },
     }),
   ];

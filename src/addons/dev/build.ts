@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../../errors.js';
-import { codeHash } from './names.js';
+import { inspectManagerBundle } from './inspect.js';
+import { AGENT_FILE, codeHash, MANAGER_FILE } from './names.js';
 
 export interface AddonBundles {
   manager: { code: string; hash: string };
@@ -57,4 +58,27 @@ export async function buildAddon(dir: string): Promise<AddonBundles> {
   };
   const [manager, agent] = await Promise.all([one(entries.manager), one(entries.agent)]);
   return { manager, agent, ms: Date.now() - started };
+}
+
+/**
+ * `ocm-lab addon build DIR --out OUT`: the two bundles as files (OUT/manager.mjs, OUT/agent.mjs), what the project's
+ * Dockerfile puts in the addon's image. The manager bundle is checked first; OUT is written whole or not at all.
+ */
+export async function writeAddonBundles(dir: string, out: string): Promise<{ addon: string; files: string[]; ms: number }> {
+  const bundles = await buildAddon(dir);
+  const def = await inspectManagerBundle(bundles.manager.code, bundles.manager.hash);
+  const target = path.resolve(out);
+  await fs.mkdir(path.dirname(target), { recursive: true });
+  const staging = await fs.mkdtemp(path.join(path.dirname(target), `.${path.basename(target)}.new-`));
+  try {
+    await fs.writeFile(path.join(staging, MANAGER_FILE), bundles.manager.code);
+    await fs.writeFile(path.join(staging, AGENT_FILE), bundles.agent.code);
+    await fs.chmod(staging, 0o755);
+    await fs.rm(target, { recursive: true, force: true });
+    await fs.rename(staging, target);
+  } catch (err) {
+    await fs.rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+  return { addon: def.name, files: [MANAGER_FILE, AGENT_FILE].map((f) => path.join(target, f)), ms: bundles.ms };
 }

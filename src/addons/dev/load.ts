@@ -4,24 +4,24 @@ import { applyObject, type KubeObject } from '../../kube/objects.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 import type { AddonBundles } from './build.js';
 import { devHubObjects } from './hub-objects.js';
-import { CODE_HASH_ANNOTATION, DEV_ADDON_LABEL, managerCodeConfigMapName } from './names.js';
+import { agentCodeHubConfigMapName, CODE_HASH_ANNOTATION, DEV_ADDON_LABEL, managerCodeConfigMapName } from './names.js';
 import { sleep } from '../../kube/wait.js';
 
 /**
  * Puts a build on the hub: manager identity, code ConfigMaps and Deployment (applyObject writes
  * only what changed, so an agent-only change leaves the manager alone), then drops the ConfigMaps of
- * older manager builds. Returns what changed.
+ * older manager builds (all code ConfigMaps when the addon runs from its own `image`). Returns what changed.
  */
-export async function applyDevAddon(hub: KubeClient, addon: string, bundles: Pick<AddonBundles, 'manager' | 'agent'>): Promise<string[]> {
+export async function applyDevAddon(hub: KubeClient, addon: string, bundles: Pick<AddonBundles, 'manager' | 'agent'>, image?: string): Promise<string[]> {
   const changed: string[] = [];
-  for (const obj of devHubObjects(addon, bundles)) {
+  for (const obj of devHubObjects(addon, bundles, image)) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
   }
-  const current = managerCodeConfigMapName(addon, bundles.manager.hash);
+  const current = image ? [] : [managerCodeConfigMapName(addon, bundles.manager.hash), agentCodeHubConfigMapName(addon)];
   const old = (
     await hub.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps`, { labelSelector: `${DEV_ADDON_LABEL}=${addon}` })
-  ).items.filter((c) => c.metadata.name.startsWith(`${addon}-addon-manager-`) && c.metadata.name !== current);
+  ).items.filter((c) => c.metadata.name.startsWith(`${addon}-addon-`) && !current.includes(c.metadata.name));
   for (const c of old) {
     await hub.delete(`/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/configmaps/${c.metadata.name}`).catch(() => undefined);
   }

@@ -10,6 +10,14 @@ export const CODE_HASH_ANNOTATION = 'ocm-lab.io/addon-code-hash';
 export const CODE_MOUNT = '/addon';
 export const MANAGER_FILE = 'manager.mjs';
 export const AGENT_FILE = 'agent.mjs';
+/** Where an addon's own image keeps its bundles (`ocm-lab addon build`, run by the project's Dockerfile). */
+export const IMAGE_CODE_DIR = '/addon';
+
+/**
+ * The code hash of an addon run from its image (`addon dev --image`): the image reference, so a new tag rolls the pods.
+ * The manager and `addon dev` compute it alike, one from its flag and one from its option.
+ */
+export const imageCodeHash = (image: string) => codeHash(`image:${image}`);
 
 /** What an agent finds in its environment (set on its Deployment by agentWorkload). */
 export const AGENT_ENV = {

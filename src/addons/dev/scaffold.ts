@@ -11,9 +11,12 @@ const TEMPLATE_DIR = path.join(PACKAGE_ROOT, 'templates', 'addon');
 const PLACEHOLDER = /__NAME__/g;
 const REPOSITORY_PLACEHOLDER = /__OCM_LAB_REPOSITORY__/g;
 const REF_PLACEHOLDER = /__OCM_LAB_REF__/g;
+const IMAGE_PLACEHOLDER = /__OCM_LAB_IMAGE__/g;
 
 /** The repository of the ocm-lab action (action.yml at its root, down/action.yml beside). */
 const OCM_LAB_ACTION_REPOSITORY = 'ocm-lab/ocm-lab';
+/** ocm-lab's image as its release workflow publishes it (ghcr.io/<owner>/ocm-lab:<version>): what the addon's image is built FROM. */
+export const PUBLISHED_OCM_LAB_IMAGE = `ghcr.io/${OCM_LAB_ACTION_REPOSITORY}:${PACKAGE_VERSION}`;
 
 export interface ProjectFile {
   /** Relative to the project. */
@@ -27,7 +30,12 @@ export async function projectFiles(name: string, templateDir = TEMPLATE_DIR): Pr
   const out: ProjectFile[] = [];
   // The action's tag: the version that wrote the project.
   const ref = `v${PACKAGE_VERSION}`;
-  const fill = (text: string) => text.replace(PLACEHOLDER, name).replace(REPOSITORY_PLACEHOLDER, OCM_LAB_ACTION_REPOSITORY).replace(REF_PLACEHOLDER, ref);
+  const fill = (text: string) =>
+    text
+      .replace(PLACEHOLDER, name)
+      .replace(REPOSITORY_PLACEHOLDER, OCM_LAB_ACTION_REPOSITORY)
+      .replace(REF_PLACEHOLDER, ref)
+      .replace(IMAGE_PLACEHOLDER, PUBLISHED_OCM_LAB_IMAGE);
   const walk = async (rel: string) => {
     for (const entry of (await fs.readdir(path.join(templateDir, rel), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
       const child = path.join(rel, entry.name);

@@ -9,7 +9,7 @@ import { waitForAddonAvailable } from '../install.js';
 import { buildAddon, type AddonBundles } from './build.js';
 import { inspectManagerBundle } from './inspect.js';
 import { applyDevAddon, waitPodsRunning } from './load.js';
-import { agentDeploymentName, managerDeploymentName } from './names.js';
+import { agentDeploymentName, imageCodeHash, managerDeploymentName } from './names.js';
 
 export interface LoadResult {
   addon: string;
@@ -28,6 +28,11 @@ export interface LoadResult {
 export interface DevSessionOptions {
   progress: (line: string) => void;
   timeoutMs?: number;
+  /**
+   * The addon's own image (built from the project's Dockerfile, in the lab's registry): manager and agents run the
+   * bundles in it instead of code ConfigMaps; the local build only names the addon and checks it.
+   */
+  image?: string;
 }
 
 /**
@@ -61,8 +66,13 @@ export class DevSession {
   /** Builds and loads; waits until the new code runs (Available on every spoke the first time). `since`: when the save happened. */
   async load(since = Date.now()): Promise<LoadResult> {
     const timeoutMs = this.options.timeoutMs ?? 180_000;
-    const bundles = await buildAddon(this.dir);
-    const def = await inspectManagerBundle(bundles.manager.code, bundles.manager.hash);
+    const built = await buildAddon(this.dir);
+    const def = await inspectManagerBundle(built.manager.code, built.manager.hash);
+    const image = this.options.image;
+    // From an image, the pods carry the image's hash (imageCodeHash): a new tag is a new build.
+    const bundles = image
+      ? { ...built, manager: { ...built.manager, hash: imageCodeHash(image) }, agent: { ...built.agent, hash: imageCodeHash(image) } }
+      : built;
     const first = !this.last || this.addon !== def.name;
     this.addon = def.name;
     const changed: LoadResult['changed'] = [];
@@ -78,9 +88,11 @@ export class DevSession {
     };
     if (!changed.length) return result;
     this.options.progress(
-      `built ${def.name} in ${bundles.ms} ms (manager ${bundles.manager.hash}, agent ${bundles.agent.hash}); loading ${changed.join(' and ')}`,
+      image
+        ? `built ${def.name} in ${bundles.ms} ms to check it; running it from its image ${image} (code ${bundles.agent.hash})`
+        : `built ${def.name} in ${bundles.ms} ms (manager ${bundles.manager.hash}, agent ${bundles.agent.hash}); loading ${changed.join(' and ')}`,
     );
-    await applyDevAddon(this.hub, def.name, bundles);
+    await applyDevAddon(this.hub, def.name, bundles, image);
     this.last = bundles;
     const report = (cluster: string, ms: number) =>
       this.options.progress(

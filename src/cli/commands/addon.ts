@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { disableAddon, enableAddon, knownAddon, listedAddons, spokeAdminClient } from '../../addons/enablement.js';
 import { isDevAddon, removeDevAddon } from '../../addons/dev/remove.js';
+import { addonBuildCommand } from './addon-build.js';
 import { addonDevCommand } from './addon-dev.js';
 import { addonNewCommand } from './addon-new.js';
 import { hubClientFor } from '../../addons/hub-client.js';
@@ -122,7 +123,7 @@ const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
 /** `ocm-lab addon …`. */
 export const addonCommand: CommandModule<GlobalOptions, GlobalOptions> = {
   command: 'addon <command>',
-  describe: 'the lab addons (list, enable, disable), and your own (new, dev)',
+  describe: 'the lab addons (list, enable, disable), and your own (new, dev, build)',
   builder: (y) =>
     y
       .command(listCommand)
@@ -130,6 +131,7 @@ export const addonCommand: CommandModule<GlobalOptions, GlobalOptions> = {
       .command(disableCommand)
       .command(addonNewCommand)
       .command(addonDevCommand)
-      .demandCommand(1, 'name an addon command: list, enable, disable, new, dev'),
+      .command(addonBuildCommand)
+      .demandCommand(1, 'name an addon command: list, enable, disable, new, dev, build'),
   handler: () => undefined,
 };

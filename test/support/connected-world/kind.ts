@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
+import { productionModules } from '../../../src/images/production-modules.js';
 import { cacheDir } from '../../../src/paths.js';
 import { kindRelease } from '../../../src/provision/recipes.js';
 import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, officialNodeImage } from '../../../src/provision/versions.js';
@@ -62,6 +63,33 @@ export interface KindWorld {
   docker(args: readonly string[]): Promise<Ran>;
   /** Stops the engine and deletes its data (its containers, networks and images go with it). */
   stop(): Promise<void>;
+}
+
+/**
+ * Serves ocm-lab's image as its release publishes it (`name`, on the world's ghcr.io), built through the kind world's engine
+ * FROM the served node:24-bookworm-slim with the release workflow's context of `packageRoot`: package.json, the Dockerfile,
+ * dist/, manifests/ and the production node_modules. The built image is removed from the engine again.
+ */
+export async function publishOcmLabImage(world: ConnectedWorld, kind: KindWorld, o: { name: string; packageRoot: string }): Promise<void> {
+  const context = path.join(world.dir, 'ocm-lab-image-context');
+  try {
+    await fs.mkdir(path.join(context, 'node_modules'), { recursive: true });
+    for (const f of ['package.json', 'Dockerfile']) await fs.copyFile(path.join(o.packageRoot, f), path.join(context, f));
+    for (const d of ['dist', 'manifests']) await fs.cp(path.join(o.packageRoot, d), path.join(context, d), { recursive: true, verbatimSymlinks: true });
+    for (const m of await productionModules(o.packageRoot)) {
+      await fs.cp(m.dir, path.join(context, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
+    }
+    for (const args of [
+      ['build', '-q', '-t', o.name, '--build-arg', 'BASE_IMAGE=node:24-bookworm-slim', context],
+      ['push', o.name],
+      ['image', 'prune', '--all', '--force'],
+    ]) {
+      const r = await kind.docker(args);
+      if (r.exitCode !== 0) throw new Error(`docker ${args.join(' ')} (kind world) exited ${r.exitCode}: ${r.all}`);
+    }
+  } finally {
+    await fs.rm(context, { recursive: true, force: true });
+  }
 }
 
 async function newestTar(dir: string, prefix: string): Promise<string> {
@@ -141,21 +169,6 @@ export async function startKindWorld(
 }
 
 // kind needs more inotify instances and watches than Debian's defaults.
-const INOTIFY_SYSCTLS = { 'fs.inotify.max_user_watches': 524288, 'fs.inotify.max_user_instances': 512 };
-
-/** Raises the inotify limits kind needs where they are lower; the function returned puts them back. */
-export async function raiseInotifyLimits(): Promise<() => Promise<void>> {
-  const before = new Map<string, string>();
-  for (const [key, want] of Object.entries(INOTIFY_SYSCTLS)) {
-    const now = (await execa('sysctl', ['-n', key])).stdout.trim();
-    before.set(key, now);
-    if (Number(now) < want) await execa('sysctl', ['-qw', `${key}=${want}`]);
-  }
-  return async () => {
-    for (const [key, value] of before) await execa('sysctl', ['-qw', `${key}=${value}`]).catch(() => undefined);
-  };
-}
-
 /** A uid no account has: the CLI runs as a plain user whose only privilege is the Docker socket's group. */
 export const KIND_USER_UID = 47913;
 

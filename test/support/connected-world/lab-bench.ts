@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { cacheDir } from '../../../src/paths.js';
 import { startConnectedWorld } from './index.js';
-import { emptyEngine, KIND_USER_UID, kindDownloads, kindUser, linkBuiltCache, raiseInotifyLimits, startKindWorld, type KindUser } from './kind.js';
+import { emptyEngine, KIND_USER_UID, kindDownloads, kindUser, linkBuiltCache, startKindWorld, type KindUser } from './kind.js';
 import type { WorldAddresses } from './names.js';
+import { raiseKindSysctls } from '../kind-sysctls.js';
 
 /** Apart from the tests' worlds (127.0.77.x, 127.0.78.x; their engines' networks), so the bench may run beside them. */
 const ADDRESSES: WorldAddresses = { registry: '127.0.79.1', files: '127.0.79.2' };
@@ -57,7 +58,7 @@ function table(rows: string[][]): string {
  */
 export async function benchConnectedKind(repo: string): Promise<string> {
   const cli = path.join(repo, 'dist', 'cli', 'main.js');
-  const restoreSysctls = await raiseInotifyLimits();
+  const restoreSysctls = await raiseKindSysctls();
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-bench-connected-'));
   let download: { url: string; sha256: string } | undefined;
   const world = await startConnectedWorld({ addresses: ADDRESSES, routes: async (routes, dir) => void (download = await kindDownloads(routes, dir)) });

@@ -1,7 +1,7 @@
 /** The public names the simulated connected world answers as, and the loopback address each resolves to inside its namespace. */
 
-/** Registries: one distribution process (one storage, one certificate naming all three) answers for all of them. */
-export const REGISTRY_HOSTS = ['quay.io', 'registry.k8s.io', 'registry-1.docker.io'] as const;
+/** Registries: one distribution process (one storage, one certificate naming them all) answers for all of them. */
+export const REGISTRY_HOSTS = ['quay.io', 'registry.k8s.io', 'registry-1.docker.io', 'ghcr.io'] as const;
 
 /**
  * HTTPS file servers. dl.k8s.io redirects to cdn.dl.k8s.io, and GitHub's release downloads redirect to

@@ -4,7 +4,7 @@ import type { CommandModule } from 'yargs';
 import { inPodClient } from '../../../addons/framework/agent-env.js';
 import { AddonManager } from '../../../addons/framework/manager.js';
 import type { AddonDefinition } from '../../../addons/framework/types.js';
-import { setAgentBundle } from '../../../addons/dev/agent-workload.js';
+import { setAgentBundle, setAgentImage } from '../../../addons/dev/agent-workload.js';
 import { AGENT_FILE } from '../../../addons/dev/names.js';
 import { InvalidInputError } from '../../../errors.js';
 import { parseDuration } from '../../../tunnel/flags.js';
@@ -14,6 +14,7 @@ interface Args {
   module?: string;
   agent?: string;
   'agent-code'?: string;
+  image?: string;
   'resync-interval': string;
 }
 
@@ -41,7 +42,8 @@ function addonDefinitionOf(file: string, mod: Record<string, unknown>): AddonDef
 /**
  * `ocm-lab internal run-addon`: runs an addon built by `ocm-lab addon dev` from its bundle.
  * `--module`: the hub manager (the framework's AddonManager over the bundle's AddonDefinition),
- * reading the agent bundle from the hub ConfigMap `--agent-code` before each pass;
+ * reading the agent bundle from the hub ConfigMap `--agent-code` before each pass, or, with `--image`
+ * (the addon's own image, which this process runs in), having its agents run that image's bundle;
  * `--agent`: the agent, i.e. the bundle's own main.
  */
 export const runAddonCommand: CommandModule<object, Args> = {
@@ -52,6 +54,7 @@ export const runAddonCommand: CommandModule<object, Args> = {
       .option('module', { type: 'string', describe: 'the manager bundle (exports an AddonDefinition)' })
       .option('agent', { type: 'string', describe: 'the agent bundle (runs on import)' })
       .option('agent-code', { type: 'string', describe: `NAMESPACE/NAME of the hub ConfigMap whose ${AGENT_FILE} is the agent bundle` })
+      .option('image', { type: 'string', describe: "manager: the addon's own image, whose bundles the agents run (instead of --agent-code)" })
       .option('resync-interval', { type: 'string', default: '1s', describe: 'manager: time between reconcile passes' }) as never,
   handler: async (a) => {
     if (!!a.module === !!a.agent) throw new InvalidInputError('give exactly one of --module (a manager bundle) and --agent (an agent bundle)');
@@ -63,10 +66,21 @@ export const runAddonCommand: CommandModule<object, Args> = {
       return;
     }
     const file = a.module ?? '';
+    const interval = parseDuration('resync-interval', a['resync-interval']);
+    if (a.image) {
+      const addon = addonDefinitionOf(file, await importFile('module', file));
+      const hub = await inPodClient('run-addon');
+      const manager = new AddonManager(hub, addon, stamp);
+      const bundle = setAgentImage(a.image);
+      stamp(`${addon.name} addon manager started from ${file} in ${a.image}; agents run that image (code ${bundle.hash})`);
+      await runUntilSignal((signal) => repeat(signal, interval, () => manager.reconcileAndLog()));
+      return;
+    }
     const [ns, name] = (a['agent-code'] ?? '').split('/');
     if (!ns || !name)
-      throw new InvalidInputError(`--agent-code ${JSON.stringify(a['agent-code'] ?? '')} must be NAMESPACE/NAME of the ConfigMap with the agent bundle`);
-    const interval = parseDuration('resync-interval', a['resync-interval']);
+      throw new InvalidInputError(
+        `--agent-code ${JSON.stringify(a['agent-code'] ?? '')} must be NAMESPACE/NAME of the ConfigMap with the agent bundle (or give --image)`,
+      );
     const addon = addonDefinitionOf(file, await importFile('module', file));
     const hub = await inPodClient('run-addon');
     const manager = new AddonManager(hub, addon, stamp);
