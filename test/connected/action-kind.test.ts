@@ -9,6 +9,7 @@ import { ensureBinaries } from '../../src/provision/index.js';
 import { actionRepository, actionUses, unreachableActions, withoutGithubActions } from '../support/act.js';
 import { kindDownloads, publishOcmLabImage, startKindWorld, type KindWorld } from '../support/connected-world/kind.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
+import { npmRegistryRoutes } from '../support/connected-world/npm.js';
 import { raiseKindSysctls } from '../support/kind-sysctls.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -56,7 +57,14 @@ describe('the ocm-lab action on kind, run by act in a simulated connected world'
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-action-kind-'));
     await fs.chmod(scratch, 0o755);
     let download: { url: string; sha256: string } | undefined;
-    world = await startConnectedWorld({ routes: async (routes, dir) => void (download = await kindDownloads(routes, dir)) });
+    // The world answers as registry.npmjs.org too: the workflows' npm ci gets the lock file's packages from npm's cache here.
+    const npmCache = path.join((await execa('npm', ['config', 'get', 'cache'])).stdout.trim(), '_cacache');
+    world = await startConnectedWorld({
+      routes: async (routes, dir) => {
+        download = await kindDownloads(routes, dir);
+        await npmRegistryRoutes(routes, path.join(ROOT, 'package-lock.json'), npmCache);
+      },
+    });
     kind = await startKindWorld(world, { kindDownload: download as { url: string; sha256: string } });
     // What the user runs or reads is copied where it can (root's cache and the fixture's directory are root's).
     shared = {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinaries } from '../../src/provision/index.js';
 import { actionRepository, actionUses, unreachableActions, withoutGithubActions } from '../support/act.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
+import { npmRegistryRoutes } from '../support/connected-world/npm.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_LAB = path.join(ROOT, 'examples', 'default-lab.yaml');
@@ -75,7 +76,9 @@ describe('the ocm-lab action, run by act in a simulated connected world', () => 
   beforeAll(async () => {
     ({ act } = await ensureBinaries(['act'], { onProgress: (line) => process.stderr.write(`provision: ${line}\n`) }));
     scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-action-'));
-    world = await startConnectedWorld();
+    // The world answers as registry.npmjs.org too: the workflows' npm ci gets the lock file's packages from npm's cache here.
+    const npmCache = path.join((await execa('npm', ['config', 'get', 'cache'])).stdout.trim(), '_cacache');
+    world = await startConnectedWorld({ routes: (routes) => npmRegistryRoutes(routes, path.join(ROOT, 'package-lock.json'), npmCache).then(() => undefined) });
   }, 900_000);
   afterAll(async () => {
     await world?.close();
