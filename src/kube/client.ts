@@ -201,6 +201,42 @@ export class KubeClient {
     }
   }
 
+  /**
+   * An HTTP/1.1 upgrade (e.g. SPDY/3.1 for pods/portforward): resolves with the raw connection and the bytes read
+   * past the 101 answer; any other answer is an ApiError with its body. Its own TLS connection, outside the keep-alive pool.
+   */
+  async upgrade(method: string, p: string, headers: Record<string, string | string[]>): Promise<{ socket: import('node:net').Socket; head: Buffer }> {
+    const u = this.url(p, undefined);
+    const token = await this.bearer();
+    const { caPem: ca, certPem: cert, keyPem: key } = this.endpoint;
+    return new Promise((resolve, reject) => {
+      const req = https.request({
+        method,
+        hostname: u.hostname,
+        port: u.port,
+        path: `${u.pathname}${u.search}`,
+        agent: false,
+        ca,
+        cert,
+        key,
+        headers: { 'user-agent': 'ocm-lab', ...bearerHeader(token), ...headers },
+      });
+      req.on('upgrade', (_res, socket, head) => {
+        socket.setTimeout(0);
+        resolve({ socket, head });
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => reject(apiError(method, p, res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'))));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${p}: no answer within 30 s`)));
+      req.end();
+    });
+  }
+
   /** A GET whose answer is text, not JSON (e.g. pods/log). */
   async getText(p: string, query?: RequestOptions['query']): Promise<string> {
     const res = await this.open('GET', p, { timeoutMs: 30_000, query });

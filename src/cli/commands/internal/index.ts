@@ -10,6 +10,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'proxy-agent': async () => (await import('./proxy-agent.js')).proxyAgentCommand,
   'user-server': async () => (await import('./user-server.js')).userServerCommand,
   'service-proxy': async () => (await import('./service-proxy.js')).serviceProxyCommand,
+  'port-forward-proxy': async () => (await import('./port-forward-proxy.js')).portForwardProxyCommand,
   nodelet: async () => (await import('./nodelet.js')).nodeletCommand,
   supervise: async () => (await import('./supervise.js')).superviseCommand,
   'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
