@@ -12,6 +12,7 @@ import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
 import { HELLOWORLD } from './helloworld/constants.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
 import { sleep } from '../kube/wait.js';
+import type { ProxyEntrypoint } from '../config/types.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, RBAC_GROUP, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 
 export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
@@ -89,11 +90,12 @@ function ourImageContainer(image: string): { image: string; env?: { name: string
  * The manager's Deployment and identity on the hub; it runs as a pod of our image (`image`: the runtime's
  * LabCluster.ocmLabImage when it has one), and its agents run the same image.
  */
-export function managerObjects(addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE): KubeObject[] {
+export function managerObjects(addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE, proxyEntrypoint?: ProxyEntrypoint): KubeObject[] {
   const name = managerName(addon);
   const roleName = `open-cluster-management:${name}`;
   const labels = { app: name };
-  const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? [`--proxy-entrypoint-host=${hubAddress}`] : [])];
+  const proxyArgs = [`--proxy-entrypoint-host=${hubAddress}`, ...(proxyEntrypoint ? [`--proxy-entrypoint=${proxyEntrypoint}`] : [])];
+  const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? proxyArgs : [])];
   return [
     namespace(ADDON_MANAGER_NAMESPACE),
     serviceAccount({ name, namespace: ADDON_MANAGER_NAMESPACE }),
@@ -110,9 +112,15 @@ export function managerObjects(addon: LabAddon, hubAddress: string, image: strin
   ];
 }
 
-export async function installAddonManager(hub: KubeClient, addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE): Promise<string[]> {
+export async function installAddonManager(
+  hub: KubeClient,
+  addon: LabAddon,
+  hubAddress: string,
+  image: string = OCM_LAB_IMAGE,
+  proxyEntrypoint?: ProxyEntrypoint,
+): Promise<string[]> {
   const changed: string[] = [];
-  for (const obj of managerObjects(addon, hubAddress, image)) {
+  for (const obj of managerObjects(addon, hubAddress, image, proxyEntrypoint)) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind}/${obj.metadata.name} ${result}`);
   }

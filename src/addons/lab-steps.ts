@@ -81,7 +81,7 @@ export function addonSteps(): Step<InstallContext>[] {
               const crd = await installAddonCrd(client, addon);
               // Its install strategy's Placements before the manager, as upstream's charts (the manager follows their decisions).
               const { strategy, changed } = await ensureLabAddonPlacements(client, addon);
-              changed.push(...(await installAddonManager(client, addon, hub.internalAddress, hub.ocmLabImage)));
+              changed.push(...(await installAddonManager(client, addon, hub.internalAddress, hub.ocmLabImage, c.config.clusterProxy?.entrypoint)));
               if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client, hub.ocmLabImage ? { image: hub.ocmLabImage } : {})));
               // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke (Manual: one ManagedClusterAddOn each).
               if (enabledPerCluster(addon) && strategy !== 'AllClusters' && strategy.type === 'Manual')

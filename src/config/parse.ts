@@ -115,6 +115,7 @@ function normalise(file: LabFile, source: string | null): LabConfig {
     ),
     source,
     clusterProfile: file.clusterProfile ?? true,
+    ...(file.clusterProxy ? { clusterProxy: { entrypoint: file.clusterProxy.entrypoint } } : {}),
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
     ...(file.artifacts ? { artifacts: file.artifacts } : {}),
     ...(file.mirrors ? { mirrorsFile: source ? path.resolve(path.dirname(source), file.mirrors) : file.mirrors } : {}),

@@ -14,6 +14,7 @@ export function renderLabConfig(config: LabConfig): string {
     clusters: config.clusters.map((c) => (c.hub ? { name: c.name, vpc: c.vpc, hub: true } : { name: c.name, vpc: c.vpc })),
     addons: config.addons.map((name) => (config.addonImplementations[name] === 'upstream' ? { name, implementation: 'upstream' } : name)),
     clusterProfile: clusterProfileEnabled(config),
+    ...(config.clusterProxy ? { clusterProxy: { entrypoint: config.clusterProxy.entrypoint } } : {}),
     ...(config.artifacts ? { artifacts: config.artifacts } : {}),
     ...(config.mirrorsFile ? { mirrors: config.mirrorsFile } : {}),
     ...(config.runtime ? { runtime: { ...(config.runtime.name === undefined ? {} : { name: config.runtime.name }), ...config.runtime.options } } : {}),

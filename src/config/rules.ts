@@ -56,7 +56,22 @@ export function crossFieldProblems(root: Entry): Problem[] {
     ...emptyVpcs(vpcs, clusters, firstVpc),
     ...sizeLimits(root),
     ...addonProblems(root),
+    ...clusterProxyProblems(root),
   ];
+}
+
+/** `clusterProxy:` configures ocm-lab's cluster-proxy: the lab must run it (upstream's build reads its own chart values). */
+function clusterProxyProblems(root: Entry): Problem[] {
+  const section = root.clusterProxy;
+  if (section === undefined || section === null || !Array.isArray(root.addons)) return [];
+  const entry = root.addons.find((a: unknown) => a === 'cluster-proxy' || (typeof a === 'object' && a !== null && (a as Entry).name === 'cluster-proxy'));
+  const why =
+    entry === undefined
+      ? 'the lab does not run cluster-proxy; add it to addons or remove clusterProxy'
+      : typeof entry === 'object' && (entry as Entry).implementation === 'upstream'
+        ? "applies to ocm-lab's cluster-proxy only; upstream's build keeps its own entrypoint (edit its ManagedProxyConfiguration) or remove clusterProxy"
+        : undefined;
+  return why ? [{ path: ['clusterProxy'], value: section, message: why }] : [];
 }
 
 function duplicateVpcNames(vpcs: { entry: Entry; index: number }[], firstVpc: Map<string, number>): Problem[] {

@@ -9,6 +9,7 @@ import {
   MAX_LAB_NAME,
   MAX_NAME,
   KUBERNETES_VERSION_CHOICES,
+  PROXY_ENTRYPOINTS,
   SUPPORTED_KUBERNETES_VERSIONS,
 } from './types.js';
 import { minorOf } from '../provision/versions.js';
@@ -82,6 +83,11 @@ export const labFileSchema = z.strictObject({
   addons: z.array(addonSchema).optional(),
   artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
   clusterProfile: z.boolean({ error: 'must be true or false (the ClusterProfile inventory, on by default)' }).optional(),
+  clusterProxy: z
+    .strictObject({
+      entrypoint: z.enum(PROXY_ENTRYPOINTS, { error: oneOf("is not a way cluster-proxy's agents reach the proxy-server", PROXY_ENTRYPOINTS) }),
+    })
+    .optional(),
   mirrors: z.string().min(1, { error: 'must name a mirrors file (docs/provisioning.md, "Mirrors")' }).optional(),
   // Runtime names and their options belong to the runtimes (src/runtime/registry.ts), which check them when `up` makes one.
   runtime: z
@@ -99,4 +105,5 @@ export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
   vpcs: Object.keys(labFileSchema.shape.vpcs.element.shape),
   clusters: Object.keys(clusterSchema.shape),
   addons: ['name', 'implementation'],
+  clusterProxy: ['entrypoint'],
 };

@@ -11,6 +11,14 @@ export const ADDON_IMPLEMENTATIONS = ['ocm-lab', 'upstream'] as const satisfies 
 /** The addons upstream's own build can stand in for (cluster-gateway's upstream build is not part of the matrix). */
 export const UPSTREAM_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount'];
 
+/**
+ * How cluster-proxy's agents reach the proxy-server (the ManagedProxyConfiguration's entrypoint type the lab
+ * writes): `hostname` the hub's address (upstream's Hostname), `port-forward` through the hub's API server
+ * (PortForward: spokes need only the API server), `load-balancer` a Service of type LoadBalancer (LoadBalancerService).
+ */
+export type ProxyEntrypoint = 'hostname' | 'port-forward' | 'load-balancer';
+export const PROXY_ENTRYPOINTS = ['hostname', 'port-forward', 'load-balancer'] as const satisfies readonly ProxyEntrypoint[];
+
 export interface ClusterConfig {
   name: string;
   vpc: string;
@@ -63,6 +71,8 @@ export interface LabConfig {
    * Absent in a lab recorded before the switch existed, which counts as on.
    */
   clusterProfile?: boolean;
+  /** The lab file's `clusterProxy:` (`--proxy-entrypoint` wins); absent: the Hostname entrypoint. */
+  clusterProxy?: { entrypoint: ProxyEntrypoint };
 }
 
 export const API_VERSION = 'ocm-lab/v1alpha1';

@@ -1,7 +1,7 @@
 import type { KubeClient } from '../../kube/client.js';
 import { addonInstall } from '../placements.js';
 import { isStatus } from '../../kube/client.js';
-import { applyObject, collectionPath, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
+import { applyObject, collectionPath, deleteIfPresent, getOrNull, objectPath, setCondition, type Condition, type KubeObject } from '../../kube/objects.js';
 import type { AddonDefinition } from '../framework/types.js';
 import { AddonConfigError } from '../framework/deployment-config.js';
 import crypto from 'node:crypto';
@@ -11,16 +11,20 @@ import { ADDON_MANAGER_NAMESPACE, CLUSTER_API } from '../framework/names.js';
 import { ensureCaSecret, ensureCertificateSecret, ensureSignerCA, proxyServerNames } from './certificates.js';
 import {
   additionalSANs,
-  agentEntrypoint,
+  agentDialAddress,
   defaultProxyConfiguration,
+  entrypointSpec,
+  loadBalancerAddress,
   proxyConfigurationPath,
   readProxyConfiguration,
   userServerAdditionalSANs,
   userServerEnabled,
+  type EntrypointSpec,
+  type EntrypointType,
   type ManagedProxyConfiguration,
 } from './configuration.js';
 import { agentCertificateSecretName, CLUSTER_PROXY, PROXY_API, PROXY_NAMESPACE, SECRETS } from './constants.js';
-import { entrypointService, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
+import { ENTRYPOINT_LABEL, entrypointService, loadBalancerService, portForwardRbac, proxyAgentManifests, proxyServerDeployment } from './manifests.js';
 import { SERVICE_PROXY_NAMES, userServerDeployment, userServerNames, userServerService } from './user-server-manifests.js';
 import type { CertificateAuthority } from '../../pki/index.js';
 import { namespace } from '../../kube/builders.js';
@@ -28,6 +32,8 @@ import { namespace } from '../../kube/builders.js';
 export interface ClusterProxyOptions {
   /** The hub address the spokes' agents dial; the default ManagedProxyConfiguration's Hostname entrypoint. */
   entrypointHost: string;
+  /** The entrypoint type of the ManagedProxyConfiguration the manager creates when there is none (default Hostname). */
+  entrypointType?: EntrypointType;
 }
 
 async function ensureNamespace(hub: KubeClient, name: string): Promise<void> {
@@ -46,11 +52,77 @@ async function managedClusterOwner(hub: KubeClient, cluster: string): Promise<No
 }
 
 /** The ManagedProxyConfiguration, created with the lab's defaults when missing (a user's edits are kept). */
-async function ensureProxyConfiguration(hub: KubeClient, entrypointHost: string): Promise<ManagedProxyConfiguration> {
+async function ensureProxyConfiguration(hub: KubeClient, options: ClusterProxyOptions): Promise<ManagedProxyConfiguration> {
   const existing = await readProxyConfiguration(hub);
   if (existing) return existing;
-  return hub.post<ManagedProxyConfiguration>(collectionPath(PROXY_API, 'ManagedProxyConfiguration'), defaultProxyConfiguration(entrypointHost));
+  return hub.post<ManagedProxyConfiguration>(
+    collectionPath(PROXY_API, 'ManagedProxyConfiguration'),
+    defaultProxyConfiguration(options.entrypointHost, options.entrypointType),
+  );
 }
+
+/** The entrypoint's LoadBalancer Service (the first ingress address, or null while it has none). */
+async function readLoadBalancer(hub: KubeClient, ep: Extract<EntrypointSpec, { type: 'LoadBalancerService' }>): Promise<string | null> {
+  return loadBalancerAddress(await getOrNull<KubeObject>(hub, objectPath(loadBalancerService(ep))));
+}
+
+/**
+ * The hub side of the entrypoint: the LoadBalancer Service (LoadBalancerService) or the agents' port-forward
+ * permission (PortForward), and the removal of those another type left behind. Returns the EntrypointReady
+ * condition and, for LoadBalancerService, the address the load balancer was given.
+ */
+async function reconcileEntrypoint(hub: KubeClient, ep: EntrypointSpec, issues: string[]): Promise<{ condition: Condition; address: string | null }> {
+  const wanted = ep.type === 'LoadBalancerService' ? [loadBalancerService(ep)] : ep.type === 'PortForward' ? portForwardRbac() : [];
+  for (const obj of wanted) await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
+  const address = ep.type === 'LoadBalancerService' ? await readLoadBalancer(hub, ep) : null;
+  if (ep.type !== 'LoadBalancerService' || address) await removeOtherEntrypoints(hub, wanted, issues);
+  if (ep.type !== 'LoadBalancerService') {
+    const message = ep.type === 'Hostname' ? `agents dial ${ep.host}:${ep.port}` : `agents port-forward through the hub's API server to the proxy-server pods`;
+    return { condition: { type: 'EntrypointReady', status: 'True', reason: ep.type, message }, address: null };
+  }
+  return {
+    address,
+    condition: address
+      ? { type: 'EntrypointReady', status: 'True', reason: 'LoadBalancerProvisioned', message: `agents dial ${address}:${ep.port}` }
+      : { type: 'EntrypointReady', status: 'False', reason: 'LoadBalancerPending', message: loadBalancerPending(ep) },
+  };
+}
+
+/**
+ * The objects an earlier entrypoint type left (by their label), once the new one is usable: until then the
+ * agents keep dialling the old one (a PortForward agent still needs its permission).
+ */
+async function removeOtherEntrypoints(hub: KubeClient, wanted: KubeObject[], issues: string[]): Promise<void> {
+  for (const kind of [
+    ['v1', 'Service'],
+    ['rbac.authorization.k8s.io/v1', 'Role'],
+    ['rbac.authorization.k8s.io/v1', 'RoleBinding'],
+  ] as const) {
+    const list = await hub
+      .get<{ items: KubeObject[] }>(collectionPath(kind[0], kind[1], PROXY_NAMESPACE), { labelSelector: ENTRYPOINT_LABEL })
+      .catch(() => ({ items: [] }));
+    for (const obj of list.items.filter((o) => !wanted.some((w) => w.kind === kind[1] && w.metadata.name === o.metadata.name)))
+      await deleteIfPresent(hub, objectPath({ ...obj, apiVersion: kind[0], kind: kind[1] })).catch((err: unknown) =>
+        issues.push(`removing ${kind[1]} ${obj.metadata.name}: ${(err as Error).message}`),
+      );
+  }
+}
+
+/** reconcileHub's part for the entrypoint: its condition and the address agents dial (the certificates name it); a bad spec is an issue. */
+async function hubEntrypoint(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[]): Promise<{ condition?: Condition; dialHost: string | null }> {
+  try {
+    const ep = entrypointSpec(mpc);
+    const { condition, address } = await reconcileEntrypoint(hub, ep, issues);
+    return { condition, dialHost: agentDialAddress(ep, address)?.host ?? null };
+  } catch (err) {
+    issues.push((err as Error).message);
+    return { dialHost: null };
+  }
+}
+
+const loadBalancerPending = (ep: Extract<EntrypointSpec, { type: 'LoadBalancerService' }>) =>
+  `Service ${PROXY_NAMESPACE}/${ep.serviceName} of type LoadBalancer has no status.loadBalancer.ingress yet ` +
+  '(no load balancer controller has given it an address); the agents wait for one, or choose entrypoint type Hostname or PortForward';
 
 /** additionalSANs split into usable names and the ones that are neither a hostname nor an IP address. */
 function checkedAdditionalSANs(sans: string[]): { usable: string[]; rejected: string[] } {
@@ -119,15 +191,23 @@ async function reconcileUserServer(
   return true;
 }
 
-async function reportProxyConfiguration(hub: KubeClient, mpc: ManagedProxyConfiguration, issues: string[], userServer: boolean): Promise<void> {
+async function reportProxyConfiguration(
+  hub: KubeClient,
+  mpc: ManagedProxyConfiguration,
+  issues: string[],
+  userServer: boolean,
+  entrypoint: Condition | undefined,
+): Promise<void> {
   const conditions: Condition[] = [...(mpc.status?.conditions ?? [])];
   const ok = issues.length === 0;
-  let changed = setCondition(
-    conditions,
-    ok
-      ? { type: 'ProxyServerDeployed', status: 'True', reason: 'Deployed', message: 'proxy-server Deployment and Service are applied' }
-      : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') },
-  );
+  let changed = entrypoint ? setCondition(conditions, entrypoint) : false;
+  changed =
+    setCondition(
+      conditions,
+      ok
+        ? { type: 'ProxyServerDeployed', status: 'True', reason: 'Deployed', message: 'proxy-server Deployment and Service are applied' }
+        : { type: 'ProxyServerDeployed', status: 'False', reason: 'Failed', message: issues.join('; ') },
+    ) || changed;
   changed =
     setCondition(conditions, {
       type: 'ProxyServerSecretSigned',
@@ -183,7 +263,7 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     hubPermissions: [],
     async reconcileHub(hub) {
       await ensureNamespace(hub, PROXY_NAMESPACE);
-      const mpc = await ensureProxyConfiguration(hub, options.entrypointHost);
+      const mpc = await ensureProxyConfiguration(hub, options);
       const ca = await ensureSignerCA(hub);
       await ensureCaSecret(hub, ca);
       const issues: string[] = [];
@@ -193,7 +273,8 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
           `spec.authentication.signer.selfSigned.additionalSANs: ${sans.rejected.map((n) => JSON.stringify(n)).join(', ')} ` +
             'is neither a hostname nor an IP address (left out of the certificates)',
         );
-      const names = proxyServerNames(agentEntrypoint(mpc).host, sans.usable);
+      const entrypoint = await hubEntrypoint(hub, mpc, issues);
+      const names = proxyServerNames(entrypoint.dialHost, sans.usable);
       const proxyServer = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.proxyServer, {
         commonName: 'proxy-server',
         usages: ['server'],
@@ -211,11 +292,20 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
         await applyObject(hub, obj).catch((err: unknown) => issues.push(`${obj.kind} ${obj.metadata.name}: ${(err as Error).message}`));
       }
       const userServer = await reconcileUserServer(hub, mpc, ca, tlsArgs, issues);
-      await reportProxyConfiguration(hub, mpc, issues, userServer);
+      await reportProxyConfiguration(hub, mpc, issues, userServer, entrypoint.condition);
     },
     async agentManifests(cluster, hub, values) {
       const mpc = await readProxyConfiguration(hub);
       if (!mpc) throw new Error('ManagedProxyConfiguration cluster-proxy does not exist yet');
+      let ep: EntrypointSpec;
+      try {
+        ep = entrypointSpec(mpc);
+      } catch (err) {
+        throw new AddonConfigError((err as Error).message, 'EntrypointNotValid');
+      }
+      // Until the load balancer has an address the agents stay as they were (none yet on a new cluster); the Configured condition says why.
+      const loadBalancer = ep.type === 'LoadBalancerService' ? await readLoadBalancer(hub, ep) : null;
+      if (ep.type === 'LoadBalancerService' && !loadBalancer) throw new AddonConfigError(loadBalancerPending(ep), 'EntrypointNotReady');
       // AddOnDeploymentConfig variable `replicas` (upstream's chart value of that name): the agent's replicas on this cluster.
       const replicas = values?.variables.replicas;
       if (replicas !== undefined && !/^[1-9][0-9]?$/.test(replicas))
@@ -231,7 +321,7 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
         {},
         await managedClusterOwner(hub, cluster),
       );
-      if (!userServerEnabled(mpc)) return proxyAgentManifests(cluster, effective, cert, ca.certPem);
+      if (!userServerEnabled(mpc)) return proxyAgentManifests(cluster, effective, cert, ca.certPem, undefined, loadBalancer);
       const serviceProxyCert = await ensureCertificateSecret(hub, ca, PROXY_NAMESPACE, SECRETS.serviceProxyServer, {
         commonName: 'cluster-proxy-service-proxy',
         usages: ['server'],
@@ -240,11 +330,18 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
       const issues: string[] = [];
       const tlsArgs = await proxyServerTlsArgs(hub, issues, tls);
       if (!tlsArgs) throw new Error(`the service proxy's TLS settings are unknown: ${issues.join('; ')}; fix or delete that ConfigMap`);
-      return proxyAgentManifests(cluster, effective, cert, ca.certPem, {
-        cert: serviceProxyCert,
-        tlsArgs,
-        agentNamespace: values?.installNamespace ?? PROXY_NAMESPACE,
-      });
+      return proxyAgentManifests(
+        cluster,
+        effective,
+        cert,
+        ca.certPem,
+        {
+          cert: serviceProxyCert,
+          tlsArgs,
+          agentNamespace: values?.installNamespace ?? PROXY_NAMESPACE,
+        },
+        loadBalancer,
+      );
     },
   };
 }

@@ -24,14 +24,14 @@ export function renewalTime(notBefore: Date, notAfter: Date): Date {
 }
 
 /**
- * The names a proxy-server certificate must carry: the entrypoint host, the in-cluster
+ * The names a proxy-server certificate must carry: the address agents dial (none while a load balancer has none), the in-cluster
  * Service names and `spec.authentication.signer.selfSigned.additionalSANs` (each a
  * hostname or an IP address).
  */
-export function proxyServerNames(entrypointHost: string, additionalSANs: string[] = []): { dnsNames: string[]; ipAddresses: string[] } {
+export function proxyServerNames(entrypointHost: string | null, additionalSANs: string[] = []): { dnsNames: string[]; ipAddresses: string[] } {
   const dns = [ENTRYPOINT_SERVICE, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}`, `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`, 'localhost'];
   const ips = ['127.0.0.1'];
-  for (const name of [entrypointHost, ...additionalSANs.map((s) => s.trim()).filter(Boolean)]) {
+  for (const name of [entrypointHost ?? '', ...additionalSANs].map((s) => s.trim()).filter(Boolean)) {
     const ip = canonicalIp(name);
     const [list, value] = ip ? [ips, ip] : [dns, name];
     if (!list.includes(value)) list.push(value);

@@ -1,7 +1,17 @@
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
 import { toBase64, type KubeObject } from '../../kube/objects.js';
-import { clusterRole, clusterRoleBinding, deployment, namespace, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
+import {
+  clusterRole,
+  clusterRoleBinding,
+  deployment,
+  namespace,
+  RBAC_GROUP,
+  role,
+  roleBinding,
+  serviceAccount,
+  serviceAccountSubject,
+} from '../../kube/builders.js';
 import type { KeyPairPem } from '../../pki/index.js';
 import {
   AGENT_SERVICE_ACCOUNT,
@@ -15,7 +25,7 @@ import {
   PROXY_SERVER_LABELS,
   SECRETS,
 } from './constants.js';
-import { agentEntrypoint, type ManagedProxyConfiguration } from './configuration.js';
+import { agentDialAddress, entrypointSpec, type EntrypointSpec, type ManagedProxyConfiguration } from './configuration.js';
 import { hubKubeconfigSecretName } from '../framework/names.js';
 import { serviceProxyHost, SERVICE_PROXY_PORT } from './service-routing.js';
 
@@ -96,6 +106,48 @@ export function entrypointService(): KubeObject {
   };
 }
 
+/** Entrypoint LoadBalancerService: the Service of type LoadBalancer in front of the proxy-servers (ports as upstream's). */
+export function loadBalancerService(ep: Extract<EntrypointSpec, { type: 'LoadBalancerService' }>): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: ep.serviceName,
+      namespace: PROXY_NAMESPACE,
+      labels: { [ADDON_NAME_LABEL]: CLUSTER_PROXY, [ENTRYPOINT_LABEL]: 'LoadBalancerService' },
+      ...(Object.keys(ep.annotations).length ? { annotations: ep.annotations } : {}),
+    },
+    spec: {
+      type: 'LoadBalancer',
+      selector: PROXY_SERVER_LABELS,
+      ports: [
+        { name: 'proxy-server', port: PROXY_PORTS.frontend, targetPort: PROXY_PORTS.frontend },
+        { name: 'agent-server', port: ep.port, targetPort: PROXY_PORTS.agent },
+      ],
+    },
+  };
+}
+
+/** Marks the objects the manager makes for one entrypoint type, so it finds and removes them when the type changes. */
+export const ENTRYPOINT_LABEL = 'proxy.ocm-lab.io/entrypoint';
+
+const PORT_FORWARD_ROLE = 'cluster-proxy-addon-agent:portforward';
+
+/**
+ * Entrypoint PortForward, on the hub: every cluster's agent (group of the addon's agents, as upstream binds it)
+ * may find the proxy-server pods and port-forward to them.
+ */
+export function portForwardRbac(): KubeObject[] {
+  const meta = { name: PORT_FORWARD_ROLE, namespace: PROXY_NAMESPACE, labels: { [ADDON_NAME_LABEL]: CLUSTER_PROXY, [ENTRYPOINT_LABEL]: 'PortForward' } };
+  return [
+    role(meta, [
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      { apiGroups: [''], resources: ['pods/portforward'], verbs: ['create'] },
+    ]),
+    roleBinding(meta, [{ kind: 'Group', apiGroup: RBAC_GROUP, name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }]),
+  ];
+}
+
 /** What the agent pod needs to run the service proxy (present when `spec.userServer` is set). */
 export interface ServiceProxyPart {
   /** Its serving certificate (`cluster-proxy-service-proxy-server-cert` on the hub). */
@@ -119,6 +171,40 @@ function serviceProxyRbac(agentNamespace: string): KubeObject[] {
   ];
 }
 
+/** The agent's hub kubeconfig (optional: the pod starts before the addon's CSR is approved; readers retry until it is there). */
+function hubKubeconfigVolume() {
+  return {
+    volume: { name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(CLUSTER_PROXY), optional: true } },
+    mount: { name: 'hub-kubeconfig', mountPath: '/etc/kubeconfig', readOnly: true },
+  };
+}
+
+const image = (mpc: ManagedProxyConfiguration) => mpc.spec.proxyAgent.image ?? OCM_LAB_IMAGE;
+
+/**
+ * Entrypoint PortForward: container `port-forward-proxy` listens on the pod's loopback at the entrypoint's
+ * port, where the proxy-agent dials, and carries each connection to a running proxy-server pod's agent
+ * port by a port-forward through the hub's API server, with the agent's hub kubeconfig.
+ */
+function portForwardContainer(img: string, port: number) {
+  return {
+    name: 'port-forward-proxy',
+    image: img,
+    args: [
+      'internal',
+      'port-forward-proxy',
+      '--hub-kubeconfig=/etc/kubeconfig/kubeconfig',
+      `--proxy-server-namespace=${PROXY_NAMESPACE}`,
+      `--pod-selector=${Object.entries(PROXY_SERVER_LABELS)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')}`,
+      `--listen-port=${port}`,
+      `--target-port=${PROXY_PORTS.agent}`,
+    ],
+    volumeMounts: [hubKubeconfigVolume().mount],
+  };
+}
+
 /**
  * Container `service-proxy` of the agent pod (upstream's): HTTPS on 127.0.0.1:7443, reached
  * by the agent through the tunnel as `<service-proxy host>:7443`. The hub kubeconfig Secret is
@@ -126,10 +212,7 @@ function serviceProxyRbac(agentNamespace: string): KubeObject[] {
  */
 function serviceProxyContainer(image: string, part: ServiceProxyPart) {
   const serving = secretVolume('service-proxy-server-cert', SECRETS.serviceProxyAgent, '/server-cert');
-  const hub = {
-    volume: { name: 'hub-kubeconfig', secret: { secretName: hubKubeconfigSecretName(CLUSTER_PROXY), optional: true } },
-    mount: { name: 'hub-kubeconfig', mountPath: '/etc/kubeconfig', readOnly: true },
-  };
+  const hub = hubKubeconfigVolume();
   return {
     container: {
       name: 'service-proxy',
@@ -163,13 +246,16 @@ export function proxyAgentManifests(
   agentCert: KeyPairPem,
   caPem: string,
   serviceProxy?: ServiceProxyPart,
+  loadBalancer: string | null = null,
 ): KubeObject[] {
-  const entry = agentEntrypoint(mpc);
+  const ep = entrypointSpec(mpc);
+  const entry = agentDialAddress(ep, loadBalancer);
+  if (!entry) throw new Error(`the LoadBalancer Service ${PROXY_NAMESPACE}/${ep.type === 'LoadBalancerService' ? ep.serviceName : ''} has no address yet`);
+  const forward = ep.type === 'PortForward' ? portForwardContainer(image(mpc), ep.port) : null;
   const labels = { 'open-cluster-management.io/addon': CLUSTER_PROXY, 'proxy.open-cluster-management.io/component-name': 'proxy-agent' };
   const cert = secretVolume('agent-client', SECRETS.agentClient, '/etc/agent');
   const ca = secretVolume('proxy-server-ca', SECRETS.agentCa, '/etc/ca');
-  const image = mpc.spec.proxyAgent.image ?? OCM_LAB_IMAGE;
-  const sp = serviceProxy ? serviceProxyContainer(image, serviceProxy) : null;
+  const sp = serviceProxy ? serviceProxyContainer(image(mpc), serviceProxy) : null;
   const spHost = serviceProxyHost(cluster);
   return [
     namespace(PROXY_NAMESPACE),
@@ -203,7 +289,7 @@ export function proxyAgentManifests(
       containers: [
         {
           name: 'proxy-agent',
-          image,
+          image: image(mpc),
           env: [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
           args: [
             'internal',
@@ -228,8 +314,10 @@ export function proxyAgentManifests(
           volumeMounts: [cert.mount, ca.mount],
         },
         ...(sp ? [sp.container] : []),
+        ...(forward ? [forward] : []),
       ],
-      podSpec: { volumes: [cert.volume, ca.volume, ...(sp?.volumes ?? [])] },
+      // The hub kubeconfig volume serves the service proxy and the port-forward proxy alike.
+      podSpec: { volumes: [cert.volume, ca.volume, ...(sp?.volumes ?? []), ...(forward && !sp ? [hubKubeconfigVolume().volume] : [])] },
     }),
   ];
 }

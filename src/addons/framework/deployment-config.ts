@@ -64,6 +64,13 @@ export interface AddOnDeploymentConfig extends KubeObject {
  */
 export class AddonConfigError extends Error {
   override name = 'AddonConfigError';
+  /** The Configured condition's reason (upstream's ConfigurationsNotValid unless the addon names a better one). */
+  constructor(
+    message: string,
+    readonly reason = 'ConfigurationsNotValid',
+  ) {
+    super(message);
+  }
 }
 
 /** The config in effect for one cluster, read from the hub. */
@@ -203,6 +210,8 @@ export interface ConfigState {
   references: ConfigReference[];
   /** Why the desired config cannot be used (missing, invalid): the agent is left as it was. */
   problem?: string;
+  /** The Configured condition's reason for `problem` (default ConfigurationsNotValid). */
+  problemReason?: string;
   /** Nothing to deliver to the cluster: a config counts as applied at once. */
   noManifests?: boolean;
 }
@@ -215,7 +224,7 @@ export interface ConfigState {
 export function configStatus(state: ConfigState, work: KubeObject | null): { references: ConfigReference[]; conditions: Condition[] } {
   const conditions: Condition[] = [];
   if (state.problem) {
-    conditions.push({ type: 'Configured', status: 'False', reason: 'ConfigurationsNotValid', message: state.problem });
+    conditions.push({ type: 'Configured', status: 'False', reason: state.problemReason ?? 'ConfigurationsNotValid', message: state.problem });
     return { references: state.references, conditions };
   }
   conditions.push({ type: 'Configured', status: 'True', reason: 'ConfigurationsConfigured', message: 'Configurations configured' });

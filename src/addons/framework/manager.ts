@@ -357,7 +357,9 @@ export class AddonManager {
     const cluster = mca.metadata.namespace ?? '';
     for (const obj of hubPermissionObjects(this.addon, cluster)) note(`${obj.kind} ${cluster}/${obj.metadata.name}`, await applyObject(this.hub, obj));
     const referent = desiredDeploymentConfig(cma.spec?.supportedConfigs, mca.spec?.configs);
-    const read: { config?: EffectiveDeploymentConfig; problem?: string } = referent ? await readDeploymentConfig(this.hub, referent) : {};
+    const read: { config?: EffectiveDeploymentConfig; problem?: string; problemReason?: string } = referent
+      ? await readDeploymentConfig(this.hub, referent)
+      : {};
     const use = this.addon.deploymentConfigUse;
     let rendered: KubeObject[] = [];
     if (!read.problem) {
@@ -365,7 +367,9 @@ export class AddonManager {
         rendered = await this.addon.agentManifests(cluster, this.hub, agentValues(read.config?.spec, this.addon.installNamespace, use));
       } catch (err) {
         if (!(err instanceof AddonConfigError)) throw err;
-        read.problem = referent ? `AddOnDeploymentConfig ${referent.namespace}/${referent.name}: ${err.message}` : err.message;
+        read.problemReason = err.reason;
+        read.problem =
+          referent && err.reason === 'ConfigurationsNotValid' ? `AddOnDeploymentConfig ${referent.namespace}/${referent.name}: ${err.message}` : err.message;
       }
     }
     const clusterRegistries = clusterImageRegistries(managedCluster?.metadata.annotations);
@@ -375,7 +379,10 @@ export class AddonManager {
     if (read.problem) {
       // As upstream: an unusable config leaves the agent as it was; the MCA's Configured condition says why.
       const current = await getOrNull<KubeObject>(this.hub, objectPath(deployWork(this.addon, mca, [])));
-      const status = desiredAddonStatus(this.addon, mca, current, { config: { references, problem: read.problem }, installNamespace: mca.status?.namespace });
+      const status = desiredAddonStatus(this.addon, mca, current, {
+        config: { references, problem: read.problem, ...(read.problemReason ? { problemReason: read.problemReason } : {}) },
+        installNamespace: mca.status?.namespace,
+      });
       if (status) {
         await this.hub.put(`${objectPath(mca)}/status`, { ...mca, status });
         note(`ManagedClusterAddOn ${cluster}/${this.addon.name} status`, `updated (${read.problem})`);

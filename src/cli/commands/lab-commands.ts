@@ -5,6 +5,7 @@ import type { CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { withVersionFlags } from '../../config/version-flags.js';
+import { PROXY_ENTRYPOINTS, type ProxyEntrypoint } from '../../config/types.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
@@ -26,6 +27,7 @@ type UpFlags = ArtifactFlags & {
   'spoke-context'?: string[];
   'image-registry'?: string;
   'hub-server'?: string;
+  'proxy-entrypoint'?: ProxyEntrypoint;
   'dry-run': boolean;
   'node-image'?: string;
   'kubernetes-version'?: string;
@@ -87,6 +89,12 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         type: 'string',
         describe: '--runtime existing: push our image to REG (HOST[:PORT][/PATH], a registry your clusters pull from) and run it from there',
       })
+      .option('proxy-entrypoint', {
+        choices: PROXY_ENTRYPOINTS,
+        describe:
+          "how cluster-proxy's agents reach the proxy-server: hostname (the hub's address), port-forward (through the hub's API server), " +
+          "load-balancer (a LoadBalancer Service); default: the lab file's clusterProxy.entrypoint, else hostname",
+      })
       .option('dry-run', {
         type: 'boolean',
         default: false,
@@ -98,7 +106,8 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       })
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
-    const config = withVersionFlags(await loadLabConfig(argv.config), argv);
+    const fileConfig = withVersionFlags(await loadLabConfig(argv.config), argv);
+    const config = argv['proxy-entrypoint'] ? { ...fileConfig, clusterProxy: { entrypoint: argv['proxy-entrypoint'] } } : fileConfig;
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
     const runtimeOptions = runtimeOptionsOf(argv, choice);

@@ -2,6 +2,8 @@ import type { CommandModule } from 'yargs';
 import { inPodClient } from '../../../addons/framework/agent-env.js';
 import { AddonManager } from '../../../addons/framework/manager.js';
 import { clusterProxyAddon } from '../../../addons/cluster-proxy/addon.js';
+import { ENTRYPOINT_TYPE_OF } from '../../../addons/cluster-proxy/configuration.js';
+import { PROXY_ENTRYPOINTS, type ProxyEntrypoint } from '../../../config/types.js';
 import { managedServiceAccountAddon } from '../../../addons/managed-serviceaccount/addon.js';
 import { clusterGatewayAddon } from '../../../addons/cluster-gateway/addon.js';
 import { HELLOWORLD, helloworldAddon } from '../../../addons/helloworld/index.js';
@@ -12,6 +14,7 @@ import { repeat, runUntilSignal, stamp } from './run-loop.js';
 interface Args {
   addon: string;
   'proxy-entrypoint-host'?: string;
+  'proxy-entrypoint'?: string;
   'resync-interval': string;
 }
 
@@ -23,6 +26,11 @@ export const addonManagerCommand: CommandModule<object, Args> = {
     y
       .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy, managed-serviceaccount, cluster-gateway or helloworld' })
       .option('proxy-entrypoint-host', { type: 'string', describe: 'cluster-proxy: hub address the agents dial (the default Hostname entrypoint)' })
+      .option('proxy-entrypoint', {
+        type: 'string',
+        choices: PROXY_ENTRYPOINTS,
+        describe: 'cluster-proxy: the entrypoint type of the ManagedProxyConfiguration it creates (default hostname)',
+      })
       .option('resync-interval', { type: 'string', default: '2s', describe: 'time between reconcile passes' }) as never,
   handler: async (a) => {
     let addon;
@@ -31,7 +39,8 @@ export const addonManagerCommand: CommandModule<object, Args> = {
         throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', {
           hint: 'the hub address reachable from the managed clusters',
         });
-      addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'] });
+      const type = a['proxy-entrypoint'] ? ENTRYPOINT_TYPE_OF[a['proxy-entrypoint'] as ProxyEntrypoint] : undefined;
+      addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'], ...(type ? { entrypointType: type } : {}) });
     } else if (a.addon === 'managed-serviceaccount') {
       addon = managedServiceAccountAddon(stamp);
     } else if (a.addon === 'cluster-gateway') {
