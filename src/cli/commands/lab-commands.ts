@@ -5,7 +5,7 @@ import type { CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { withVersionFlags } from '../../config/version-flags.js';
-import { PROXY_ENTRYPOINTS, type ProxyEntrypoint } from '../../config/types.js';
+import { PROXY_ENTRYPOINTS, type LabConfig, type ProxyEntrypoint } from '../../config/types.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
@@ -58,6 +58,16 @@ function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, 
   };
 }
 
+/** `--proxy-entrypoint` over the lab file's clusterProxy.entrypoint; only for a lab that runs ocm-lab's cluster-proxy. */
+function withProxyEntrypoint(config: LabConfig, entrypoint: ProxyEntrypoint | undefined): LabConfig {
+  if (!entrypoint) return config;
+  if (!config.addons.includes('cluster-proxy') || config.addonImplementations['cluster-proxy'] === 'upstream')
+    throw new InvalidInputError(`--proxy-entrypoint ${entrypoint}: the lab does not run ocm-lab's cluster-proxy`, {
+      hint: "add cluster-proxy to the lab file's addons (upstream's build keeps its own entrypoint), or leave the flag out",
+    });
+  return { ...config, clusterProxy: { entrypoint } };
+}
+
 export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   command: 'up',
   describe: 'bring the lab up, or repair it (idempotent)',
@@ -107,7 +117,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
   handler: async (argv) => {
     const fileConfig = withVersionFlags(await loadLabConfig(argv.config), argv);
-    const config = argv['proxy-entrypoint'] ? { ...fileConfig, clusterProxy: { entrypoint: argv['proxy-entrypoint'] } } : fileConfig;
+    const config = withProxyEntrypoint(fileConfig, argv['proxy-entrypoint']);
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
     const runtimeOptions = runtimeOptionsOf(argv, choice);
