@@ -23,6 +23,9 @@ import type { BinaryName } from '../provision/recipes.js';
 import { OCM_VERSION } from '../provision/versions.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 
+/** How long a starting nodelet waits for the pods bound to it before posting its node Ready. */
+const KNOWN_PODS_WAIT_MS = 30_000;
+
 export interface NodeletOptions {
   clusterName: string;
   nodeName: string;
@@ -94,26 +97,29 @@ function cliImage(cliMain: string, nodeBinary: string): ImageCatalogOptions['cli
   return { nodeBinary: realpathSync(nodeBinary), cliMain: main, packageRoot, ...(outside ? { linkedDependencies: linked } : {}) };
 }
 
-/** Registers the node, then runs every pod bound to it until stopped. */
+/**
+ * Runs every pod bound to this node until stopped. As a kubelet, the node is posted Ready only once its
+ * kubelet API listens and the pods already bound here are known (their containers adopted), so `kubectl logs`
+ * and `exec` answer from the moment the node is Ready.
+ */
 export async function runNodelet(o: NodeletOptions): Promise<RunningNodelet> {
   const log = o.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`));
   const parts = await buildParts(o, log);
   return startPods(o, parts, log);
 }
 
-/** What the pods of a node run on: API clients, the registered node, its pod network and the context pod workers share. */
+/** What the pods of a node run on: API clients, its pod network and the context pod workers share. */
 interface NodeletParts {
   client: KubeClient;
   scheduler: KubeClient;
   proxyClient: KubeClient | undefined;
-  agent: NodeAgent;
   podNetwork: PodNetwork | undefined;
   serviceProxy: ServiceProxy | undefined;
   images: ImageCatalog;
   ctx: NodeletContext;
 }
 
-/** Builds the parts; the node is registered and its lease, status and Service rules are running when it returns. */
+/** Builds the parts; the Service rules are running when it returns. */
 async function buildParts(o: NodeletOptions, log: (line: string) => void): Promise<NodeletParts> {
   const client = await KubeClient.fromKubeconfig(o.kubeconfig);
   const scheduler = await KubeClient.fromKubeconfig(o.schedulerKubeconfig);
@@ -126,7 +132,6 @@ async function buildParts(o: NodeletOptions, log: (line: string) => void): Promi
   const launcher = path.join(o.workDir, 'ocm-lab-launcher');
   await writeFileAtomic(launcher, cliLauncherScript(cli.nodeBinary, cli.cliMain), 0o755);
   const images = new ImageCatalog({ ocmVersion: o.ocmVersion ?? OCM_VERSION, binaries: o.imageBinaries ?? {}, cli: { ...cli, launcher } });
-  const agent = await registerNode(o, client, node, log);
   const { podNetwork, serviceProxy, proxyClient } = await startPodNetwork(o, client, log);
   const vpcNetns = o.podNetwork?.vpcNetns;
 
@@ -149,7 +154,7 @@ async function buildParts(o: NodeletOptions, log: (line: string) => void): Promi
     resyncMs: o.resyncMs ?? 60_000,
     log,
   };
-  return { client, scheduler, proxyClient, agent, podNetwork, serviceProxy, images, ctx };
+  return { client, scheduler, proxyClient, podNetwork, serviceProxy, images, ctx };
 }
 
 /** Registers the Node (retrying while the API server comes up), then starts its lease and status loops. */
@@ -206,11 +211,11 @@ async function startPodNetwork(
 }
 
 /**
- * Starts the pod loops: a worker per pod bound here (orphans of pods gone while no nodelet
- * ran are removed once the reflector has synced), the binder, and the kubelet API.
+ * Starts the kubelet API and the pod loops: a worker per pod bound here (orphans of pods gone while no
+ * nodelet ran are removed once the reflector has synced); then registers the node and starts the binder.
  */
 async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: string) => void): Promise<RunningNodelet> {
-  const { client, scheduler, proxyClient, agent, podNetwork, serviceProxy, images, ctx } = parts;
+  const { client, scheduler, proxyClient, podNetwork, serviceProxy, images, ctx } = parts;
   const workers = new Map<string, PodWorker>();
   const removing = new Set<Promise<void>>();
   const remove = (uid: string) => {
@@ -220,6 +225,18 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
     const p = w.removed().finally(() => removing.delete(p));
     removing.add(p);
   };
+  let kubelet: KubeletServer | undefined;
+  if (o.kubeletTls && o.kubeletPort) {
+    kubelet = await startKubeletServer({
+      address: o.address,
+      port: o.kubeletPort,
+      certFile: o.kubeletTls.certFile,
+      keyFile: o.kubeletTls.keyFile,
+      clientCaFile: o.kubeletTls.clientCaFile,
+      backend: nodeletKubeletBackend(() => workers.values(), o.address),
+      log,
+    });
+  }
   const pods = new Informer<Pod>(client, '/api/v1/pods', log, { fieldSelector: `spec.nodeName=${o.nodeName}` }, RESYNCING);
   pods.onEvent(({ type, object: pod }) => {
     const uid = pod.metadata.uid ?? '';
@@ -234,20 +251,10 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
   });
   pods.onSync(() => void removeOrphans(ctx.podsDir, ctx.runc, podNetwork, new Set(workers.values()), log));
   pods.start();
+  await knownPods(pods, workers, log);
+  const agent = await registerNode(o, client, ctx.node, log);
   const binder = new Binder(scheduler, o.nodeName, new EventRecorder(scheduler, 'nodelet-scheduler', o.nodeName, log), log, images);
   binder.start();
-  let kubelet: KubeletServer | undefined;
-  if (o.kubeletTls && o.kubeletPort) {
-    kubelet = await startKubeletServer({
-      address: o.address,
-      port: o.kubeletPort,
-      certFile: o.kubeletTls.certFile,
-      keyFile: o.kubeletTls.keyFile,
-      clientCaFile: o.kubeletTls.clientCaFile,
-      backend: nodeletKubeletBackend(() => workers.values(), o.address),
-      log,
-    });
-  }
   log(
     `nodelet ${o.nodeName} running (cluster ${o.clusterName}, address ${o.address}` +
       `${kubelet ? `, kubelet API :${kubelet.port}` : ''}${o.podNetwork ? `, pods in ${o.podNetwork.podCidr}` : ''})`,
@@ -265,6 +272,17 @@ async function startPods(o: NodeletOptions, parts: NodeletParts, log: (line: str
       proxyClient?.close();
     },
   };
+}
+
+/**
+ * Waits, for at most KNOWN_PODS_WAIT_MS, until the pods bound here are listed and their workers have adopted
+ * what an earlier nodelet left running. Past that (an API server still starting), the node registers anyway.
+ */
+async function knownPods(pods: Informer<Pod>, workers: Map<string, PodWorker>, log: (line: string) => void): Promise<void> {
+  const timer = new AbortController();
+  const known = pods.waitForSync().then(() => Promise.all([...workers.values()].map((w) => w.adoptionDone)));
+  const waited = await Promise.race([known.then(() => true), sleep(KNOWN_PODS_WAIT_MS, timer.signal).then(() => false)]).finally(() => timer.abort());
+  if (!waited) log(`pods bound here not listed and adopted within ${KNOWN_PODS_WAIT_MS / 1000} s; registering the node anyway`);
 }
 
 /** Containers and pod directories of pods that no longer exist (deleted while no nodelet ran): stop, remove. */

@@ -163,6 +163,9 @@ export class PodWorker {
   private terminating = false;
   private finished = false;
   private firstSync = true;
+  private markAdopted: () => void = () => undefined;
+  /** Settles once this worker has adopted (or removed) the containers an earlier nodelet left running. */
+  readonly adoptionDone: Promise<void> = new Promise((resolve) => (this.markAdopted = resolve));
   private chain: Promise<void> = Promise.resolve();
   private pending = false;
   /** The pod had already finished (Succeeded/Failed) before this nodelet saw it: nothing runs again. */
@@ -245,17 +248,22 @@ export class PodWorker {
     });
   }
 
+  /** The first reconcile after a nodelet start: containers of an earlier nodelet are adopted when unchanged, removed otherwise. */
+  private async adoptOrRemoveEarlierContainers(): Promise<void> {
+    const adopted = this.alreadyDone || this.pod.metadata.deletionTimestamp ? new Set<string>() : await this.adoptContainers();
+    const prefix = `${this.uid}-`;
+    const killed = await cleanupContainers(this.ctx.runc, (id) => id.startsWith(prefix) && !adopted.has(id)).catch((err: Error) => {
+      this.ctx.log(`${this.key}: looking for containers of an earlier nodelet: ${err.message}`);
+      return [] as string[];
+    });
+    if (killed.length) this.ctx.log(`${this.key}: removed containers ${killed.join(', ')} an earlier nodelet left running`);
+  }
+
   private async reconcile(): Promise<void> {
-    if (this.finished || this.terminating) return;
+    if (this.finished || this.terminating) return this.markAdopted();
     if (this.firstSync) {
       this.firstSync = false;
-      const adopted = this.alreadyDone || this.pod.metadata.deletionTimestamp ? new Set<string>() : await this.adoptContainers();
-      const prefix = `${this.uid}-`;
-      const killed = await cleanupContainers(this.ctx.runc, (id) => id.startsWith(prefix) && !adopted.has(id)).catch((err: Error) => {
-        this.ctx.log(`${this.key}: looking for containers of an earlier nodelet: ${err.message}`);
-        return [] as string[];
-      });
-      if (killed.length) this.ctx.log(`${this.key}: removed containers ${killed.join(', ')} an earlier nodelet left running`);
+      await this.adoptOrRemoveEarlierContainers().finally(() => this.markAdopted());
     }
     if (this.pod.metadata.deletionTimestamp) {
       await this.terminate();

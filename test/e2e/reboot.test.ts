@@ -6,7 +6,7 @@ import type { LabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { findLeftovers, teardownNetwork } from '../../src/runtime/local/network/index.js';
 import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
-import { waitUntil } from '../support/wait.js';
+import { checkStateAfter, makeStateBefore } from '../support/lab-survival.js';
 
 /**
  * Issue 32, item 3 for the local runtime: a host reboot, simulated. Every process of the lab is
@@ -19,6 +19,7 @@ import { waitUntil } from '../support/wait.js';
  */
 
 const LAB = 'reboot';
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** Alive and not a zombie (a killed process whose parent has not reaped it yet is gone for this test's purpose). */
 async function running(pid: number): Promise<boolean> {
@@ -70,25 +71,6 @@ describe('reboot (local): every lab process killed at once and its network gone;
     if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  const json = async <T>(context: string, args: string[]) => JSON.parse(await k(context, [...args, '-o', 'json'])) as T;
-  interface Meta {
-    metadata: { uid: string; resourceVersion: string; generation?: number; creationTimestamp: string };
-  }
-  const csrNames = async () =>
-    (await json<{ items: { metadata: { name: string; labels?: Record<string, string> } }[] }>('hub', ['get', 'csr'])).items
-      .filter((c) => c.metadata.labels?.['open-cluster-management.io/cluster-name'] === 'cluster1')
-      .map((c) => c.metadata.name)
-      .sort();
-  const tokenAuthenticates = async (token: string) => {
-    const review = await k(
-      'cluster1',
-      ['create', '-f', '-', '-o', 'json'],
-      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
-    );
-    return (JSON.parse(review) as { status?: { authenticated?: boolean } }).status?.authenticated === true;
-  };
-  const condition = async (context: string, args: string[], type: string) =>
-    (await json<{ status?: { conditions?: { type: string; status: string }[] } }>(context, args)).status?.conditions?.find((c) => c.type === type)?.status;
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
@@ -101,39 +83,8 @@ describe('reboot (local): every lab process killed at once and its network gone;
   });
 
   it('keeps the ManagedCluster, the ManifestWork, the MSA token and the addon across a simulated reboot', async () => {
-    await k(
-      'hub',
-      ['apply', '-f', '-'],
-      `apiVersion: authentication.open-cluster-management.io/v1beta1
-kind: ManagedServiceAccount
-metadata: {name: reboot, namespace: cluster1}
-spec: {rotation: {enabled: true}}
----
-apiVersion: work.open-cluster-management.io/v1
-kind: ManifestWork
-metadata: {name: before-reboot, namespace: cluster1}
-spec:
-  workload:
-    manifests:
-    - {apiVersion: v1, kind: ConfigMap, metadata: {name: before-reboot, namespace: default}, data: {at: before}}
-`,
-    );
-    const token = await waitUntil(
-      async () => {
-        const r = await kubectl(kubeconfig, ['--context', 'hub', '-n', 'cluster1', 'get', 'secret', 'reboot', '-o', 'jsonpath={.data.token}']);
-        return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
-      },
-      'the token Secret of MSA reboot',
-      120_000,
-    );
-    await waitUntil(
-      async () => ((await condition('hub', ['-n', 'cluster1', 'get', 'manifestwork', 'before-reboot'], 'Applied')) === 'True' ? true : undefined),
-      'before-reboot Applied',
-      120_000,
-    );
-    expect(await tokenAuthenticates(token)).toBe(true);
-    const clusterBefore = await json<Meta>('hub', ['get', 'managedcluster', 'cluster1']);
-    const csrsBefore = await csrNames();
+    const before = await makeStateBefore(k, 'reboot');
+    const clusterBefore = before.managedClusters.find((m) => m.metadata.name === 'cluster1')!;
 
     // The reboot: everything at once, nothing told first.
     const pids = await labProcesses(home.home);
@@ -167,73 +118,23 @@ spec:
     const t0 = Date.now();
     const r = await upLab(config, { renderer: 'silent' });
     const upMs = Date.now() - t0;
-    console.log(`reboot: up took ${(upMs / 1000).toFixed(1)} s\n${r.steps.map((s) => `  ${s.title}: ${s.result}`).join('\n')}`);
+    console.log(`reboot: up took ${s(upMs)}\n${r.steps.map((step) => `  ${step.title}: ${step.result}`).join('\n')}`);
     expect(r.status.clusters.every((c) => c.ready)).toBe(true);
     // Every container died with the machine: the leader leases their pods held are freed, so cluster1's
     // work agent leads at once instead of after its lease ran out (137 s).
     expect(r.steps.find((s) => s.title.startsWith('cluster1: nodelet'))?.result ?? '', 'cluster1 nodelet step').toMatch(/released \d+ leader leases/);
 
-    const clusterAfter = await json<Meta>('hub', ['get', 'managedcluster', 'cluster1']);
-    expect(clusterAfter.metadata.uid, 'the same ManagedCluster').toBe(clusterBefore.metadata.uid);
-    expect(clusterAfter.metadata.creationTimestamp).toBe(clusterBefore.metadata.creationTimestamp);
+    const kept = await checkStateAfter(k, before, t0);
+    const clusterAfter = kept.managedClusters.find((m) => m.metadata.name === 'cluster1')!;
     expect(clusterAfter.metadata.generation, 'its spec untouched (not accepted again)').toBe(clusterBefore.metadata.generation);
     console.log(
-      `reboot: ManagedCluster cluster1 resourceVersion ${clusterBefore.metadata.resourceVersion} → ${clusterAfter.metadata.resourceVersion} (status updates)`,
+      [
+        `reboot: ManagedCluster cluster1 resourceVersion ${clusterBefore.metadata.resourceVersion} → ${clusterAfter.metadata.resourceVersion} (status updates)`,
+        `reboot: the hub accepted a new ManifestWork ${s(kept.workAcceptedMs)} after up began (${kept.refusals.length} refusals first` +
+          `${kept.refusals.length ? `: ${kept.refusals[0]}` : ''}); it applied on cluster1 after ${s(kept.workAppliedMs)}`,
+        `reboot: up ${s(upMs)}; everything checked (${kept.addons.join(', ')} Available) ${s(kept.readyMs)} after up began`,
+      ].join('\n'),
     );
-    await waitUntil(
-      async () => ((await condition('hub', ['get', 'managedcluster', 'cluster1'], 'ManagedClusterConditionAvailable')) === 'True' ? true : undefined),
-      'cluster1 Available',
-      180_000,
-    );
-    expect(await csrNames(), 'no new CSR: cluster1 kept its hub credentials').toEqual(csrsBefore);
-
-    expect(await condition('hub', ['-n', 'cluster1', 'get', 'manifestwork', 'before-reboot'], 'Applied')).toBe('True');
-    expect(await k('cluster1', ['-n', 'default', 'get', 'configmap', 'before-reboot', '-o', 'jsonpath={.data.at}'])).toBe('before');
-    // The hub's work webhook is a pod: right after `up` its Deployment may still read Ready from before the reboot
-    // while the nodelet starts its container again, so the hub refuses ManifestWorks until it is back (a clear error).
-    const refusals: string[] = [];
-    await waitUntil(
-      async () => {
-        const r = await kubectl(
-          kubeconfig,
-          ['--context', 'hub', 'apply', '-f', '-'],
-          `apiVersion: work.open-cluster-management.io/v1
-kind: ManifestWork
-metadata: {name: after-reboot, namespace: cluster1}
-spec:
-  workload:
-    manifests:
-    - {apiVersion: v1, kind: ConfigMap, metadata: {name: after-reboot, namespace: default}, data: {at: after}}
-`,
-        );
-        if (r.exitCode !== 0) refusals.push(r.stderr.trim().split('\n')[0] ?? '');
-        return r.exitCode === 0 ? true : undefined;
-      },
-      'the hub to accept a ManifestWork after the reboot',
-      180_000,
-      1_000,
-    );
-    const acceptedMs = Date.now() - t0;
-    console.log(
-      `reboot: the hub accepted a new ManifestWork ${(acceptedMs / 1000).toFixed(1)} s after up began (${refusals.length} refusals first${refusals.length ? `: ${refusals[0]}` : ''})`,
-    );
-    await waitUntil(
-      async () =>
-        (await kubectl(kubeconfig, ['--context', 'cluster1', '-n', 'default', 'get', 'configmap', 'after-reboot'])).exitCode === 0 ? true : undefined,
-      'a ManifestWork created after the reboot applied on cluster1',
-      240_000,
-    );
-    console.log(`reboot: the new ManifestWork applied on cluster1 ${((Date.now() - t0) / 1000).toFixed(1)} s after up began`);
-
-    expect(await tokenAuthenticates(token), 'the MSA token from before the reboot').toBe(true);
-    await waitUntil(
-      async () =>
-        (await condition('hub', ['-n', 'cluster1', 'get', 'managedclusteraddon', 'managed-serviceaccount'], 'Available')) === 'True' ? true : undefined,
-      'managed-serviceaccount Available on cluster1',
-      180_000,
-    );
-    const readyMs = Date.now() - t0;
-    console.log(`reboot: up ${(upMs / 1000).toFixed(1)} s; everything checked ${(readyMs / 1000).toFixed(1)} s after up began`);
     expect(r.status.supervisor?.running).toBe(true);
   }, 900_000);
 });

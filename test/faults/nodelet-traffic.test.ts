@@ -26,7 +26,10 @@ import { waitUntil } from '../support/wait.js';
  * and process); no request failed after the node is Ready again; the follow started before the kill
  * ends when the nodelet dies (as with a kubelet: the API server and kubectl do not reconnect), and one
  * started after the nodelet is back streams the same file with every marker once, also those written
- * while no nodelet ran. Figures are printed for docs/reliability.md.
+ * while no nodelet ran. The new nodelet listens on its kubelet API before it posts Ready, as a kubelet
+ * does: a `kubectl logs` sent the moment the node is Ready answers at the first try, and a `kubectl exec`
+ * into the agent runs; an exec session open at the kill ends with the nodelet (as with a kubelet).
+ * Figures are printed for docs/reliability.md.
  */
 
 const LAB = 'faults-nodelet';
@@ -41,6 +44,10 @@ const AFTER_READY_MS = 10_000;
 /** …and at least this many requests after Ready, however busy the machine (a busy one sends fewer than one per INTERVAL_MS). */
 const MIN_REQUESTS_AFTER_READY = 100;
 const MARKER_PORT_BASE = 100_000;
+/** Run by `kubectl exec` in the proxy-agent container after the nodelet is back: its output and exit code are checked. */
+const EXEC_SCRIPT = 'echo exec-after-restart; exit 3';
+/** The exec session open across the kill: a shell printing a tick every 200 ms. */
+const SESSION_SCRIPT = 'while sleep 0.2; do echo tick; done';
 
 interface PodJson {
   metadata: { name: string; namespace: string; uid: string };
@@ -51,6 +58,17 @@ interface Follow {
   child: ResultPromise;
   output: () => string;
   endedAt: () => number | null;
+}
+
+/** Pids of the processes whose command line contains `text` (the containers' processes are the host's too). */
+async function processesRunning(text: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text) && !cmdline.includes('--kubeconfig')) pids.push(Number(entry)); // not kubectl's own
+  }
+  return pids;
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -100,6 +118,22 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
     child.all?.on('data', (d: Buffer) => (out += d.toString()));
     void child.then(() => (endedAt = Date.now()));
     const f = { child, output: () => out, endedAt: () => endedAt };
+    follows.push(f);
+    return f;
+  };
+
+  /** An exec session into the proxy-agent that prints a tick every 200 ms until its stream ends. */
+  const openExecSession = async (pod: string): Promise<Follow & { ticks: () => number }> => {
+    let out = '';
+    let endedAt: number | null = null;
+    const child = execa(
+      await kubectlPath(),
+      ['--kubeconfig', kubeconfig, '--context', CLUSTER, '-n', PROXY_NAMESPACE, 'exec', pod, '-c', 'proxy-agent', '--', 'sh', '-c', SESSION_SCRIPT],
+      { reject: false, all: true },
+    );
+    child.all?.on('data', (d: Buffer) => (out += d.toString()));
+    void child.then(() => (endedAt = Date.now()));
+    const f = { child, output: () => out, endedAt: () => endedAt, ticks: () => out.split('tick').length - 1 };
     follows.push(f);
     return f;
   };
@@ -154,11 +188,14 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
       );
     }, MARKER_INTERVAL_MS);
     const early = await follow(podName, ['--tail', '0']);
+    const session = await openExecSession(podName);
     const traffic = steadyTraffic(() => probeCluster(client!, CLUSTER, REQUEST_TIMEOUT_MS), INTERVAL_MS, REQUEST_TIMEOUT_MS);
     let killedAt = 0;
     let readyAt = 0;
     let newPidAt = 0;
     let logsAt = 0;
+    let logsAtReady: Awaited<ReturnType<typeof kubectl>> | undefined;
+    let execAfter: Awaited<ReturnType<typeof kubectl>> | undefined;
     let late: Follow | undefined;
     try {
       await new Promise((r) => setTimeout(r, BEFORE_KILL_MS));
@@ -179,17 +216,10 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
       newPidAt = Date.now();
       await waitUntil(async () => ((await nodeReadySince(kubeconfig, CLUSTER, NODE, killedAt)) ? true : undefined), 'cluster1 node Ready again', 120_000, 100);
       readyAt = Date.now();
-      // The node is Ready as the new nodelet registers, a moment before its kubelet API serves the pod's log.
-      await waitUntil(
-        async () =>
-          (await kubectl(kubeconfig, ['--context', CLUSTER, '-n', PROXY_NAMESPACE, 'logs', podName, '-c', 'proxy-agent', '--tail', '1'])).exitCode === 0
-            ? true
-            : undefined,
-        'the new nodelet serves the proxy-agent log',
-        60_000,
-        100,
-      );
+      // As a kubelet, the new nodelet listens on its kubelet API (and knows its pods) before it posts Ready: one try, no retry.
+      logsAtReady = await kubectl(kubeconfig, ['--context', CLUSTER, '-n', PROXY_NAMESPACE, 'logs', podName, '-c', 'proxy-agent', '--tail', '1']);
       logsAt = Date.now();
+      execAfter = await kubectl(kubeconfig, ['--context', CLUSTER, '-n', PROXY_NAMESPACE, 'exec', podName, '-c', 'proxy-agent', '--', 'sh', '-c', EXEC_SCRIPT]);
       late = await follow(podName, []);
       await new Promise((r) => setTimeout(r, AFTER_READY_MS));
       await waitUntil(
@@ -218,11 +248,16 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
     const failedAfter = after.filter((x) => !x.ok);
     const earlyMarkers = markersIn(early.output());
     const lateMarkers = markersIn(late.output());
+    const sessionShellsLeft = await processesRunning(SESSION_SCRIPT);
     const markersDuringOutage = markers.filter((m) => m.at >= killedAt && m.at < readyAt).map((m) => m.seq);
     console.log(
       [
         `\nFaults: nodelet SIGKILL under traffic (${new Date().toISOString()})`,
-        `nodelet: new process after ${s(newPidAt - killedAt)}, node Ready (Lease renewed) after ${s(readyAt - killedAt)}, its log served again after ${s(logsAt - killedAt)}`,
+        `nodelet: new process after ${s(newPidAt - killedAt)}, node Ready (Lease renewed) after ${s(readyAt - killedAt)}, ` +
+          `its log served (first try at Ready: exit ${String(logsAtReady?.exitCode)}) after ${s(logsAt - killedAt)}`,
+        `exec after Ready: exit ${String(execAfter?.exitCode)}, printed ${JSON.stringify(execAfter?.stdout)}; ` +
+          `exec session open at the kill: ${session.endedAt() === null ? 'still running' : `ended ${s(session.endedAt()! - killedAt)} after the kill (exit ${String(session.child.exitCode)})`}, ` +
+          `${session.ticks()} ticks; its shell in the container ${sessionShellsLeft.length ? `still runs (pids ${sessionShellsLeft.join(', ')})` : 'ended'}`,
         `requests: ${traffic.samples.length} in all, ${failed.length} failed; kill → Ready: ${failedDuring.length} of ${during.length} failed; ` +
           `Ready → +${s(Math.max(...after.map((x) => x.start)) - readyAt)}: ${failedAfter.length} of ${after.length} failed`,
         ...failed.slice(0, 10).map((x) => `  failed at +${x.start - killedAt} ms: ${x.error}`),
@@ -234,6 +269,12 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
     );
 
     expect(await containers(), 'every container of cluster1 the same run as before the kill').toEqual(before);
+    expect(logsAtReady?.exitCode, `kubectl logs at the moment the node is Ready: ${logsAtReady?.stderr}`).toBe(0);
+    expect(execAfter?.exitCode, `kubectl exec after the nodelet is back: ${execAfter?.stderr}`).toBe(3);
+    expect(execAfter?.stdout.trim()).toBe('exec-after-restart');
+    // The exec session open at the kill: its stream ran through the nodelet, so it ends with it, as a kubelet's does.
+    expect(session.ticks(), 'ticks of the exec session before the kill').toBeGreaterThan(0);
+    expect(session.endedAt(), 'the exec session open at the kill ended when the nodelet died').not.toBeNull();
     expect(
       markers.filter((m) => !/out of range/.test(m.error)).map((m) => `${m.seq}: ${m.error}`),
       'every marker refused by the agent',

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedLabHome, kubectlPath } from '../support/lab.js';
+import { checkStateAfter, makeStateBefore } from '../support/lab-survival.js';
 import { waitUntil } from '../support/wait.js';
 
 /**
@@ -66,26 +67,6 @@ describe('a kind lab across a Docker engine restart: up repairs what changed, re
     if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: ${String(r.stderr)}`);
     return String(r.stdout);
   };
-  const json = async <T>(context: string, args: string[]) => JSON.parse(await k(context, [...args, '-o', 'json'])) as T;
-  const condition = async (context: string, args: string[], type: string) =>
-    (await json<{ status?: { conditions?: { type: string; status: string }[] } }>(context, args)).status?.conditions?.find((c) => c.type === type)?.status;
-  const csrNames = async () => (await json<{ items: { metadata: { name: string } }[] }>('hub', ['get', 'csr'])).items.map((c) => c.metadata.name).sort();
-  const tokenAuthenticates = async (token: string) => {
-    const review = await k(
-      'cluster1',
-      ['create', '-f', '-', '-o', 'json'],
-      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }),
-    );
-    return (JSON.parse(review) as { status?: { authenticated?: boolean } }).status?.authenticated === true;
-  };
-  const addonsAvailable = async () => {
-    const addons = await json<{ items: { metadata: { namespace: string; name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }>(
-      'hub',
-      ['get', 'managedclusteraddon', '-A'],
-    );
-    const down = addons.items.filter((a) => a.status?.conditions?.find((c) => c.type === 'Available')?.status !== 'True');
-    return addons.items.length > 0 && down.length === 0 ? addons.items.map((a) => `${a.metadata.namespace}/${a.metadata.name}`) : undefined;
-  };
   /** Each cluster's kind node container as Docker shows it now. */
   const nodeContainers = async (): Promise<Record<(typeof CLUSTERS)[number], Container>> => {
     const [hub, cluster1, cluster2] = await Promise.all(CLUSTERS.map(async (c) => (await inspect(`${LAB}-${c}-control-plane`))!));
@@ -125,44 +106,10 @@ describe('a kind lab across a Docker engine restart: up repairs what changed, re
     const up = await ocmLab(['up', '--runtime', 'kind', '--artifacts', 'build']);
     expect(up.exitCode, up.all).toBe(0);
 
-    // State made before the restart.
-    await k(
-      'hub',
-      ['apply', '-f', '-'],
-      `apiVersion: authentication.open-cluster-management.io/v1beta1
-kind: ManagedServiceAccount
-metadata: {name: restart, namespace: cluster1}
-spec: {rotation: {enabled: true}}
----
-apiVersion: work.open-cluster-management.io/v1
-kind: ManifestWork
-metadata: {name: before-restart, namespace: cluster1}
-spec:
-  workload:
-    manifests:
-    - {apiVersion: v1, kind: ConfigMap, metadata: {name: before-restart, namespace: default}, data: {at: before}}
-`,
-    );
-    const token = await waitUntil(
-      async () => {
-        const t = await k('hub', ['-n', 'cluster1', 'get', 'secret', 'restart', '-o', 'jsonpath={.data.token}']).catch(() => '');
-        return t ? Buffer.from(t, 'base64').toString('utf8') : undefined;
-      },
-      'the token Secret of MSA restart',
-      180_000,
-    );
-    await waitUntil(
-      async () => ((await condition('hub', ['-n', 'cluster1', 'get', 'manifestwork', 'before-restart'], 'Applied')) === 'True' ? true : undefined),
-      'before-restart Applied',
-      180_000,
-    );
-    expect(await tokenAuthenticates(token)).toBe(true);
-    await waitUntil(addonsAvailable, 'every addon Available before the restart', 300_000);
+    const before = await makeStateBefore(k, 'restart');
     const nodes = await nodeContainers();
     for (const c of CLUSTERS) expect(nodes[c].HostConfig.RestartPolicy.Name, `${c}'s node restart policy (kind's)`).toBe('on-failure');
     for (const name of [REGISTRY, `ocm-lab-${LAB}-hub-endpoint`]) expect((await inspect(name))!.HostConfig.RestartPolicy.Name, name).toBe('unless-stopped');
-    const clustersBefore = await json<{ items: { metadata: { name: string; uid: string; creationTimestamp: string } }[] }>('hub', ['get', 'managedcluster']);
-    const csrsBefore = await csrNames();
     const kubeconfigBefore = await fs.readFile(kubeconfig(), 'utf8');
     const addressOf = (c: Container | undefined, cluster: string) =>
       c?.NetworkSettings.Networks[`ocm-lab-${LAB}-${cluster === 'hub' ? 'vpc-1' : 'vpc-2'}`]?.IPAddress;
@@ -194,50 +141,15 @@ spec:
       expect(node.Id, `${c}: no cluster recreated`).toBe(nodes[c].Id);
       expect(await nodeGuarded(c)).toBe(true);
     }
-    const clustersAfter = await json<{
-      items: { metadata: { name: string; uid: string; creationTimestamp: string }; spec: { managedClusterClientConfigs?: { url: string }[] } }[];
-    }>('hub', ['get', 'managedcluster']);
-    for (const before of clustersBefore.items) {
-      const now = clustersAfter.items.find((m) => m.metadata.name === before.metadata.name);
-      expect(now?.metadata.uid, `ManagedCluster ${before.metadata.name}: the same`).toBe(before.metadata.uid);
-      expect(now?.metadata.creationTimestamp).toBe(before.metadata.creationTimestamp);
+    const kept = await checkStateAfter(k, before, t0);
+    for (const name of ['cluster1', 'cluster2'] as const) {
+      const spec = JSON.parse(await k('hub', ['get', 'managedcluster', name, '-o', 'json'])) as { spec: { managedClusterClientConfigs?: { url: string }[] } };
       // The hub's record of the spoke's API server follows the node's address.
-      expect(now?.spec.managedClusterClientConfigs?.map((x) => x.url)).toEqual([
-        `https://${addressOf(after[before.metadata.name as 'cluster1' | 'cluster2'], before.metadata.name)}:6443`,
-      ]);
+      expect(
+        spec.spec.managedClusterClientConfigs?.map((x) => x.url),
+        `${name}'s API server on the hub`,
+      ).toEqual([`https://${addressOf(after[name], name)}:6443`]);
     }
-    for (const name of ['cluster1', 'cluster2']) {
-      await waitUntil(
-        async () => ((await condition('hub', ['get', 'managedcluster', name], 'ManagedClusterConditionAvailable')) === 'True' ? true : undefined),
-        `${name} Available`,
-        180_000,
-      );
-    }
-    expect(await csrNames(), 'no new CSR: the spokes kept their hub credentials').toEqual(csrsBefore);
-    expect(await condition('hub', ['-n', 'cluster1', 'get', 'manifestwork', 'before-restart'], 'Applied')).toBe('True');
-    expect(await k('cluster1', ['-n', 'default', 'get', 'configmap', 'before-restart', '-o', 'jsonpath={.data.at}'])).toBe('before');
-    await k(
-      'hub',
-      ['apply', '-f', '-'],
-      `apiVersion: work.open-cluster-management.io/v1
-kind: ManifestWork
-metadata: {name: after-restart, namespace: cluster1}
-spec:
-  workload:
-    manifests:
-    - {apiVersion: v1, kind: ConfigMap, metadata: {name: after-restart, namespace: default}, data: {at: after}}
-`,
-    );
-    await waitUntil(
-      async () => ((await k('cluster1', ['-n', 'default', 'get', 'configmap', 'after-restart', '-o', 'name']).catch(() => '')) ? true : undefined),
-      'a ManifestWork created after the restart applied on cluster1',
-      240_000,
-    );
-    const workMs = Date.now() - t0;
-    expect(await tokenAuthenticates(token), 'the MSA token from before the restart').toBe(true);
-    const available = await waitUntil(addonsAvailable, 'every addon Available after the restart', 300_000);
-    const readyMs = Date.now() - t0;
-
     // Kubeconfigs: the same file (kind's published ports are kept), and each context answers.
     expect(await fs.readFile(kubeconfig(), 'utf8')).toBe(kubeconfigBefore);
     for (const c of CLUSTERS) expect(await k(c, ['get', 'nodes', '--no-headers'])).toMatch(/\sReady\s/);
@@ -257,8 +169,8 @@ spec:
     expect(registry.State.Running).toBe(true);
     expect(Object.keys(registry.NetworkSettings.Networks)).toEqual(expect.arrayContaining([`ocm-lab-${LAB}-vpc-1`, `ocm-lab-${LAB}-vpc-2`]));
     console.log(
-      `docker-restart: up ${(upMs / 1000).toFixed(1)} s; new ManifestWork applied ${(workMs / 1000).toFixed(1)} s; ` +
-        `every check passed (${available.length} addons Available) ${(readyMs / 1000).toFixed(1)} s after up began`,
+      `docker-restart: up ${(upMs / 1000).toFixed(1)} s; new ManifestWork applied ${(kept.workAppliedMs / 1000).toFixed(1)} s; ` +
+        `every check passed (${kept.addons.length} addons Available) ${(kept.readyMs / 1000).toFixed(1)} s after up began`,
     );
   }, 2_400_000);
 });

@@ -122,6 +122,9 @@ export function renderLocalDownPlan(plan: LocalDownPlan): string {
     `lab '${plan.lab}' on local: ` +
       `${plan.exists ? 'would remove (when it exists)' : `is not up (no state in ${plan.labDir}); down would only remove leftovers found by name`}`,
   );
+  out.push('');
+  out.push('Supervisor stopped first, so that it restarts nothing stopped below (when its pid file names a running process):');
+  out.push(`  ${plan.supervisor.pidFile}`);
   if (plan.processes.length) {
     out.push('');
     out.push('Processes stopped (those whose pid file names a running process):');

@@ -18,7 +18,7 @@ import {
 import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
 import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
-import { supervisorSpec } from './supervision.js';
+import { supervisorFiles, supervisorSpec } from './supervision.js';
 import type { LocalLabState } from './state.js';
 
 interface LocalVpcPlan {
@@ -211,6 +211,8 @@ export interface LocalDownPlan {
   labDir: string;
   /** False: no state in labDir (never brought up, or taken down); down then only removes leftovers found by name. */
   exists: boolean;
+  /** The lab's supervisor, stopped first (whether or not there is state) so that it restarts nothing `down` stops. */
+  supervisor: { pidFile: string };
   /** Every process with a pid file under clusters/ is stopped, whatever the state says. */
   processes: { cluster: string; name: string; pidFile: string }[];
   /** Network resources the state recorded, removed last created first. */
@@ -233,6 +235,7 @@ export function planLocalDown(labName: string, labDir: string, state: LocalLabSt
     runtime: 'local',
     labDir,
     exists: state !== null,
+    supervisor: { pidFile: supervisorFiles(labDir).pidFile },
     processes,
     networkResources: state?.runtimeState.networkResources ?? [],
     leftovers: leftoverNames(labName),
