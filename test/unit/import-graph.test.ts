@@ -141,7 +141,7 @@ describe('import graph of src/ (rules in .dependency-cruiser.cjs)', () => {
     }
   });
 
-  it("proxy kubectl's fast path loads no parser, process runner, lock or provisioning machinery before it works", () => {
+  it("proxy kubectl's fast path loads no parser, process runner, lock, provisioning machinery or gRPC before it works", () => {
     // What `import` loads when the module is evaluated: static imports, not `await import()` and not `import type`.
     const loaded = new Set<string>();
     const visit = (source: string) => {
@@ -153,7 +153,7 @@ describe('import graph of src/ (rules in .dependency-cruiser.cjs)', () => {
     visit('src/cli/commands/proxy-kubectl.ts');
     expect(loaded.has('src/addons/proxy-kubectl.ts')).toBe(true);
     const heavy = [...loaded].filter((m) =>
-      /node_modules\/(zod|execa|proper-lockfile|yargs)\/|^src\/(config\/parse|provision\/(download|gobuild|lock|index)|ocm\/status)\.ts$/.test(m),
+      /node_modules\/(zod|execa|proper-lockfile|yargs|@grpc)\/|^src\/(config\/parse|provision\/(download|gobuild|lock|index)|ocm\/status)\.ts$/.test(m),
     );
     expect(heavy).toEqual([]);
   });
