@@ -1,9 +1,9 @@
-import { hubAdminKubeconfig } from '../ocm/status.js';
+import { hubAdminKubeconfig } from '../config/defaults.js';
 import { NotFoundError, InvalidInputError } from '../errors.js';
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';
 import { kubectlPortForward } from '../kube/port-forward.js';
-import { ensureBinaries } from '../provision/index.js';
+import { ensureBinaries } from '../provision/resolve.js';
 import type { PodPortForwarder } from './cluster-proxy/hub-tunnel.js';
 import fs from 'node:fs/promises';
 

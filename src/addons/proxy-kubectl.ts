@@ -92,7 +92,13 @@ export async function tunnelListener(
     spare = null;
     dialled.then(
       (remote) => {
+        if (local.destroyed) return remote.destroy();
         local.pipe(remote).pipe(local);
+        // Either side gone ends the other, also without an orderly end: kubectl exits, and `close` may destroy its
+        // connection before its FIN was read; a tunnel connection never told to close would keep the gRPC stream,
+        // and with it this process, alive until the far end gives up (about 30 s).
+        remote.on('close', () => local.destroy());
+        local.on('close', () => remote.destroy());
         remote.on('error', () => local.destroy());
         local.on('error', () => remote.destroy());
       },

@@ -3,9 +3,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultLabConfig } from '../config/defaults.js';
+import { defaultLabConfig, hubAdminKubeconfig } from '../config/defaults.js';
 import { loadLabConfig } from '../config/load.js';
-import { hubAdminKubeconfig } from '../ocm/status.js';
 
 const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const DEFAULT_RUNS = 10;

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '../errors.js';
+import { clusterKubeconfigFile } from '../paths.js';
 import { kubernetesFields } from './kubernetes-version.js';
 import { DEFAULT_ADDONS, DEFAULT_OCM_VERSION, type ClusterConfig, type LabConfig } from './types.js';
 
@@ -31,6 +32,11 @@ export function hubCluster(config: LabConfig): ClusterConfig {
     );
   }
   return hubs[0]!;
+}
+
+/** The hub's admin kubeconfig of a lab (every runtime writes it there). */
+export function hubAdminKubeconfig(config: LabConfig): string {
+  return clusterKubeconfigFile(config.name, hubCluster(config).name);
 }
 
 /** The managed clusters, in file order. */

@@ -1,16 +1,10 @@
 import fs from 'node:fs/promises';
 import { addonImplementation, clusterProfileEnabled, type LabConfig } from '../config/index.js';
-import { hubCluster, spokeClusters } from '../config/defaults.js';
+import { hubAdminKubeconfig, spokeClusters } from '../config/defaults.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
-import { clusterKubeconfigFile } from '../paths.js';
 import { isStatus, KubeClient } from '../kube/client.js';
 import { collectionPath } from '../kube/objects.js';
 import { clusterState, type ClusterState, type ManagedCluster } from './accept.js';
-
-/** The hub's admin kubeconfig of a lab (every runtime writes it there). */
-export function hubAdminKubeconfig(config: LabConfig): string {
-  return clusterKubeconfigFile(config.name, hubCluster(config).name);
-}
 
 /** A client for the lab's hub (close it when done); NotFoundError when the lab is not up. */
 export async function hubClient(config: LabConfig): Promise<KubeClient> {

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { MissingPrerequisiteError, RegistryUnavailableError } from '../errors.js';
 import { cacheDir as defaultCacheDir } from '../paths.js';
 import { cachedBinary, outsideBinaryReportsVersion, recipeDir, recordBinaries, type Verification } from './cache.js';
-import { artifactsFromEnv, type ArtifactsMode } from './artifacts.js';
-import { DownloadUnavailable, downloadRelease } from './download.js';
-import { goBuild, requireGo, type Builder } from './gobuild.js';
-import { withCacheLock } from './lock.js';
+// Downloading, building and the cache lock load only when a binary is missing: a warm lookup (every
+// `proxy kubectl`) stats the cache and needs none of them (execa, proper-lockfile, the OCI puller).
+import type { ArtifactsMode } from './artifacts.js';
+import type { Builder } from './gobuild.js';
 import { buildInfoReportsVersion } from './buildinfo.js';
-import { NO_MIRRORS, type Mirrors } from './mirrors.js';
+import type { Mirrors } from './mirrors.js';
 import { ALL_BINARIES, printsVersion, recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
 
 export interface ProvisionOptions {
@@ -145,6 +145,12 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
   });
   if (!missing.length) return found;
 
+  const [{ withCacheLock }, { artifactsFromEnv }, { goBuild, requireGo }, { NO_MIRRORS }] = await Promise.all([
+    import('./lock.js'),
+    import('./artifacts.js'),
+    import('./gobuild.js'),
+    import('./mirrors.js'),
+  ]);
   await withCacheLock(
     ctx.cache,
     async () => {
@@ -206,6 +212,7 @@ async function downloadAll(
   mirrors: Mirrors,
   mode: ArtifactsMode,
 ): Promise<{ done: Map<BinaryName, string>; failures: string[] }> {
+  const { DownloadUnavailable, downloadRelease } = await import('./download.js');
   const done = new Map<BinaryName, string>();
   const failures: string[] = [];
   const unreachable = new Set<string>();

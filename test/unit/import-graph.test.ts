@@ -141,6 +141,23 @@ describe('import graph of src/ (rules in .dependency-cruiser.cjs)', () => {
     }
   });
 
+  it("proxy kubectl's fast path loads no parser, process runner, lock, provisioning machinery or gRPC before it works", () => {
+    // What `import` loads when the module is evaluated: static imports, not `await import()` and not `import type`.
+    const loaded = new Set<string>();
+    const visit = (source: string) => {
+      if (loaded.has(source)) return;
+      loaded.add(source);
+      const deps = result.modules.find((m) => m.source === source)?.dependencies ?? [];
+      for (const d of deps) if (!d.dynamic && !d.dependencyTypes.includes('type-only')) visit(d.resolved);
+    };
+    visit('src/cli/commands/proxy-kubectl.ts');
+    expect(loaded.has('src/addons/proxy-kubectl.ts')).toBe(true);
+    const heavy = [...loaded].filter((m) =>
+      /node_modules\/(zod|execa|proper-lockfile|yargs|@grpc)\/|^src\/(config\/parse|provision\/(download|gobuild|lock|index)|ocm\/status)\.ts$/.test(m),
+    );
+    expect(heavy).toEqual([]);
+  });
+
   it('no cycle between top-level folders of src/', () => {
     const lines = topLevelCycles(moduleEdges(result), topLevelUnit);
     if (lines.length > 0) {

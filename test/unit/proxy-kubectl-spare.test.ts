@@ -67,3 +67,40 @@ describe('proxy kubectl: the dial made ahead', () => {
     expect(tunnel.remotes).toHaveLength(2);
   });
 });
+
+/** Resolves true when `s` closes within `ms`, false when it is still open then. */
+function closesWithin(s: net.Socket, ms: number): Promise<boolean> {
+  if (s.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    s.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+describe('proxy kubectl: a tunnel connection ends with its local connection', () => {
+  it('when the session closes before the local connection ended (kubectl gone, its FIN not read yet)', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000);
+    cleanups.push(tunnel.close);
+    const s = net.connect(listener.port, '127.0.0.1');
+    cleanups.push(async () => void s.destroy());
+    s.write('hello');
+    await new Promise((resolve) => s.once('data', resolve));
+    await listener.close();
+    expect(await closesWithin(tunnel.remotes[0]!, 2000)).toBe(true);
+  });
+
+  it('when the local connection is reset', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000);
+    cleanups.push(listener.close, tunnel.close);
+    const s = net.connect(listener.port, '127.0.0.1');
+    s.write('hello');
+    await new Promise((resolve) => s.once('data', resolve));
+    s.resetAndDestroy();
+    expect(await closesWithin(tunnel.remotes[0]!, 2000)).toBe(true);
+  });
+});

@@ -2,8 +2,8 @@ import { LabError, NotReadyError } from '../../errors.js';
 import { fromBase64 } from '../../kube/objects.js';
 import { asHubUser } from '../hub-access.js';
 import { isStatus, type KubeClient } from '../../kube/client.js';
-// The client alone, not the tunnel barrel: `proxy kubectl` starts without the server and agent modules.
-import { createTunnelClient, type TunnelClient } from '../../tunnel/client.js';
+// The client alone, not the tunnel barrel, and loaded in hubTunnel (below): `proxy kubectl` starts without it.
+import type { TunnelClient } from '../../tunnel/client.js';
 import { allInOrder } from '../../util/all-in-order.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 
@@ -64,7 +64,7 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
   // Upstream's proxy-server pods carry only the component label (ours carry the addon label too).
   const selector = `${PROXY_COMPONENT_LABEL}=${PROXY_SERVER_LABELS[PROXY_COMPONENT_LABEL]}`;
   // Both reads side by side: this is on every `proxy kubectl`'s path.
-  const [secret, pods] = await allInOrder<[{ data?: Record<string, string> }, { items: Pod[] }]>([
+  const reads = allInOrder<[{ data?: Record<string, string> }, { items: Pod[] }]>([
     asHubUser(`read Secret ${PROXY_NAMESPACE}/${SECRETS.proxyClient}`, `get on secrets (resourceNames: ${SECRETS.proxyClient}) in ${PROXY_NAMESPACE}`, () =>
       hub.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/secrets/${SECRETS.proxyClient}`),
     ).catch((err: unknown) => {
@@ -78,6 +78,9 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
       hub.get<{ items: Pod[] }>(`/api/v1/namespaces/${PROXY_NAMESPACE}/pods`, { labelSelector: selector }),
     ),
   ]);
+  // The tunnel client (gRPC, about a tenth of `proxy kubectl`'s CPU to load) loads while the hub answers.
+  const clientModule = import('../../tunnel/client.js');
+  const [secret, pods] = await reads;
   const ready = pods.items.find((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
   if (!ready?.status?.podIP)
     throw new NotReadyError(`no proxy-server pod is ready in ${PROXY_NAMESPACE} on the hub`, {
@@ -86,6 +89,7 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
   const caPem = fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub));
   const forward = options.portForward && !ready.spec?.hostNetwork ? await forwardTo(options.portForward, ready.metadata.name) : null;
   const address = forward?.address ?? `${ready.status.podIP}:${PROXY_PORTS.frontend}`;
+  const { createTunnelClient } = await clientModule;
   const client = createTunnelClient({
     address,
     tls: {

@@ -4,7 +4,7 @@ import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
 import { openProxySession, runKubectl, withInterrupts, splitCommandLine, type ProxySession } from '../../addons/proxy-kubectl.js';
 import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError } from '../../errors.js';
-import { ensureBinaries } from '../../provision/index.js';
+import { ensureBinaries } from '../../provision/resolve.js';
 import type { ProxyKubectlOptions } from '../argv.js';
 
 async function interactive(kubectl: string, session: ProxySession, interrupt: AbortSignal): Promise<void> {
