@@ -67,8 +67,20 @@ async function kindLabMemoryKb(lab: string): Promise<number> {
   return total;
 }
 
-/** The default lab on one runtime: new-lab `up` (binaries and images cached), a second `up`, memory after 15 s. */
-async function measureOn(runtime: 'local' | 'kind', config: LabConfig): Promise<{ coldMs: number; noopMs: number; memoryKb: number; steps: string[][] }> {
+interface RuntimeFigures {
+  coldMs: number;
+  noopMs: number;
+  memoryKb: number;
+  steps: string[][];
+  /** `up` with a third spoke added, then without it again (kind only: the route an addon image takes to a new node). */
+  addMs?: number;
+  removeMs?: number;
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** The default lab on one runtime: new-lab `up` (binaries and images cached), a second `up`, memory after 15 s; on kind `cluster add`/`remove`. */
+async function measureOn(runtime: 'local' | 'kind', config: LabConfig): Promise<RuntimeFigures> {
   try {
     const cold = await upLab(config, { renderer: 'silent', runtime });
     const t0 = Date.now();
@@ -76,28 +88,35 @@ async function measureOn(runtime: 'local' | 'kind', config: LabConfig): Promise<
     const noopMs = Date.now() - t0;
     await sleep(15_000);
     const memoryKb = runtime === 'kind' ? await kindLabMemoryKb(config.name) : await labRssKb(labDir(config.name));
-    return { coldMs: cold.durationMs, noopMs, memoryKb, steps: cold.steps.map((s) => [`  ${s.title}`, `${(s.durationMs / 1000).toFixed(1)} s`]) };
+    const steps = cold.steps.map((s) => [`  ${s.title}`, seconds(s.durationMs)]);
+    if (runtime === 'local') return { coldMs: cold.durationMs, noopMs, memoryKb, steps };
+    const added = await upLab({ ...config, clusters: [...config.clusters, { name: 'cluster3', vpc: 'vpc-2', hub: false }] }, { renderer: 'silent', runtime });
+    const removed = await upLab(config, { renderer: 'silent', runtime });
+    const addSteps = added.steps.map((s) => [`  cluster add: ${s.title}`, seconds(s.durationMs)]);
+    return { coldMs: cold.durationMs, noopMs, memoryKb, steps: [...steps, ...addSteps], addMs: added.durationMs, removeMs: removed.durationMs };
   } finally {
     await downLab(config, { runtime }).catch(() => undefined);
   }
 }
 
-/** `lab --runtime kind`: the default lab on the local runtime and on kind, one after the other in one run. */
-async function compareWithKind(): Promise<void> {
-  const local = await measureOn('local', { ...defaultLabConfig(), name: 'bench' });
+/** `lab --runtime kind`: the default lab on the local runtime and on kind, one after the other in one run (`--kind-only`: kind alone). */
+async function compareWithKind(kindOnly: boolean): Promise<void> {
+  const local = kindOnly ? undefined : await measureOn('local', { ...defaultLabConfig(), name: 'bench' });
   const kind = await measureOn('kind', { ...defaultLabConfig(), name: 'benchkind' });
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const mib = (kb: number) => `${(kb / 1024).toFixed(0)} MiB`;
+  const ratio = (k: number, l: number | undefined) => (l === undefined ? '' : `×${(k / l).toFixed(2)}`);
   const rows = [
     ['', 'local', 'kind', 'kind / local'],
-    ['up, new lab (binaries and images cached)', s(local.coldMs), s(kind.coldMs), `×${(kind.coldMs / local.coldMs).toFixed(2)}`],
-    ['second up (no-op)', s(local.noopMs), s(kind.noopMs), `×${(kind.noopMs / local.noopMs).toFixed(2)}`],
+    ['up, new lab (binaries and images cached)', local ? seconds(local.coldMs) : '', seconds(kind.coldMs), ratio(kind.coldMs, local?.coldMs)],
+    ['second up (no-op)', local ? seconds(local.noopMs) : '', seconds(kind.noopMs), ratio(kind.noopMs, local?.noopMs)],
     [
       'memory 15 s after up (local: RSS of its processes; kind: docker stats of its containers)',
-      mib(local.memoryKb),
+      local ? mib(local.memoryKb) : '',
       mib(kind.memoryKb),
-      `×${(kind.memoryKb / local.memoryKb).toFixed(2)}`,
+      ratio(kind.memoryKb, local?.memoryKb),
     ],
+    ['cluster add cluster3 (created, joined, addons Available)', '', seconds(kind.addMs!), ''],
+    ['cluster remove cluster3 (deregistered, deleted)', '', seconds(kind.removeMs!), ''],
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}\n`);
@@ -105,6 +124,7 @@ async function compareWithKind(): Promise<void> {
     ['local', local],
     ['kind', kind],
   ] as const) {
+    if (!m) continue;
     process.stdout.write(`\n-- steps of the new-lab up on ${label}\n`);
     const width = Math.max(...m.steps.map((r) => r[0]!.length));
     for (const [k, v] of m.steps) process.stdout.write(`${k!.padEnd(width)}  ${v}\n`);
@@ -137,7 +157,7 @@ export const labBenchmark: Benchmark = {
   name: 'lab',
   describe:
     'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; ' +
-    '`--runtime kind`: the default lab on local and on kind side by side; ' +
+    '`--runtime kind`: the default lab on local and on kind side by side, and a third spoke added and removed on kind (`--kind-only`: kind alone); ' +
     '`--connected` (root): on kind from cold, the official path against the simulated connected world beside the built path',
   async run(args) {
     if (args.includes('--connected')) {
@@ -146,7 +166,7 @@ export const labBenchmark: Benchmark = {
     }
     const runtime = args[args.indexOf('--runtime') + 1];
     if (args.includes('--runtime') && runtime === 'kind') {
-      await withBenchLabHome(compareWithKind);
+      await withBenchLabHome(() => compareWithKind(args.includes('--kind-only')));
       return;
     }
     await withBenchLabHome(async () => {

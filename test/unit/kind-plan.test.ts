@@ -7,7 +7,7 @@ import { defaultLabConfig, parseLabConfig, type LabConfig } from '../../src/conf
 import { InvalidInputError } from '../../src/errors.js';
 import { renderKindPlan } from '../../src/runtime/kind/dry-run.js';
 import { readKindTemplates, renderKindConfig } from '../../src/runtime/kind/kind-config.js';
-import { planKindLab, POD_SUBNET, SERVICE_SUBNET, type KindLabPlan } from '../../src/runtime/kind/plan.js';
+import { clusterCreateConcurrency, planKindLab, POD_SUBNET, SERVICE_SUBNET, type KindLabPlan } from '../../src/runtime/kind/plan.js';
 import { kindReshapeRefusal } from '../../src/runtime/kind/state.js';
 import { blackholeArgs, egressGuardsScript } from '../../src/runtime/kind/node-routes.js';
 import { expectGolden } from '../support/golden.js';
@@ -86,6 +86,21 @@ describe('kind plan (--dry-run)', () => {
     await expect(plan(config)).rejects.toThrow(InvalidInputError);
     await expect(plan(config)).rejects.toThrow(/overlaps 10.96.0.0\/16/);
     await expect(plan({ ...defaultLabConfig(), network: { cidr: '192.168.7.0/25' } })).rejects.toThrow(/too small/);
+  });
+});
+
+describe('kind create concurrency', () => {
+  it('creates every cluster at once unless $OCM_LAB_KIND_CREATE_CONCURRENCY says fewer', () => {
+    expect(clusterCreateConcurrency(3, {})).toBe(3);
+    expect(clusterCreateConcurrency(0, {})).toBe(1);
+    expect(clusterCreateConcurrency(3, { OCM_LAB_KIND_CREATE_CONCURRENCY: '1' })).toBe(1);
+  });
+
+  it('refuses a value that is not a whole number of clusters, naming the setting', () => {
+    for (const bad of ['0', 'two', '1.5', '-1']) {
+      expect(() => clusterCreateConcurrency(3, { OCM_LAB_KIND_CREATE_CONCURRENCY: bad })).toThrow(InvalidInputError);
+      expect(() => clusterCreateConcurrency(3, { OCM_LAB_KIND_CREATE_CONCURRENCY: bad })).toThrow(`OCM_LAB_KIND_CREATE_CONCURRENCY=${bad}`);
+    }
   });
 });
 

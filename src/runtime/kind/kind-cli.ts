@@ -65,6 +65,9 @@ export async function requireKind(options: ProvisionOptions = {}): Promise<strin
   }
 }
 
+/** What Docker says when a published host port was taken between kind's pick and the node's start. */
+const PORT_TAKEN = /port is already allocated|address already in use/i;
+
 /**
  * The kind CLI for one lab. Every call that writes a kubeconfig names a file of
  * the lab's (one per kind cluster: kind locks the file it writes, and refuses a
@@ -95,7 +98,10 @@ export class KindCli {
 
   async create(name: string, configFile: string, network: string): Promise<void> {
     const args = ['create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', await this.scratchKubeconfig(name)];
-    const r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
+    let r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
+    // kind picks the API server's host port by binding and releasing it; a create beside it may take the same port before
+    // Docker publishes it. kind removed the node it made, so once more picks another port.
+    if (r.exitCode !== 0 && PORT_TAKEN.test(`${r.stdout}\n${r.stderr}`)) r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
     if (r.exitCode !== 0) {
       throw new Error(
         `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n` +

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
@@ -13,9 +12,24 @@ export const POD_SUBNET = '10.244.0.0/16';
 export const SERVICE_SUBNET = '10.96.0.0/16';
 /** The ports spokes reach on the hub: kube-apiserver, and the proxy-server's agent port (hostNetwork on the hub node). */
 export const HUB_PUBLISHED_PORTS = [6443, 8091] as const;
-/** At most this many `kind create cluster` at a time: each runs kubeadm, which keeps a core busy. */
-/** kubeadm init of two nodes at once timed out on 2 cores: one at a time there. */
-export const CLUSTER_CREATE_CONCURRENCY = Math.max(1, Math.floor(os.cpus().length / 2));
+/** Sets how many `kind create cluster` run at a time (default: every cluster the lab lacks, at once). */
+const CREATE_CONCURRENCY_ENV = 'OCM_LAB_KIND_CREATE_CONCURRENCY';
+
+/**
+ * How many `kind create cluster` run side by side: all of them unless $OCM_LAB_KIND_CREATE_CONCURRENCY says fewer. Most of
+ * a create is waiting (the node container's systemd, kubeadm's health checks), so on 2 cores three at once take less than
+ * three in turn (docs/measured/kind.md); a machine where kubeadm times out under that load sets 1.
+ */
+export function clusterCreateConcurrency(clusters: number, env: NodeJS.ProcessEnv = process.env): number {
+  const given = env[CREATE_CONCURRENCY_ENV];
+  if (given === undefined || given === '') return Math.max(1, clusters);
+  if (!/^[1-9]\d*$/.test(given)) {
+    throw new InvalidInputError(`${CREATE_CONCURRENCY_ENV}=${given} is not a whole number of clusters at a time`, {
+      hint: `set ${CREATE_CONCURRENCY_ENV} to 1 (one create at a time) or more, or unset it to create every cluster at once`,
+    });
+  }
+  return Number(given);
+}
 
 export interface KindNetworkPlan {
   name: string;

@@ -17,7 +17,7 @@ import { entryFromKindKubeconfig, writeLabKubeconfigs } from './kubeconfigs.js';
 import { hubEndpointName, KIND_CLUSTER_LABEL, kindClusterName, nodeContainerName, vpcNetworkName } from './names.js';
 import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './networks.js';
 import { ensureNodeEgressGuards } from './node-routes.js';
-import { CLUSTER_CREATE_CONCURRENCY, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
+import { clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
 import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
@@ -118,6 +118,32 @@ async function nodeAddress(container: string, network: string): Promise<string> 
   if (!ip)
     throw new NotFoundError(`node container ${container} has no address on network ${network}`, { hint: "run 'ocm-lab up --runtime kind' to repair the lab" });
   return ip;
+}
+
+/**
+ * One step per cluster, created side by side (the networks exist already, so kind does not race to make its own; #1596).
+ * All creates start together and a failed one waits for the others to end before failing the step, so that the rollback's
+ * `down` finds every cluster a create made (none is still being created behind it).
+ */
+function clusterSteps(c: KindContext): Step<KindContext>[] {
+  const limit = semaphore(clusterCreateConcurrency(c.plan!.clusters.length));
+  const progressOf = new Map<string, (line: string) => void>();
+  let creates: Map<string, Promise<string>> | undefined;
+  const startAll = (cc: KindContext) =>
+    (creates ??= new Map(c.plan!.clusters.map((cl) => [cl.name, limit(() => createCluster(cc, cl, (line) => progressOf.get(cl.name)?.(line)))] as const)));
+  return c.plan!.clusters.map((cluster) => ({
+    title: `${cluster.name}: kind cluster ${cluster.kindName} on ${cluster.network}`,
+    run: async (cc: KindContext, progress: (line: string) => void) => {
+      progressOf.set(cluster.name, progress);
+      const all = startAll(cc);
+      try {
+        return await all.get(cluster.name)!;
+      } catch (err) {
+        await Promise.allSettled(all.values());
+        throw err;
+      }
+    },
+  }));
 }
 
 /** The image registry every kind lab shares, on this lab's networks, holding the lab's images (pushed when it lacks them). */
@@ -240,17 +266,11 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           return results.join(', ');
         },
       },
-      imageRegistryStep,
       {
-        title: 'Clusters',
+        // The registry is filled while the nodes boot: neither needs the other until the Registry mirrors step.
+        title: 'Clusters and image registry',
         concurrent: true,
-        children: (c) => {
-          const limit = semaphore(CLUSTER_CREATE_CONCURRENCY);
-          return c.plan!.clusters.map((cluster) => ({
-            title: `${cluster.name}: kind cluster ${cluster.kindName} on ${cluster.network}`,
-            run: (cc: KindContext, progress: (line: string) => void) => limit(() => createCluster(cc, cluster, progress)),
-          }));
-        },
+        children: (c) => [imageRegistryStep, ...clusterSteps(c)],
       },
       {
         title: 'Hub endpoint',
