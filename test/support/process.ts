@@ -1,10 +1,21 @@
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+/**
+ * Whether a process with this pid is running: it exists (signal 0 checks
+ * without sending anything) and has not exited. An exited process whose parent
+ * has not yet collected its status (a zombie, state Z) has stopped: an orphan's
+ * status goes to PID 1, which in some CI sandboxes collects only every few seconds.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }
