@@ -59,3 +59,25 @@ describe('up refuses bad lab files before creating anything', () => {
     });
   }
 });
+
+describe('up --runtime kind refuses a bad create concurrency before anything is made', () => {
+  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+
+  beforeAll(async () => {
+    home = await isolatedLabHome('bad-concurrency');
+  });
+  afterAll(async () => home.cleanup());
+
+  it('OCM_LAB_KIND_CREATE_CONCURRENCY=two: exit 2 naming it, at the checks, with or without a Docker engine; no lab directory', async () => {
+    const file = path.join(home.home, 'lab.yaml');
+    await fs.writeFile(file, (await fs.readFile('examples/default-lab.yaml', 'utf8')).replace(/^name: .*$/m, 'name: e2e-badconc'));
+    const r = await cli(['up', '--runtime', 'kind', '--artifacts', 'build', '--config', file], {
+      OCM_LAB_HOME: path.join(home.home, 'labs'),
+      OCM_LAB_KIND_CREATE_CONCURRENCY: 'two',
+    });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain('OCM_LAB_KIND_CREATE_CONCURRENCY=two is not a whole number');
+    expect(r.stdout + r.stderr).not.toMatch(/Images|kind create/);
+    await expect(fs.access(path.join(home.home, 'labs', 'e2e-badconc'))).rejects.toThrow();
+  });
+});

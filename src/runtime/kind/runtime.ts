@@ -222,6 +222,8 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const ctx: KindContext = { run, config: run.config, options: run.options, dir: run.dir, existing: new Set() };
     /** Docker and kind answer, and the machine can take the clusters this up adds (before anything is created). */
     const preflight = async (_fresh: string[], progress: (line: string) => void) => {
+      // A bad setting is refused here, before the images step and any create.
+      clusterCreateConcurrency(run.config.clusters.length);
       const server = await requireDockerEngine();
       const binary = await requireKind({ binDir: ctx.options.binDir, artifacts: ctx.options.artifacts, mirrors: ctx.options.mirrors, onProgress: progress });
       ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir));
