@@ -43,6 +43,9 @@ export function ocmLabImageAt(registry: string | undefined): string {
 // OCM's images (repository, names, the binary each holds) are facts the OCM recipe pulls from too: src/provision/recipes.ts.
 export { OCM_IMAGE_REPOSITORY, OCM_UPSTREAM_IMAGES, ocmImage } from './provision/recipes.js';
 
+/** The OCM images a spoke runs: the klusterlet operator and its agents (the hub runs all of OCM_UPSTREAM_IMAGES). */
+export const SPOKE_OCM_IMAGES: readonly string[] = ['registration-operator', 'registration', 'work'];
+
 /** The non-root user of OCM's images (`USER 10001`; group 0 as the image does not name one). */
 export const OCM_IMAGE_USER = { uid: 10001, gid: 0 };
 

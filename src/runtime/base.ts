@@ -106,11 +106,13 @@ export function runtimeUp<Ctx, R>(runtime: Runtime<Ctx, R>, config: LabConfig, o
     steps: [baseStep, ...bindSteps(provisioning.steps, provisioning.context)],
     config: () => run.config,
     rollback: async () => {
+      await provisioning.settle?.(true);
       if (!run.createdNow || options.retain) return;
       if (provisioning.rollback) await provisioning.rollback();
       else await runtime.down(config.name, {});
     },
     release: async () => {
+      await provisioning.settle?.(false);
       await release?.();
       release = undefined;
     },

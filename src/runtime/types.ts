@@ -174,6 +174,11 @@ export interface Provisioning<Ctx> {
   steps: Step<Ctx>[];
   /** A failed `up` of a new lab: undo what this runtime made (default: `down`). `retain` is honoured by the base. */
   rollback?(): Promise<void>;
+  /**
+   * Work a step left running while later steps go on (kind: nodes pulling the lab's images) has ended: waited for
+   * when `up` ends, cancelled (`cancel`) before a rollback. `up` returns and rolls back only after this.
+   */
+  settle?(cancel: boolean): Promise<void>;
 }
 
 /**

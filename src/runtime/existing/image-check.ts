@@ -3,7 +3,7 @@ import { ImageUnavailableError } from '../../errors.js';
 import { isStatus, KubeClient, type KubeEndpoint } from '../../kube/client.js';
 import { sleep, waitUntil } from '../../kube/wait.js';
 import { getOrNull } from '../../kube/objects.js';
-import { OCM_UPSTREAM_IMAGES, ocmImage } from '../../image.js';
+import { OCM_UPSTREAM_IMAGES, ocmImage, SPOKE_OCM_IMAGES } from '../../image.js';
 
 /**
  * Before `up --runtime existing` installs anything: can every cluster pull and run the images the lab will run
@@ -27,9 +27,6 @@ export interface CheckedImage {
   /** Ours must exit 0; OCM's only have to start. */
   mustSucceed: boolean;
 }
-
-/** The OCM images a spoke runs: the klusterlet operator and its agents. */
-const SPOKE_OCM_IMAGES: readonly string[] = ['registration-operator', 'registration', 'work'];
 
 /** Which images a cluster runs: ours everywhere; on the hub OCM's five, on a spoke the klusterlet's three. */
 export function imagesToCheck(ourImage: string, ocmVersion: string, hub: boolean): CheckedImage[] {

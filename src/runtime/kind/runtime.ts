@@ -17,6 +17,7 @@ import { entryFromKindKubeconfig, writeLabKubeconfigs } from './kubeconfigs.js';
 import { hubEndpointName, KIND_CLUSTER_LABEL, kindClusterName, nodeContainerName, vpcNetworkName } from './names.js';
 import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './networks.js';
 import { ensureNodeEgressGuards } from './node-routes.js';
+import { startPrepulls } from './image-registry/prepull.js';
 import { clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
 import { readHostFacts, requireHostFits } from './preflight.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
@@ -50,6 +51,8 @@ export interface KindContext {
   /** Where images come from (the decision `up` made) and the lab's images by how they reach the registry. */
   sources?: ImageSources;
   labImages?: LabImageSet;
+  /** New nodes pulling the lab's images in the background (started by the Registry mirrors step). */
+  prepulls?: { done: Promise<string[]>; abort: AbortController };
 }
 
 /** How long the Leader leases step waits for an API server a node restart took away. */
@@ -163,14 +166,24 @@ const imageRegistryStep: Step<KindContext> = {
   },
 };
 
-/** Nodes pull from the registry: containerd's hosts.toml in each (a node that existed pulls again what this up pushed). */
+/**
+ * Nodes pull from the registry: containerd's hosts.toml in each (a node that existed pulls again what this up pushed).
+ * New nodes then pull the lab's images in the background while OCM installs (settled when `up` ends).
+ */
 const registryMirrorsStep: Step<KindContext> = {
   title: 'Registry mirrors',
   run: async (c, progress) => {
     const hosts = await Promise.all(
       c.plan!.clusters.map((cl) => mirrorInNode(cl.nodeContainer, c.registry!, c.plan!.images, c.existing.has(cl.kindName) ? (c.pushed ?? []) : [], progress)),
     );
-    return `${(hosts[0] ?? []).join(', ')} → ${c.registry!.hostFromClusters} on ${c.plan!.clusters.length} nodes`;
+    const fresh = c.plan!.clusters.filter((cl) => !c.existing.has(cl.kindName));
+    if (fresh.length && !c.prepulls) {
+      const abort = new AbortController();
+      const nodes = fresh.map((cl) => ({ container: cl.nodeContainer, hub: cl.hub }));
+      c.prepulls = { done: startPrepulls(nodes, c.plan!.images, c.config.ocmVersion, abort.signal), abort };
+    }
+    const pulling = fresh.length ? `; ${fresh.map((cl) => cl.name).join(', ')} pulling the lab's images meanwhile` : '';
+    return `${(hosts[0] ?? []).join(', ')} → ${c.registry!.hostFromClusters} on ${c.plan!.clusters.length} nodes${pulling}`;
   },
 };
 
@@ -300,7 +313,11 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       leaderLeasesStep,
       registryHostingStep,
     ];
-    return { context: ctx, steps, preflight, deleteClusters };
+    const settle = async (cancel: boolean) => {
+      if (cancel) ctx.prepulls?.abort.abort();
+      await ctx.prepulls?.done;
+    };
+    return { context: ctx, steps, preflight, deleteClusters, settle };
   }
 
   async clusters(config: LabConfig): Promise<LabCluster[]> {
