@@ -13,6 +13,9 @@ export function prepullOrder(images: readonly string[], ocmVersion: string, hub:
   return [...ocmForNode.filter((ref) => images.includes(ref)), ...images.filter((ref) => !ocmRefs.has(ref))];
 }
 
+/** One pull from the lab's registry takes seconds; a pull stuck longer (its upstream fallback not answering) is left to the kubelet. */
+const PULL_TIMEOUT_MS = 120_000;
+
 export interface PrepullNode {
   container: string;
   hub: boolean;
@@ -21,7 +24,7 @@ export interface PrepullNode {
 /**
  * Starts the pulls of every node (nodes side by side, one image at a time in each) and resolves when all have ended, never
  * rejecting: a pull that fails leaves the image to the kubelet, which pulls it when a pod needs it (and reports its error).
- * `signal` ends the pulls not yet done (a failed `up` removes the nodes anyway).
+ * `signal` ends the pulls not yet done (a failed `up` removes the nodes anyway); each pull is bounded by PULL_TIMEOUT_MS.
  */
 export function startPrepulls(nodes: readonly PrepullNode[], images: readonly string[], ocmVersion: string, signal: AbortSignal): Promise<string[]> {
   return Promise.all(
@@ -29,7 +32,8 @@ export function startPrepulls(nodes: readonly PrepullNode[], images: readonly st
       let pulled = 0;
       for (const ref of prepullOrder(images, ocmVersion, node.hub)) {
         if (signal.aborted) break;
-        const r = await docker(['exec', node.container, 'crictl', 'pull', ref], { allowFailure: true, signal }).catch(() => null);
+        const bounded = AbortSignal.any([signal, AbortSignal.timeout(PULL_TIMEOUT_MS)]);
+        const r = await docker(['exec', node.container, 'crictl', 'pull', ref], { allowFailure: true, signal: bounded }).catch(() => null);
         if (r?.exitCode === 0) pulled++;
       }
       return `${node.container}: ${pulled} pulled`;
