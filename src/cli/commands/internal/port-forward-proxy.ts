@@ -4,6 +4,7 @@ import { InvalidInputError } from '../../../errors.js';
 import { KubeClient } from '../../../kube/client.js';
 import { parsePort } from '../../../tunnel/flags.js';
 import { forwardToPod, runningPods } from './pod-port-forward.js';
+import { runUntilSignal, stamp } from './run-loop.js';
 
 interface Args {
   'hub-kubeconfig': string;
@@ -12,8 +13,6 @@ interface Args {
   'listen-port': number;
   'target-port': number;
 }
-
-const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
 
 /**
  * `ocm-lab internal port-forward-proxy`: cluster-proxy's PortForward entrypoint in the agent pod. Listens on
@@ -60,10 +59,6 @@ export const portForwardProxyCommand: CommandModule<object, Args> = {
       server.listen(listenPort, '127.0.0.1', resolve);
     });
     stamp(`port-forward proxy on 127.0.0.1:${listenPort} -> pods ${a['pod-selector']} in ${namespace}, port ${port}`);
-    await new Promise<void>((resolve) => {
-      const stop = () => server.close(() => resolve());
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-    });
+    await runUntilSignal((signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => server.close(() => resolve()), { once: true })));
   },
 };
