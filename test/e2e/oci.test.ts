@@ -279,6 +279,15 @@ describe('containers under runc', () => {
     }
   });
 
+  it('a container adopted by a later nodelet keeps its start time, to the millisecond', async () => {
+    const { c, pod } = await start(['/bin/sh', '-c', 'while :; do sleep 0.05; done']);
+    const adopted = await RuncContainer.adopt(runc(), c.id, path.join(pod, 'containers', 'main'), collect());
+    expect(adopted?.pid).toBe(c.pid);
+    expect(adopted?.startedAt.toISOString()).toBe(c.startedAt.toISOString());
+    await c.terminate(0);
+    await adopted?.exited;
+  });
+
   it('reports a container that cannot start with runc’s reason', async () => {
     const err = await start(['/no/such/program']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);

@@ -101,6 +101,7 @@ export class RuncContainer {
     const logFile = path.join(spec.bundle, 'runc.log');
     await fs.rm(pidFile, { force: true });
     await fs.rm(logFile, { force: true });
+    await fs.rm(startedAtFile(spec.bundle), { force: true });
     await fs.mkdir(spec.runc.root, { recursive: true, mode: 0o700 });
     const output = await makeShimOutput(spec.bundle);
     const shim = startShim(spec.bundle, [
@@ -115,8 +116,11 @@ export class RuncContainer {
     for (;;) {
       const text = await fs.readFile(pidFile, 'utf8').catch(() => '');
       const pid = Number.parseInt(text.trim(), 10);
-      if (Number.isInteger(pid) && pid > 0)
-        return new RuncContainer(spec.runc, spec.id, pid, new Date(), followShim(spec.runc, spec.id, spec.bundle, output, spec.sink));
+      if (Number.isInteger(pid) && pid > 0) {
+        const startedAt = new Date();
+        await recordStartedAt(spec.bundle, startedAt);
+        return new RuncContainer(spec.runc, spec.id, pid, startedAt, followShim(spec.runc, spec.id, spec.bundle, output, spec.sink));
+      }
       if (early instanceof Error) {
         await closeShimOutput(output);
         throw new ContainerStartError('RunContainerError', `could not run /bin/sh (the container's shim): ${early.message}`);
@@ -152,7 +156,8 @@ export class RuncContainer {
     if (state?.status !== 'running' || path.resolve(state.bundle) !== path.resolve(bundle)) return undefined;
     const output = await reopenShimOutput(bundle);
     if (!output) return undefined;
-    return new RuncContainer(runc, id, state.pid, new Date(state.created), followShim(runc, id, bundle, output, sink));
+    const startedAt = (await recordedStartedAt(bundle)) ?? new Date(state.created);
+    return new RuncContainer(runc, id, state.pid, startedAt, followShim(runc, id, bundle, output, sink));
   }
 
   /** Sends a signal to the container's init process (`runc kill`); a container already gone is fine. */
@@ -180,6 +185,23 @@ export class RuncContainer {
   exec(argv: string[], opts: ExecOptions = {}): ExecProcess {
     return runcExec(this.runc, this.id, argv, opts);
   }
+}
+
+/**
+ * The start time the pod's status shows, kept in the bundle so a nodelet that
+ * adopts the container reports the same `startedAt` (runc's `created` is a
+ * moment earlier and may fall in the second before).
+ */
+const startedAtFile = (bundle: string) => path.join(bundle, 'started-at');
+
+async function recordStartedAt(bundle: string, at: Date): Promise<void> {
+  await fs.writeFile(startedAtFile(bundle), `${at.toISOString()}\n`);
+}
+
+async function recordedStartedAt(bundle: string): Promise<Date | undefined> {
+  const text = await fs.readFile(startedAtFile(bundle), 'utf8').catch(() => '');
+  const at = new Date(text.trim());
+  return text && !Number.isNaN(at.getTime()) ? at : undefined;
 }
 
 /**
