@@ -19,6 +19,8 @@ function slots(root: unknown): Slot[] {
   const out: Slot[] = [];
   const walk = (node: unknown) => {
     if (node === null || typeof node !== 'object') return;
+    // Only arrays and maps hold slots: a `!!binary` scalar parses to a Uint8Array, whose indices cannot be deleted.
+    if (!Array.isArray(node) && Object.getPrototypeOf(node) !== Object.prototype) return;
     const entries: [string | number, unknown][] = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
     for (const [key, value] of entries) {
       out.push({ parent: node as Container, key });
