@@ -32,7 +32,7 @@ export default defineConfig({
           include: ['test/faults/**/*.test.ts'],
           env: { OCM_LAB_RUNTIME: 'local' },
           // Never beside an e2e lab: its recovery goal is timed, on 2 cores. Group 1 runs after unit (group 0);
-          // e2e (one file at a time, no groupOrder) is a group vitest puts last (docs/notes.md).
+          // e2e (one file at a time, no groupOrder) is a group vitest puts last (docs/notes.md#vitest-puts-e2e-last-after-faults).
           sequence: { groupOrder: 1 },
           fileParallelism: false,
           testTimeout: 300_000,

@@ -48,7 +48,7 @@ export function labImages(config: LabImagesConfig): string[] {
 
 /**
  * The official Node.js image ocm-lab:<version> is built FROM on the official path (the Dockerfile's default base too):
- * the LTS line's Debian bookworm slim image, pinned by its multi-platform index's digest (docs/notes.md).
+ * the LTS line's Debian bookworm slim image, pinned by its multi-platform index's digest (docs/notes.md#the-official-paths-docker-hub-pins).
  */
 export const OFFICIAL_NODE_BASE: PinnedImage = {
   name: 'node:24-bookworm-slim',

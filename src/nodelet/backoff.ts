@@ -7,7 +7,7 @@ export interface BackoffPolicy {
 }
 
 /**
- * The kubelet's schedule (v1.34–v1.37 with their default feature gates; docs/notes.md): 10 s, doubling,
+ * The kubelet's schedule (v1.34–v1.37 with their default feature gates; docs/notes.md#the-kubelets-crash-loop-back-off): 10 s, doubling,
  * capped at 5 min, reset after 10 min of good running.
  */
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000, resetAfterMs: 600_000 };

@@ -18,7 +18,7 @@ import { CLUSTER_INVENTORY_NAMESPACE, clusterProfileCrd, clusterProfileCrdMark }
  * Taking OCM off clusters, the reverse of clusteradm init/join/accept: first
  * the custom resources, so the operators remove what they made from them while
  * they still run, then the operators themselves and what stays after them
- * (docs/notes.md "OCM as clusteradm installs it").
+ * (docs/notes.md#ocm-as-clusteradm-installs-it).
  */
 export interface UninstallOptions extends RemovalOptions {
   /** The operator's objects as `up` applied them (operatorManifests of the lab's OCM version). */

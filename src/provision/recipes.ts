@@ -223,7 +223,7 @@ export function ocmRecipe(version: string = OCM_VERSION): Recipe {
       placement: cmd('placement'),
       addon: cmd('addon'),
     },
-    // sum.golang.org (through the proxy) answers 404 for these; see docs/notes.md.
+    // sum.golang.org (through the proxy) answers 404 for these; see docs/notes.md#go-module-proxy-and-checksum-database.
     noSumDb: ['open-cluster-management.io', 'sigs.k8s.io/about-api'],
     ldflags: ocmLdflags(version),
     versionArgs: () => ['--version'],
@@ -244,7 +244,7 @@ export function ocmImage(name: 'registration-operator' | 'registration' | 'work'
  * OCM's upstream images and the binary each holds. Each is built FROM ubi-minimal
  * with one Go binary copied to `/` and `USER 10001`; none sets ENTRYPOINT, WORKDIR
  * or CMD of its own, so the Deployments OCM generates always give `command`
- * (build/Dockerfile.<name> in open-cluster-management-io/ocm; docs/notes.md). The nodelet maps
+ * (build/Dockerfile.<name> in open-cluster-management-io/ocm; docs/notes.md#ocms-images-as-its-build-makes-them). The nodelet maps
  * these images to the binaries; the kind runtime builds them from the binaries; the OCM recipe
  * takes the binaries out of them.
  */

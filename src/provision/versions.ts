@@ -55,7 +55,7 @@ export const OCM_RELEASES: readonly OcmRelease[] = [
 
 /**
  * The default lab's OCM: still v1.2.1, not the newest, until v1.3.1 has passed the lab's conformance
- * (its source must come from the Go module proxy for the built-here path; see docs/notes.md).
+ * (its source must come from the Go module proxy for the built-here path; see docs/notes.md#ocm-v131-beside-v121).
  */
 export const OCM_VERSION = 'v1.2.1';
 
@@ -87,7 +87,8 @@ export const KIND_VERSION = 'v0.33.0';
 
 /**
  * sha256 of kind's release binaries (`kind-<os>-<arch>`), by kind version and `<os>/<arch>`: what each
- * `.sha256sum` beside them publishes (sources in docs/notes.md). A platform not listed builds kind here.
+ * `.sha256sum` beside them publishes (sources in docs/notes.md#kind-v0330-node-image-digests-and-release-checksums).
+ * A platform not listed builds kind here.
  */
 export const KIND_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'v0.33.0': {
@@ -108,7 +109,10 @@ export interface OfficialNodeImage {
   digest: string;
 }
 
-/** kind's published node images, by kind release (its release notes list them with digests; sources in docs/notes.md). */
+/**
+ * kind's published node images, by kind release (its release notes list them with digests;
+ * sources in docs/notes.md#kind-v0330-node-image-digests-and-release-checksums).
+ */
 const KIND_NODE_IMAGES: Readonly<Record<string, readonly OfficialNodeImage[]>> = {
   'v0.33.0': [
     nodeImage('v1.37.0', 'sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5'),

@@ -95,7 +95,8 @@ function apiServerSpec(cluster: ClusterPlan, binary: string, pki: ClusterPkiPath
       '--enable-aggregator-routing=true',
       '--profiling=false',
       '--v=1',
-      // Kubernetes ≥ 1.37 refuses a loopback advertise address while it reconciles the `kubernetes` endpoints (docs/notes.md).
+      // Kubernetes ≥ 1.37 refuses a loopback advertise address while it reconciles the `kubernetes` endpoints
+      // (docs/notes.md#kube-apiserver-v137-refuses-a-loopback-advertise-address).
       ...(cluster.address.startsWith('127.') ? ['--endpoint-reconciler-type=none'] : []),
     ],
   };
