@@ -2,7 +2,7 @@ import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 import type { AddonName } from './addon-names.js';
 
-export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName, type UpstreamAddon } from './addon-names.js';
+export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName } from './addon-names.js';
 
 /** Whose build of an addon a lab runs: ours (TypeScript) or upstream's Go one, for the conformance matrix. */
 export type AddonImplementation = 'ocm-lab' | 'upstream';
