@@ -6,7 +6,7 @@ export const clusterGatewayBuiltin: BuiltinAddon = {
   name: CLUSTER_GATEWAY,
   // cluster-gateway's manager probes clusters through the tunnel: it finds the proxy-server pods.
   managerRules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
-  definition: async (_flags, log) => (await import('./addon.js')).clusterGatewayAddon(log),
+  definition: (_flags, log) => import('./addon.js').then((m) => m.clusterGatewayAddon(log)),
   // Its own manager installs everywhere (its framework's InstallAllStrategy).
   install: 'AllClusters',
   agentNamespaces: [GATEWAY_NAMESPACE],
@@ -14,9 +14,9 @@ export const clusterGatewayBuiltin: BuiltinAddon = {
   // The gateway itself: an aggregated API server on the hub beside the manager.
   hub: {
     plan: [`Deployment ${GATEWAY_NAMESPACE}/${GATEWAY_DEPLOYMENT}`, `APIService ${APISERVICE_NAME}`],
-    install: async (hub, { image }) => (await import('./hub-install.js')).installGatewayServer(hub, image ? { image } : {}),
-    ready: async (hub, timeoutMs, progress) => (await import('./hub-install.js')).waitForApiService(hub, timeoutMs, progress),
-    workloads: async () => (await import('./hub-install.js')).gatewayServingObjects('').filter((o) => o.kind === 'Deployment'),
+    install: (hub, { image }) => import('./hub-install.js').then((m) => m.installGatewayServer(hub, image ? { image } : {})),
+    ready: (hub, timeoutMs, progress) => import('./hub-install.js').then((m) => m.waitForApiService(hub, timeoutMs, progress)),
+    workloads: () => import('./hub-install.js').then((m) => m.gatewayServingObjects('').filter((o) => o.kind === 'Deployment')),
     objects: async () => {
       const { gatewayRbacObjects, gatewayServingObjects } = await import('./hub-install.js');
       return [...gatewayRbacObjects(), ...gatewayServingObjects('').filter((o) => o.kind !== 'Deployment')];

@@ -188,7 +188,7 @@ export async function apiServiceAvailable(hub: KubeClient): Promise<{ available:
  * clustergateway` reads. The aggregator merges an APIService's OpenAPI some time after it turns
  * Available, so a lab is not usable for explain until this holds.
  */
-export async function openApiPublished(hub: KubeClient): Promise<boolean> {
+async function openApiPublished(hub: KubeClient): Promise<boolean> {
   const root = await hub.get<{ paths?: Record<string, unknown> }>('/openapi/v3').catch(() => null);
   return !!root?.paths && `apis/${GATEWAY_API}` in root.paths;
 }

@@ -47,7 +47,8 @@ export const clusterProxyBuiltin: BuiltinAddon = {
       });
     const { ENTRYPOINT_TYPE_OF } = await import('./configuration.js');
     const type = flags['proxy-entrypoint'] ? ENTRYPOINT_TYPE_OF[flags['proxy-entrypoint'] as ProxyEntrypoint] : undefined;
-    return (await import('./addon.js')).clusterProxyAddon({ entrypointHost: host, ...(type ? { entrypointType: type } : {}) });
+    const { clusterProxyAddon } = await import('./addon.js');
+    return clusterProxyAddon({ entrypointHost: host, ...(type ? { entrypointType: type } : {}) });
   },
   // cluster-proxy v0.10.0's chart: installByPlacement left empty → Placement cluster-proxy-placement in the release namespace.
   install: { type: 'Placements', placements: [{ name: 'cluster-proxy-placement', namespace: ADDON_MANAGER_NAMESPACE }] },

@@ -11,7 +11,7 @@ const HELLOWORLD_PLACEMENT_NAMESPACE = 'open-cluster-management';
  */
 export const helloworldBuiltin: BuiltinAddon = {
   name: HELLOWORLD,
-  definition: async () => (await import('./addon.js')).helloworldAddon(),
+  definition: () => import('./addon.js').then((m) => m.helloworldAddon()),
   // addon-framework v1.2.0's helloworld example: Placement global in open-cluster-management.
   install: { type: 'Placements', placements: [{ name: 'global', namespace: HELLOWORLD_PLACEMENT_NAMESPACE }] },
   placementSpec: { predicates: [{ requiredClusterSelector: { labelSelector: {} } }] },

@@ -12,7 +12,7 @@ export const managedServiceAccountBuiltin: BuiltinAddon = {
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles/status'], verbs: ['get', 'update', 'patch'] },
   ],
-  definition: async (_flags, log) => (await import('./addon.js')).managedServiceAccountAddon(log),
+  definition: (_flags, log) => import('./addon.js').then((m) => m.managedServiceAccountAddon(log)),
   // managed-serviceaccount v0.10.0's chart: agentInstallAll (default true) → Placement global, rollout All.
   install: { type: 'Placements', placements: [{ name: 'global', namespace: ADDON_MANAGER_NAMESPACE, rolloutStrategy: { type: 'All' } }] },
   // Its chart's Placement also keeps unreachable clusters.
