@@ -94,6 +94,17 @@ module.exports = {
       to: { path: RUNTIME_ONE },
     },
     {
+      name: 'builtin-addons-from-registry-only',
+      comment:
+        "a built-in addon is its folder and its line in addons/registry.ts: the generic addon code (src/addons/*.ts) reads each addon's definition " +
+        "(its builtin.ts) through the registry instead of importing the addon, so adding one touches nothing else. The framework, upstream's " +
+        "builds and addon development are shared folders, not addons. Exceptions: proxy-kubectl.ts and hub-client.ts, cluster-proxy's tunnel as " +
+        'the CLI uses it',
+      severity: 'error',
+      from: { path: '^src/addons/[^/]+\\.ts$', pathNot: ['^src/addons/registry\\.ts$', '^src/addons/proxy-kubectl\\.ts$', '^src/addons/hub-client\\.ts$'] },
+      to: { path: '^src/addons/[^/]+/', pathNot: '^src/addons/(framework|upstream|dev)/' },
+    },
+    {
       name: 'runtimes-stay-apart',
       comment: 'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer',
       severity: 'error',

@@ -21,6 +21,7 @@ import {
   type BinaryName,
 } from './provision/recipes.js';
 import { PACKAGE_VERSION } from './version.js';
+import type { UpstreamAddon } from './config/addon-names.js';
 
 /**
  * Set on the lab's addon managers when their image is not the default (`up --image-registry`): the image they run,
@@ -50,7 +51,7 @@ export const SPOKE_OCM_IMAGES: readonly string[] = ['registration-operator', 're
 export const OCM_IMAGE_USER = { uid: 10001, gid: 0 };
 
 /** The addons that upstream also implements in Go (`implementation: upstream` in a lab file). */
-export type UpstreamAddon = 'cluster-proxy' | 'managed-serviceaccount';
+export type { UpstreamAddon };
 
 /**
  * Upstream's addon images at the pinned versions and what each holds. The

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { ADDON_NAMES, type AddonName, type LabConfig } from '../config/index.js';
+import type { AddonName, LabConfig } from '../config/index.js';
 import { InvalidInputError, NotReadyError } from '../errors.js';
 import { isStatus, KubeClient } from '../kube/client.js';
 import { clusterKubeconfigFile } from '../paths.js';
@@ -24,9 +24,7 @@ type PlacementsStrategy = InstallStrategy & { type: 'Placements' };
 interface PlacementObject extends KubeObject {
   status?: { numberOfSelectedClusters?: number; conditions?: { type: string; status: string }[] };
 }
-import { helloworldAddon } from './helloworld/addon.js';
-import { copiesConfigMap } from './helloworld/copier.js';
-import { HELLOWORLD_NAMESPACE, SYNCED_FROM_HUB_LABEL } from './helloworld/constants.js';
+import { builtinAddon, builtinAddonNames, builtinAddons, isBuiltinAddon } from './registry.js';
 import { installAddonManager, managerName, managerObjects, waitForAddonAvailable, type AddonClusterState } from './install.js';
 
 /** Applies the Placements (and cluster set bindings) a Placements strategy names; what changed. */
@@ -51,22 +49,33 @@ async function applyPlacements(hub: KubeClient, addon: AddonName, strategy: Inst
  *   back), so enable waits for the clusters it decides and a --cluster it does not decide, or a
  *   disable of some clusters only, is refused, naming the Placement and how to change it;
  * - AllClusters (cluster-gateway): on every managed cluster.
- * helloworld comes and goes with enable/disable (its manager is installed by the first enable,
- * removed by the last disable); an enable --cluster that installs it picks Manual, one without,
- * upstream's default (Placements). The default addons come and go with the lab file's `addons:`.
+ * An addon enabled per cluster (its definition's enabledPerCluster: helloworld) comes and goes with
+ * enable/disable (its manager is installed by the first enable, removed by the last disable); an
+ * enable --cluster that installs it picks Manual, one without, upstream's default (Placements).
+ * The others come and go with the lab file's `addons:`.
  */
 
-/** Addons whose manager enable/disable install and remove (helloworld), by name. */
-const PER_CLUSTER_ADDONS = new Map([helloworldAddon()].map((d) => [d.name as AddonName, d]));
-
+/** Whether enable/disable install and remove the addon's manager (helloworld). */
 export function enabledPerCluster(addon: AddonName): boolean {
-  return PER_CLUSTER_ADDONS.has(addon);
+  return builtinAddon(addon).enabledPerCluster === true;
+}
+
+/** The addons enabled cluster by cluster, in registry order. */
+function perClusterAddons(): AddonName[] {
+  return builtinAddons()
+    .filter((a) => a.enabledPerCluster)
+    .map((a) => a.name);
+}
+
+/** The framework definition of an addon enabled per cluster (what its ClusterManagementAddOn and agents' hub permissions are made from). */
+function perClusterDefinition(addon: AddonName): Promise<AddonDefinition> {
+  return builtinAddon(addon).definition({}, () => undefined);
 }
 
 /** The addon named on the command line, or exit 2 listing the addons ocm-lab knows. */
 export function knownAddon(name: string): AddonName {
-  if ((ADDON_NAMES as readonly string[]).includes(name)) return name as AddonName;
-  throw new InvalidInputError(`addon ${JSON.stringify(name)} is not an addon ocm-lab knows; known addons: ${ADDON_NAMES.join(', ')}`);
+  if (isBuiltinAddon(name)) return name;
+  throw new InvalidInputError(`addon ${JSON.stringify(name)} is not an addon ocm-lab knows; known addons: ${builtinAddonNames().join(', ')}`);
 }
 
 /** The clusters to act on: those named (each must be a managed cluster of the lab), else every managed cluster. */
@@ -83,7 +92,7 @@ const mcaRef = (addon: string, cluster: string) => ({ apiVersion: ADDON_API, kin
 
 /** Creates the addon's ManagedClusterAddOn in each cluster's namespace that has none; returns the clusters where it was created. */
 export async function ensureManagedClusterAddOns(hub: KubeClient, addon: AddonName, clusters: readonly string[]): Promise<string[]> {
-  const installNamespace = PER_CLUSTER_ADDONS.get(addon)?.installNamespace;
+  const installNamespace = enabledPerCluster(addon) ? (await perClusterDefinition(addon)).installNamespace : undefined;
   const created: string[] = [];
   for (const cluster of clusters) {
     const ref = mcaRef(addon, cluster);
@@ -128,7 +137,7 @@ async function currentInstallStrategy(hub: KubeClient, addon: AddonName): Promis
   return cma ? (installStrategyOf(cma) ?? { type: 'Manual' }) : null;
 }
 
-/** The strategy an enable installs helloworld with: Manual for some clusters named, else the addon's default. */
+/** The strategy an enable installs a per-cluster addon (helloworld) with: Manual for some clusters named, else the addon's default. */
 export function strategyForNewInstall(addon: AddonName, named: readonly string[] | undefined): InstallStrategy {
   const install = addonInstall(addon);
   return named?.length || install === 'AllClusters' ? { type: 'Manual' } : install;
@@ -188,13 +197,13 @@ async function createClusterManagementAddOn(hub: KubeClient, definition: AddonDe
   }
 }
 
-/** Installs helloworld's manager (and the Placements and ClusterManagementAddOn of the strategy) when it is not installed. */
+/** Installs a per-cluster addon's manager (and the Placements and ClusterManagementAddOn of the strategy) when it is not installed. */
 async function installPerClusterAddon(hub: KubeClient, addon: AddonName, options: EnableOptions): Promise<{ strategy: InstallStrategy; changed: string[] }> {
   const current = await currentInstallStrategy(hub, addon);
   const strategy = current && current !== 'AllClusters' ? current : strategyForNewInstall(addon, options.clusters);
   const changed = await applyPlacements(hub, addon, strategy);
   if (!current) {
-    await createClusterManagementAddOn(hub, PER_CLUSTER_ADDONS.get(addon)!, strategy);
+    await createClusterManagementAddOn(hub, await perClusterDefinition(addon), strategy);
     changed.push(`ClusterManagementAddOn/${addon} created (installStrategy ${describeInstallStrategy(strategy)})`);
   }
   changed.push(...(await installAddonManager(hub, addon, '', options.image)));
@@ -292,7 +301,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   if (!enabledPerCluster(addon)) {
     const decides = placements ? ` its Placement decides (installStrategy ${describeInstallStrategy(placements)})` : '';
     throw new InvalidInputError(`${addon} cannot be disabled: its manager installs it on every managed cluster${decides} of the lab`, {
-      hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${[...PER_CLUSTER_ADDONS.keys()].join(', ')}`,
+      hint: `remove it from the lab file's addons: list (ocm-lab down, then up), or disable one of: ${perClusterAddons().join(', ')}`,
     });
   }
   const clusters = chosenClusters(options.clusters, options.spokes);
@@ -315,7 +324,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
     `the ${addon} agents leaving (their ManifestWorks)`,
     removal,
   );
-  const definition = PER_CLUSTER_ADDONS.get(addon)!;
+  const definition = await perClusterDefinition(addon);
   deleted.push(
     ...(await deleteAndWait(
       hub,
@@ -324,7 +333,7 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
       removal,
     )),
   );
-  for (const cluster of clusters) deleted.push(...(await removeAgentLeftovers(cluster, options, removal)));
+  for (const cluster of clusters) deleted.push(...(await removeAgentLeftovers(cluster, definition, options, removal)));
 
   const left = (await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn'), { fieldSelector: `metadata.name=${addon}` })).items;
   const managerRemoved = left.length === 0;
@@ -332,22 +341,22 @@ export async function disableAddon(hub: KubeClient, options: DisableOptions): Pr
   return { addon, disabledOn: clusters, managerRemoved, deleted };
 }
 
-/** On the cluster: the copies the agent wrote, and the hub kubeconfig Secret if the registration agent left it. */
-async function removeAgentLeftovers(cluster: string, options: DisableOptions, removal: RemovalOptions): Promise<string[]> {
+/**
+ * On the cluster: what the agent left (its definition's clusterLeftovers: helloworld's copies),
+ * and the hub kubeconfig Secret if the registration agent left it.
+ */
+async function removeAgentLeftovers(cluster: string, definition: AddonDefinition, options: DisableOptions, removal: RemovalOptions): Promise<string[]> {
+  const leftovers = builtinAddon(options.addon).clusterLeftovers;
   const spoke = await options.spokeClient(cluster);
   if (!spoke) {
-    removal.progress?.(`${cluster}: no admin kubeconfig, the ConfigMaps labelled ${SYNCED_FROM_HUB_LABEL} in ${HELLOWORLD_NAMESPACE} stay`);
+    removal.progress?.(`${cluster}: no admin kubeconfig, ${leftovers?.stays ?? `the ${options.addon} agent's hub kubeconfig Secret`} stay`);
     return [];
   }
   try {
-    // kube-root-ca.crt is never a copy (an older agent may have labelled it; the cluster would recreate it at once).
-    const copies = (await labelledObjects(spoke, 'v1', 'ConfigMap', `/api/v1/namespaces/${HELLOWORLD_NAMESPACE}/configmaps`, SYNCED_FROM_HUB_LABEL)).filter(
-      (c) => copiesConfigMap(c.metadata.name),
-    );
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: hubKubeconfigSecretName(options.addon), namespace: HELLOWORLD_NAMESPACE } };
-    return (await deleteAndWait(spoke, [...copies, secret], `${cluster}: the ${options.addon} agent's ConfigMap copies`, removal)).map(
-      (d) => `${cluster}: ${d}`,
-    );
+    const found = leftovers ? await leftovers.find(spoke) : [];
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: hubKubeconfigSecretName(options.addon), namespace: definition.installNamespace } };
+    const title = `${cluster}: the ${options.addon} agent's ${leftovers?.title ?? 'hub kubeconfig Secret'}`;
+    return (await deleteAndWait(spoke, [...found, secret], title, removal)).map((d) => `${cluster}: ${d}`);
   } finally {
     spoke.close();
   }
@@ -393,9 +402,9 @@ export async function spokeAdminClient(config: LabConfig, cluster: string): Prom
 /** The addons `addon list` shows: those of the lab file, and any addon enabled per cluster that has its ClusterManagementAddOn on the hub. */
 export async function listedAddons(hub: KubeClient, labFileAddons: readonly AddonName[]): Promise<AddonName[]> {
   const enabled: AddonName[] = [];
-  for (const addon of PER_CLUSTER_ADDONS.keys()) {
+  for (const addon of perClusterAddons()) {
     if (labFileAddons.includes(addon)) continue;
     if (await getOrNull(hub, objectPath({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }))) enabled.push(addon);
   }
-  return [...ADDON_NAMES.filter((a) => labFileAddons.includes(a)), ...enabled];
+  return [...builtinAddonNames().filter((a) => labFileAddons.includes(a)), ...enabled];
 }

@@ -6,38 +6,29 @@ import type { KubeClient } from '../kube/client.js';
 import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV } from '../image.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
-import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
-import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
-import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
-import { HELLOWORLD } from './helloworld/constants.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';
+import type { PolicyRule } from './framework/types.js';
 import { sleep } from '../kube/wait.js';
-import type { ProxyEntrypoint } from '../config/types.js';
-import { clusterRole, clusterRoleBinding, deployment, namespace, RBAC_GROUP, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
-
-export type LabAddon = typeof CLUSTER_PROXY | typeof MANAGED_SERVICEACCOUNT | typeof CLUSTER_GATEWAY | typeof HELLOWORLD;
-export const LAB_ADDONS: readonly LabAddon[] = [CLUSTER_PROXY, MANAGED_SERVICEACCOUNT, CLUSTER_GATEWAY, HELLOWORLD];
-
-/** The CRD each addon brings (cluster-gateway has none: its API is aggregated, not stored). */
-const CRD_FILES: Record<LabAddon, string | null> = {
-  [CLUSTER_PROXY]: 'managedproxyconfigurations.yaml',
-  [MANAGED_SERVICEACCOUNT]: 'managedserviceaccounts.yaml',
-  [CLUSTER_GATEWAY]: null,
-  [HELLOWORLD]: null,
-};
+import type { AddonName, ProxyEntrypoint } from '../config/types.js';
+import { clusterRole, clusterRoleBinding, deployment, namespace, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
+import { builtinAddon, builtinAddons } from './registry.js';
 
 /** `manifests/crds/` of the package (next to dist/ and src/). */
 const CRD_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 
-export async function addonCrd(addon: LabAddon): Promise<KubeObject | null> {
-  const file = CRD_FILES[addon];
-  return file ? (YAML.parse(await fs.readFile(`${CRD_DIR}${file}`, 'utf8')) as KubeObject) : null;
+/** The CRDs the addon brings (its definition's `crds`; cluster-gateway has none: its API is aggregated, not stored). */
+export async function addonCrds(addon: AddonName): Promise<KubeObject[]> {
+  return Promise.all((builtinAddon(addon).crds ?? []).map(async (file) => YAML.parse(await fs.readFile(`${CRD_DIR}${file}`, 'utf8')) as KubeObject));
 }
 
-/** Applies the addon's CRD (if it has one) and waits until the API server serves it. */
-export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutMs = 30_000): Promise<'created' | 'updated' | 'unchanged'> {
-  const crd = await addonCrd(addon);
-  if (!crd) return 'unchanged';
+/** Applies the addon's CRDs (if it has any) and waits until the API server serves them; the first change it made ('created' before 'updated'). */
+export async function installAddonCrds(hub: KubeClient, addon: AddonName, timeoutMs = 30_000): Promise<'created' | 'updated' | 'unchanged'> {
+  const results: string[] = [];
+  for (const crd of await addonCrds(addon)) results.push(await installCrd(hub, crd, timeoutMs));
+  return results.includes('created') ? 'created' : results.includes('updated') ? 'updated' : 'unchanged';
+}
+
+async function installCrd(hub: KubeClient, crd: KubeObject, timeoutMs: number): Promise<'created' | 'updated' | 'unchanged'> {
   const result = await applyObject(hub, crd);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -48,36 +39,22 @@ export async function installAddonCrd(hub: KubeClient, addon: LabAddon, timeoutM
   }
 }
 
-export function managerName(addon: LabAddon): string {
+export function managerName(addon: AddonName): string {
   return `${addon}-addon-manager`;
 }
 
-/** What the managers of our addons may do on the hub: the framework's rules, and what each addon's own hub work needs. */
-const MANAGER_RULES = [
-  ...FRAMEWORK_MANAGER_RULES,
-  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
-  { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
-  // OCM's ocm-tls-profile ConfigMap, which cluster-proxy's manager turns into the proxy-server's TLS flags.
-  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
-  // cluster-gateway's manager probes clusters through the tunnel: it finds the proxy-server pods.
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
-  { apiGroups: ['proxy.open-cluster-management.io'], resources: ['managedproxyconfigurations', 'managedproxyconfigurations/status'], verbs: ['*'] },
-  { apiGroups: ['authentication.open-cluster-management.io'], resources: ['managedserviceaccounts', 'managedserviceaccounts/status'], verbs: ['*'] },
-  // managed-serviceaccount's ClusterProfile credential sync and the access providers the lab writes.
-  { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['multicluster.x-k8s.io'], resources: ['clusterprofiles/status'], verbs: ['get', 'update', 'patch'] },
-];
-
 /**
- * cluster-proxy's agents check hub users' tokens (the service proxy): TokenReview on the hub
- * for the addon's agent group, as upstream's `cluster-proxy-addon-agent-tokenreview`.
+ * What the managers of our addons may do on the hub: the framework's rules, what every manager's
+ * hub work needs, then each built-in addon's own (its definition's managerRules). One list for
+ * all of them: every manager is granted the rules of every addon.
  */
-const USER_TOKEN_REVIEW_ROLE = 'cluster-proxy-addon-agent-tokenreview';
-function tokenReviewObjects(): KubeObject[] {
+function managerRules(): PolicyRule[] {
   return [
-    clusterRole(USER_TOKEN_REVIEW_ROLE, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]),
-    clusterRoleBinding(USER_TOKEN_REVIEW_ROLE, [{ apiGroup: RBAC_GROUP, kind: 'Group', name: `system:open-cluster-management:addon:${CLUSTER_PROXY}` }]),
+    ...FRAMEWORK_MANAGER_RULES,
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] },
+    { apiGroups: [''], resources: ['secrets', 'services', 'events'], verbs: ['*'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
+    ...builtinAddons().flatMap((a) => a.managerRules ?? []),
   ];
 }
 
@@ -90,18 +67,23 @@ function ourImageContainer(image: string): { image: string; env?: { name: string
  * The manager's Deployment and identity on the hub; it runs as a pod of our image (`image`: the runtime's
  * LabCluster.ocmLabImage when it has one), and its agents run the same image.
  */
-export function managerObjects(addon: LabAddon, hubAddress: string, image: string = OCM_LAB_IMAGE, proxyEntrypoint?: ProxyEntrypoint): KubeObject[] {
+export function managerObjects(addon: AddonName, hubAddress: string, image: string = OCM_LAB_IMAGE, proxyEntrypoint?: ProxyEntrypoint): KubeObject[] {
+  const definition = builtinAddon(addon);
   const name = managerName(addon);
   const roleName = `open-cluster-management:${name}`;
   const labels = { app: name };
-  const proxyArgs = [`--proxy-entrypoint-host=${hubAddress}`, ...(proxyEntrypoint ? [`--proxy-entrypoint=${proxyEntrypoint}`] : [])];
-  const args = ['internal', 'addon-manager', `--addon=${addon}`, ...(addon === CLUSTER_PROXY ? proxyArgs : [])];
+  const args = [
+    'internal',
+    'addon-manager',
+    `--addon=${addon}`,
+    ...(definition.managerArgs?.({ hubAddress, ...(proxyEntrypoint ? { proxyEntrypoint } : {}) }) ?? []),
+  ];
   return [
     namespace(ADDON_MANAGER_NAMESPACE),
     serviceAccount({ name, namespace: ADDON_MANAGER_NAMESPACE }),
-    clusterRole(roleName, MANAGER_RULES),
+    clusterRole(roleName, managerRules()),
     clusterRoleBinding(roleName, [serviceAccountSubject(name, ADDON_MANAGER_NAMESPACE)]),
-    ...(addon === CLUSTER_PROXY ? tokenReviewObjects() : []),
+    ...(definition.managerObjects?.() ?? []),
     deployment({
       name,
       namespace: ADDON_MANAGER_NAMESPACE,
@@ -114,7 +96,7 @@ export function managerObjects(addon: LabAddon, hubAddress: string, image: strin
 
 export async function installAddonManager(
   hub: KubeClient,
-  addon: LabAddon,
+  addon: AddonName,
   hubAddress: string,
   image: string = OCM_LAB_IMAGE,
   proxyEntrypoint?: ProxyEntrypoint,

@@ -3,12 +3,11 @@ import type { Step } from '../runtime/types.js';
 import { hubOf, spokesOf, timeoutOf, type InstallContext } from '../install/context.js';
 import { deploymentSummary } from '../ocm/operator-install.js';
 import { ADDON_MANAGER_NAMESPACE } from './framework/names.js';
-import { installAddonCrd, installAddonManager, LAB_ADDONS, managerName, waitForAddonAvailable, type LabAddon } from './install.js';
-import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
-import { apiServiceAvailable, installGatewayServer, openApiPublished } from './cluster-gateway/hub-install.js';
-import { NotReadyError } from '../errors.js';
+import { installAddonCrds, installAddonManager, managerName, waitForAddonAvailable } from './install.js';
 import type { KubeClient as Client } from '../kube/client.js';
-import { enabledPerCluster, ensureLabAddonPlacements, ensureManagedClusterAddOns, waitForDecisions } from './enablement.js';
+import type { AddonName } from '../config/types.js';
+import { builtinAddon, builtinAddonNames } from './registry.js';
+import { ensureLabAddonPlacements, ensureManagedClusterAddOns, waitForDecisions } from './enablement.js';
 import {
   installUpstreamAddon,
   runsUpstream,
@@ -17,34 +16,10 @@ import {
   UPSTREAM_RELEASE_NAMESPACE,
   type UpstreamAddon,
 } from './upstream/index.js';
-import { sleep } from '../kube/wait.js';
 
-function labAddons(ctx: InstallContext): LabAddon[] {
-  return LAB_ADDONS.filter((a) => (ctx.config.addons as string[]).includes(a));
-}
-
-/**
- * Waits until the hub's aggregator reaches the gateway (APIService v1alpha1.cluster.core.oam.dev
- * Available) and has merged its OpenAPI (what `kubectl explain clustergateway` needs).
- */
-async function waitForApiService(hub: Client, timeoutMs: number, progress: (line: string) => void): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await apiServiceAvailable(hub);
-    const missing = !state.available
-      ? `APIService v1alpha1.cluster.core.oam.dev is not Available: ${state.message}`
-      : !(await openApiPublished(hub))
-        ? "the hub's /openapi/v3 does not list apis/cluster.core.oam.dev/v1alpha1 yet (kubectl explain clustergateway)"
-        : null;
-    if (!missing) return;
-    progress(`waiting: ${missing}`);
-    if (Date.now() > deadline) {
-      throw new NotReadyError(`the gateway's API is not served within ${Math.round(timeoutMs / 1000)} s: ${missing}`, {
-        hint: 'see the gateway log: ocm-lab logs hub open-cluster-management-cluster-gateway/<pod>',
-      });
-    }
-    await sleep(500);
-  }
+/** The lab file's addons, in registry order. */
+function labAddons(ctx: InstallContext): AddonName[] {
+  return builtinAddonNames().filter((a) => ctx.config.addons.includes(a));
 }
 
 /** Upstream's Go addon in place of ours: its chart's hub objects, then the same wait for Available on every spoke. */
@@ -78,13 +53,14 @@ export function addonSteps(): Step<InstallContext>[] {
             try {
               const spokes = spokesOf(c).map((cl) => cl.name);
               if (runsUpstream(c.config, addon)) return await upstreamAddon(c, client, addon, spokes, progress);
-              const crd = await installAddonCrd(client, addon);
+              const definition = builtinAddon(addon);
+              const crd = await installAddonCrds(client, addon);
               // Its install strategy's Placements before the manager, as upstream's charts (the manager follows their decisions).
               const { strategy, changed } = await ensureLabAddonPlacements(client, addon);
               changed.push(...(await installAddonManager(client, addon, hub.internalAddress, hub.ocmLabImage, c.config.clusterProxy?.entrypoint)));
-              if (addon === CLUSTER_GATEWAY) changed.push(...(await installGatewayServer(client, hub.ocmLabImage ? { image: hub.ocmLabImage } : {})));
+              if (definition.hub?.install) changed.push(...(await definition.hub.install(client, hub.ocmLabImage ? { image: hub.ocmLabImage } : {})));
               // An addon enabled per cluster (helloworld) that the lab file names goes on every spoke (Manual: one ManagedClusterAddOn each).
-              if (enabledPerCluster(addon) && strategy !== 'AllClusters' && strategy.type === 'Manual')
+              if (definition.enabledPerCluster && strategy !== 'AllClusters' && strategy.type === 'Manual')
                 changed.push(...(await ensureManagedClusterAddOns(client, addon, spokes)).map((cl) => `ManagedClusterAddOn ${cl}/${addon} created`));
               progress(changed.length ? changed.join(', ') : 'manager in place');
               const decided = strategy !== 'AllClusters' && strategy.type === 'Placements' ? await waitForDecisions(client, strategy, timeoutOf(c)) : null;
@@ -94,7 +70,7 @@ export function addonSteps(): Step<InstallContext>[] {
                 progress,
                 diagnostics: () => deploymentSummary(client, ADDON_MANAGER_NAMESPACE, [managerName(addon)]),
               });
-              if (addon === CLUSTER_GATEWAY) await waitForApiService(client, timeoutOf(c), progress);
+              await definition.hub?.ready?.(client, timeoutOf(c), progress);
               const where = targets.join(', ') || 'no cluster (its Placement decides none)';
               return `${crd === 'unchanged' ? '' : `CRD ${crd}; `}${changed.length ? 'manager deployed; ' : ''}Available on ${where}`;
             } finally {

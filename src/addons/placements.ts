@@ -1,53 +1,31 @@
 import { isStatus, type KubeClient } from '../kube/client.js';
 import { getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { deleteAndWait, type RemovalOptions } from '../ocm/removal.js';
-import { ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL } from './framework/names.js';
+import { ADDON_NAME_LABEL } from './framework/names.js';
 import { PLACEMENT_API, type AddonInstall, type PlacementRef } from './framework/install-strategy.js';
-import { CLUSTER_PROXY } from './cluster-proxy/constants.js';
-import { MANAGED_SERVICEACCOUNT } from './managed-serviceaccount/constants.js';
-import { CLUSTER_GATEWAY } from './cluster-gateway/constants.js';
-import { HELLOWORLD } from './helloworld/constants.js';
+import { builtinAddon, builtinAddons, isBuiltinAddon } from './registry.js';
 
 /**
- * Each lab addon's install strategy, upstream's default for it (docs/addons.md, "Install strategy"),
- * and the Placements and ManagedClusterSetBindings the lab creates for it, as upstream's charts do.
+ * Each lab addon's install strategy, upstream's default for it (docs/addons.md, "Install strategy";
+ * the `install` of its definition, e.g. cluster-proxy/builtin.ts), and the Placements and
+ * ManagedClusterSetBindings the lab creates for it, as upstream's charts do.
  */
 
 /** The ManagedClusterSet every accepted cluster joins by default (OCM's registration hub creates it). */
 const GLOBAL_CLUSTER_SET = 'global';
 const CLUSTER_SET_BINDING_API = 'cluster.open-cluster-management.io/v1beta2';
-/** Where upstream's helloworld example (addon-framework v1.2.0, kustomize) puts its Placement and binding. */
-const HELLOWORLD_PLACEMENT_NAMESPACE = 'open-cluster-management';
+/** The built-in addons' default strategies by name (each definition's `install`), as the registry holds them when this module loads. */
+export const ADDON_INSTALL: Record<string, AddonInstall> = Object.fromEntries(builtinAddons().map((a) => [a.name, a.install]));
 
-/** The addons' defaults: cluster-gateway's own manager installs everywhere (its framework's InstallAllStrategy), the others by Placement. */
-export const ADDON_INSTALL: Record<string, AddonInstall> = {
-  // cluster-proxy v0.10.0's chart: installByPlacement left empty → Placement cluster-proxy-placement in the release namespace.
-  [CLUSTER_PROXY]: { type: 'Placements', placements: [{ name: 'cluster-proxy-placement', namespace: ADDON_MANAGER_NAMESPACE }] },
-  // managed-serviceaccount v0.10.0's chart: agentInstallAll (default true) → Placement global, rollout All.
-  [MANAGED_SERVICEACCOUNT]: {
-    type: 'Placements',
-    placements: [{ name: 'global', namespace: ADDON_MANAGER_NAMESPACE, rolloutStrategy: { type: 'All' } }],
-  },
-  [CLUSTER_GATEWAY]: 'AllClusters',
-  // addon-framework v1.2.0's helloworld example: Placement global in open-cluster-management.
-  [HELLOWORLD]: { type: 'Placements', placements: [{ name: 'global', namespace: HELLOWORLD_PLACEMENT_NAMESPACE }] },
-};
-
+/** The addon's default install strategy: its definition's; AllClusters for an addon the lab does not build in. */
 export function addonInstall(addon: string): AddonInstall {
-  return ADDON_INSTALL[addon] ?? 'AllClusters';
+  return isBuiltinAddon(addon) ? builtinAddon(addon).install : 'AllClusters';
 }
 
-/** The Placement spec each chart writes: every cluster of the global set (managed-serviceaccount's also keeps unreachable ones). */
+/** The Placement spec each chart writes: every cluster of the global set, and what the addon's definition adds (placementSpec). */
 function placementSpec(addon: string): Record<string, unknown> {
-  const spec: Record<string, unknown> = { clusterSets: [GLOBAL_CLUSTER_SET] };
-  if (addon === MANAGED_SERVICEACCOUNT) {
-    spec.tolerations = [
-      { key: 'cluster.open-cluster-management.io/unreachable', operator: 'Equal' },
-      { key: 'cluster.open-cluster-management.io/unavailable', operator: 'Equal' },
-    ];
-  }
-  if (addon === HELLOWORLD) spec.predicates = [{ requiredClusterSelector: { labelSelector: {} } }];
-  return spec;
+  const extra = isBuiltinAddon(addon) ? builtinAddon(addon).placementSpec : undefined;
+  return { clusterSets: [GLOBAL_CLUSTER_SET], ...structuredClone(extra ?? {}) };
 }
 
 /** Shared by the addons whose Placements live in one namespace: labelled as the lab's (not one addon's), so removal takes only what the lab made. */

@@ -1,12 +1,9 @@
 import type { KubeClient } from '../kube/client.js';
 import { collectionPath, type KubeObject } from '../kube/objects.js';
 import { allSettledOrThrow, deleteAndWait, labelledObjects, releaseOnHub, waitGone, type RemovalOptions } from '../ocm/removal.js';
-import { gatewayRbacObjects, gatewayServingObjects } from './cluster-gateway/hub-install.js';
-import { CREDENTIALS_NAMESPACE, GATEWAY_NAMESPACE } from './cluster-gateway/constants.js';
-import { PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE } from './cluster-proxy/constants.js';
-import { MSA_NAMESPACE } from './managed-serviceaccount/constants.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE, ADDON_NAME_LABEL, deployWorkName, WORK_API } from './framework/names.js';
-import { addonCrd, LAB_ADDONS, managerObjects } from './install.js';
+import { addonCrds, managerObjects } from './install.js';
+import { builtinAddonNames, builtinAddons } from './registry.js';
 import { upstreamLeftovers } from './upstream/index.js';
 import { removePlacementObjects } from './placements.js';
 import { namespace } from '../kube/builders.js';
@@ -14,13 +11,55 @@ import { HELD_BY_SPOKE } from '../ocm/uninstall.js';
 
 /**
  * Taking the lab's addons off a lab, the reverse of src/addons/install.ts and
- * the gateway's hub install: agents leave the spokes through the addon
- * framework (ManagedClusterAddOn deleted → its ManifestWork deleted → the work
- * agent removes what it applied), then the hub side goes.
+ * of what each addon adds to the hub (its definition's `hub`): agents leave the
+ * spokes through the addon framework (ManagedClusterAddOn deleted → its
+ * ManifestWork deleted → the work agent removes what it applied), then the hub
+ * side goes. Every built-in addon is removed, whether the lab file named it or not.
  */
 
 /** Where each addon's agent runs on a spoke (the ManifestWork creates it; the registration agent writes its hub kubeconfig there). */
-const AGENT_NAMESPACES = [PROXY_NAMESPACE, MSA_NAMESPACE, GATEWAY_NAMESPACE];
+function agentNamespaces(): string[] {
+  return builtinAddons().flatMap((a) => a.agentNamespaces ?? []);
+}
+
+/** What uninstallAddons deletes by name, before it looks at the hub (the CSRs and the clusters with addons it finds there). */
+interface AddonRemoval {
+  /** The addons whose ManagedClusterAddOns and ManifestWorks go from each cluster. */
+  addons: string[];
+  /** Stopped first: the managers and what else runs on the hub (the gateway). */
+  workloads: KubeObject[];
+  /** The hub side, in deletion order (APIServices first: while one points at a server that is gone, the aggregator reports its group unavailable). */
+  hubSide: KubeObject[];
+  /** The hub namespaces, deleted last (after the addons' CSRs). */
+  hubNamespaces: string[];
+  /** On each spoke, the agents' namespaces. */
+  agentNamespaces: string[];
+}
+
+/** The objects of uninstallAddons, from every built-in addon's definition. */
+export async function addonRemoval(): Promise<AddonRemoval> {
+  const names = builtinAddonNames();
+  const definitions = builtinAddons();
+  const managers = names.flatMap((addon) => managerObjects(addon, ''));
+  const extraWorkloads = (await Promise.all(definitions.map((d) => d.hub?.workloads?.() ?? []))).flat();
+  const extraObjects = (await Promise.all(definitions.map((d) => d.hub?.objects?.() ?? []))).flat();
+  const hubNamespaces = [ADDON_MANAGER_NAMESPACE, ...definitions.flatMap((d) => d.hubNamespaces ?? [])];
+  const hubSide = [
+    ...names.map((addon) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } })),
+    ...extraObjects,
+    ...managers.filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment'),
+    // Upstream's managers (when the lab ran `implementation: upstream`) share our names for the rest.
+    ...upstreamLeftovers(),
+    ...(await Promise.all(names.map(addonCrds))).flat(),
+  ];
+  return {
+    addons: names,
+    workloads: [...managers.filter((o) => o.kind === 'Deployment'), ...extraWorkloads],
+    hubSide: [...hubSide.filter((o) => o.kind === 'APIService'), ...hubSide.filter((o) => o.kind !== 'APIService')],
+    hubNamespaces: [...new Set(hubNamespaces)],
+    agentNamespaces: agentNamespaces(),
+  };
+}
 
 /**
  * Removes the lab's addons from one cluster: its ManagedClusterAddOns are
@@ -31,8 +70,9 @@ const AGENT_NAMESPACES = [PROXY_NAMESPACE, MSA_NAMESPACE, GATEWAY_NAMESPACE];
  * cluster's ManagedCluster is being deleted.
  */
 async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options: RemovalOptions, unreachable: boolean): Promise<string[]> {
-  const mcas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } }));
-  const works = LAB_ADDONS.map((addon) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: cluster } }));
+  const addons = builtinAddonNames();
+  const mcas = addons.map((addon) => ({ apiVersion: ADDON_API, kind: 'ManagedClusterAddOn', metadata: { name: addon, namespace: cluster } }));
+  const works = addons.map((addon) => ({ apiVersion: WORK_API, kind: 'ManifestWork', metadata: { name: deployWorkName(addon), namespace: cluster } }));
   // A cluster that cannot be reached has no work agent to remove the agents: its works are let go on the hub.
   const release = () => releaseOnHub(hub, cluster, HELD_BY_SPOKE, options.progress);
   const waiting = unreachable ? { ...options, whileWaiting: release } : options;
@@ -44,18 +84,17 @@ async function removeAddonsFromCluster(hub: KubeClient, cluster: string, options
 /** The clusters that have a ManagedClusterAddOn of one of the lab's addons. */
 async function clustersWithAddons(hub: KubeClient): Promise<string[]> {
   const list = await hub.get<{ items: KubeObject[] }>(collectionPath(ADDON_API, 'ManagedClusterAddOn')).catch(() => ({ items: [] as KubeObject[] }));
-  return [...new Set(list.items.filter((m) => (LAB_ADDONS as readonly string[]).includes(m.metadata.name)).map((m) => m.metadata.namespace ?? ''))].filter(
-    Boolean,
-  );
+  const addons: readonly string[] = builtinAddonNames();
+  return [...new Set(list.items.filter((m) => addons.includes(m.metadata.name)).map((m) => m.metadata.namespace ?? ''))].filter(Boolean);
 }
 
 /**
  * Everything the lab's addons put on a lab, removed: the managers and the
  * gateway stop first (so nothing recreates what follows), the agents leave
- * every spoke (removeAddonsFromCluster), then the hub side — the
- * ClusterManagementAddOns, ManagedProxyConfiguration, APIService, cluster-scoped
- * RBAC, the addon CRDs, the addons' CSRs and namespaces — and on the spokes any
- * agent namespace left. Idempotent. Returns what it deleted.
+ * every spoke (removeAddonsFromCluster), then the hub side (addonRemoval) — the
+ * ClusterManagementAddOns, what each addon added (ManagedProxyConfiguration,
+ * APIService, cluster-scoped RBAC), the addon CRDs, the addons' CSRs and
+ * namespaces — and on the spokes any agent namespace left. Idempotent. Returns what it deleted.
  */
 export async function uninstallAddons(
   hub: KubeClient,
@@ -65,9 +104,8 @@ export async function uninstallAddons(
   unreachable: readonly string[] = [],
 ): Promise<string[]> {
   const deleted: string[] = [];
-  const managers = LAB_ADDONS.flatMap((addon) => managerObjects(addon, ''));
-  const deployments = [...managers, ...gatewayServingObjects('')].filter((o) => o.kind === 'Deployment');
-  deleted.push(...(await deleteAndWait(hub, deployments, 'stopping the addon managers and the gateway', options)));
+  const removal = await addonRemoval();
+  deleted.push(...(await deleteAndWait(hub, removal.workloads, 'stopping the addon managers and the gateway', options)));
   const pods = await labelledObjects(hub, 'v1', 'Pod', `/api/v1/namespaces/${ADDON_MANAGER_NAMESPACE}/pods`, '').catch(() => []);
   await waitGone(hub, pods, 'the addon manager pods', options);
 
@@ -77,14 +115,11 @@ export async function uninstallAddons(
     deleted.push(...done);
 
   // The Placements of their install strategies (helloworld's lives in open-cluster-management, which stays).
-  for (const addon of LAB_ADDONS) deleted.push(...(await removePlacementObjects(hub, addon, options)));
+  for (const addon of removal.addons) deleted.push(...(await removePlacementObjects(hub, addon, options)));
 
-  const cmas = LAB_ADDONS.map((addon) => ({ apiVersion: ADDON_API, kind: 'ClusterManagementAddOn', metadata: { name: addon } }));
-  const mpc = { apiVersion: PROXY_API, kind: 'ManagedProxyConfiguration', metadata: { name: PROXY_CONFIGURATION_NAME } };
-  const crds = (await Promise.all(LAB_ADDONS.map(addonCrd))).filter((c): c is KubeObject => !!c);
   const csrs = (
     await Promise.all(
-      LAB_ADDONS.map((addon) =>
+      removal.addons.map((addon) =>
         labelledObjects(
           hub,
           'certificates.k8s.io/v1',
@@ -95,20 +130,7 @@ export async function uninstallAddons(
       ),
     )
   ).flat();
-  // The APIService first: while it points at a gateway that is gone, the aggregator reports the group unavailable.
-  const hubSide = [
-    ...gatewayServingObjects('').filter((o) => o.kind === 'APIService'),
-    ...cmas,
-    mpc,
-    ...gatewayRbacObjects(),
-    ...managers.filter((o) => o.kind !== 'Namespace' && o.kind !== 'Deployment'),
-    ...gatewayServingObjects('').filter((o) => o.kind === 'Service'),
-    // Upstream's managers (when the lab ran `implementation: upstream`) share our names for the rest.
-    ...upstreamLeftovers(),
-    ...crds,
-    ...csrs,
-    ...[ADDON_MANAGER_NAMESPACE, GATEWAY_NAMESPACE, CREDENTIALS_NAMESPACE, PROXY_NAMESPACE].map(namespace),
-  ];
+  const hubSide = [...removal.hubSide, ...csrs, ...removal.hubNamespaces.map(namespace)];
   deleted.push(...(await deleteAndWait(hub, hubSide, "removing the addons' hub objects", options)));
 
   for (const done of await allSettledOrThrow(spokes.map((spoke) => removeAgentNamespaces(spoke, options)))) deleted.push(...done);
@@ -117,5 +139,5 @@ export async function uninstallAddons(
 
 /** The addon agents' namespaces left on a spoke (the work agent removes the agents; the namespaces are shared). */
 export function removeAgentNamespaces(spoke: KubeClient, options: RemovalOptions): Promise<string[]> {
-  return deleteAndWait(spoke, AGENT_NAMESPACES.map(namespace), 'removing addon agent namespaces left on a spoke', options);
+  return deleteAndWait(spoke, agentNamespaces().map(namespace), 'removing addon agent namespaces left on a spoke', options);
 }

@@ -20,9 +20,9 @@ async function main(argv: string[]): Promise<void> {
   // Where the lab's processes and our image take this Node from: said once, where it matters.
   if (verdict.kind === 'unsupported' && (command === 'up' || command === 'setup')) process.stderr.write(`warning: ${verdict.message}\n`);
   // The ClusterProfile credentials plugin keeps upstream's flag parsing, messages and exit codes.
-  if (command === 'cp-creds' && args[0] === 'cp-creds') return (await import('./commands/cp-creds.js')).cpCreds(args.slice(1));
+  if (command === 'cp-creds' && args[0] === 'cp-creds') return import('./commands/cp-creds.js').then((m) => m.cpCreds(args.slice(1)));
   const fast = command === 'proxy' ? parseProxyKubectl(args) : null;
-  if (fast) return (await import('./commands/proxy-kubectl.js')).proxyKubectl(fast);
+  if (fast) return import('./commands/proxy-kubectl.js').then((m) => m.proxyKubectl(fast));
   const [{ default: yargs }, { hideBin }] = await Promise.all([import('yargs'), import('yargs/helpers')]);
   let cli = yargs(hideBin(argv))
     .scriptName('ocm-lab')
@@ -48,8 +48,8 @@ async function main(argv: string[]): Promise<void> {
   // Only the named command's modules are loaded: the whole CLI's module graph costs ~1 s of start-up,
   // and each lab-started process (nodelet, addon agents and managers, tunnel) ~40 MB more.
   const commands = internal
-    ? [await (await import('./commands/internal.js')).internalCommandFor(argv)]
-    : await (await import('./commands/index.js')).loadCommands(command);
+    ? [await import('./commands/internal.js').then((m) => m.internalCommandFor(argv))]
+    : await import('./commands/index.js').then((m) => m.loadCommands(command));
   for (const command of commands) cli = cli.command(command);
   await cli.parseAsync();
 }

@@ -8,6 +8,7 @@ import {
   RESERVED_CLUSTER_NAMES,
   RESERVED_CLUSTER_PREFIX,
   UPSTREAM_ADDONS,
+  isUpstreamAddon,
   type AddonName,
 } from './types.js';
 
@@ -193,7 +194,7 @@ function addonProblems(root: Entry): Problem[] {
     else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
     if (first === undefined) problems.push(...missingRequirements(addon, names, at));
     const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
-    if (implementation === 'upstream' && !UPSTREAM_ADDONS.includes(addon as AddonName)) {
+    if (implementation === 'upstream' && !isUpstreamAddon(addon)) {
       problems.push({
         path: ['addons', index, 'implementation'],
         value: implementation,

@@ -1,15 +1,12 @@
 import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
+import type { AddonName } from './addon-names.js';
 
-/** helloworld: the addon-framework's example addon (seed 003), ocm-lab's build only, not in the default set. */
-export type AddonName = 'cluster-proxy' | 'managed-serviceaccount' | 'cluster-gateway' | 'helloworld';
-export const ADDON_NAMES = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway', 'helloworld'] as const satisfies readonly AddonName[];
+export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName } from './addon-names.js';
 
 /** Whose build of an addon a lab runs: ours (TypeScript) or upstream's Go one, for the conformance matrix. */
 export type AddonImplementation = 'ocm-lab' | 'upstream';
 export const ADDON_IMPLEMENTATIONS = ['ocm-lab', 'upstream'] as const satisfies readonly AddonImplementation[];
-/** The addons upstream's own build can stand in for (cluster-gateway's upstream build is not part of the matrix). */
-export const UPSTREAM_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount'];
 
 /**
  * How cluster-proxy's agents reach the proxy-server (the ManagedProxyConfiguration's entrypoint type the lab

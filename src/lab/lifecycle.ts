@@ -140,7 +140,7 @@ export async function downLab(config: LabConfig, options: DownOptions & Lifecycl
   try {
     // Clusters that outlive the lab: take off what up installed, then forget them.
     const notRemoved = runtime.keepsClusters
-      ? await (await import('./uninstall.js')).uninstallFromClusters(runtime, config, options.onProgress, options.force)
+      ? await import('./uninstall.js').then((m) => m.uninstallFromClusters(runtime, config, options.onProgress, options.force))
       : [];
     result = await runtime.down(config.name, options);
     if (notRemoved.length) result = { ...result, notRemoved };

@@ -10,9 +10,9 @@ export type { RuntimeSelection } from './types.js';
  * `ocm-lab --version` loads none.
  */
 const RUNTIMES: Record<string, () => Promise<RuntimeDefinition>> = {
-  kind: async () => (await import('./kind/index.js')).kindRuntime,
-  local: async () => (await import('./local/index.js')).localRuntime,
-  existing: async () => (await import('./existing/index.js')).existingRuntime,
+  kind: () => import('./kind/index.js').then((m) => m.kindRuntime),
+  local: () => import('./local/index.js').then((m) => m.localRuntime),
+  existing: () => import('./existing/index.js').then((m) => m.existingRuntime),
 };
 
 export type RuntimeChoice = RuntimeName | 'auto';

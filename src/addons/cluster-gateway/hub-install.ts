@@ -1,4 +1,6 @@
 import { isStatus, type KubeClient } from '../../kube/client.js';
+import { NotReadyError } from '../../errors.js';
+import { sleep } from '../../kube/wait.js';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
@@ -186,7 +188,31 @@ export async function apiServiceAvailable(hub: KubeClient): Promise<{ available:
  * clustergateway` reads. The aggregator merges an APIService's OpenAPI some time after it turns
  * Available, so a lab is not usable for explain until this holds.
  */
-export async function openApiPublished(hub: KubeClient): Promise<boolean> {
+async function openApiPublished(hub: KubeClient): Promise<boolean> {
   const root = await hub.get<{ paths?: Record<string, unknown> }>('/openapi/v3').catch(() => null);
   return !!root?.paths && `apis/${GATEWAY_API}` in root.paths;
+}
+
+/**
+ * Waits until the hub's aggregator reaches the gateway (APIService v1alpha1.cluster.core.oam.dev
+ * Available) and has merged its OpenAPI (what `kubectl explain clustergateway` needs).
+ */
+export async function waitForApiService(hub: KubeClient, timeoutMs: number, progress: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await apiServiceAvailable(hub);
+    const missing = !state.available
+      ? `APIService v1alpha1.cluster.core.oam.dev is not Available: ${state.message}`
+      : !(await openApiPublished(hub))
+        ? "the hub's /openapi/v3 does not list apis/cluster.core.oam.dev/v1alpha1 yet (kubectl explain clustergateway)"
+        : null;
+    if (!missing) return;
+    progress(`waiting: ${missing}`);
+    if (Date.now() > deadline) {
+      throw new NotReadyError(`the gateway's API is not served within ${Math.round(timeoutMs / 1000)} s: ${missing}`, {
+        hint: 'see the gateway log: ocm-lab logs hub open-cluster-management-cluster-gateway/<pod>',
+      });
+    }
+    await sleep(500);
+  }
 }

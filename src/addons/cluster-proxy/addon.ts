@@ -245,7 +245,7 @@ export function clusterProxyAddon(options: ClusterProxyOptions): AddonDefinition
     displayName: 'cluster-proxy',
     description: 'reverse tunnels from the hub to the managed clusters (apiserver-network-proxy wire protocol)',
     installNamespace: PROXY_NAMESPACE,
-    // Upstream's chart default: by Placement (src/addons/placements.ts).
+    // Upstream's chart default: by Placement (its builtin.ts; the Placement from src/addons/placements.ts).
     install: addonInstall(CLUSTER_PROXY),
     // As upstream's chart values: the agent follows agentInstallNamespace (its own namespace when
     // empty), proxy variables (upper case) go to the proxy-agent container only.

@@ -135,7 +135,7 @@ export function managedServiceAccountAddon(log: (line: string) => void = () => u
     displayName: 'managed-serviceaccount',
     description: 'ServiceAccount tokens of the managed clusters, projected to the hub',
     installNamespace: MSA_NAMESPACE,
-    // Upstream's chart default: by Placement (src/addons/placements.ts).
+    // Upstream's chart default: by Placement (its builtin.ts; the Placement from src/addons/placements.ts).
     install: addonInstall(MANAGED_SERVICEACCOUNT),
     // As upstream's (its manager renders the agent with the addon's install namespace and reads
     // only node placement, registries and variables): users' RBAC names the managed

@@ -1,7 +1,7 @@
-import type { UpstreamAddon } from '../../image.js';
+import type { UpstreamAddon } from '../../config/addon-names.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 
-export type { UpstreamAddon };
+export { isUpstreamAddon, UPSTREAM_ADDONS, type UpstreamAddon } from '../../config/addon-names.js';
 
 /** Where upstream's charts are installed (`helm install -n open-cluster-management-addon`, their READMEs): the release namespace. */
 export const UPSTREAM_RELEASE_NAMESPACE = ADDON_MANAGER_NAMESPACE;
@@ -29,9 +29,3 @@ export const UPSTREAM_MANAGER_CLUSTER_ROLE: Record<UpstreamAddon, string> = {
   'cluster-proxy': 'open-cluster-management:cluster-proxy:addon-manager',
   'managed-serviceaccount': 'open-cluster-management:managed-serviceaccount:addon-manager',
 };
-
-export const UPSTREAM_ADDONS: readonly UpstreamAddon[] = ['cluster-proxy', 'managed-serviceaccount'];
-
-export function isUpstreamAddon(addon: string): addon is UpstreamAddon {
-  return (UPSTREAM_ADDONS as readonly string[]).includes(addon);
-}

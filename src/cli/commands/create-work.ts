@@ -15,7 +15,7 @@ async function readStdin(): Promise<string> {
 }
 
 /** The manifest text of `-f`: a file, or standard input for `-`. */
-export async function readManifestSource(file: string): Promise<{ text: string; source: string }> {
+async function readManifestSource(file: string): Promise<{ text: string; source: string }> {
   if (file === '-') return { text: await readStdin(), source: 'stdin' };
   try {
     return { text: await fs.readFile(file, 'utf8'), source: file };

@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { loadInternalCommands } from './internal/index.js';
 
 /** `ocm-lab internal <command>` with the subcommands given (see loadInternalCommands). */
-export function internalCommandGroup(subcommands: CommandModule<any, any>[]): CommandModule {
+function internalCommandGroup(subcommands: CommandModule<any, any>[]): CommandModule {
   return {
     command: 'internal <command>',
     describe: false, // hidden: entry points the lab starts, not for people

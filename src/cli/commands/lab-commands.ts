@@ -278,7 +278,8 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
         });
       if (!config.clusters.some((c) => c.name === argv.cluster)) throw new NotFoundError(`lab '${config.name}' has no cluster '${argv.cluster}'`);
       const [hub] = await readLabKubeconfigEntries(config, hubName);
-      entries = [(await import('../../addons/cluster-gateway/kubeconfig.js')).gatewayKubeconfigEntry(hub!, argv.cluster)];
+      const { gatewayKubeconfigEntry } = await import('../../addons/cluster-gateway/kubeconfig.js');
+      entries = [gatewayKubeconfigEntry(hub!, argv.cluster)];
     } else {
       entries = await readLabKubeconfigEntries(config, argv.cluster);
     }
@@ -300,7 +301,3 @@ export const kubeconfigCommand: CommandModule<GlobalOptions, Args<{ cluster?: st
     process.stdout.write(renderKubeconfig(entries));
   },
 };
-
-export function assertLabExists(status: LabStatus): void {
-  if (!status.exists) throw new NotFoundError(`lab '${status.lab}' is not up`, { hint: "run 'ocm-lab up' first" });
-}

@@ -10,7 +10,7 @@ async function control(): Promise<ImageRegistryControl> {
   return load();
 }
 
-export function renderRegistry(r: ImageRegistryInfo): string {
+function renderRegistry(r: ImageRegistryInfo): string {
   return [
     `image registry ${r.container} (${r.running ? 'running' : "stopped: the next 'ocm-lab up' starts it"}), shared by every kind lab on this machine`,
     `  push to:        ${r.host}   e.g. docker tag my-addon:dev ${r.host}/my-addon:dev && docker push ${r.host}/my-addon:dev`,

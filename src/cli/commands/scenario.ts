@@ -13,7 +13,7 @@ import {
 } from '../../scenario/index.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 
-export function summarise(result: ConformanceResult): string {
+function summarise(result: ConformanceResult): string {
   const rows = result.results.map(({ scenario, result: r }) => [
     scenario.name,
     r.status.toUpperCase(),
@@ -30,7 +30,7 @@ export function summarise(result: ConformanceResult): string {
 }
 
 /** The result for scripts: statuses, reasons and failures. */
-export function resultJson(result: ConformanceResult) {
+function resultJson(result: ConformanceResult) {
   return {
     lab: result.lab,
     passed: result.passed,

@@ -3,7 +3,7 @@ import type { LabConfig } from '../../config/index.js';
 import { loadLabConfig } from '../../config/load.js';
 import { emit, type GlobalOptions } from '../output.js';
 
-export function describeValidLab(config: LabConfig): string {
+function describeValidLab(config: LabConfig): string {
   const what = `${config.clusters.length} clusters in ${config.vpcs.length} VPCs`;
   return config.source === null ? `lab file OK: ${what} (no --config: the built-in default lab)` : `lab file OK: ${what}`;
 }

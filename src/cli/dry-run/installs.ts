@@ -1,6 +1,6 @@
 import { clusterProfileEnabled, type AddonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
-import { managerObjects, LAB_ADDONS, type LabAddon } from '../../addons/install.js';
-import { APISERVICE_NAME, CLUSTER_GATEWAY, GATEWAY_DEPLOYMENT, GATEWAY_NAMESPACE } from '../../addons/cluster-gateway/constants.js';
+import { managerObjects } from '../../addons/install.js';
+import { builtinAddon, builtinAddonNames } from '../../addons/registry.js';
 import { addonSteps } from '../../addons/lab-steps.js';
 import { isUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../addons/upstream/index.js';
 import { ocmSteps } from '../../install/ocm-steps.js';
@@ -57,7 +57,7 @@ function imagesOf(spec: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(spec).filter((e): e is [string, string] => e[0].endsWith('ImagePullSpec') && typeof e[1] === 'string'));
 }
 
-function managerDeployment(addon: LabAddon, implementation: AddonImplementation): AddonPlan['manager'] {
+function managerDeployment(addon: AddonName, implementation: AddonImplementation): AddonPlan['manager'] {
   if (implementation === 'upstream' && isUpstreamAddon(addon)) {
     return { namespace: UPSTREAM_RELEASE_NAMESPACE, name: UPSTREAM_MANAGER_DEPLOYMENT[addon], image: upstreamAddonImage(addon) };
   }
@@ -102,12 +102,14 @@ export function planInstalls(config: LabConfig): InstallsPlan {
       }),
       accepted: spokes,
     },
-    addons: LAB_ADDONS.filter((a) => (config.addons as string[]).includes(a)).map((name) => {
-      const implementation: AddonImplementation = runsUpstream(config, name) ? 'upstream' : 'ocm-lab';
-      const ours = implementation === 'ocm-lab';
-      const hubObjects = ours && name === CLUSTER_GATEWAY ? [`Deployment ${GATEWAY_NAMESPACE}/${GATEWAY_DEPLOYMENT}`, `APIService ${APISERVICE_NAME}`] : [];
-      return { name, implementation, manager: managerDeployment(name, implementation), hub: hubObjects, spokes };
-    }),
+    addons: builtinAddonNames()
+      .filter((a) => config.addons.includes(a))
+      .map((name) => {
+        const implementation: AddonImplementation = runsUpstream(config, name) ? 'upstream' : 'ocm-lab';
+        // What else our build puts on the hub (cluster-gateway's aggregated API server), as its definition lists it.
+        const hubObjects = implementation === 'ocm-lab' ? [...(builtinAddon(name).hub?.plan ?? [])] : [];
+        return { name, implementation, manager: managerDeployment(name, implementation), hub: hubObjects, spokes };
+      }),
     steps: [...ocmSteps(), ...addonSteps()].map((s) => s.title),
   };
 }

@@ -39,6 +39,7 @@ export const existingRuntime: RuntimeDefinition = {
   name: 'existing',
   create: async (options) => {
     const input = existingInput(options);
-    return new (await import('./runtime.js')).ExistingRuntime(input);
+    const { ExistingRuntime } = await import('./runtime.js');
+    return new ExistingRuntime(input);
   },
 };

@@ -19,7 +19,7 @@ import { pushOurImage } from './image-registry.js';
 import { chooseHubServer } from './hub-server.js';
 
 /** All clusters of a lab on existing clusters are in one "VPC": the network between them is the user's. */
-export const EXISTING_VPC = 'existing';
+const EXISTING_VPC = 'existing';
 const ISOLATION = { enforced: false, reason: 'existing clusters: the network between them is yours' };
 const ANSWER_TIMEOUT_MS = 10_000;
 /** How long the image check waits for a cluster's pod: pulls of OCM's five images on a fresh node take a minute or two. */

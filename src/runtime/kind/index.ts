@@ -5,12 +5,16 @@ import type { RuntimeDefinition } from '../types.js';
 export const kindRuntime: RuntimeDefinition = {
   name: 'kind',
   autoRank: 1,
-  available: async () => (await import('./availability.js')).kindAvailability(),
+  available: async () => {
+    const { kindAvailability } = await import('./availability.js');
+    return kindAvailability();
+  },
   create: async (options) => {
     refuseUnknownOptions('kind', options, ['nodeImage']);
     const nodeImage = stringOption('kind', options, 'nodeImage');
-    return new (await import('./runtime.js')).KindRuntime(nodeImage);
+    const { KindRuntime } = await import('./runtime.js');
+    return new KindRuntime(nodeImage);
   },
-  prepare: async () => (await import('./setup.js')).kindPreparation,
-  imageRegistry: async () => (await import('./image-registry/control.js')).imageRegistryControl,
+  prepare: () => import('./setup.js').then((m) => m.kindPreparation),
+  imageRegistry: () => import('./image-registry/control.js').then((m) => m.imageRegistryControl),
 };

@@ -29,7 +29,7 @@ import { tcpProbeArgv } from '../tcp-probe.js';
 import { detachRegistry, mirrorInNode, publishRegistryHosting, registryWithImages, type RegistryFacts } from './image-registry/index.js';
 
 /** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
-export interface KindUpOptions extends UpOptions {
+interface KindUpOptions extends UpOptions {
   /** Images to push to the image registry besides the lab's own (labImages). */
   extraImages?: string[];
 }
@@ -79,7 +79,7 @@ function semaphore(limit: number): <T>(job: () => Promise<T>) => Promise<T> {
 }
 
 /** The plan of a lab, as --dry-run prints it and up follows it; `nodeImage` defaults to the one ocm-lab builds. */
-export async function kindPlanFor(config: LabConfig, options: { nodeImage?: string; extraImages?: string[] } = {}): Promise<KindLabPlan> {
+async function kindPlanFor(config: LabConfig, options: { nodeImage?: string; extraImages?: string[] } = {}): Promise<KindLabPlan> {
   const collaborators = await loadCollaborators();
   return planKindLab(config, {
     labDir: labDir(config.name),

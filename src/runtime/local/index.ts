@@ -7,6 +7,7 @@ export const localRuntime: RuntimeDefinition = {
   autoRank: 2,
   create: async (options) => {
     refuseUnknownOptions('local', options, []);
-    return new (await import('./runtime.js')).LocalRuntime();
+    const { LocalRuntime } = await import('./runtime.js');
+    return new LocalRuntime();
   },
 };

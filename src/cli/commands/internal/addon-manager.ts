@@ -1,21 +1,29 @@
-import type { CommandModule } from 'yargs';
+import type { CommandModule, Options } from 'yargs';
 import { inPodClient } from '../../../addons/framework/agent-env.js';
 import { AddonManager } from '../../../addons/framework/manager.js';
-import { clusterProxyAddon } from '../../../addons/cluster-proxy/addon.js';
-import { ENTRYPOINT_TYPE_OF } from '../../../addons/cluster-proxy/configuration.js';
-import { PROXY_ENTRYPOINTS, type ProxyEntrypoint } from '../../../config/types.js';
-import { managedServiceAccountAddon } from '../../../addons/managed-serviceaccount/addon.js';
-import { clusterGatewayAddon } from '../../../addons/cluster-gateway/addon.js';
-import { HELLOWORLD, helloworldAddon } from '../../../addons/helloworld/index.js';
+import { builtinAddon, builtinAddonNames, builtinAddons, isBuiltinAddon } from '../../../addons/registry.js';
 import { InvalidInputError } from '../../../errors.js';
 import { parseDuration } from '../../../tunnel/flags.js';
 import { repeat, runUntilSignal, stamp } from './run-loop.js';
 
 interface Args {
   addon: string;
-  'proxy-entrypoint-host'?: string;
-  'proxy-entrypoint'?: string;
   'resync-interval': string;
+  [flag: string]: unknown;
+}
+
+/** Every built-in addon's own manager flags (its definition's managerFlags), as string options. */
+function addonFlags(): Record<string, Options> {
+  const flags: Record<string, Options> = {};
+  for (const addon of builtinAddons())
+    for (const [name, flag] of Object.entries(addon.managerFlags ?? {}))
+      flags[name] = { type: 'string', describe: flag.describe, ...(flag.choices ? { choices: [...flag.choices] } : {}) };
+  return flags;
+}
+
+/** The string values of the flags given, for the addon's definition. */
+function stringFlags(a: Args): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(a).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 /** `ocm-lab internal addon-manager --addon NAME`: the hub manager of one of our addons (runs as a Deployment). */
@@ -24,32 +32,18 @@ export const addonManagerCommand: CommandModule<object, Args> = {
   describe: 'run the hub manager of an ocm-lab addon',
   builder: (y) =>
     y
-      .option('addon', { type: 'string', demandOption: true, describe: 'cluster-proxy, managed-serviceaccount, cluster-gateway or helloworld' })
-      .option('proxy-entrypoint-host', { type: 'string', describe: 'cluster-proxy: hub address the agents dial (the default Hostname entrypoint)' })
-      .option('proxy-entrypoint', {
+      .option('addon', {
         type: 'string',
-        choices: PROXY_ENTRYPOINTS,
-        describe: 'cluster-proxy: the entrypoint type of the ManagedProxyConfiguration it creates (default hostname)',
+        demandOption: true,
+        describe: builtinAddonNames()
+          .join(', ')
+          .replace(/, ([^,]+)$/, ' or $1'),
       })
+      .options(addonFlags())
       .option('resync-interval', { type: 'string', default: '2s', describe: 'time between reconcile passes' }) as never,
   handler: async (a) => {
-    let addon;
-    if (a.addon === 'cluster-proxy') {
-      if (!a['proxy-entrypoint-host'])
-        throw new InvalidInputError('--proxy-entrypoint-host is required for cluster-proxy: the agents dial it', {
-          hint: 'the hub address reachable from the managed clusters',
-        });
-      const type = a['proxy-entrypoint'] ? ENTRYPOINT_TYPE_OF[a['proxy-entrypoint'] as ProxyEntrypoint] : undefined;
-      addon = clusterProxyAddon({ entrypointHost: a['proxy-entrypoint-host'], ...(type ? { entrypointType: type } : {}) });
-    } else if (a.addon === 'managed-serviceaccount') {
-      addon = managedServiceAccountAddon(stamp);
-    } else if (a.addon === 'cluster-gateway') {
-      addon = clusterGatewayAddon(stamp);
-    } else if (a.addon === HELLOWORLD) {
-      addon = helloworldAddon();
-    } else {
-      throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of cluster-proxy, managed-serviceaccount, cluster-gateway, helloworld`);
-    }
+    if (!isBuiltinAddon(a.addon)) throw new InvalidInputError(`--addon ${JSON.stringify(a.addon)} is not one of ${builtinAddonNames().join(', ')}`);
+    const addon = await builtinAddon(a.addon).definition(stringFlags(a), stamp);
     const interval = parseDuration('resync-interval', a['resync-interval']);
     const manager = new AddonManager(await inPodClient('addon-manager'), addon, stamp);
     stamp(`${addon.name} addon manager started`);

@@ -6,20 +6,20 @@ import type { CommandModule } from 'yargs';
  * for people. Each is loaded on its own, so a process pays only for its modules.
  */
 const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
-  'proxy-server': async () => (await import('./proxy-server.js')).proxyServerCommand,
-  'proxy-agent': async () => (await import('./proxy-agent.js')).proxyAgentCommand,
-  'user-server': async () => (await import('./user-server.js')).userServerCommand,
-  'service-proxy': async () => (await import('./service-proxy.js')).serviceProxyCommand,
-  'port-forward-proxy': async () => (await import('./port-forward-proxy.js')).portForwardProxyCommand,
-  nodelet: async () => (await import('./nodelet.js')).nodeletCommand,
-  supervise: async () => (await import('./supervise.js')).superviseCommand,
-  'test-workload': async () => (await import('./test-workload.js')).testWorkloadCommand,
-  'addon-manager': async () => (await import('./addon-manager.js')).addonManagerCommand,
-  'managed-serviceaccount-agent': async () => (await import('./msa-agent.js')).msaAgentCommand,
-  'helloworld-agent': async () => (await import('./helloworld-agent.js')).helloworldAgentCommand,
-  'cluster-gateway': async () => (await import('./cluster-gateway.js')).clusterGatewayCommand,
-  'vpc-gateway': async () => (await import('./vpc-gateway.js')).vpcGatewayCommand,
-  'run-addon': async () => (await import('./run-addon.js')).runAddonCommand,
+  'proxy-server': () => import('./proxy-server.js').then((m) => m.proxyServerCommand),
+  'proxy-agent': () => import('./proxy-agent.js').then((m) => m.proxyAgentCommand),
+  'user-server': () => import('./user-server.js').then((m) => m.userServerCommand),
+  'service-proxy': () => import('./service-proxy.js').then((m) => m.serviceProxyCommand),
+  'port-forward-proxy': () => import('./port-forward-proxy.js').then((m) => m.portForwardProxyCommand),
+  nodelet: () => import('./nodelet.js').then((m) => m.nodeletCommand),
+  supervise: () => import('./supervise.js').then((m) => m.superviseCommand),
+  'test-workload': () => import('./test-workload.js').then((m) => m.testWorkloadCommand),
+  'addon-manager': () => import('./addon-manager.js').then((m) => m.addonManagerCommand),
+  'managed-serviceaccount-agent': () => import('./msa-agent.js').then((m) => m.msaAgentCommand),
+  'helloworld-agent': () => import('./helloworld-agent.js').then((m) => m.helloworldAgentCommand),
+  'cluster-gateway': () => import('./cluster-gateway.js').then((m) => m.clusterGatewayCommand),
+  'vpc-gateway': () => import('./vpc-gateway.js').then((m) => m.vpcGatewayCommand),
+  'run-addon': () => import('./run-addon.js').then((m) => m.runAddonCommand),
 };
 
 /** The internal command named `name`, or all of them (for help and unknown names). */
