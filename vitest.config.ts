@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import SharedLabSequencer from './test/support/shared-lab-sequencer.js';
 
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Files of a shared lab where the lab needs them (test/support/test-lab.ts).
+    sequence: { sequencer: SharedLabSequencer },
     projects: [
       {
         test: {
@@ -19,6 +22,8 @@ export default defineConfig({
           include: ['test/e2e/**/*.test.ts'],
           // Written for the local runtime: pinned, or auto would pick kind wherever a Docker engine answers.
           env: { OCM_LAB_RUNTIME: 'local' },
+          // Labs several files share (useSharedLab): brought up by their first user, down at the end of the run.
+          globalSetup: ['test/support/shared-labs-setup.ts'],
           // Labs are heavy (real control planes on 2 cores): one file at a time.
           fileParallelism: false,
           testTimeout: 300_000,

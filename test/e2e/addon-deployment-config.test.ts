@@ -1,10 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OCM_LAB_IMAGE } from '../../src/image.js';
-import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
-import { isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { kubectl } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
@@ -63,8 +60,6 @@ ${extra}`;
  * ManagedClusterAddOn's configReferences show it, and a changed config rolls the agent.
  */
 describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cluster-gateway', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
-  let config: LabConfig;
   let kubeconfig: string;
   const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
   const ok = async (context: string, args: string[], input?: string) => {
@@ -110,17 +105,29 @@ describe('AddOnDeploymentConfig for cluster-proxy, managed-serviceaccount and cl
       `rolled out with config hash ${hash.slice(0, 12)}`,
     );
 
+  const lab = useSharedLab('default', 'test/e2e/addon-deployment-config.test.ts');
+  let supportedConfigs: unknown;
   beforeAll(async () => {
-    home = await isolatedLabHome('adc');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = { ...testLabConfig('e2e-adc', { addons: [...DEFAULT_ADDONS] }), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
+    ({ kubeconfig } = lab);
+    supportedConfigs = (await json<{ spec: { supportedConfigs?: unknown } }>('hub', ['get', CMA, 'managed-serviceaccount'])).spec.supportedConfigs;
   });
 
+  // The shared lab as this file found it: no configs referenced, none left, the agents back where they were (useSharedLab waits for it).
   afterAll(async () => {
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
+    for (const cluster of ['cluster1', 'cluster2'])
+      for (const addon of ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'])
+        await ok('hub', ['-n', cluster, 'patch', MCA, addon, '--type=merge', '-p', JSON.stringify({ spec: { configs: null } })]);
+    await ok('hub', ['patch', CMA, 'managed-serviceaccount', '--type=merge', '-p', JSON.stringify({ spec: { supportedConfigs } })]);
+    for (const [ns, name] of [
+      ['cluster1', 'proxy-agent'],
+      ['cluster2', 'gateway'],
+      ['cluster2', 'missing'],
+      [CONFIG_NS, 'msa-default'],
+      [CONFIG_NS, 'node-only'],
+    ])
+      await ok('hub', ['-n', ns!, 'delete', 'addondeploymentconfigs', name!, '--ignore-not-found']);
+    for (const cluster of ['cluster1', 'cluster2'])
+      await rolledOutWhen(cluster, PROXY_NS, 'cluster-proxy-proxy-agent', (d) => !d.spec.template.spec.nodeSelector, 'back in its namespace without a config');
   });
 
   it('every ClusterManagementAddOn of ours declares AddOnDeploymentConfig in supportedConfigs', async () => {

@@ -2,12 +2,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import type { LabConfig } from '../../src/config/index.js';
 import { removeDevAddon } from '../../src/addons/dev/remove.js';
 import { addonStates } from '../../src/addons/install.js';
 import { hubClientFor } from '../../src/addons/hub-client.js';
-import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { cli, kubectl } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const CLUSTERS = ['cluster1', 'cluster2'];
@@ -19,7 +19,6 @@ const CLUSTERS = ['cluster1', 'cluster2'];
  * `addon disable` takes it all off the lab (all through the CLI).
  */
 describe('addon dev: a new addon from scaffold to every spoke', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let config: LabConfig;
   let kubeconfig: string;
   let env: NodeJS.ProcessEnv;
@@ -36,14 +35,11 @@ describe('addon dev: a new addon from scaffold to every spoke', () => {
     return JSON.parse(run.stdout);
   };
 
+  // The shared default lab: the dev addon comes and goes; the lab's own addons are left as they are.
+  const lab = useSharedLab('default', 'test/e2e/addon-dev.test.ts');
   beforeAll(async () => {
-    home = await isolatedLabHome('addon-dev');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = { ...testLabConfig('e2e-addon-dev'), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
-    dir = path.join(home.home, 'projects', 'demo');
+    ({ config, kubeconfig, env } = lab);
+    dir = path.join(await fs.mkdtemp(path.join(lab.home, 'addon-dev-')), 'projects', 'demo');
   });
 
   afterAll(async () => {
@@ -52,8 +48,8 @@ describe('addon dev: a new addon from scaffold to every spoke', () => {
       await removeDevAddon(hub, 'demo', { timeoutMs: 120_000 }).catch(() => undefined);
       hub.close();
     }
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
+    // What the demo agents wrote on the hub (their reports) is the project's own data: `addon disable` leaves it, the shared lab must not keep it.
+    for (const c of CLUSTERS) await k('hub', ['-n', c, 'delete', 'configmap', 'demo-report', '--ignore-not-found']);
   });
 
   it('addon new writes a project whose own unit test passes with plain node, and refuses bad input', async () => {
@@ -67,7 +63,7 @@ describe('addon dev: a new addon from scaffold to every spoke', () => {
     const again = await cli(['addon', 'new', 'demo', dir], env);
     expect(again.exitCode).toBe(2);
     expect(again.stderr).toMatch(/exists and is not empty/);
-    const badName = await cli(['addon', 'new', 'Demo', path.join(home.home, 'projects', 'x')], env);
+    const badName = await cli(['addon', 'new', 'Demo', path.join(path.dirname(dir), 'x')], env);
     expect(badName.exitCode).toBe(2);
   }, 60_000);
 

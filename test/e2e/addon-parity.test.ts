@@ -12,7 +12,8 @@ import { downLab } from '../../src/lab/lifecycle.js';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { createTunnelClient } from '../../src/tunnel/index.js';
 import { cacheDir } from '../../src/paths.js';
-import { isolatedLabHome, kubectl, portForward, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, portForward, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { childPids, memoryTotalsKb, openFds, peakSampler, quantile, residentKb } from '../support/proc-figures.js';
 import { startPromptSession, type PromptSession } from '../support/prompt-session.js';
 import { waitUntil } from '../support/wait.js';
@@ -136,7 +137,7 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
 
   beforeAll(async () => {
     home = await isolatedLabHome('parity');
-    ({ config, kubeconfig, labFile } = await upHubAndCluster1(home.home, 'e2e-parity', ['cluster-proxy', 'managed-serviceaccount']));
+    ({ config, kubeconfig, labFile } = await upLabIn(home.home, hubAndCluster1Config('e2e-parity', ['cluster-proxy', 'managed-serviceaccount'])));
     const hubOnly = path.join(home.home, 'hub.kubeconfig');
     await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
     hub = await KubeClient.fromKubeconfig(hubOnly);

@@ -1,10 +1,7 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
-import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { cli, kubectl } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const HW_NS = 'open-cluster-management-agent-addon';
@@ -23,8 +20,6 @@ interface Meta {
  * starts deciding; `addon enable/disable` per cluster is refused under Placements; Manual works as before.
  */
 describe('addons installed by placement: installStrategy Placements and Manual', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
-  let config: LabConfig;
   let kubeconfig: string;
   let env: NodeJS.ProcessEnv;
   const k = (context: string, args: string[]) => kubectl(kubeconfig, ['--context', context, ...args]);
@@ -63,18 +58,9 @@ describe('addons installed by placement: installStrategy Placements and Manual',
     return (JSON.parse(r.stdout) as { cluster: string; available: boolean }[]).map((s) => `${s.cluster}:${s.available}`).sort();
   };
 
-  beforeAll(async () => {
-    home = await isolatedLabHome('placements');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = { ...testLabConfig('e2e-plc', { addons: [...DEFAULT_ADDONS] }), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
-  });
-
-  afterAll(async () => {
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
+  const lab = useSharedLab('default', 'test/e2e/addon-placements.test.ts');
+  beforeAll(() => {
+    ({ kubeconfig, env } = lab);
   });
 
   it('the default addons come up through their charts’ Placements; cluster-gateway is installed everywhere by its manager', async () => {

@@ -1,12 +1,12 @@
 import fs from 'node:fs/promises';
 import { execa } from 'execa';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LabConfig } from '../../src/config/index.js';
+import { upLab } from '../../src/lab/lifecycle.js';
 import { ExitCode } from '../../src/errors.js';
-import { cli, cli as runCli, followLogs, isolatedLabHome, kubectl, machineSnapshot, portForward, testLabConfig } from '../support/lab.js';
-import { alive, cmdline } from '../support/process.js';
+import { cli, cli as runCli, followLogs, kubectl, portForward } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 import { filesHolding, filesUnder, isCredentialFile, secretNeedles } from '../support/secret-scan.js';
 import { labDir } from '../../src/paths.js';
@@ -25,7 +25,7 @@ interface PodJson {
  * the errors users meet.
  */
 describe('addons: cluster-proxy, managed-serviceaccount and cluster-gateway on the default lab', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let home: { home: string };
   let config: LabConfig;
   let kubeconfig: string;
   let env: NodeJS.ProcessEnv;
@@ -54,52 +54,12 @@ spec:
     return r.exitCode === 0 && r.stdout ? Buffer.from(r.stdout, 'base64').toString('utf8') : undefined;
   };
 
-  // Token rotation runs in the background of the other tests: the API server's shortest token is
-  // 10 minutes, so the agent's refresh (at 80 %) comes 8 minutes after the first token.
-  let rotation: { firstToken: string; stop: () => void; done: Promise<{ runs: number; failures: string[] }> } | undefined;
-
-  beforeAll(async () => {
-    home = await isolatedLabHome('addons');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = { ...testLabConfig('e2e-addons', { addons: [...DEFAULT_ADDONS] }), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
-
-    await ok('hub', ['apply', '-f', '-'], msa('rotating', 'cluster1', '10m'));
-    await ok(
-      'cluster1',
-      ['apply', '-f', '-'],
-      `
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: rotating-view}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
-`,
-    );
-    const firstToken = await waitUntil(() => secretToken('rotating'), 'the first token of MSA rotating', 60_000);
-    let running = true;
-    const done = (async () => {
-      let runs = 0;
-      const failures: string[] = [];
-      while (running) {
-        const r = await cli(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'rotating', '--', 'get', 'deployments', '-n', MSA_NS, '-o', 'name'], env);
-        runs++;
-        if (r.exitCode !== 0 || !r.stdout.includes('managed-serviceaccount-addon-agent'))
-          failures.push(`run ${runs}: exit ${r.exitCode}: ${r.stderr.trim().slice(0, 300)}`);
-        await new Promise((res) => setTimeout(res, 1_000));
-      }
-      return { runs, failures };
-    })();
-    rotation = { firstToken, stop: () => (running = false), done };
-  });
-
-  afterAll(async () => {
-    rotation?.stop();
-    await rotation?.done.catch(() => undefined);
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
+  // Token rotation (a 10-minute token, rotated 8 minutes in) runs beside the other files on this shared lab:
+  // its traffic starts with the lab (test/support/shared-shapes.ts), its check is test/e2e/msa-rotation.test.ts.
+  const lab = useSharedLab('default', 'test/e2e/addons.test.ts');
+  beforeAll(() => {
+    ({ config, kubeconfig, env } = lab);
+    home = { home: lab.home };
   });
 
   it('up installs both addons, Available on every managed cluster, and a second up changes nothing', async () => {
@@ -141,6 +101,9 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
       ok('hub', ['apply', '-f', '-'], msa('streamed', 'cluster2')),
     );
     expect(streamed).toMatch(/streamed: token issued for a new ServiceAccount/);
+    // The shared lab is left as the test found it (test/support/test-lab.ts).
+    await ok('hub', ['-n', 'cluster2', 'delete', 'managedserviceaccount', 'streamed']);
+    await waitUntil(() => gone('cluster2', ['-n', MSA_NS, 'serviceaccount', 'streamed']), 'ServiceAccount streamed gone from cluster2', 60_000);
 
     const exec = await k('cluster1', ['-n', MSA_NS, 'exec', 'deploy/managed-serviceaccount-addon-agent', '--', 'sh', '-c', 'echo in-the-agent; exit 4']);
     expect(exec.exitCode, exec.stderr).toBe(4);
@@ -338,67 +301,5 @@ subjects: [{kind: ServiceAccount, name: rotating, namespace: ${MSA_NS}}]
       if (mode & 0o077) loose.push(`${path.relative(labDirectory, f)} ${mode.toString(8)}`);
     }
     expect(loose).toEqual([]);
-  });
-
-  it(
-    'rotates a 10-minute token before it expires, with no failed request through proxy kubectl across the rotation',
-    async () => {
-      const r = rotation!;
-      const exp = await ok('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', 'rotating', '-o', 'jsonpath={.status.expirationTimestamp}']);
-      const rotated = await waitUntil(
-        async () => {
-          const t = await secretToken('rotating');
-          return t && t !== r.firstToken ? t : undefined;
-        },
-        'the token of MSA rotating to be replaced',
-        11 * 60_000,
-        2_000,
-      );
-      // Replaced before the first token expired, and the new one is valid.
-      expect(Date.now()).toBeLessThan(new Date(exp).getTime());
-      const review = JSON.parse(
-        await ok(
-          'cluster1',
-          ['create', '-o', 'json', '-f', '-'],
-          JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: rotated } }),
-        ),
-      ) as { status: { authenticated: boolean } };
-      expect(review.status.authenticated).toBe(true);
-      // Let requests run on the new token for a while, then look at all of them.
-      await new Promise((res) => setTimeout(res, 15_000));
-      r.stop();
-      const { runs, failures } = await r.done;
-      expect(failures).toEqual([]);
-      expect(runs).toBeGreaterThan(50);
-    },
-    12 * 60_000,
-  );
-
-  it('down stops every addon process and leaves nothing behind', async () => {
-    await ok('hub', ['-n', 'cluster1', 'delete', 'managedserviceaccount', 'rotating', '--ignore-not-found']);
-    rotation?.stop();
-    await rotation?.done.catch(() => undefined);
-    // Container processes do not name the lab home in their arguments: find them by their pods.
-    const pids: number[] = [];
-    for (const [context, namespaces] of [
-      ['hub', ['open-cluster-management-addon', PROXY_NS, 'open-cluster-management-cluster-gateway']],
-      ['cluster1', [PROXY_NS, MSA_NS]],
-      ['cluster2', [PROXY_NS, MSA_NS]],
-    ] as const) {
-      for (const ns of namespaces) {
-        const pods = JSON.parse(await ok(context, ['-n', ns, 'get', 'pods', '-o', 'json'])) as { items: PodJson[] };
-        for (const p of pods.items) for (const c of p.status.containerStatuses ?? []) pids.push(Number(c.containerID?.replace('ocm-lab://', '')));
-      }
-    }
-    // Hub: three addon managers, the proxy-server, cluster-proxy's user server and the gateway; each spoke:
-    // proxy-agent and its service-proxy container, and the managed-serviceaccount agent.
-    expect(pids).toHaveLength(12);
-    for (const pid of pids)
-      expect(await cmdline(pid)).toMatch(
-        /internal (addon-manager|proxy-server|user-server|cluster-gateway|proxy-agent|service-proxy|managed-serviceaccount-agent)/,
-      );
-    await downLab(config);
-    for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
-    expect((await machineSnapshot(home.home)).processes).toEqual([]);
   });
 });

@@ -9,7 +9,8 @@ import { downLab } from '../../src/lab/lifecycle.js';
 import { clusterPkiPaths } from '../../src/pki/index.js';
 import { labDir } from '../../src/paths.js';
 import { filesUnder } from '../support/secret-scan.js';
-import { cli, isolatedLabHome, kubectl, kubectlPath, upHubAndCluster1 } from '../support/lab.js';
+import { cli, isolatedLabHome, kubectl, kubectlPath, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const GW = '/apis/cluster.core.oam.dev/v1alpha1/clustergateways';
@@ -106,7 +107,10 @@ describe('cluster-gateway', () => {
   beforeAll(async () => {
     home = await isolatedLabHome('gateway');
     let labFile: string;
-    ({ config, kubeconfig, labFile } = await upHubAndCluster1(home.home, 'e2e-gateway', ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']));
+    ({ config, kubeconfig, labFile } = await upLabIn(
+      home.home,
+      hubAndCluster1Config('e2e-gateway', ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']),
+    ));
     env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
     hubAddress = new URL((await ok('hub', ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).trim()).hostname;
     const pki = clusterPkiPaths(path.join(labDir(config.name), 'clusters', 'hub', 'pki'));

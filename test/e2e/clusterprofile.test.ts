@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
 import { downLab } from '../../src/lab/lifecycle.js';
-import { cli, isolatedLabHome, kubectl, upHubAndCluster1 } from '../support/lab.js';
+import { cli, isolatedLabHome, kubectl, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const INVENTORY = 'open-cluster-management-cluster-inventory';
@@ -74,7 +75,7 @@ describe('ClusterProfile and its credentials', () => {
 
   beforeAll(async () => {
     home = await isolatedLabHome('clusterprofile');
-    ({ config, labFile, kubeconfig } = await upHubAndCluster1(home.home, 'e2e-cprofile', ['managed-serviceaccount']));
+    ({ config, labFile, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config('e2e-cprofile', ['managed-serviceaccount'])));
     hubKubeconfig = path.join(home.home, 'hub.kubeconfig');
     await fs.writeFile(hubKubeconfig, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
   }, 900_000);

@@ -1,29 +1,22 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ADDONS, renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LabConfig } from '../../src/config/index.js';
 import { runConformance } from '../../src/scenario/index.js';
-import { cli, isolatedLabHome, testLabConfig } from '../support/lab.js';
+import { cli } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 
 /** The executable documents run against a real lab, as `npm test` runs the conformance suite. */
 describe('conformance suite on a real lab', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  let home: { home: string };
   let config: LabConfig;
-  let labFile: string;
+  let env: NodeJS.ProcessEnv;
 
+  // The default lab, addons included: every shipped document can run on it.
+  const lab = useSharedLab('default', 'test/e2e/conformance.test.ts');
   beforeAll(async () => {
-    home = await isolatedLabHome('conformance');
-    labFile = path.join(home.home, 'lab.yaml');
-    // The default lab, addons included: every shipped document can run on it.
-    config = { ...testLabConfig('e2e-conformance', { addons: [...DEFAULT_ADDONS] }), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    await upLab(config, { renderer: 'silent' });
-  });
-
-  afterAll(async () => {
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
+    ({ config, env } = lab);
+    home = { home: await fs.mkdtemp(path.join(lab.home, 'conformance-')) };
   });
 
   it('passes every document the lab can run, and skips the others only for what the lab lacks', async () => {
@@ -54,10 +47,7 @@ describe('conformance suite on a real lab', () => {
   it('runs from the CLI with JUnit output and a transcript', async () => {
     const junit = path.join(home.home, 'junit.xml');
     const transcripts = path.join(home.home, 'transcripts');
-    const r = await cli(['conformance', '--junit', junit, '--transcript', transcripts, '--only', 'vpc-isolation', '-o', 'json'], {
-      OCM_LAB_HOME: home.home,
-      OCM_LAB_CONFIG: labFile,
-    });
+    const r = await cli(['conformance', '--junit', junit, '--transcript', transcripts, '--only', 'vpc-isolation', '-o', 'json'], env);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ passed: 1, failed: 0 });
     expect(await fs.readFile(junit, 'utf8')).toContain('<testsuite name="vpc-isolation"');

@@ -1,12 +1,11 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
+import type { LabConfig } from '../../src/config/index.js';
 import { ExitCode } from '../../src/errors.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import { downLab } from '../../src/lab/lifecycle.js';
 import { clusterKubeconfigFile } from '../../src/paths.js';
 import { cli, isolatedLabHome, kubectl, testLabConfig } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const NS = 'open-cluster-management-agent-addon';
@@ -82,11 +81,7 @@ describe('helloworld addon: lab file, addon enable/disable, ConfigMaps copied fr
 
   beforeAll(async () => {
     home = await isolatedLabHome('helloworld');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = { ...testLabConfig('e2e-hw', { addons: ['helloworld'] }), source: labFile };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
+    ({ config, kubeconfig, env } = await upLabIn(home.home, testLabConfig('e2e-hw', { addons: ['helloworld'] })));
     hub = await KubeClient.fromKubeconfig(clusterKubeconfigFile(config.name, 'hub'));
     cluster1 = await KubeClient.fromKubeconfig(clusterKubeconfigFile(config.name, 'cluster1'));
   });

@@ -1,13 +1,12 @@
-import fs from 'node:fs/promises';
 import https from 'node:https';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab } from '../../src/lab/lifecycle.js';
+import type { LabConfig } from '../../src/config/index.js';
+import { downLab } from '../../src/lab/lifecycle.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { readKubeconfig } from '../../src/kube/kubeconfig.js';
 import { hubTunnel } from '../../src/addons/cluster-proxy/hub-tunnel.js';
-import { cli, isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { cli, hubAndCluster1Config, isolatedLabHome, kubectl, machineSnapshot } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const PROXY_NS = 'open-cluster-management-cluster-proxy';
@@ -61,21 +60,10 @@ describe('cluster-proxy entrypoint types: PortForward, LoadBalancerService witho
 
   beforeAll(async () => {
     home = await isolatedLabHome('entrypoint');
-    const labFile = path.join(home.home, 'lab.yaml');
-    config = {
-      ...testLabConfig('e2e-entrypoint', {
-        addons: ['cluster-proxy'],
-        clusters: [
-          { name: 'hub', vpc: 'vpc-1', hub: true },
-          { name: 'cluster1', vpc: 'vpc-2', hub: false },
-        ],
-        clusterProxy: { entrypoint: 'port-forward' },
-      }),
-      source: labFile,
-    };
-    await fs.writeFile(labFile, renderLabConfig(config));
-    kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
+    ({ config, kubeconfig, env } = await upLabIn(home.home, {
+      ...hubAndCluster1Config('e2e-entrypoint', ['cluster-proxy']),
+      clusterProxy: { entrypoint: 'port-forward' },
+    }));
   }, 600_000);
 
   afterAll(async () => {

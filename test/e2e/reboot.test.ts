@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { findLeftovers, teardownNetwork } from '../../src/runtime/local/network/index.js';
-import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { checkStateAfter, makeStateBefore } from '../support/lab-survival.js';
 
 /**
@@ -74,7 +75,7 @@ describe('reboot (local): every lab process killed at once and its network gone;
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['managed-serviceaccount']));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config(LAB, ['managed-serviceaccount'])));
   }, 600_000);
 
   afterAll(async () => {

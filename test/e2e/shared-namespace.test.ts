@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { downLab } from '../../src/lab/lifecycle.js';
-import { cli, isolatedLabHome, kubectl, upHubAndCluster1 } from '../support/lab.js';
+import { cli, isolatedLabHome, kubectl, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { sleep } from '../../src/kube/wait.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -70,7 +71,7 @@ describe('addons sharing a namespace on a cluster', () => {
 
   beforeAll(async () => {
     home = await isolatedLabHome('shared-ns');
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, 'e2e-shared-ns', ['cluster-proxy', 'managed-serviceaccount', 'helloworld']));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config('e2e-shared-ns', ['cluster-proxy', 'managed-serviceaccount', 'helloworld'])));
     // No agentInstallNamespace: the API server fills in the klusterlet's addon namespace.
     await ok(
       'hub',

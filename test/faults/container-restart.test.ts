@@ -10,7 +10,8 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import { DEFAULT_BACKOFF } from '../../src/nodelet/backoff.js';
 import { labDir } from '../../src/paths.js';
-import { cli, isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { cli, isolatedLabHome, kubectl, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { alive, processStartMs } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -96,7 +97,7 @@ describe('faults: a crashed container restarts as a kubelet restarts it (hub pro
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig, labFile } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy']));
+    ({ config, kubeconfig, labFile } = await upLabIn(home.home, hubAndCluster1Config(LAB, ['cluster-proxy'])));
     hub = await hubClientFor(config);
     await waitUntil(async () => ((await allHealthy()) ? true : undefined), 'proxy health all True after up', 120_000);
   });

@@ -6,7 +6,8 @@ import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { clusterKubeconfigFile, labDir } from '../../src/paths.js';
-import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -199,7 +200,7 @@ describe('faults: ManifestWork delivery while control planes, OCM and managed-se
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['managed-serviceaccount']));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config(LAB, ['managed-serviceaccount'])));
     hub = await hubClientFor(config);
     spoke = await KubeClient.fromKubeconfig(clusterKubeconfigFile(LAB, 'cluster1'));
     await k('cluster1', ['create', 'namespace', NS]);

@@ -11,7 +11,8 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import type { TunnelClient } from '../../src/tunnel/index.js';
-import { isolatedLabHome, kubectl, kubectlPath, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, kubectlPath, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { nodeReadySince } from '../support/node-ready.js';
 import { alive, processStartTicks } from '../support/process.js';
 import { steadyTraffic } from '../support/steady-traffic.js';
@@ -140,7 +141,7 @@ describe('faults: the nodelet SIGKILLed under tunnel traffic and `kubectl logs -
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy']));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config(LAB, ['cluster-proxy'])));
     hub = await hubClientFor(config);
     client = (await hubTunnel(hub)).client;
     await waitUntil(

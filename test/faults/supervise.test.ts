@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
-import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { nodeReadySince } from '../support/node-ready.js';
 import { alive } from '../support/process.js';
 import { waitUntil } from '../support/wait.js';
@@ -69,7 +70,7 @@ describe('faults: the supervisor restarts dead control-plane processes and nodel
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, []));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config(LAB, [])));
   }, 600_000);
 
   afterAll(async () => {

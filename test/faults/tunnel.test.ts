@@ -11,7 +11,8 @@ import type { LabConfig } from '../../src/config/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';
 import type { TunnelClient } from '../../src/tunnel/index.js';
-import { isolatedLabHome, kubectl, machineSnapshot, upHubAndCluster1 } from '../support/lab.js';
+import { isolatedLabHome, kubectl, machineSnapshot, hubAndCluster1Config } from '../support/lab.js';
+import { upLabIn } from '../support/test-lab.js';
 import { alive, processStartMs } from '../support/process.js';
 import { steadyTraffic, type Probe, type Sample } from '../support/steady-traffic.js';
 import { waitUntil } from '../support/wait.js';
@@ -129,7 +130,7 @@ describe('faults: the tunnel and gateway paths under steady traffic (proxy-serve
 
   beforeAll(async () => {
     home = await isolatedLabHome(LAB);
-    ({ config, kubeconfig } = await upHubAndCluster1(home.home, LAB, ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']));
+    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config(LAB, ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'])));
     hub = await hubClientFor(config);
     // One long-lived client, as a hub component (cluster-gateway) keeps it: it must ride out the faults.
     const tunnel = await hubTunnel(hub);

@@ -2,8 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { defaultLabConfig, renderLabConfig, withVersionFlags, type AddonName, type LabConfig } from '../../src/config/index.js';
-import { upLab } from '../../src/lab/lifecycle.js';
+import { defaultLabConfig, withVersionFlags, type AddonName, type LabConfig } from '../../src/config/index.js';
 import { kubectlPortForward } from '../../src/kube/port-forward.js';
 import { ensureBinaries } from '../../src/provision/index.js';
 
@@ -32,25 +31,15 @@ export function testLabConfig(name: string, overrides: Partial<LabConfig> = {}):
   return { ...base, addons: [], name, ...overrides };
 }
 
-/**
- * The smallest lab most addon tests need, hub and cluster1 (in two VPCs) with `addons`, written to
- * `<home>/lab.yaml` (its source, for the CLI's --config) and brought up.
- */
-export async function upHubAndCluster1(home: string, name: string, addons: AddonName[]): Promise<{ config: LabConfig; labFile: string; kubeconfig: string }> {
-  const labFile = path.join(home, 'lab.yaml');
-  const config: LabConfig = {
-    ...testLabConfig(name, {
-      addons,
-      clusters: [
-        { name: 'hub', vpc: 'vpc-1', hub: true },
-        { name: 'cluster1', vpc: 'vpc-2', hub: false },
-      ],
-    }),
-    source: labFile,
-  };
-  await fs.writeFile(labFile, renderLabConfig(config));
-  const kubeconfig = (await upLab(config, { renderer: 'silent' })).status.kubeconfig ?? '';
-  return { config, labFile, kubeconfig };
+/** The smallest lab most addon tests need: hub and cluster1 (in two VPCs) with `addons`. */
+export function hubAndCluster1Config(name: string, addons: AddonName[]): LabConfig {
+  return testLabConfig(name, {
+    addons,
+    clusters: [
+      { name: 'hub', vpc: 'vpc-1', hub: true },
+      { name: 'cluster1', vpc: 'vpc-2', hub: false },
+    ],
+  });
 }
 
 export async function kubectlPath(): Promise<string> {

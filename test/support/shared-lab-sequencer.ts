@@ -1,0 +1,41 @@
+import path from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * vitest's order (groups, then failed and longest first), with the files of the shared default lab placed where
+ * the lab needs them (test/support/test-lab.ts). Its MSA token rotates 8 minutes after the lab came up, under
+ * steady `proxy kubectl` traffic to cluster1 that must not fail: the files that bring the lab up and leave
+ * cluster1's tunnel alone come first, in this order, with the rotation check right after them; files that move or
+ * restart cluster1's cluster-proxy agent (addon-deployment-config) run after the check, and the lab's last user at
+ * the end of the project.
+ */
+const FIRST = [
+  'test/e2e/addons.test.ts',
+  'test/e2e/addon-placements.test.ts',
+  'test/e2e/addon-dev.test.ts',
+  'test/e2e/conformance.test.ts',
+  'test/e2e/msa-rotation.test.ts',
+];
+const LAST = ['test/e2e/shared-labs-down.test.ts'];
+
+function rank(spec: TestSpecification): number {
+  const file = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
+  const first = FIRST.indexOf(file);
+  if (first !== -1) return first - FIRST.length;
+  return LAST.includes(file) ? 1 : 0;
+}
+
+export default class SharedLabSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    // vitest keeps a project's files together; the ranks reorder within each run of one project's files only.
+    const blocks: TestSpecification[][] = [];
+    for (const spec of sorted) {
+      const block = blocks.at(-1);
+      if (block && block[0]!.project.name === spec.project.name) block.push(spec);
+      else blocks.push([spec]);
+    }
+    // Array.prototype.sort is stable: files of the same rank keep vitest's order.
+    return blocks.flatMap((block) => block.sort((a, b) => rank(a) - rank(b)));
+  }
+}
