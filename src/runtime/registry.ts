@@ -59,9 +59,7 @@ export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: s
     definitionLoader(fromEnv, '$OCM_LAB_RUNTIME');
     return { name: fromEnv, reason: 'chosen with $OCM_LAB_RUNTIME' };
   }
-  const ranked = (await Promise.all(Object.values(RUNTIMES).map(async (load) => load())))
-    .filter((d) => d.autoRank !== undefined)
-    .sort((a, b) => a.autoRank! - b.autoRank!);
+  const ranked = (await runtimeDefinitions()).filter((d) => d.autoRank !== undefined).sort((a, b) => a.autoRank! - b.autoRank!);
   const passed: string[] = [];
   for (const definition of ranked) {
     const { available, reason } = definition.available ? await definition.available() : { available: true, reason: null };
@@ -74,6 +72,11 @@ export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: s
 /** What runtime `name` registered (for `setup`, which prepares a runtime without making one). */
 export async function runtimeDefinition(name: RuntimeName): Promise<RuntimeDefinition> {
   return definitionLoader(name, '--runtime')();
+}
+
+/** Every registered runtime's definition, in the registry's order (loads each runtime's small index module, not the runtime). */
+export async function runtimeDefinitions(): Promise<RuntimeDefinition[]> {
+  return Promise.all(Object.values(RUNTIMES).map(async (load) => load()));
 }
 
 /** The runtime `name`, made with its options (each runtime checks its own). */

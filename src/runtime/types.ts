@@ -1,5 +1,9 @@
 import type { LabConfig, LabState } from '../config/index.js';
+import type { HostFacts } from '../host/facts.js';
 import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
+import type { OfficialSource } from '../provision/artifacts.js';
+import type { KubernetesSource } from '../provision/versions.js';
+import type { RuntimeVerdict } from './verdict.js';
 
 /** A registered runtime's name (src/runtime/registry.ts lists them). */
 export type RuntimeName = string;
@@ -240,6 +244,15 @@ export interface RuntimeDefinition {
   prepare?: () => Promise<RuntimePreparation>;
   /** `ocm-lab registry`: the image registry this runtime's labs pull from, where it has one (kind). */
   imageRegistry?: () => Promise<ImageRegistryControl>;
+  /** The publishers a lab on this runtime fetches from: `up` and `setup` ask them all at once before deciding official or built. */
+  officialSources: readonly OfficialSource[];
+  /** What this machine can run of this runtime for Kubernetes `kubernetes`, one verdict per way (`ocm-lab versions`), from facts read once. */
+  verdicts(kubernetes: string, facts: HostFacts): RuntimeVerdict[];
+  /**
+   * With official artifacts, where the lab's Kubernetes comes from on this machine (kind: its published node
+   * image where the engine can run it); default: built here (and dl.k8s.io's same patch).
+   */
+  kubernetesSource?(kubernetes: string, facts: HostFacts): KubernetesSource;
 }
 
 /** Where to push images for a lab's clusters, and where they pull them from. */

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidInputError } from '../../errors.js';
+import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
@@ -41,4 +42,8 @@ export const existingRuntime: RuntimeDefinition = {
     const input = existingInput(options);
     return new (await import('./runtime.js')).ExistingRuntime(input);
   },
+  // kubectl from dl.k8s.io, OCM's images from quay.io (the clusters are the user's).
+  officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.quay],
+  // The clusters are the user's: nothing of this machine decides whether they run.
+  verdicts: () => [],
 };

@@ -1,5 +1,7 @@
+import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
+import { localVerdicts } from './verdicts.js';
 
 /** Real control planes as processes in network namespaces, a nodelet as each cluster's node: `auto`'s choice where kind is not usable. */
 export const localRuntime: RuntimeDefinition = {
@@ -9,4 +11,7 @@ export const localRuntime: RuntimeDefinition = {
     refuseUnknownOptions('local', options, []);
     return new (await import('./runtime.js')).LocalRuntime();
   },
+  // Kubernetes' binaries from dl.k8s.io, etcd from GitHub, OCM's binaries out of its quay.io images.
+  officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.github, PUBLISHERS.quay],
+  verdicts: localVerdicts,
 };

@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../../config/index.js';
 import { MissingPrerequisiteError, RegistryUnavailableError } from '../../../errors.js';
-import { docker } from '../../../images/docker.js';
+import { cgroupVersionOf, readHostFacts } from '../../../host/facts.js';
 import { pinnedDigest, pullPinned, type PinnedImage } from '../../../images/pinned-pull.js';
 import type { ArtifactsMode } from '../../../provision/artifacts.js';
 import { registryBase, type Mirrors } from '../../../provision/mirrors.js';
@@ -23,7 +23,7 @@ export interface NodeImageFacts {
 }
 
 const engineFacts: NodeImageFacts = {
-  cgroupVersion: async () => (await docker(['info', '--format', '{{.CgroupVersion}}'])).stdout.trim(),
+  cgroupVersion: async () => cgroupVersionOf(await readHostFacts({ engine: true })).value ?? '',
   labels: async (image, mirrors) => {
     const ref = parseReference(image.name);
     return (await readImageConfig({ reference: image.name, registryBase: registryBase(mirrors, ref.host), expectedDigest: pinnedDigest(image, mirrors) }))
