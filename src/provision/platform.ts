@@ -10,10 +10,10 @@ export interface HostPlatform {
   arch: string;
 }
 
-const HOST_PLATFORM_ENV = 'OCM_LAB_HOST_PLATFORM';
+export const HOST_PLATFORM_ENV = 'OCM_LAB_HOST_PLATFORM';
 
 /** The platforms ocm-lab plans downloads for (kubectl and kind publish each). */
-const HOST_PLATFORMS: readonly string[] = ['linux', 'darwin', 'windows'].flatMap((os) => ['amd64', 'arm64'].map((arch) => `${os}/${arch}`));
+export const HOST_PLATFORMS: readonly string[] = ['linux', 'darwin', 'windows'].flatMap((os) => ['amd64', 'arm64'].map((arch) => `${os}/${arch}`));
 
 /** Go's GOOS of a Node.js platform name. */
 function goOs(platform: string = process.platform): string {
@@ -39,4 +39,13 @@ export function hostPlatform(env: NodeJS.ProcessEnv = process.env): HostPlatform
     return { os, arch };
   }
   return { os: goOs(), arch: goArch() };
+}
+
+export function platformName(p: HostPlatform): string {
+  return `${p.os}/${p.arch}`;
+}
+
+/** A program's file name on `p`: `kubectl.exe` on Windows, `kubectl` elsewhere. */
+export function executableName(name: string, p: HostPlatform = hostPlatform()): string {
+  return p.os === 'windows' ? `${name}.exe` : name;
 }
