@@ -2,6 +2,7 @@ import type { LabConfig, LabState } from '../config/index.js';
 import type { HostFacts } from '../host/facts.js';
 import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
 import type { OfficialSource } from '../provision/artifacts.js';
+import type { ArtifactSource } from '../provision/sources.js';
 import type { KubernetesSource } from '../provision/versions.js';
 import type { RuntimeVerdict } from './verdict.js';
 
@@ -131,6 +132,8 @@ export interface PlanOptions {
    * says of each context). Tests give them, so the golden files check the path `up --dry-run` takes.
    */
   facts?: Record<string, unknown>;
+  /** The host facts (host/facts.ts) `up --dry-run`'s artifacts are decided with; default: read them. Tests give them. */
+  host?: HostFacts;
 }
 
 /** A runtime's answer to `--dry-run`: worked out without creating, writing or starting anything. */
@@ -253,6 +256,13 @@ export interface RuntimeDefinition {
    * image where the engine can run it); default: built here (and dl.k8s.io's same patch).
    */
   kubernetesSource?(kubernetes: string, facts: HostFacts): KubernetesSource;
+  /** Its decisions read the container engine's facts (`docker info`: cgroup version, architecture), not only the host's. */
+  usesEngine?: boolean;
+  /**
+   * `up --dry-run`: where each artifact a lab on this runtime fetches or builds comes from on the path decided
+   * (`official`: the publishers; `build`: built here), from facts read once.
+   */
+  artifacts(config: LabConfig, source: 'official' | 'build', facts: HostFacts): ArtifactSource[];
 }
 
 /** Where to push images for a lab's clusters, and where they pull them from. */

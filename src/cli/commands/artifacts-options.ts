@@ -4,6 +4,7 @@ import { InvalidInputError } from '../../errors.js';
 import { ARTIFACT_MODES, chooseArtifacts, decideArtifacts, provisionMode, type ArtifactsDecision, type ArtifactsMode } from '../../provision/artifacts.js';
 import { loadMirrors, type Mirrors } from '../../provision/mirrors.js';
 import { readHostFacts } from '../../host/facts.js';
+import { hostPlatform } from '../../provision/platform.js';
 import { kubernetesPatchFor } from '../../provision/versions.js';
 import { runtimeDefinition } from '../../runtime/registry.js';
 import type { GlobalOptions } from '../output.js';
@@ -48,13 +49,14 @@ export interface ArtifactsPlan {
  * Kubernetes version is one the chosen source gives (exit 2 otherwise).
  */
 export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOptions, 'output'>, config: LabConfig, runtime: string): Promise<ArtifactsPlan> {
+  hostPlatform(); // a bad $OCM_LAB_HOST_PLATFORM is exit 2 before anything is decided
   const definition = await runtimeDefinition(runtime);
   const choice = chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts });
   const mirrors = await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile));
   const decision = await decideArtifacts(choice, { sources: definition.officialSources, mirrors });
   if (argv.output !== 'json') process.stderr.write(`${decision.line}\n`);
   if (config.kubernetesRequest) {
-    const facts = definition.kubernetesSource && decision.source === 'official' ? await readHostFacts({ engine: true }) : undefined;
+    const facts = definition.kubernetesSource && decision.source === 'official' ? await readHostFacts({ engine: definition.usesEngine === true }) : undefined;
     const source = facts && definition.kubernetesSource ? definition.kubernetesSource(config.kubernetesVersion, facts) : 'built';
     const patch = kubernetesPatchFor(config.kubernetesRequest, source);
     if ('problem' in patch) {

@@ -128,6 +128,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         config,
         { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
         { ...(runtimeOptions ? { options: runtimeOptions } : {}), ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
+        { artifacts: argv.artifacts, download: argv.download },
       );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);

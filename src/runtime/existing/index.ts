@@ -4,6 +4,7 @@ import { InvalidInputError } from '../../errors.js';
 import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
+import { existingArtifacts } from './artifacts.js';
 import type { ExistingClustersInput } from './contexts.js';
 import { parseImageRegistry } from './image-registry.js';
 import { parseHubServer } from './hub-server.js';
@@ -46,4 +47,5 @@ export const existingRuntime: RuntimeDefinition = {
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.quay],
   // The clusters are the user's: nothing of this machine decides whether they run.
   verdicts: () => [],
+  artifacts: existingArtifacts,
 };

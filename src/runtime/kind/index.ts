@@ -1,6 +1,7 @@
 import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
+import { kindArtifacts } from './artifacts.js';
 import { kindKubernetesSource, kindVerdicts } from './verdicts.js';
 
 /** kind clusters on one Docker network per VPC: `auto`'s first choice where a Docker engine and kind answer. Option: `nodeImage`. */
@@ -19,4 +20,6 @@ export const kindRuntime: RuntimeDefinition = {
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.github, PUBLISHERS.quay, PUBLISHERS.dockerHub],
   verdicts: kindVerdicts,
   kubernetesSource: kindKubernetesSource,
+  usesEngine: true,
+  artifacts: kindArtifacts,
 };
