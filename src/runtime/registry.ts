@@ -1,25 +1,34 @@
 import { recordedRuntime } from '../config/lab-state.js';
 import { InvalidInputError } from '../errors.js';
+import { EXISTING_UP_FLAGS } from './existing/flags.js';
+import type { RuntimeUpFlag } from './flags.js';
+import { KIND_UP_FLAGS } from './kind/flags.js';
 import type { RuntimeDefinition, RuntimeName, RuntimeSelection, Runtime } from './types.js';
 
 export type { RuntimeSelection } from './types.js';
 
 /**
  * Every runtime, one line each (kwokctl's Register): a runtime is its folder
- * under src/runtime/ and its line here. Loaded only when a command needs it, so
- * `ocm-lab --version` loads none.
+ * under src/runtime/ and its line here, with the flags `up` takes for its
+ * options (plain data: `up` declares them before any runtime loads). Loaded
+ * only when a command needs it, so `ocm-lab --version` loads none.
  */
-const RUNTIMES: Record<string, () => Promise<RuntimeDefinition>> = {
-  kind: async () => (await import('./kind/index.js')).kindRuntime,
-  local: async () => (await import('./local/index.js')).localRuntime,
-  existing: async () => (await import('./existing/index.js')).existingRuntime,
+const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags?: readonly RuntimeUpFlag[] }> = {
+  kind: { load: async () => (await import('./kind/index.js')).kindRuntime, upFlags: KIND_UP_FLAGS },
+  local: { load: async () => (await import('./local/index.js')).localRuntime },
+  existing: { load: async () => (await import('./existing/index.js')).existingRuntime, upFlags: EXISTING_UP_FLAGS },
 };
+
+/** `up`'s flags for runtime options, by runtime (runtime/flags.ts turns the given ones into options). */
+export const RUNTIME_UP_FLAGS: Readonly<Record<string, readonly RuntimeUpFlag[]>> = Object.fromEntries(
+  Object.entries(RUNTIMES).flatMap(([name, r]) => (r.upFlags ? [[name, r.upFlags]] : [])),
+);
 
 export type RuntimeChoice = RuntimeName | 'auto';
 export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', ...Object.keys(RUNTIMES)];
 
 function definitionLoader(name: string, said: string): () => Promise<RuntimeDefinition> {
-  const load = RUNTIMES[name];
+  const load = RUNTIMES[name]?.load;
   if (!load) throw new InvalidInputError(`${said} is '${name}', which is not a runtime; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
   return load;
 }
@@ -76,7 +85,7 @@ export async function runtimeDefinition(name: RuntimeName): Promise<RuntimeDefin
 
 /** Every registered runtime's definition, in the registry's order (loads each runtime's small index module, not the runtime). */
 export async function runtimeDefinitions(): Promise<RuntimeDefinition[]> {
-  return Promise.all(Object.values(RUNTIMES).map(async (load) => load()));
+  return Promise.all(Object.values(RUNTIMES).map(async (r) => r.load()));
 }
 
 /** The runtime `name`, made with its options (each runtime checks its own). */
@@ -84,7 +93,11 @@ export async function runtimeNamed(name: RuntimeName, selection: RuntimeSelectio
   const unknown = Object.keys(selection.fileOptions ?? {}).filter((n) => !(n in RUNTIMES));
   if (unknown.length)
     throw new InvalidInputError(`runtime.${unknown[0]} of the lab file names no runtime; runtime options go under one of: ${Object.keys(RUNTIMES).join(', ')}`);
-  return (await definitionLoader(name, '--runtime')()).create({ ...(selection.fileOptions?.[name] ?? {}), ...(selection.options ?? {}) });
+  return (await definitionLoader(name, '--runtime')()).create({
+    ...(selection.fileOptions?.[name] ?? {}),
+    ...(selection.options ?? {}),
+    ...(selection.flagOptions?.[name] ?? {}),
+  });
 }
 
 export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {

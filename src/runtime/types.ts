@@ -232,6 +232,8 @@ export interface RuntimeSelection {
   options?: Record<string, unknown>;
   /** The lab file's `runtime.<name>` sections: the chosen runtime's is the base its flag options override. */
   fileOptions?: Record<string, Record<string, unknown>>;
+  /** Options from `up`'s flags, by runtime (runtime/flags.ts): the runtime that runs the lab takes its own, over the others. */
+  flagOptions?: Record<string, Record<string, unknown>>;
 }
 
 /** What a runtime's folder registers: its name, whether `auto` may pick it, and how to make one. */
