@@ -264,7 +264,7 @@ export interface RuntimeDefinition {
    * `up --dry-run`: where each artifact a lab on this runtime fetches or builds comes from on the path decided
    * (`official`: the publishers; `build`: built here), from facts read once.
    */
-  artifacts(config: LabConfig, source: 'official' | 'build', facts: HostFacts): ArtifactSource[];
+  artifacts(config: LabConfig, source: 'official' | 'build', facts: HostFacts): Promise<ArtifactSource[]>;
 }
 
 /** Where to push images for a lab's clusters, and where they pull them from. */

@@ -75,6 +75,13 @@ describe('up --dry-run: the artifacts and where each comes from', () => {
       image: official.tag,
       digest: official.digest,
     });
+    // ocm-lab's own image is built here on the official Node.js image; the registry's image is distribution's: both by digest.
+    expect(one(artifacts.artifacts, 'Node.js base image')).toMatchObject({
+      from: 'image',
+      image: 'node:24-bookworm-slim',
+      digest: expect.stringMatching(/^sha256:/),
+    });
+    expect(one(artifacts.artifacts, 'registry image')).toMatchObject({ from: 'image', image: 'registry:2', digest: expect.stringMatching(/^sha256:/) });
     expect(text).toContain('Artifacts: official (default): the publishers first, not asked by --dry-run; what cannot be fetched is built here');
     expect(text).toContain("decided with: platform darwin/arm64 (OCM_LAB_HOST_PLATFORM), a Docker engine answers (linux), cgroup v2 (the engine's)");
     expect(text).toMatch(

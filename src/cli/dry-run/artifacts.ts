@@ -52,7 +52,7 @@ export async function planArtifacts(
       cgroupVersion: cgroupVersionOf(read),
       architecture: architectureOf(read),
     },
-    artifacts: definition.artifacts(config, path, read),
+    artifacts: await definition.artifacts(config, path, read),
   };
 }
 

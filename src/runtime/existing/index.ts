@@ -4,7 +4,6 @@ import { InvalidInputError } from '../../errors.js';
 import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
-import { existingArtifacts } from './artifacts.js';
 import type { ExistingClustersInput } from './contexts.js';
 import { parseImageRegistry } from './image-registry.js';
 import { parseHubServer } from './hub-server.js';
@@ -47,5 +46,5 @@ export const existingRuntime: RuntimeDefinition = {
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.quay],
   // The clusters are the user's: nothing of this machine decides whether they run.
   verdicts: () => [],
-  artifacts: existingArtifacts,
+  artifacts: async (config, source, facts) => (await import('./artifacts.js')).existingArtifacts(config, source, facts),
 };

@@ -1,7 +1,6 @@
 import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
-import { kindArtifacts } from './artifacts.js';
 import { kindKubernetesSource, kindVerdicts } from './verdicts.js';
 
 /** kind clusters on one Docker network per VPC: `auto`'s first choice where a Docker engine and kind answer. Option: `nodeImage`. */
@@ -21,5 +20,5 @@ export const kindRuntime: RuntimeDefinition = {
   verdicts: kindVerdicts,
   kubernetesSource: kindKubernetesSource,
   usesEngine: true,
-  artifacts: kindArtifacts,
+  artifacts: async (config, source, facts) => (await import('./artifacts.js')).kindArtifacts(config, source, facts),
 };

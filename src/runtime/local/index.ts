@@ -1,7 +1,6 @@
 import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
-import { localArtifacts } from './artifacts.js';
 import { localVerdicts } from './verdicts.js';
 
 /** Real control planes as processes in network namespaces, a nodelet as each cluster's node: `auto`'s choice where kind is not usable. */
@@ -15,5 +14,5 @@ export const localRuntime: RuntimeDefinition = {
   // Kubernetes' binaries from dl.k8s.io, etcd from GitHub, OCM's binaries out of its quay.io images.
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.github, PUBLISHERS.quay],
   verdicts: localVerdicts,
-  artifacts: localArtifacts,
+  artifacts: async (config, source, facts) => (await import('./artifacts.js')).localArtifacts(config, source, facts),
 };
