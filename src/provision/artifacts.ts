@@ -63,21 +63,17 @@ export interface OfficialSource {
   at: string;
 }
 
-const DL_K8S: OfficialSource = { host: 'dl.k8s.io', kind: 'download', at: 'https://dl.k8s.io/release' };
-const GITHUB: OfficialSource = { host: 'github.com', kind: 'download', at: 'https://github.com' };
-const QUAY: OfficialSource = { host: 'quay.io', kind: 'registry', at: 'quay.io' };
-const DOCKER_HUB: OfficialSource = { host: 'registry-1.docker.io', kind: 'registry', at: 'docker.io' };
-
 /**
- * What a lab on `runtime` fetches: Kubernetes binaries from dl.k8s.io (kubectl on every runtime), etcd and
- * kind from GitHub's release downloads, OCM's images from quay.io, and on kind the node image and the
- * Node.js base from Docker Hub.
+ * The publishers labs fetch from: Kubernetes binaries from dl.k8s.io, etcd and kind from GitHub's release
+ * downloads, OCM's images from quay.io, kind's node image and the Node.js base from Docker Hub. Each
+ * runtime's definition lists the ones its labs need.
  */
-export function officialSources(runtime: string): OfficialSource[] {
-  if (runtime === 'kind') return [DL_K8S, GITHUB, QUAY, DOCKER_HUB];
-  if (runtime === 'existing') return [DL_K8S, QUAY];
-  return [DL_K8S, GITHUB, QUAY];
-}
+export const PUBLISHERS = {
+  dlK8s: { host: 'dl.k8s.io', kind: 'download', at: 'https://dl.k8s.io/release' },
+  github: { host: 'github.com', kind: 'download', at: 'https://github.com' },
+  quay: { host: 'quay.io', kind: 'registry', at: 'quay.io' },
+  dockerHub: { host: 'registry-1.docker.io', kind: 'registry', at: 'docker.io' },
+} as const satisfies Record<string, OfficialSource>;
 
 /** The URL a probe asks: the distribution API's root for a registry, the (mirrored) prefix for downloads. */
 export function probeUrl(source: OfficialSource, mirrors: Mirrors): string {
@@ -109,7 +105,7 @@ export const httpProber: Prober = async (url, timeoutMs) => {
   }
 };
 
-async function probeOfficialSources(sources: OfficialSource[], mirrors: Mirrors, prober: Prober = httpProber): Promise<ProbeResult[]> {
+async function probeOfficialSources(sources: readonly OfficialSource[], mirrors: Mirrors, prober: Prober = httpProber): Promise<ProbeResult[]> {
   return Promise.all(
     sources.map(async (source) => {
       const url = probeUrl(source, mirrors);
@@ -146,7 +142,10 @@ function silentHosts(failed: ProbeResult[]): string {
  * needs at once, briefly. Under `official` a publisher that does not answer is an error naming it and what
  * to do; under `auto` the lab is built here and the line says why.
  */
-export async function decideArtifacts(choice: ArtifactsChoice, opts: { runtime: string; mirrors: Mirrors; prober?: Prober }): Promise<ArtifactsDecision> {
+export async function decideArtifacts(
+  choice: ArtifactsChoice,
+  opts: { sources: readonly OfficialSource[]; mirrors: Mirrors; prober?: Prober },
+): Promise<ArtifactsDecision> {
   const decided = (source: 'official' | 'build', reason: string): ArtifactsDecision => ({
     mode: choice.mode,
     source,
@@ -154,7 +153,7 @@ export async function decideArtifacts(choice: ArtifactsChoice, opts: { runtime: 
     line: `artifacts: ${source === 'official' ? 'official' : 'built here'} (${reason})`,
   });
   if (choice.mode === 'build') return decided('build', choice.origin);
-  const results = await probeOfficialSources(officialSources(opts.runtime), opts.mirrors, opts.prober);
+  const results = await probeOfficialSources(opts.sources, opts.mirrors, opts.prober);
   const failed = results.filter((r) => r.problem !== undefined);
   if (!failed.length) return decided('official', choice.mode === 'official' ? `${choice.origin}; registries answered` : 'registries answered');
   if (choice.mode === 'auto') return decided('build', silentHosts(failed));

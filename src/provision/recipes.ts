@@ -1,4 +1,5 @@
-import { KIND_RELEASE_SHA256, KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from './versions.js';
+import { executableName, hostPlatform, platformName, type HostPlatform } from './platform.js';
+import { KIND_RELEASE_SHA256, KIND_VERSION, KUBECTL_RELEASE_SHA256, KUBERNETES_VERSION, OCM_VERSION, requireKubernetesRelease } from './versions.js';
 
 export type BinaryName =
   // Upstream's Go addons, for labs that choose `implementation: upstream` (never part of a plain `setup`):
@@ -117,11 +118,6 @@ export interface Recipe {
   release?: ReleaseSource;
 }
 
-/** Go's GOARCH for this machine, as release URLs spell it. */
-function goArch(arch: string = process.arch): string {
-  return ({ x64: 'amd64', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[arch] ?? arch;
-}
-
 function semver(version: string): { major: string; minor: string; patch: string } {
   const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(version);
   if (!m) throw new Error(`internal: not a version: ${version}`);
@@ -173,18 +169,26 @@ function kubernetesRecipe(version: string = KUBERNETES_VERSION): Recipe {
     ldflags: kubernetesLdflags(version),
     versionArgs: (name) => (name === 'kubectl' ? ['version', '--client'] : name === 'kubeadm' ? ['version', '-o', 'short'] : ['--version']),
     versionText: version,
-    release: {
-      kind: 'file',
-      file: (name) => {
-        const url = `https://dl.k8s.io/release/${version}/bin/linux/${goArch()}/${name}`;
-        return { url, sumsUrl: `${url}.sha256`, fileName: name };
-      },
-    },
+    release: { kind: 'file', file: (name) => kubernetesReleaseFile(version, name) },
   };
 }
 
+/**
+ * One binary of a Kubernetes release on dl.k8s.io, with its `.sha256` beside it. kubectl runs on this machine, so
+ * it is the host platform's (`kubectl.exe` on Windows) and pinned where KUBECTL_RELEASE_SHA256 has it; the server
+ * binaries run in Linux (the local runtime's processes, kind's node image), on this machine's architecture.
+ */
+export function kubernetesReleaseFile(version: string, name: BinaryName, platform: HostPlatform = hostPlatform()): ReleaseFile {
+  const client = name === 'kubectl';
+  const target = client ? platform : { os: 'linux', arch: platform.arch };
+  const fileName = client ? executableName(name, platform) : name;
+  const url = `https://dl.k8s.io/release/${version}/bin/${target.os}/${target.arch}/${fileName}`;
+  const sha256 = client ? KUBECTL_RELEASE_SHA256[version]?.[platformName(platform)] : undefined;
+  return { url, sumsUrl: `${url}.sha256`, fileName, ...(sha256 ? { sha256 } : {}) };
+}
+
 function etcdRecipe(version: string = requireKubernetesRelease().etcd): Recipe {
-  const archive = `etcd-${version}-linux-${goArch()}`;
+  const archive = `etcd-${version}-linux-${hostPlatform().arch}`;
   return {
     id: `etcd-${version}`,
     family: 'etcd',
@@ -294,16 +298,11 @@ function corednsRecipe(version: string = requireKubernetesRelease().coredns): Re
   };
 }
 
-/** Go's GOOS for this machine, as kind's release assets spell it. */
-function goOs(platform: string = process.platform): string {
-  return platform === 'win32' ? 'windows' : platform;
-}
-
 /**
- * kind's release asset for this machine (`kind-<os>-<arch>` with `.sha256sum` beside it), when we pin its
- * checksum (versions.ts); another platform builds kind from the Go module proxy.
+ * kind's release asset for this machine (`kind-<os>-<arch>`, no `.exe` even on Windows, with `.sha256sum` beside
+ * it), when we pin its checksum (versions.ts); another platform builds kind from the Go module proxy.
  */
-export function kindRelease(version: string = KIND_VERSION, platform = `${goOs()}/${goArch()}`): ReleaseSource | undefined {
+export function kindRelease(version: string = KIND_VERSION, platform = platformName(hostPlatform())): ReleaseSource | undefined {
   const sha256 = KIND_RELEASE_SHA256[version]?.[platform];
   if (!sha256) return undefined;
   const fileName = `kind-${platform.replace('/', '-')}`;

@@ -10,6 +10,7 @@ import type { ArtifactsMode } from './artifacts.js';
 import type { Builder } from './gobuild.js';
 import { buildInfoReportsVersion } from './buildinfo.js';
 import type { Mirrors } from './mirrors.js';
+import { executableName } from './platform.js';
 import { ALL_BINARIES, printsVersion, recipeOf, recipesFor, type BinaryName, type Recipe } from './recipes.js';
 
 export interface ProvisionOptions {
@@ -70,10 +71,11 @@ async function reportsVersion(file: string, recipe: Recipe, name: BinaryName): P
   return { ok: r.exitCode === 0 && printsVersion(all, recipe), printed: printed || String(r.shortMessage ?? '') };
 }
 
-/** `name` on PATH, symlinks resolved; null when it is not there. */
+/** `name` on PATH (`name.exe` on Windows), symlinks resolved; null when it is not there. */
 export async function onPath(name: string): Promise<string | null> {
+  const file = executableName(name);
   for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, name);
+    const candidate = path.join(dir, file);
     if (await executable(candidate)) return fs.realpath(candidate).catch(() => candidate);
   }
   return null;
@@ -84,7 +86,7 @@ function display(recipe: Recipe): string {
 }
 
 async function fromBinDir(dir: string, name: BinaryName, recipe: Recipe): Promise<string | null> {
-  const file = path.join(path.resolve(dir), name);
+  const file = path.join(path.resolve(dir), executableName(name));
   if (!(await executable(file))) return null;
   const v = await reportsVersion(file, recipe, name);
   if (!v.ok) {

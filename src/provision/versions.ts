@@ -88,7 +88,7 @@ export const KIND_VERSION = 'v0.33.0';
 /**
  * sha256 of kind's release binaries (`kind-<os>-<arch>`), by kind version and `<os>/<arch>`: what each
  * `.sha256sum` beside them publishes (sources in docs/notes.md#kind-v0330-node-image-digests-and-release-checksums).
- * A platform not listed builds kind here.
+ * A platform not listed builds kind here; kind publishes no windows/arm64 binary.
  */
 export const KIND_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'v0.33.0': {
@@ -96,6 +96,18 @@ export const KIND_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string
     'linux/arm64': '20022bee6cfcd5086cb7234d218e3454e6090022f2a8f55d1fa7fcf42c3867a2',
     'darwin/amd64': '5a99f26f57246dc9319dd294803313197a0f34d33c525b3ea8b655db5916ece0',
     'darwin/arm64': '0c8c7dbe5e23594a198b786c4bc13dacc101fa6196b0cb0b23a1ca44e61f4b4f',
+    'windows/amd64': '4b22adaa135368c5a465d56bbd8e520cbea87272a06ca00b6078e7b81515c9fc',
+  },
+};
+
+/**
+ * sha256 of kubectl on dl.k8s.io, by Kubernetes patch and `<os>/<arch>`: only digests read in public pinned
+ * install scripts that agree (sources in docs/notes.md#kind-v0330-windowsamd64-and-kubectl-release-checksums). A download must match both its published `.sha256`
+ * and this pin; where there is no pin, the published `.sha256` alone is checked, as before.
+ */
+export const KUBECTL_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'v1.36.3': {
+    'linux/amd64': 'ebbd080e7c2e275093b55915722043257eb24004363e20acb3c4d71919f88336',
   },
 };
 

@@ -1,25 +1,34 @@
 import { recordedRuntime } from '../config/lab-state.js';
 import { InvalidInputError } from '../errors.js';
+import { EXISTING_UP_FLAGS } from './existing/flags.js';
+import type { RuntimeUpFlag } from './flags.js';
+import { KIND_UP_FLAGS } from './kind/flags.js';
 import type { RuntimeDefinition, RuntimeName, RuntimeSelection, Runtime } from './types.js';
 
 export type { RuntimeSelection } from './types.js';
 
 /**
  * Every runtime, one line each (kwokctl's Register): a runtime is its folder
- * under src/runtime/ and its line here. Loaded only when a command needs it, so
- * `ocm-lab --version` loads none.
+ * under src/runtime/ and its line here, with the flags `up` takes for its
+ * options (plain data: `up` declares them before any runtime loads). Loaded
+ * only when a command needs it, so `ocm-lab --version` loads none.
  */
-const RUNTIMES: Record<string, () => Promise<RuntimeDefinition>> = {
-  kind: () => import('./kind/index.js').then((m) => m.kindRuntime),
-  local: () => import('./local/index.js').then((m) => m.localRuntime),
-  existing: () => import('./existing/index.js').then((m) => m.existingRuntime),
+const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags?: readonly RuntimeUpFlag[] }> = {
+  kind: { load: () => import('./kind/index.js').then((m) => m.kindRuntime), upFlags: KIND_UP_FLAGS },
+  local: { load: () => import('./local/index.js').then((m) => m.localRuntime) },
+  existing: { load: () => import('./existing/index.js').then((m) => m.existingRuntime), upFlags: EXISTING_UP_FLAGS },
 };
+
+/** `up`'s flags for runtime options, by runtime (runtime/flags.ts turns the given ones into options). */
+export const RUNTIME_UP_FLAGS: Readonly<Record<string, readonly RuntimeUpFlag[]>> = Object.fromEntries(
+  Object.entries(RUNTIMES).flatMap(([name, r]) => (r.upFlags ? [[name, r.upFlags]] : [])),
+);
 
 export type RuntimeChoice = RuntimeName | 'auto';
 export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', ...Object.keys(RUNTIMES)];
 
 function definitionLoader(name: string, said: string): () => Promise<RuntimeDefinition> {
-  const load = RUNTIMES[name];
+  const load = RUNTIMES[name]?.load;
   if (!load) throw new InvalidInputError(`${said} is '${name}', which is not a runtime; choose one of: ${RUNTIME_CHOICES.join(', ')}`);
   return load;
 }
@@ -59,9 +68,7 @@ export async function resolveRuntime(choice: RuntimeChoice = 'auto', labName?: s
     definitionLoader(fromEnv, '$OCM_LAB_RUNTIME');
     return { name: fromEnv, reason: 'chosen with $OCM_LAB_RUNTIME' };
   }
-  const ranked = (await Promise.all(Object.values(RUNTIMES).map(async (load) => load())))
-    .filter((d) => d.autoRank !== undefined)
-    .sort((a, b) => a.autoRank! - b.autoRank!);
+  const ranked = (await runtimeDefinitions()).filter((d) => d.autoRank !== undefined).sort((a, b) => a.autoRank! - b.autoRank!);
   const passed: string[] = [];
   for (const definition of ranked) {
     const { available, reason } = definition.available ? await definition.available() : { available: true, reason: null };
@@ -76,12 +83,21 @@ export async function runtimeDefinition(name: RuntimeName): Promise<RuntimeDefin
   return definitionLoader(name, '--runtime')();
 }
 
+/** Every registered runtime's definition, in the registry's order (loads each runtime's small index module, not the runtime). */
+export async function runtimeDefinitions(): Promise<RuntimeDefinition[]> {
+  return Promise.all(Object.values(RUNTIMES).map(async (r) => r.load()));
+}
+
 /** The runtime `name`, made with its options (each runtime checks its own). */
 export async function runtimeNamed(name: RuntimeName, selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {
   const unknown = Object.keys(selection.fileOptions ?? {}).filter((n) => !(n in RUNTIMES));
   if (unknown.length)
     throw new InvalidInputError(`runtime.${unknown[0]} of the lab file names no runtime; runtime options go under one of: ${Object.keys(RUNTIMES).join(', ')}`);
-  return (await definitionLoader(name, '--runtime')()).create({ ...(selection.fileOptions?.[name] ?? {}), ...(selection.options ?? {}) });
+  return (await definitionLoader(name, '--runtime')()).create({
+    ...(selection.fileOptions?.[name] ?? {}),
+    ...(selection.options ?? {}),
+    ...(selection.flagOptions?.[name] ?? {}),
+  });
 }
 
 export async function selectRuntime(choice: RuntimeChoice = 'auto', selection: RuntimeSelection = {}): Promise<Runtime<any, any>> {

@@ -1,5 +1,10 @@
 import type { LabConfig, LabState } from '../config/index.js';
+import type { HostFacts } from '../host/facts.js';
 import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
+import type { OfficialSource } from '../provision/artifacts.js';
+import type { ArtifactSource } from '../provision/sources.js';
+import type { KubernetesSource } from '../provision/versions.js';
+import type { RuntimeVerdict } from './verdict.js';
 
 /** A registered runtime's name (src/runtime/registry.ts lists them). */
 export type RuntimeName = string;
@@ -127,6 +132,8 @@ export interface PlanOptions {
    * says of each context). Tests give them, so the golden files check the path `up --dry-run` takes.
    */
   facts?: Record<string, unknown>;
+  /** The host facts (host/facts.ts) `up --dry-run`'s artifacts are decided with; default: read them. Tests give them. */
+  host?: HostFacts;
 }
 
 /** A runtime's answer to `--dry-run`: worked out without creating, writing or starting anything. */
@@ -225,6 +232,8 @@ export interface RuntimeSelection {
   options?: Record<string, unknown>;
   /** The lab file's `runtime.<name>` sections: the chosen runtime's is the base its flag options override. */
   fileOptions?: Record<string, Record<string, unknown>>;
+  /** Options from `up`'s flags, by runtime (runtime/flags.ts): the runtime that runs the lab takes its own, over the others. */
+  flagOptions?: Record<string, Record<string, unknown>>;
 }
 
 /** What a runtime's folder registers: its name, whether `auto` may pick it, and how to make one. */
@@ -240,6 +249,22 @@ export interface RuntimeDefinition {
   prepare?: () => Promise<RuntimePreparation>;
   /** `ocm-lab registry`: the image registry this runtime's labs pull from, where it has one (kind). */
   imageRegistry?: () => Promise<ImageRegistryControl>;
+  /** The publishers a lab on this runtime fetches from: `up` and `setup` ask them all at once before deciding official or built. */
+  officialSources: readonly OfficialSource[];
+  /** What this machine can run of this runtime for Kubernetes `kubernetes`, one verdict per way (`ocm-lab versions`), from facts read once. */
+  verdicts(kubernetes: string, facts: HostFacts): RuntimeVerdict[];
+  /**
+   * With official artifacts, where the lab's Kubernetes comes from on this machine (kind: its published node
+   * image where the engine can run it); default: built here (and dl.k8s.io's same patch).
+   */
+  kubernetesSource?(kubernetes: string, facts: HostFacts): KubernetesSource;
+  /** Its decisions read the container engine's facts (`docker info`: cgroup version, architecture), not only the host's. */
+  usesEngine?: boolean;
+  /**
+   * `up --dry-run`: where each artifact a lab on this runtime fetches or builds comes from on the path decided
+   * (`official`: the publishers; `build`: built here), from facts read once.
+   */
+  artifacts(config: LabConfig, source: 'official' | 'build', facts: HostFacts): Promise<ArtifactSource[]>;
 }
 
 /** Where to push images for a lab's clusters, and where they pull them from. */

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { withKubernetesVersion } from '../../src/config/kubernetes-version.js';
 import { parseLabConfig } from '../../src/config/parse.js';
 import { renderLabConfig } from '../../src/config/render.js';
-import { builtNodeVerdict, kubernetesSourceFor, localVerdict, officialNodeVerdict, type HostFacts } from '../../src/provision/host-support.js';
+import type { HostFacts } from '../../src/host/facts.js';
+import { runtimeDefinition } from '../../src/runtime/registry.js';
+import { builtNodeVerdict, officialNodeVerdict } from '../../src/runtime/kind/verdicts.js';
 import { kindRelease, recipesFor } from '../../src/provision/recipes.js';
 import { acceptedKubernetesVersions, kubernetesPatchFor, officialNodeImage } from '../../src/provision/versions.js';
 import { LabError } from '../../src/errors.js';
@@ -80,27 +82,49 @@ describe('kind release binaries', () => {
       fileName: 'kind-linux-arm64',
       sha256: '20022bee6cfcd5086cb7234d218e3454e6090022f2a8f55d1fa7fcf42c3867a2',
     });
-    expect(kindRelease('v0.33.0', 'windows/amd64')).toBeUndefined();
+    // windows/amd64 is pinned since issue 38.4 (kind publishes no windows/arm64 binary): the asset has no .exe.
+    const windows = kindRelease('v0.33.0', 'windows/amd64');
+    expect(windows?.kind === 'file' && windows.file('kind').url).toBe('https://github.com/kubernetes-sigs/kind/releases/download/v0.33.0/kind-windows-amd64');
+    expect(kindRelease('v0.33.0', 'windows/arm64')).toBeUndefined();
     expect(kindRelease('v0.32.0', 'linux/amd64')).toBeUndefined();
     expect(recipesFor().find((r) => r.family === 'kind')?.release).toBeDefined();
   });
 });
 
 describe('what this machine can run', () => {
-  const facts = (over: Partial<HostFacts> = {}): HostFacts => ({ cgroupV2: true, docker: { available: true }, root: true, platform: 'linux', ...over });
+  // The verdicts moved from provision/host-support.ts into each runtime's definition (runtime/kind/verdicts.ts,
+  // runtime/local/verdicts.ts); the facts are host/facts.ts's, the cgroup version the engine's where it answers.
+  const facts = (over: { cgroupV2?: boolean; docker?: { available: boolean }; root?: boolean; platform?: string } = {}): HostFacts => ({
+    platform: { os: over.platform ?? 'linux', arch: 'amd64' },
+    root: over.root ?? true,
+    inotify: { maxUserWatches: null, maxUserInstances: null },
+    memAvailableBytes: null,
+    hostCgroupVersion: '2',
+    engine: { available: over.docker?.available ?? true, cgroupVersion: over.cgroupV2 === false ? '1' : '2', architecture: 'amd64', osType: 'linux' },
+  });
 
-  it('says why not: cgroup v1 for kind images >= 1.35, Docker, root', () => {
+  it('says why not: cgroup v1 for kind images >= 1.35, Docker, root', async () => {
+    const [kind, local] = await Promise.all([runtimeDefinition('kind'), runtimeDefinition('local')]);
     expect(officialNodeVerdict('v1.37.2', facts())).toEqual({ ok: true });
     expect(officialNodeVerdict('v1.37.2', facts({ cgroupV2: false }))).toEqual({
       ok: false,
-      why: "kind's published images for Kubernetes >= 1.35 need cgroup v2 (this host has v1)",
+      why: "kind's published images for Kubernetes >= 1.35 need cgroup v2 (the Docker engine runs v1)",
     });
     expect(officialNodeVerdict('v1.34.4', facts({ cgroupV2: false }))).toEqual({ ok: true });
     expect(officialNodeVerdict('v1.34.4', facts({ docker: { available: false } }))).toEqual({ ok: false, why: 'Docker does not answer' });
     expect(builtNodeVerdict(facts({ root: false })).why).toContain('needs root');
-    expect(localVerdict(facts({ root: false, platform: 'darwin' })).why).toBe('network namespaces are Linux only; needs root (network namespaces, iptables)');
-    expect(kubernetesSourceFor({ runtime: 'kind', source: 'official', kubernetes: 'v1.36.3', facts: facts() })).toBe('official-node');
-    expect(kubernetesSourceFor({ runtime: 'kind', source: 'official', kubernetes: 'v1.36.3', facts: facts({ cgroupV2: false }) })).toBe('built');
-    expect(kubernetesSourceFor({ runtime: 'local', source: 'official', kubernetes: 'v1.36.3', facts: facts() })).toBe('built');
+    expect(local.verdicts('v1.37.2', facts({ root: false, platform: 'darwin' }))[0]?.verdict.why).toBe(
+      'network namespaces are Linux only; needs root (network namespaces, iptables)',
+    );
+    expect(kind.kubernetesSource?.('v1.36.3', facts())).toBe('official-node');
+    expect(kind.kubernetesSource?.('v1.36.3', facts({ cgroupV2: false }))).toBe('built');
+    expect(local.kubernetesSource).toBeUndefined();
+  });
+
+  it("takes the cgroup version from the engine when it answers, else the host's", () => {
+    const v1Host: HostFacts = { ...facts(), hostCgroupVersion: '1', engine: null };
+    expect(officialNodeVerdict('v1.37.2', v1Host).why).toContain('this host has v1');
+    const v2EngineOnV1Host: HostFacts = { ...v1Host, engine: { available: true, cgroupVersion: '2', architecture: 'arm64', osType: 'linux' } };
+    expect(officialNodeVerdict('v1.37.2', v2EngineOnV1Host)).toEqual({ ok: true });
   });
 });

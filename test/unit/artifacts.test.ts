@@ -2,8 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode, LabError } from '../../src/errors.js';
-import { chooseArtifacts, decideArtifacts, httpProber, officialSources, probeUrl, provisionMode, type Prober } from '../../src/provision/artifacts.js';
+import { chooseArtifacts, decideArtifacts, httpProber, probeUrl, provisionMode, type Prober } from '../../src/provision/artifacts.js';
 import { NO_MIRRORS } from '../../src/provision/mirrors.js';
+import { runtimeDefinition } from '../../src/runtime/registry.js';
+
+/** What each runtime's definition says its labs fetch from (was provision/artifacts.ts's officialSources(runtime)). */
+const sourcesOf = async (runtime: string) => (await runtimeDefinition(runtime)).officialSources;
 
 describe('artifacts: the choice', () => {
   it('takes the flag over the environment over the lab file over auto', () => {
@@ -50,7 +54,10 @@ describe('artifacts: the decision', () => {
 
   it('asks nobody under build and says why', async () => {
     asked.length = 0;
-    const d = await decideArtifacts({ mode: 'build', origin: '--artifacts build' }, { runtime: 'local', mirrors: NO_MIRRORS, prober: answering });
+    const d = await decideArtifacts(
+      { mode: 'build', origin: '--artifacts build' },
+      { sources: await sourcesOf('local'), mirrors: NO_MIRRORS, prober: answering },
+    );
     expect(asked).toEqual([]);
     expect(d.line).toBe('artifacts: built here (--artifacts build)');
     expect(provisionMode(d)).toBe('build');
@@ -58,7 +65,7 @@ describe('artifacts: the decision', () => {
 
   it('goes official under auto when every publisher the runtime needs answers', async () => {
     asked.length = 0;
-    const d = await decideArtifacts({ mode: 'auto', origin: 'default' }, { runtime: 'kind', mirrors: NO_MIRRORS, prober: answering });
+    const d = await decideArtifacts({ mode: 'auto', origin: 'default' }, { sources: await sourcesOf('kind'), mirrors: NO_MIRRORS, prober: answering });
     expect(asked.sort()).toEqual(['https://dl.k8s.io/release/', 'https://github.com/', 'https://quay.io/v2/', 'https://registry-1.docker.io/v2/']);
     expect(d.line).toBe('artifacts: official (registries answered)');
     expect(provisionMode(d)).toBe('auto');
@@ -67,13 +74,13 @@ describe('artifacts: the decision', () => {
   it('builds under auto when a publisher is silent, naming it and why', async () => {
     const one = await decideArtifacts(
       { mode: 'auto', origin: 'default' },
-      { runtime: 'local', mirrors: NO_MIRRORS, prober: silent(['quay.io'], 'no answer within 3 s') },
+      { sources: await sourcesOf('local'), mirrors: NO_MIRRORS, prober: silent(['quay.io'], 'no answer within 3 s') },
     );
     expect(one.line).toBe('artifacts: built here (quay.io did not answer: no answer within 3 s)');
     expect(provisionMode(one)).toBe('build');
     const all = await decideArtifacts(
       { mode: 'auto', origin: 'default' },
-      { runtime: 'local', mirrors: NO_MIRRORS, prober: silent(['dl.k8s.io', 'github', 'quay']) },
+      { sources: await sourcesOf('local'), mirrors: NO_MIRRORS, prober: silent(['dl.k8s.io', 'github', 'quay']) },
     );
     expect(all.line).toBe('artifacts: built here (dl.k8s.io, github.com, quay.io did not answer: ENOTFOUND)');
   });
@@ -81,7 +88,7 @@ describe('artifacts: the decision', () => {
   it('stops under official with the silent hosts and what to do (exit 3)', async () => {
     const err = (await decideArtifacts(
       { mode: 'official', origin: 'OCM_LAB_ARTIFACTS=official' },
-      { runtime: 'local', mirrors: NO_MIRRORS, prober: silent(['quay.io']) },
+      { sources: await sourcesOf('local'), mirrors: NO_MIRRORS, prober: silent(['quay.io']) },
     ).catch((e: unknown) => e)) as LabError;
     expect(err.exitCode).toBe(ExitCode.missingPrerequisite);
     expect(err.message).toBe('OCM_LAB_ARTIFACTS=official: quay.io did not answer (https://quay.io/v2/: ENOTFOUND)');
@@ -89,9 +96,9 @@ describe('artifacts: the decision', () => {
     expect(err.hint).toContain('--mirrors FILE');
   });
 
-  it('probes through the mirrors', () => {
+  it('probes through the mirrors', async () => {
     const mirrors = { registries: { 'quay.io': 'https://m.example:5000' }, downloads: { 'https://dl.k8s.io': 'https://m.example/k8s' }, digests: {} };
-    expect(officialSources('existing').map((s) => probeUrl(s, mirrors))).toEqual(['https://m.example/k8s/release/', 'https://m.example:5000/v2/']);
+    expect((await sourcesOf('existing')).map((s) => probeUrl(s, mirrors))).toEqual(['https://m.example/k8s/release/', 'https://m.example:5000/v2/']);
   });
 });
 

@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultLabConfig, parseLabConfig, type LabConfig } from '../../src/config/index.js';
 import { labDryRun, planLab } from '../../src/cli/dry-run/lab-plan.js';
+import type { HostFacts } from '../../src/host/facts.js';
 import { clusterSpecs } from '../../src/runtime/existing/contexts.js';
 import { renderExistingDownPlan } from '../../src/runtime/existing/dry-run.js';
 import { planExistingDown } from '../../src/runtime/existing/plan.js';
@@ -29,6 +30,16 @@ const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 const LABS = '/home/user/.local/state/ocm-lab/labs';
 const USER_KUBECONFIG = '/home/user/.kube/config';
 const CHOSEN: Omit<ResolvedRuntime, 'name'> = { reason: 'chosen with --runtime' };
+
+/** A Linux host with a cgroup v2 Docker engine, for plans that would read the machine. */
+const TEST_HOST: HostFacts = {
+  platform: { os: 'linux', arch: 'amd64' },
+  root: false,
+  inotify: { maxUserWatches: 524288, maxUserInstances: 512 },
+  memAvailableBytes: 16 * 1024 ** 3,
+  hostCgroupVersion: '2',
+  engine: { available: true, cgroupVersion: '2', architecture: 'amd64', osType: 'linux' },
+};
 
 const golden = (name: string, actual: string): Promise<void> => expectGolden(name, actual, 'test/unit/dry-run.test.ts');
 
@@ -282,7 +293,8 @@ describe('a dry run creates nothing', () => {
     const runs = [
       await planLab('local', config, { action: 'up' }),
       await planLab('local', config, { action: 'down' }),
-      await planLab('kind', config, { action: 'up' }),
+      // Given host facts: the artifacts of kind's plan would otherwise ask the Docker engine (docker info).
+      await planLab('kind', config, { action: 'up', host: TEST_HOST }),
       await planLab('kind', config, { action: 'down' }),
       await planLab(
         'existing',

@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { MissingPrerequisiteError } from '../../src/errors.js';
 import { entryFromKindKubeconfig } from '../../src/runtime/kind/kubeconfigs.js';
-import { hostProblems, MEMORY_PER_CLUSTER_BYTES, parseMemAvailable, requireHostFits, type HostFacts } from '../../src/runtime/kind/preflight.js';
+import { parseMemAvailable, type HostFacts } from '../../src/host/facts.js';
+import { hostProblems, MEMORY_PER_CLUSTER_BYTES, requireHostFits } from '../../src/runtime/kind/preflight.js';
 
-const roomy: HostFacts = { platform: 'linux', maxUserWatches: 524288, maxUserInstances: 512, memAvailableBytes: 16 * 1024 ** 3 };
+/** The host facts (src/host/facts.ts) with the fields kind's preflight reads given flat. */
+function host(f: { platform: string; maxUserWatches: number | null; maxUserInstances: number | null; memAvailableBytes: number | null }): HostFacts {
+  return {
+    platform: { os: f.platform, arch: 'amd64' },
+    root: false,
+    inotify: { maxUserWatches: f.maxUserWatches, maxUserInstances: f.maxUserInstances },
+    memAvailableBytes: f.memAvailableBytes,
+    hostCgroupVersion: '2',
+    engine: null,
+  };
+}
+
+const roomy = { platform: 'linux', maxUserWatches: 524288, maxUserInstances: 512, memAvailableBytes: 16 * 1024 ** 3 };
 
 describe('kind preflight', () => {
   it('reads MemAvailable from /proc/meminfo', () => {
@@ -12,11 +25,11 @@ describe('kind preflight', () => {
   });
 
   it('accepts a host with kind-sized limits', () => {
-    expect(hostProblems(roomy, 3)).toEqual([]);
+    expect(hostProblems(host(roomy), 3)).toEqual([]);
   });
 
   it('names the sysctl to run for each low inotify limit, and the memory shortfall', () => {
-    const problems = hostProblems({ ...roomy, maxUserWatches: 192536, maxUserInstances: 128, memAvailableBytes: 2 * 1024 ** 3 }, 3);
+    const problems = hostProblems(host({ ...roomy, maxUserWatches: 192536, maxUserInstances: 128, memAvailableBytes: 2 * 1024 ** 3 }), 3);
     expect(problems.map((p) => p.fix)).toEqual([
       'sudo sysctl -w fs.inotify.max_user_watches=524288',
       'sudo sysctl -w fs.inotify.max_user_instances=512',
@@ -27,16 +40,16 @@ describe('kind preflight', () => {
 
   it('counts memory only for clusters still to create, and checks nothing off Linux', () => {
     const tight = { ...roomy, memAvailableBytes: MEMORY_PER_CLUSTER_BYTES * 1.2 };
-    expect(hostProblems(tight, 1)).toEqual([]);
-    expect(hostProblems(tight, 2)).toHaveLength(1);
-    expect(hostProblems(tight, 0)).toEqual([]);
-    expect(hostProblems({ ...tight, platform: 'darwin', maxUserWatches: null }, 5)).toEqual([]);
+    expect(hostProblems(host(tight), 1)).toEqual([]);
+    expect(hostProblems(host(tight), 2)).toHaveLength(1);
+    expect(hostProblems(host(tight), 0)).toEqual([]);
+    expect(hostProblems(host({ ...tight, platform: 'darwin', maxUserWatches: null }), 5)).toEqual([]);
   });
 
   it('fails with exit 3 and every fix at once', () => {
     let err: unknown;
     try {
-      requireHostFits({ ...roomy, maxUserWatches: 100, maxUserInstances: 100 }, 1);
+      requireHostFits(host({ ...roomy, maxUserWatches: 100, maxUserInstances: 100 }), 1);
     } catch (e) {
       err = e;
     }

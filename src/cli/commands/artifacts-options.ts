@@ -3,8 +3,10 @@ import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { ARTIFACT_MODES, chooseArtifacts, decideArtifacts, provisionMode, type ArtifactsDecision, type ArtifactsMode } from '../../provision/artifacts.js';
 import { loadMirrors, type Mirrors } from '../../provision/mirrors.js';
-import { kubernetesSourceFor, readCgroupV2, type HostFacts } from '../../provision/host-support.js';
+import { readHostFacts } from '../../host/facts.js';
+import { hostPlatform } from '../../provision/platform.js';
 import { kubernetesPatchFor } from '../../provision/versions.js';
+import { runtimeDefinition } from '../../runtime/registry.js';
 import type { GlobalOptions } from '../output.js';
 
 export interface ArtifactFlags {
@@ -47,13 +49,15 @@ export interface ArtifactsPlan {
  * Kubernetes version is one the chosen source gives (exit 2 otherwise).
  */
 export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOptions, 'output'>, config: LabConfig, runtime: string): Promise<ArtifactsPlan> {
+  hostPlatform(); // a bad $OCM_LAB_HOST_PLATFORM is exit 2 before anything is decided
+  const definition = await runtimeDefinition(runtime);
   const choice = chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts });
   const mirrors = await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile));
-  const decision = await decideArtifacts(choice, { runtime, mirrors });
+  const decision = await decideArtifacts(choice, { sources: definition.officialSources, mirrors });
   if (argv.output !== 'json') process.stderr.write(`${decision.line}\n`);
   if (config.kubernetesRequest) {
-    const facts = runtime === 'kind' && decision.source === 'official' ? await readHostFacts() : undefined;
-    const source = facts ? kubernetesSourceFor({ runtime, source: decision.source, kubernetes: config.kubernetesVersion, facts }) : 'built';
+    const facts = definition.kubernetesSource && decision.source === 'official' ? await readHostFacts({ engine: definition.usesEngine === true }) : undefined;
+    const source = facts && definition.kubernetesSource ? definition.kubernetesSource(config.kubernetesVersion, facts) : 'built';
     const patch = kubernetesPatchFor(config.kubernetesRequest, source);
     if ('problem' in patch) {
       throw new InvalidInputError(`kubernetesVersion ${config.kubernetesRequest}: ${patch.problem}`, {
@@ -62,15 +66,4 @@ export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOption
     }
   }
   return { decision, artifacts: provisionMode(decision), mirrors };
-}
-
-export async function readHostFacts(): Promise<HostFacts> {
-  const { dockerEngine } = await import('../../images/docker.js');
-  const [cgroupV2, engine] = await Promise.all([readCgroupV2(), dockerEngine()]);
-  return {
-    cgroupV2,
-    docker: engine.available ? { available: true } : { available: false, reason: engine.reason ?? undefined },
-    root: process.getuid?.() === 0,
-    platform: process.platform,
-  };
 }

@@ -1,14 +1,15 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { CommandModule } from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { withVersionFlags } from '../../config/version-flags.js';
 import { PROXY_ENTRYPOINTS, type LabConfig, type ProxyEntrypoint } from '../../config/types.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
-import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
+import { optionsFromFlags } from '../../runtime/flags.js';
+import { resolveRuntime, RUNTIME_CHOICES, RUNTIME_UP_FLAGS, type RuntimeChoice } from '../../runtime/registry.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
 import { artifactOptions, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
@@ -22,40 +23,20 @@ type UpFlags = ArtifactFlags & {
   runtime: RuntimeChoice;
   'bin-dir'?: string;
   retain: boolean;
-  kubeconfig?: string;
-  'hub-context'?: string;
-  'spoke-context'?: string[];
-  'image-registry'?: string;
-  'hub-server'?: string;
   'proxy-entrypoint'?: ProxyEntrypoint;
   'dry-run': boolean;
-  'node-image'?: string;
   'kubernetes-version'?: string;
   'ocm-version'?: string;
   install: boolean;
 };
 
-/** The runtime options `up` takes as flags (existing: the kubeconfig and contexts); the runtime checks them. */
-function runtimeOptionsOf(argv: UpFlags, choice: RuntimeChoice): Record<string, unknown> | undefined {
-  if (argv['node-image'] !== undefined && choice !== 'kind' && choice !== 'auto') throw new InvalidInputError('--node-image is for --runtime kind');
-  const given =
-    argv.kubeconfig !== undefined ||
-    argv['hub-context'] !== undefined ||
-    (argv['spoke-context'] ?? []).length > 0 ||
-    argv['image-registry'] !== undefined ||
-    argv['hub-server'] !== undefined;
-  if (choice !== 'existing') {
-    if (given) throw new InvalidInputError('--kubeconfig, --hub-context, --spoke-context, --image-registry and --hub-server are for --runtime existing');
-    return undefined;
+/** Declares each runtime's `up` flags (RUNTIME_UP_FLAGS: the runtime's own data), described with the runtime they are for. */
+function runtimeFlagOptions<T>(y: Argv<T>): Argv<T> {
+  let out = y;
+  for (const [runtime, flags] of Object.entries(RUNTIME_UP_FLAGS)) {
+    for (const f of flags) out = out.option(f.flag, { type: 'string', ...(f.array ? { array: true } : {}), describe: `--runtime ${runtime}: ${f.describe}` });
   }
-  if (!given) return undefined;
-  return {
-    ...(argv.kubeconfig !== undefined ? { kubeconfig: argv.kubeconfig } : {}),
-    ...(argv['hub-context'] !== undefined ? { hubContext: argv['hub-context'] } : {}),
-    spokeContexts: argv['spoke-context'] ?? [],
-    ...(argv['image-registry'] !== undefined ? { imageRegistry: argv['image-registry'] } : {}),
-    ...(argv['hub-server'] !== undefined ? { hubServer: argv['hub-server'] } : {}),
-  };
+  return out;
 }
 
 /** `--proxy-entrypoint` over the lab file's clusterProxy.entrypoint; only for a lab that runs ocm-lab's cluster-proxy. */
@@ -72,62 +53,47 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
   command: 'up',
   describe: 'bring the lab up, or repair it (idempotent)',
   builder: (y) =>
-    artifactOptions(y)
-      .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
-      .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
-      .option('kubernetes-version', {
-        type: 'string',
-        describe: "the Kubernetes version of every cluster (default: the lab file's, else the newest supported; `ocm-lab versions` lists them)",
-      })
-      .option('ocm-version', {
-        type: 'string',
-        describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
-      })
-      .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
-      .option('kubeconfig', { type: 'string', describe: '--runtime existing: the kubeconfig file with the contexts of your clusters' })
-      .option('hub-context', { type: 'string', describe: '--runtime existing: the context of the hub (CTX, or CTX=NAME to name the cluster)' })
-      .option('spoke-context', {
-        type: 'string',
-        array: true,
-        describe: '--runtime existing: the context of a managed cluster, once per cluster (CTX or CTX=NAME)',
-      })
-      .option('hub-server', {
-        type: 'string',
-        describe: "--runtime existing: the hub's API server as your spokes reach it (default: kind/k3d contexts' internal endpoint, else the context's server)",
-      })
-      .option('image-registry', {
-        type: 'string',
-        describe: '--runtime existing: push our image to REG (HOST[:PORT][/PATH], a registry your clusters pull from) and run it from there',
-      })
-      .option('proxy-entrypoint', {
-        choices: PROXY_ENTRYPOINTS,
-        describe:
-          "how cluster-proxy's agents reach the proxy-server: hostname (the hub's address), port-forward (through the hub's API server), " +
-          "load-balancer (a LoadBalancer Service); default: the lab file's clusterProxy.entrypoint, else hostname",
-      })
-      .option('dry-run', {
-        type: 'boolean',
-        default: false,
-        describe: 'print the plan (clusters, networks, processes or containers, images, OCM and addons) and create nothing; -o json for JSON',
-      })
-      .option('node-image', {
-        type: 'string',
-        describe: '--runtime kind: the kind node image to use (e.g. kindest/node:v1.34.x) instead of the one ocm-lab builds',
-      })
-      .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
+    runtimeFlagOptions(
+      artifactOptions(y)
+        .option('runtime', { choices: RUNTIME_CHOICES, default: 'auto' as RuntimeChoice, describe: 'how clusters run' })
+        .option('bin-dir', { type: 'string', describe: 'directory with kube-apiserver, kube-controller-manager, kubectl, etcd to use' })
+        .option('kubernetes-version', {
+          type: 'string',
+          describe: "the Kubernetes version of every cluster (default: the lab file's, else the newest supported; `ocm-lab versions` lists them)",
+        })
+        .option('ocm-version', {
+          type: 'string',
+          describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
+        })
+        .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
+        .option('proxy-entrypoint', {
+          choices: PROXY_ENTRYPOINTS,
+          describe:
+            "how cluster-proxy's agents reach the proxy-server: hostname (the hub's address), port-forward (through the hub's API server), " +
+            "load-balancer (a LoadBalancer Service); default: the lab file's clusterProxy.entrypoint, else hostname",
+        })
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'print the plan (clusters, networks, processes or containers, images, OCM and addons) and create nothing; -o json for JSON',
+        })
+        .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
+    ),
   handler: async (argv) => {
     const fileConfig = withVersionFlags(await loadLabConfig(argv.config), argv);
     const config = withProxyEntrypoint(fileConfig, argv['proxy-entrypoint']);
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');
-    const runtimeOptions = runtimeOptionsOf(argv, choice);
+    // Each runtime's flags (its definition's data) as its options; one for another runtime than the choice is exit 2.
+    const flagOptions = optionsFromFlags(argv as Record<string, unknown>, choice, RUNTIME_UP_FLAGS);
     if (argv['dry-run']) {
       const { planLab } = await import('../dry-run/lab-plan.js');
       const { dryRun, text } = await planLab(
         choice,
         config,
-        { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
-        { ...(runtimeOptions ? { options: runtimeOptions } : {}), ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
+        { action: 'up' },
+        { flagOptions, ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
+        { artifacts: argv.artifacts, download: argv.download },
       );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
       emit(argv, dryRun, () => text);
@@ -139,6 +105,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       process.stderr.write(`runtime: ${resolved.name} (${reason})\n`);
     }
     const plan = await decideArtifactsFor(argv, config, resolved.name);
+    const runtimeOptions = flagOptions[resolved.name];
     const options: UpOptions & LifecycleOptions = {
       runtime: resolved.name,
       ...(runtimeOptions ? { runtimeOptions } : {}),
@@ -148,7 +115,6 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       mirrors: plan.mirrors,
       renderer: argv.output === 'json' ? 'silent' : argv.verbose ? 'verbose' : undefined,
       ...(argv.install ? {} : { install: false }),
-      ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}),
     };
     const result = { ...(await upLab(config, options)), artifacts: plan.decision };
     emit(

@@ -1,12 +1,13 @@
 import type { CommandModule } from 'yargs';
 import { NotFoundError } from '../../errors.js';
-import { runtimeDefinition } from '../../runtime/registry.js';
+import { runtimeDefinitions } from '../../runtime/registry.js';
 import type { ImageRegistryControl, ImageRegistryInfo } from '../../runtime/types.js';
 import { emit, type GlobalOptions } from '../output.js';
 
+/** The image registry of the runtime that registers one (kind's). */
 async function control(): Promise<ImageRegistryControl> {
-  const load = (await runtimeDefinition('kind')).imageRegistry;
-  if (!load) throw new Error('internal: the kind runtime registers no image registry');
+  const load = (await runtimeDefinitions()).find((d) => d.imageRegistry)?.imageRegistry;
+  if (!load) throw new Error('internal: no runtime registers an image registry');
   return load();
 }
 

@@ -1,9 +1,11 @@
 import type { CommandModule } from 'yargs';
-import { builtNodeVerdict, localVerdict, officialNodeVerdict, type HostFacts, type Verdict } from '../../provision/host-support.js';
+import { cgroupVersionOf, readHostFacts, type HostFacts } from '../../host/facts.js';
 import { KIND_VERSION, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION, ocmOnKubernetesProblem } from '../../provision/index.js';
 import { minorOf, officialNodeImage } from '../../provision/versions.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
-import { readHostFacts } from './artifacts-options.js';
+import { runtimeDefinitions } from '../../runtime/registry.js';
+import type { RuntimeDefinition } from '../../runtime/types.js';
+import type { RuntimeVerdict, Verdict } from '../../runtime/verdict.js';
 
 interface OcmOnKubernetes {
   kubernetes: string;
@@ -17,12 +19,15 @@ function verdictText(v: Verdict): string {
 }
 
 function hostLine(facts: HostFacts): string {
-  const docker = facts.docker.available ? 'Docker answers' : `Docker does not answer${facts.docker.reason ? ` (${facts.docker.reason})` : ''}`;
-  return `this machine: ${facts.platform}, cgroup ${facts.cgroupV2 ? 'v2' : 'v1'}, ${docker}, ${facts.root ? 'root' : 'not root'}`;
+  const engine = facts.engine;
+  const docker = engine?.available ? 'Docker answers' : `Docker does not answer${engine?.reason ? ` (${engine.reason})` : ''}`;
+  const cgroup = cgroupVersionOf(facts);
+  const cgroupText = cgroup.value ? `cgroup v${cgroup.value}${cgroup.from === 'engine' ? " (the engine's)" : ''}` : 'cgroup unknown';
+  return `this machine: ${facts.platform.os}/${facts.platform.arch}, ${cgroupText}, ${docker}, ${facts.root ? 'root' : 'not root'}`;
 }
 
-/** Per Kubernetes minor: the patch each source gives, what comes with it, and what this machine can run. */
-function kubernetesRows(facts: HostFacts) {
+/** Per Kubernetes minor: the patch each source gives, what comes with it, and what each runtime says this machine can run. */
+function kubernetesRows(facts: HostFacts, runtimes: readonly RuntimeDefinition[]) {
   return KUBERNETES_RELEASES.map((r, i) => {
     const official = officialNodeImage(r.kubernetes);
     return {
@@ -34,13 +39,14 @@ function kubernetesRows(facts: HostFacts) {
       pause: r.pause,
       crictl: r.crictl,
       official: official ? { kind: KIND_VERSION, kubernetes: official.kubernetes, image: `${official.tag}@${official.digest}` } : null,
-      thisMachine: {
-        local: localVerdict(facts),
-        kindBuiltNodeImage: builtNodeVerdict(facts),
-        kindOfficialNodeImage: officialNodeVerdict(r.kubernetes, facts),
-      },
+      thisMachine: Object.fromEntries(verdictsOf(r.kubernetes, facts, runtimes).map((v) => [v.key, v.verdict])) as Record<string, Verdict>,
+      ways: verdictsOf(r.kubernetes, facts, runtimes).map((v) => v.label),
     };
   });
+}
+
+function verdictsOf(kubernetes: string, facts: HostFacts, runtimes: readonly RuntimeDefinition[]): RuntimeVerdict[] {
+  return runtimes.flatMap((d) => d.verdicts(kubernetes, facts));
 }
 
 /** Each OCM release with the Kubernetes releases it runs on (why not, where not). */
@@ -66,11 +72,9 @@ function renderVersions(v: Versions): string {
     ['KUBERNETES', 'BUILT HERE (local, kind)', 'ETCD', `KIND ${KIND_VERSION} NODE IMAGE (official)`],
     v.versions.map((r) => [marked(r.minor, r.default), r.kubernetes, r.etcd, r.official?.image ?? '-']),
   );
-  const machine = v.versions.flatMap((r) => [
-    `  ${r.minor}: local (${r.kubernetes}): ${verdictText(r.thisMachine.local)}`,
-    `         kind, built node image (${r.kubernetes}): ${verdictText(r.thisMachine.kindBuiltNodeImage)}`,
-    `         kind, official node image${r.official ? ` (${r.official.kubernetes})` : ''}: ${verdictText(r.thisMachine.kindOfficialNodeImage)}`,
-  ]);
+  const machine = v.versions.flatMap((r) =>
+    Object.values(r.thisMachine).map((verdict, i) => `${i === 0 ? `  ${r.minor}: ` : '         '}${r.ways[i]}: ${verdictText(verdict)}`),
+  );
   const ocm = renderTable(
     ['OCM', 'API, ADDON-FRAMEWORK', 'KUBERNETES LIBRARIES', 'RUNS ON KUBERNETES'],
     v.ocm.map((r) => [
@@ -102,7 +106,7 @@ export const versionsCommand: CommandModule<GlobalOptions, GlobalOptions> = {
     'list the Kubernetes (--kubernetes-version, kubernetesVersion:) and OCM versions (--ocm-version, ocmVersion:) a lab can run, ' +
     'the patch each source gives, and what this machine can run',
   handler: async (argv) => {
-    const host = await readHostFacts();
-    emit(argv, { host, versions: kubernetesRows(host), ocm: ocmRows() }, renderVersions);
+    const [host, runtimes] = await Promise.all([readHostFacts({ engine: true }), runtimeDefinitions()]);
+    emit(argv, { host, versions: kubernetesRows(host, runtimes), ocm: ocmRows() }, renderVersions);
   },
 };

@@ -1,6 +1,15 @@
 import type { LabConfig } from '../../config/index.js';
-import { labRuntimeName, resolveRuntime, runtimeNamed, type ResolvedRuntime, type RuntimeChoice, type RuntimeSelection } from '../../runtime/registry.js';
+import {
+  labRuntimeName,
+  resolveRuntime,
+  runtimeDefinition,
+  runtimeNamed,
+  type ResolvedRuntime,
+  type RuntimeChoice,
+  type RuntimeSelection,
+} from '../../runtime/registry.js';
 import type { PlanOptions, RuntimeName, RuntimePlan } from '../../runtime/types.js';
+import { planArtifacts, renderArtifacts, type ArtifactsDryRun } from './artifacts.js';
 import { planInstalls, renderInstalls, type InstallsPlan } from './installs.js';
 
 /** `up --dry-run` / `down --dry-run` as `--output json` prints it: keys in this order, always. */
@@ -13,6 +22,8 @@ export interface LabDryRun {
   /** The runtime's own plan (clusters, networks, processes or containers, images). */
   plan: object;
   installs: InstallsPlan;
+  /** `up`: where each artifact comes from on the path decided, and the facts that decided it. */
+  artifacts?: ArtifactsDryRun;
 }
 
 /** Puts a runtime's plan and the installs together. Pure. */
@@ -24,6 +35,7 @@ export function labDryRun(
   runtime: RuntimePlan,
   /** The runtime's clusters outlive the lab (`Runtime.keepsClusters`): `down` takes the installs off them instead of deleting them. */
   clustersStay = false,
+  artifacts?: ArtifactsDryRun,
 ): { dryRun: LabDryRun; text: string } {
   const installs = planInstalls(config);
   const dryRun: LabDryRun = {
@@ -33,22 +45,30 @@ export function labDryRun(
     runtime: { name: resolved.name, reason: resolved.reason, steps: runtime.steps },
     plan: runtime.plan,
     installs,
+    ...(artifacts ? { artifacts } : {}),
   };
   const parts = [runtime.text];
   if (action === 'up') parts.push(`Steps of up: ${[...runtime.steps, ...installs.steps].join(' -> ')}`);
   parts.push(action === 'down' && !exists ? 'Installs: nothing to take off (the lab is not up)' : renderInstalls(installs, action, clustersStay));
+  if (artifacts) parts.push(renderArtifacts(artifacts));
   return { dryRun, text: `${parts.join('\n\n')}\n` };
 }
 
-/** `--dry-run`: resolves the runtime as up/down would, asks it for its plan, adds the installs. Creates nothing. */
+/**
+ * `--dry-run`: resolves the runtime as up/down would, asks it for its plan, adds the installs and, for `up`, the
+ * artifacts (`artifactFlags`: up's --artifacts and --download). Creates nothing.
+ */
 export async function planLab(
   choice: RuntimeChoice,
   config: LabConfig,
   options: PlanOptions,
   selection: RuntimeSelection = {},
+  artifactFlags: { artifacts?: string; download?: boolean } = {},
 ): Promise<{ dryRun: LabDryRun; text: string }> {
   const resolved = await resolveRuntime(choice, config.name);
   const runtime = await runtimeNamed(resolved.name, { labName: config.name, ...selection });
   const plan = await runtime.plan(config, options);
-  return labDryRun(plan.config ?? config, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan, runtime.keepsClusters);
+  const planned = plan.config ?? config;
+  const artifacts = options.action === 'up' ? await planArtifacts(await runtimeDefinition(resolved.name), planned, artifactFlags, options.host) : undefined;
+  return labDryRun(planned, options.action, (await labRuntimeName(config.name)) === resolved.name, resolved, plan, runtime.keepsClusters, artifacts);
 }

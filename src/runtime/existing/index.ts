@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { InvalidInputError } from '../../errors.js';
+import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
@@ -42,4 +43,9 @@ export const existingRuntime: RuntimeDefinition = {
     const { ExistingRuntime } = await import('./runtime.js');
     return new ExistingRuntime(input);
   },
+  // kubectl from dl.k8s.io, OCM's images from quay.io (the clusters are the user's).
+  officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.quay],
+  // The clusters are the user's: nothing of this machine decides whether they run.
+  verdicts: () => [],
+  artifacts: async (config, source, facts) => (await import('./artifacts.js')).existingArtifacts(config, source, facts),
 };

@@ -4,6 +4,7 @@ import { MissingPrerequisiteError } from '../../errors.js';
 import { cacheDir } from '../../paths.js';
 import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { KIND_VERSION, kindBinary, type ProvisionOptions } from '../../provision/index.js';
+import { executableName } from '../../provision/platform.js';
 import { kindRelease } from '../../provision/recipes.js';
 import { run, type RunResult } from '../../util/exec.js';
 
@@ -16,16 +17,26 @@ async function executable(file: string): Promise<boolean> {
   }
 }
 
+/** The first word of `kind version` that names a release (`kind v0.33.0 go1.25.1 linux/amd64` → v0.33.0). */
+export function kindVersionOf(printed: string): string | null {
+  return /\bv\d+\.\d+\.\d+(?:-[\w.]+)?\b/.exec(printed)?.[0] ?? null;
+}
+
 /**
- * Where the kind CLI is: $OCM_LAB_KIND, else `kind` on PATH, else the
- * provisioning cache (`<cache>/bin/kind-<version>/kind`). Null when none
- * (requireKind then provisions it).
+ * Where the kind CLI is: $OCM_LAB_KIND (taken as it is), else `kind` on PATH when `kind version` says
+ * KIND_VERSION, else the provisioning cache (`<cache>/bin/kind-<version>/kind`). Null when none (requireKind
+ * then provisions it). A kind on PATH of another version is passed over, and `said` gets one line saying so.
  */
-export async function locateKind(env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
+export async function locateKind(env: NodeJS.ProcessEnv = process.env, said: (line: string) => void = () => undefined): Promise<string | null> {
   if (env.OCM_LAB_KIND) return (await executable(env.OCM_LAB_KIND)) ? path.resolve(env.OCM_LAB_KIND) : null;
   for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const file = path.join(dir, 'kind');
-    if (await executable(file)) return file;
+    const file = path.join(dir, executableName('kind'));
+    if (!(await executable(file))) continue;
+    const printed = (await run(file, ['version'], { allowFailure: true, timeout: 15_000 }).catch(() => null))?.stdout.trim() ?? '';
+    if (kindVersionOf(printed) === KIND_VERSION) return file;
+    const version = kindVersionOf(printed) ?? `not a kind that says its version (${printed || 'nothing'})`;
+    said(`kind on PATH (${file}) is ${version}, not ${KIND_VERSION}: using kind ${KIND_VERSION} from the ocm-lab cache (downloaded or built)`);
+    break;
   }
   const cached = path.join(cacheDir(env), 'bin', `kind-${KIND_VERSION}`, 'kind');
   return (await executable(cached)) ? cached : null;
@@ -50,7 +61,7 @@ export async function kindProvisionable(env: NodeJS.ProcessEnv = process.env): P
 
 /** The kind CLI, provisioned (downloaded or built into the cache) when it is not there yet. */
 export async function requireKind(options: ProvisionOptions = {}): Promise<string> {
-  const found = await locateKind();
+  const found = await locateKind(process.env, options.onProgress);
   if (found) return found;
   try {
     return await kindBinary(options);

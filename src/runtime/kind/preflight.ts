@@ -1,6 +1,5 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import { MissingPrerequisiteError } from '../../errors.js';
+import type { HostFacts } from '../../host/facts.js';
 
 /** kind's own advice for many clusters on one machine (its known-issues page). */
 const MIN_INOTIFY_WATCHES = 524288;
@@ -13,40 +12,6 @@ const MIN_INOTIFY_INSTANCES = 512;
  */
 export const MEMORY_PER_CLUSTER_BYTES = 1.5 * 1024 ** 3;
 
-export interface HostFacts {
-  platform: NodeJS.Platform;
-  maxUserWatches: number | null;
-  maxUserInstances: number | null;
-  memAvailableBytes: number | null;
-}
-
-/** `MemAvailable:   24134956 kB` → bytes; null when /proc/meminfo has no such line. */
-export function parseMemAvailable(meminfo: string): number | null {
-  const m = /^MemAvailable:\s+(\d+)\s*kB/m.exec(meminfo);
-  return m ? Number(m[1]) * 1024 : null;
-}
-
-function parseCount(text: string | null): number | null {
-  if (text === null) return null;
-  const n = Number(text.trim());
-  return Number.isFinite(n) ? n : null;
-}
-
-export async function readHostFacts(): Promise<HostFacts> {
-  const read = (file: string) => fs.readFile(file, 'utf8').catch(() => null);
-  const [watches, instances, meminfo] = await Promise.all([
-    read('/proc/sys/fs/inotify/max_user_watches'),
-    read('/proc/sys/fs/inotify/max_user_instances'),
-    read('/proc/meminfo'),
-  ]);
-  return {
-    platform: process.platform,
-    maxUserWatches: parseCount(watches),
-    maxUserInstances: parseCount(instances),
-    memAvailableBytes: meminfo !== null ? parseMemAvailable(meminfo) : os.freemem(),
-  };
-}
-
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 
 /**
@@ -56,19 +21,19 @@ const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
  */
 export function hostProblems(facts: HostFacts, newClusters: number): { problem: string; fix: string }[] {
   const problems: { problem: string; fix: string }[] = [];
-  if (facts.platform !== 'linux' || newClusters === 0) return problems;
-  if (facts.maxUserWatches !== null && facts.maxUserWatches < MIN_INOTIFY_WATCHES) {
+  if (facts.platform.os !== 'linux' || newClusters === 0) return problems;
+  if (facts.inotify.maxUserWatches !== null && facts.inotify.maxUserWatches < MIN_INOTIFY_WATCHES) {
     problems.push({
       problem:
-        `fs.inotify.max_user_watches is ${facts.maxUserWatches}; ` +
+        `fs.inotify.max_user_watches is ${facts.inotify.maxUserWatches}; ` +
         `kind clusters need at least ${MIN_INOTIFY_WATCHES} (kubelets and systemd in every node watch files)`,
       fix: `sudo sysctl -w fs.inotify.max_user_watches=${MIN_INOTIFY_WATCHES}`,
     });
   }
-  if (facts.maxUserInstances !== null && facts.maxUserInstances < MIN_INOTIFY_INSTANCES) {
+  if (facts.inotify.maxUserInstances !== null && facts.inotify.maxUserInstances < MIN_INOTIFY_INSTANCES) {
     problems.push({
       problem:
-        `fs.inotify.max_user_instances is ${facts.maxUserInstances}; ` +
+        `fs.inotify.max_user_instances is ${facts.inotify.maxUserInstances}; ` +
         `kind clusters need at least ${MIN_INOTIFY_INSTANCES} (clusters fail to start around the fourth otherwise)`,
       fix: `sudo sysctl -w fs.inotify.max_user_instances=${MIN_INOTIFY_INSTANCES}`,
     });

@@ -19,7 +19,8 @@ import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './ne
 import { ensureNodeEgressGuards } from './node-routes.js';
 import { startPrepulls } from './image-registry/prepull.js';
 import { clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
-import { readHostFacts, requireHostFits } from './preflight.js';
+import { requireHostFits } from './preflight.js';
+import { readHostFacts } from '../../host/facts.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';

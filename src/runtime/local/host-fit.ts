@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import { MissingPrerequisiteError } from '../../errors.js';
+import { readHostFacts } from '../../host/facts.js';
 
 /**
  * inotify instances one cluster's processes hold (kube-apiserver, kube-controller-manager and OCM's
@@ -19,6 +19,7 @@ const MIN_INOTIFY_WATCHES = 65_536;
  */
 export const MEMORY_PER_CLUSTER_BYTES = 1024 ** 3;
 
+/** What the local runtime checks: the shared host facts (host/facts.ts) and the inotify instances this user holds. */
 export interface LocalHostFacts {
   root: boolean;
   maxUserInstances: number | null;
@@ -43,19 +44,13 @@ async function inotifyInstancesOf(uid: number): Promise<number> {
 }
 
 async function readLocalHostFacts(): Promise<LocalHostFacts> {
-  const read = async (file: string) => {
-    const text = await fs.readFile(file, 'utf8').catch(() => null);
-    const n = text === null ? NaN : Number(text.trim());
-    return Number.isFinite(n) ? n : null;
-  };
-  const meminfo = await fs.readFile('/proc/meminfo', 'utf8').catch(() => '');
-  const available = /^MemAvailable:\s+(\d+)\s*kB/m.exec(meminfo);
+  const facts = await readHostFacts();
   return {
-    root: process.getuid?.() === 0,
-    maxUserInstances: await read('/proc/sys/fs/inotify/max_user_instances'),
+    root: facts.root,
+    maxUserInstances: facts.inotify.maxUserInstances,
     inotifyInstancesInUse: await inotifyInstancesOf(process.getuid?.() ?? 0),
-    maxUserWatches: await read('/proc/sys/fs/inotify/max_user_watches'),
-    memAvailableBytes: available ? Number(available[1]) * 1024 : os.freemem(),
+    maxUserWatches: facts.inotify.maxUserWatches,
+    memAvailableBytes: facts.memAvailableBytes,
   };
 }
 
@@ -65,6 +60,9 @@ export interface HostFitPlan {
   /** What cannot be fixed here, one sentence each with what to do. */
   problems: { problem: string; fix: string }[];
 }
+
+/** The file under /proc/sys a sysctl key is written through (its dots become slashes). */
+const sysctlFile = (key: string) => `/proc/sys/${key.replaceAll('.', '/')}`;
 
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 
@@ -78,13 +76,18 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
   if (facts.maxUserInstances !== null && facts.maxUserInstances < instances) {
     plan.raise.push({
       key: 'fs.inotify.max_user_instances',
-      file: '/proc/sys/fs/inotify/max_user_instances',
+      file: sysctlFile('fs.inotify.max_user_instances'),
       from: facts.maxUserInstances,
       to: Math.max(RAISED_INOTIFY_INSTANCES, 2 * instances),
     });
   }
   if (facts.maxUserWatches !== null && facts.maxUserWatches < MIN_INOTIFY_WATCHES) {
-    plan.raise.push({ key: 'fs.inotify.max_user_watches', file: '/proc/sys/fs/inotify/max_user_watches', from: facts.maxUserWatches, to: MIN_INOTIFY_WATCHES });
+    plan.raise.push({
+      key: 'fs.inotify.max_user_watches',
+      file: sysctlFile('fs.inotify.max_user_watches'),
+      from: facts.maxUserWatches,
+      to: MIN_INOTIFY_WATCHES,
+    });
   }
   if (!facts.root) {
     for (const r of plan.raise) {

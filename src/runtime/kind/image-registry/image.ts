@@ -16,7 +16,7 @@ import { REGISTRY_INTERNAL_PORT } from './names.js';
 export const REGISTRY_IMAGE = 'ocm-lab/registry:2';
 
 /** distribution's own image, 2.8.3 (the multi-platform index's digest; docs/notes.md#the-official-paths-docker-hub-pins says where it was read). */
-const OFFICIAL_REGISTRY_IMAGE: PinnedImage = { name: 'registry:2', digest: 'sha256:a3d8aaa63ed8681a604f1dea0aa03f100d5895b6a58ace528858a7b332415373' };
+export const OFFICIAL_REGISTRY_IMAGE: PinnedImage = { name: 'registry:2', digest: 'sha256:a3d8aaa63ed8681a604f1dea0aa03f100d5895b6a58ace528858a7b332415373' };
 
 /** `docker pull registry:2@sha256:…` (a mirrors file's `digests:` entry for `registry:2` replaces the pin). */
 export async function officialRegistryImage(mirrors: Mirrors, progress: (line: string) => void): Promise<string> {

@@ -1,10 +1,11 @@
 import type { LabConfig } from '../../../config/index.js';
 import { MissingPrerequisiteError, RegistryUnavailableError } from '../../../errors.js';
-import { docker } from '../../../images/docker.js';
+import { architectureOf, cgroupVersionOf, readHostFacts, type HostFacts } from '../../../host/facts.js';
 import { pinnedDigest, pullPinned, type PinnedImage } from '../../../images/pinned-pull.js';
 import type { ArtifactsMode } from '../../../provision/artifacts.js';
 import { registryBase, type Mirrors } from '../../../provision/mirrors.js';
 import { readImageConfig } from '../../../provision/oci/config.js';
+import { hostPlatform } from '../../../provision/oci/platform.js';
 import { parseReference } from '../../../provision/oci/reference.js';
 import { KIND_VERSION, kubernetesPatchFor, minorOf, officialNodeImage } from '../../../provision/versions.js';
 import { NODE_CGROUP_V1_LABEL } from './node-files.js';
@@ -22,14 +23,21 @@ export interface NodeImageFacts {
   labels: (image: PinnedImage, mirrors: Mirrors) => Promise<Record<string, string>>;
 }
 
-const engineFacts: NodeImageFacts = {
-  cgroupVersion: async () => (await docker(['info', '--format', '{{.CgroupVersion}}'])).stdout.trim(),
-  labels: async (image, mirrors) => {
-    const ref = parseReference(image.name);
-    return (await readImageConfig({ reference: image.name, registryBase: registryBase(mirrors, ref.host), expectedDigest: pinnedDigest(image, mirrors) }))
-      .labels;
-  },
-};
+/** The engine's facts (host/facts.ts), read once per choice: its cgroup version, and its architecture for the image's config. */
+function engineFacts(): NodeImageFacts {
+  let facts: Promise<HostFacts> | undefined;
+  const read = () => (facts ??= readHostFacts({ engine: true }));
+  return {
+    cgroupVersion: async () => cgroupVersionOf(await read()).value ?? '',
+    labels: async (image, mirrors) => {
+      const ref = parseReference(image.name);
+      const platform = hostPlatform(architectureOf(await read()).value);
+      return (
+        await readImageConfig({ reference: image.name, registryBase: registryBase(mirrors, ref.host), expectedDigest: pinnedDigest(image, mirrors), platform })
+      ).labels;
+    },
+  };
+}
 
 function newerOrSame(minor: string, than: string): boolean {
   const [a, b] = [minor, than].map((v) => v.replace(/^v/, '').split('.').map(Number)) as [number[], number[]];
@@ -47,7 +55,7 @@ export async function chooseNodeImage(
   config: Pick<LabConfig, 'kubernetesVersion' | 'kubernetesRequest'>,
   artifacts: ArtifactsMode,
   mirrors: Mirrors,
-  facts: NodeImageFacts = engineFacts,
+  facts: NodeImageFacts = engineFacts(),
 ): Promise<NodeImageChoice> {
   if (artifacts === 'build') return { source: 'build', line: 'node image: built here (artifacts: build)' };
   const official = officialNodeImage(config.kubernetesVersion);

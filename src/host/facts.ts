@@ -1,0 +1,129 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import { hostPlatform, goArch, type HostPlatform } from '../provision/platform.js';
+import { run } from '../util/exec.js';
+
+/**
+ * The one reader of what this machine and its container engine are (kind's `Provider.Info()`): every
+ * runtime takes its verdicts, preflight checks and plans from these facts, and no other module reads
+ * /proc/sys/fs/inotify, /proc/meminfo, /sys/fs/cgroup or `docker info` for them
+ * (test/unit/host-facts.test.ts checks that).
+ */
+
+/** What the Docker engine says of itself (`docker info`); a field it does not report is null (unknown). */
+export interface EngineFacts {
+  available: boolean;
+  /** Why it does not count as answering. */
+  reason?: string;
+  /** `CgroupVersion`: the cgroups the engine's containers run under (on Docker Desktop, its VM's). */
+  cgroupVersion: '1' | '2' | null;
+  /** `Architecture` in Go's spelling (amd64, arm64). */
+  architecture: string | null;
+  /** `OSType`: the OS of the engine's containers (linux, windows). */
+  osType: string | null;
+}
+
+export interface HostFacts {
+  /** This machine's os/arch (or $OCM_LAB_HOST_PLATFORM's). */
+  platform: HostPlatform;
+  root: boolean;
+  /** fs.inotify.max_user_watches and max_user_instances; null where unreadable (not Linux). */
+  inotify: { maxUserWatches: number | null; maxUserInstances: number | null };
+  /** MemAvailable of /proc/meminfo (else what the OS calls free); null when neither says. */
+  memAvailableBytes: number | null;
+  /** The host's own cgroup version (the unified hierarchy: /sys/fs/cgroup/cgroup.controllers); null off Linux. */
+  hostCgroupVersion: '1' | '2' | null;
+  /** The engine's facts; null when they were not asked for. */
+  engine: EngineFacts | null;
+}
+
+/** A fact and where it was read: the engine's when it answered and said, else the host's. */
+export interface Sourced<T> {
+  value: T;
+  from: 'engine' | 'host';
+}
+
+/** The cgroup version containers run under: the engine's (`docker info`) when it answers and says, else the host's. */
+export function cgroupVersionOf(facts: HostFacts): Sourced<'1' | '2' | null> {
+  if (facts.engine?.available && facts.engine.cgroupVersion) return { value: facts.engine.cgroupVersion, from: 'engine' };
+  return { value: facts.hostCgroupVersion, from: 'host' };
+}
+
+/** The architecture nodes run on: the engine's when it answers and says, else this machine's. */
+export function architectureOf(facts: HostFacts): Sourced<string> {
+  if (facts.engine?.available && facts.engine.architecture) return { value: facts.engine.architecture, from: 'engine' };
+  return { value: facts.platform.arch, from: 'host' };
+}
+
+/** `MemAvailable:   24134956 kB` → bytes; null when /proc/meminfo has no such line. */
+export function parseMemAvailable(meminfo: string): number | null {
+  const m = /^MemAvailable:\s+(\d+)\s*kB/m.exec(meminfo);
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+function parseCount(text: string | null): number | null {
+  if (text === null) return null;
+  const n = Number(text.trim());
+  return text.trim() !== '' && Number.isFinite(n) ? n : null;
+}
+
+/** `docker info --format '{{json .}}'` → the engine's facts; fields it does not carry are unknown. */
+export function parseDockerInfo(json: string): EngineFacts {
+  let info: Record<string, unknown>;
+  try {
+    info = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return { available: false, reason: "'docker info' printed no JSON", cgroupVersion: null, architecture: null, osType: null };
+  }
+  const text = (key: string) => (typeof info[key] === 'string' && info[key] !== '' ? (info[key] as string) : null);
+  const errors = Array.isArray(info.ServerErrors) ? (info.ServerErrors as unknown[]).map(String) : [];
+  const cgroup = text('CgroupVersion');
+  const architecture = text('Architecture');
+  const facts: EngineFacts = {
+    available: errors.length === 0 && text('ServerVersion') !== null,
+    cgroupVersion: cgroup === '1' || cgroup === '2' ? cgroup : null,
+    architecture: architecture ? goArch(architecture) : null,
+    osType: text('OSType'),
+  };
+  if (!facts.available) facts.reason = `no Docker engine answers 'docker info'${errors.length ? `: ${errors.join('; ')}` : ''}`;
+  return facts;
+}
+
+async function readEngineFacts(): Promise<EngineFacts> {
+  const r = await run('docker', ['info', '--format', '{{json .}}'], { allowFailure: true, timeout: 15_000 }).catch((err: unknown) => ({
+    stdout: '',
+    stderr: (err as Error).message,
+    exitCode: -1,
+  }));
+  const parsed = parseDockerInfo(r.stdout.trim() || 'null');
+  if (parsed.available || r.exitCode === 0) return parsed;
+  const printed = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+  return { ...parsed, reason: parsed.reason?.includes(': ') ? parsed.reason : `no Docker engine answers 'docker info'${printed ? `: ${printed}` : ''}` };
+}
+
+/**
+ * Reads the facts once. `engine: true` also asks the Docker engine (`docker info`, about a tenth of a
+ * second); without it `engine` is null and the cgroup version and architecture are the host's.
+ */
+export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<HostFacts> {
+  const read = (file: string) => fs.readFile(file, 'utf8').catch(() => null);
+  const platform = hostPlatform();
+  const [watches, instances, meminfo, unified, engine] = await Promise.all([
+    read('/proc/sys/fs/inotify/max_user_watches'),
+    read('/proc/sys/fs/inotify/max_user_instances'),
+    read('/proc/meminfo'),
+    fs.access('/sys/fs/cgroup/cgroup.controllers').then(
+      () => true,
+      () => false,
+    ),
+    opts.engine ? readEngineFacts() : Promise.resolve(null),
+  ]);
+  return {
+    platform,
+    root: process.getuid?.() === 0,
+    inotify: { maxUserWatches: parseCount(watches), maxUserInstances: parseCount(instances) },
+    memAvailableBytes: meminfo !== null ? parseMemAvailable(meminfo) : os.freemem(),
+    hostCgroupVersion: process.platform === 'linux' ? (unified ? '2' : '1') : null,
+    engine,
+  };
+}

@@ -1,0 +1,77 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { architectureOf, cgroupVersionOf, parseDockerInfo, type HostFacts } from '../../src/host/facts.js';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const READER = 'host/facts.ts';
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map(async (e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [])),
+  );
+  return nested.flat();
+}
+
+/**
+ * What only the host-facts reader may read (kind's Provider.Info(): facts read once by one function).
+ * A node's own scripts may test /sys/fs/cgroup (kind/images/node-files.ts runs in the node, not here),
+ * so the cgroup pattern is a Node.js fs call on it.
+ */
+const FACT_READS: { fact: string; pattern: RegExp }[] = [
+  { fact: 'inotify limits', pattern: /\/proc\/sys\/fs\/inotify/ },
+  { fact: '/proc/meminfo', pattern: /\/proc\/meminfo/ },
+  { fact: 'MemAvailable', pattern: /MemAvailable:/ },
+  { fact: "the host's cgroup version", pattern: /fs\.\w+\(\s*['"`]\/sys\/fs\/cgroup/ },
+  { fact: "the engine's facts (docker info)", pattern: /CgroupVersion|\{\{\.Architecture\}\}|\{\{\.OSType\}\}/ },
+];
+
+describe('host facts: one reader', () => {
+  it(`only src/${READER} reads inotify limits, MemAvailable, the cgroup version and docker info`, async () => {
+    const files = await sourceFiles(SRC);
+    const texts = await Promise.all(files.map(async (f) => ({ file: path.relative(SRC, f), text: await fs.readFile(f, 'utf8') })));
+    for (const { fact, pattern } of FACT_READS) {
+      const readers = texts.filter((t) => pattern.test(t.text)).map((t) => t.file);
+      expect(readers, `${fact} is read outside src/${READER}`).toEqual([READER]);
+    }
+  });
+});
+
+describe('host facts: the engine', () => {
+  it('reads CgroupVersion, Architecture and OSType from docker info, in Go spelling', () => {
+    const info = JSON.stringify({ ServerVersion: '20.10.24', CgroupVersion: '1', Architecture: 'x86_64', OSType: 'linux', ServerErrors: null });
+    expect(parseDockerInfo(info)).toEqual({ available: true, cgroupVersion: '1', architecture: 'amd64', osType: 'linux' });
+    expect(parseDockerInfo(JSON.stringify({ ServerVersion: '27.0.1', CgroupVersion: '2', Architecture: 'aarch64', OSType: 'linux' })).architecture).toBe(
+      'arm64',
+    );
+  });
+
+  it('treats absent fields as unknown, and an engine that does not answer as unavailable', () => {
+    expect(parseDockerInfo(JSON.stringify({ ServerVersion: '1.13.1' }))).toEqual({ available: true, cgroupVersion: null, architecture: null, osType: null });
+    const down = parseDockerInfo(JSON.stringify({ ServerErrors: ['Cannot connect to the Docker daemon at unix:///var/run/docker.sock'] }));
+    expect(down.available).toBe(false);
+    expect(down.reason).toContain('Cannot connect to the Docker daemon');
+    expect(parseDockerInfo('not json').available).toBe(false);
+  });
+
+  it("takes the cgroup version and architecture from the engine when it answers, else the host's", () => {
+    const host: HostFacts = {
+      platform: { os: 'linux', arch: 'amd64' },
+      root: false,
+      inotify: { maxUserWatches: null, maxUserInstances: null },
+      memAvailableBytes: null,
+      hostCgroupVersion: '1',
+      engine: null,
+    };
+    expect(cgroupVersionOf(host)).toEqual({ value: '1', from: 'host' });
+    expect(architectureOf(host)).toEqual({ value: 'amd64', from: 'host' });
+    const desktop: HostFacts = { ...host, platform: { os: 'darwin', arch: 'arm64' }, hostCgroupVersion: null };
+    const withEngine = { ...desktop, engine: { available: true, cgroupVersion: '2' as const, architecture: 'arm64', osType: 'linux' } };
+    expect(cgroupVersionOf(withEngine)).toEqual({ value: '2', from: 'engine' });
+    expect(architectureOf(withEngine)).toEqual({ value: 'arm64', from: 'engine' });
+    const silent = { ...desktop, engine: { available: false, cgroupVersion: null, architecture: null, osType: null } };
+    expect(cgroupVersionOf(silent)).toEqual({ value: null, from: 'host' });
+  });
+});
