@@ -11,7 +11,7 @@ import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/life
 import { resolveRuntime, RUNTIME_CHOICES, type RuntimeChoice } from '../../runtime/registry.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
-import { artifactOptions, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
+import { artifactOptions, chosenArtifactsMode, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
 
 // The config barrel, --dry-run's planner and the kubeconfig writers are imported where used:
 // `status` and `down` start without their module graphs (zod, yaml, every runtime).
@@ -126,7 +126,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       const { dryRun, text } = await planLab(
         choice,
         config,
-        { action: 'up', ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
+        { action: 'up', artifacts: chosenArtifactsMode(argv, config), ...(argv['node-image'] ? { nodeImage: argv['node-image'] } : {}) },
         { ...(runtimeOptions ? { options: runtimeOptions } : {}), ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
       );
       if (argv.output !== 'json') process.stderr.write(`runtime: ${dryRun.runtime.name} (${dryRun.runtime.reason})\n`);
