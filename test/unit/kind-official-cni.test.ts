@@ -82,8 +82,11 @@ function expectOnlyKindestNodePlugins(plan: KindLabPlan): void {
     expect(typesIn(JSON.parse(c.cniConflist)).filter((p) => !allowed.includes(p))).toEqual([]);
     // The only file mounted into the node is that conflist, where containerd reads CNI configs.
     expect(mounts(c.kindConfig)).toEqual({ '/etc/cni/net.d/10-ocm-lab.conflist': c.cniConflistFile });
+    const kindConfig = parse(c.kindConfig) as { networking: { disableDefaultCNI: boolean }; containerdConfigPatches?: string[] };
     // kind's own CNI stays off: kindnet would write a conflist of its own beside ours.
-    expect((parse(c.kindConfig) as { networking: { disableDefaultCNI: boolean } }).networking.disableDefaultCNI).toBe(true);
+    expect(kindConfig.networking.disableDefaultCNI).toBe(true);
+    // The lab registry's hosts.toml are read from certs.d because the kind config says so, not the built image's containerd config.
+    expect(kindConfig.containerdConfigPatches?.join('\n')).toMatch(/config_path = "\/etc\/containerd\/certs\.d"/);
   }
 }
 
