@@ -19,7 +19,7 @@ import type { Ran } from './namespace.js';
 export const KINDNETD_IMAGE = 'docker.io/kindest/kindnetd:v20260820-69b56db7';
 
 /** Where one thing of the stand-in comes from. */
-export type StandInSource =
+type StandInSource =
   | 'built image' // already in the node image built here, as kind's recipe has it (kind's base-image files, our Go builds)
   | 'Debian package' // Debian's containernetworking-plugins, as the built image gets it (/usr/lib/cni copied to /opt/cni/bin)
   | 'written here' // text of ours, from the facts of kind's recipe
