@@ -122,6 +122,8 @@ describe('the kindest/node stand-in of the simulated connected world', () => {
     // installcni/cni.go:71 and :92 look for these two lines before templating and patching.
     expect(text).toContain('would you kindly template this file');
     expect(text).toContain('would you kindly patch this file');
+    // kind runs the whole file through Go's text/template: the pod subnet is its only action.
+    expect(text.match(/\{\{/g)).toEqual(['{{']);
     const docs = parseAllDocuments(text).map((d) => d.toJSON() as { kind: string; metadata: { name: string }; spec?: unknown });
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}`).sort()).toEqual([
       'ClusterRole/kindnet',

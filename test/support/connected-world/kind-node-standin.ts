@@ -311,6 +311,7 @@ export async function ensureKindnetdBinary(o: { cacheDir: string; sourceTarball:
     )
   )
     return out;
+  await fs.mkdir(path.dirname(out), { recursive: true });
   const work = await fs.mkdtemp(path.join(path.dirname(path.dirname(out)), '.build-'));
   try {
     await execa('tar', ['-xzf', o.sourceTarball, '-C', work]);
