@@ -124,6 +124,8 @@ export interface PlanOptions {
   action: 'up' | 'down';
   /** kind: the node image `up --node-image` would use. Other runtimes ignore it. */
   nodeImage?: string;
+  /** kind: where `up` would take artifacts from (`--artifacts`, $OCM_LAB_ARTIFACTS, the lab file): `official` plans kind's published node image. */
+  artifacts?: ArtifactsMode;
   /** `down --keep-data`. */
   keepData?: boolean;
   /**

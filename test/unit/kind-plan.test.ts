@@ -21,6 +21,7 @@ async function plan(config: LabConfig): Promise<KindLabPlan> {
   return planKindLab(config, {
     labDir: path.join(LABS, config.name),
     nodeImage: `ocm-lab/kind-node:${config.kubernetesVersion}`,
+    podNetwork: 'bridge',
     images: [OCM_LAB_IMAGE, OCM_LAB_IMAGE],
     templates: await readKindTemplates(),
   });

@@ -36,6 +36,11 @@ export function artifactOptions<T>(y: Argv<T>): Argv<T & ArtifactFlags> {
   >;
 }
 
+/** The mode the flags, $OCM_LAB_ARTIFACTS and the lab file choose, without probing anything (what `up --dry-run` plans with). */
+export function chosenArtifactsMode(argv: ArtifactFlags, config: LabConfig): ArtifactsMode {
+  return chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts }).mode;
+}
+
 /** What up and setup provision with, once decided. */
 export interface ArtifactsPlan {
   decision: ArtifactsDecision;

@@ -12,7 +12,7 @@ import { optionsFromFlags } from '../../runtime/flags.js';
 import { resolveRuntime, RUNTIME_CHOICES, RUNTIME_UP_FLAGS, type RuntimeChoice } from '../../runtime/registry.js';
 import type { LabStatus, UpOptions } from '../../runtime/types.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
-import { artifactOptions, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
+import { artifactOptions, chosenArtifactsMode, decideArtifactsFor, type ArtifactFlags } from './artifacts-options.js';
 
 // The config barrel, --dry-run's planner and the kubeconfig writers are imported where used:
 // `status` and `down` start without their module graphs (zod, yaml, every runtime).
@@ -91,7 +91,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
       const { dryRun, text } = await planLab(
         choice,
         config,
-        { action: 'up' },
+        { action: 'up', artifacts: chosenArtifactsMode(argv, config) },
         { flagOptions, ...(config.runtime ? { fileOptions: config.runtime.options } : {}) },
         { artifacts: argv.artifacts, download: argv.download },
       );

@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../config/index.js';
 import { OCM_LAB_IMAGE } from '../../image.js';
-import { cniConflist, ensureKindNodeImage, nodeImageRef } from './images/index.js';
+import { ensureKindNodeImage, nodeImageRef } from './images/index.js';
 import { chooseNodeImage, pullOfficialNode } from './images/official-node.js';
 import { ensureLabImages, ensureOwnImage, labImages } from '../../images/lab-images.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
@@ -20,15 +20,14 @@ export interface LabImageSet {
 
 /**
  * What the kind runtime takes from its neighbours in this folder: the node
- * image and CNI config (images/) and the lab's own images (lab-images.ts),
+ * image (images/) and the lab's own images (lab-images.ts),
  * behind one small interface so plans can be made (and tested) without
  * building anything.
  */
 export interface Collaborators {
   nodeImageName(kubernetesVersion: string): string;
-  /** The node image clusters start from (kind's published one by digest, or built here) and the line saying which and why. */
-  ensureNodeImage(config: LabConfig, sources: ImageSources, onProgress: (line: string) => void): Promise<{ ref: string; line: string }>;
-  cniConflist(podSubnet: string, serviceSubnet: string, extraRoutes: string[]): string;
+  /** The node image clusters start from (kind's published one by digest, or built here), the line saying which and why, and whether it was built here. */
+  ensureNodeImage(config: LabConfig, sources: ImageSources, onProgress: (line: string) => void): Promise<NodeImage>;
   labImages(config: LabConfig): string[];
   /** Under `build`, every lab image built here; otherwise ocm-lab:<version> (FROM the official Node.js image) and the rest left to copy. */
   ensureLabImages(config: LabConfig, sources: ImageSources, onProgress: (line: string) => void): Promise<LabImageSet>;
@@ -36,15 +35,22 @@ export interface Collaborators {
   buildLabImages(config: LabConfig, onProgress: (line: string) => void): Promise<void>;
 }
 
-async function ensureNodeImage(config: LabConfig, sources: ImageSources, onProgress: (line: string) => void): Promise<{ ref: string; line: string }> {
+/** A node image, and whether it is the one built here (the only one with Debian's full set of CNI plugins: images/cni.ts). */
+interface NodeImage {
+  ref: string;
+  line: string;
+  built: boolean;
+}
+
+async function ensureNodeImage(config: LabConfig, sources: ImageSources, onProgress: (line: string) => void): Promise<NodeImage> {
   const choice = await chooseNodeImage(config, sources.artifacts, sources.mirrors);
   onProgress(choice.line);
   if (choice.source === 'official') {
     const ref = await pullOfficialNode(choice, sources.artifacts, sources.mirrors, onProgress);
-    if (ref) return { ref, line: choice.line };
+    if (ref) return { ref, line: choice.line, built: false };
   }
   const ref = await ensureKindNodeImage({ onProgress, kubernetesVersion: config.kubernetesVersion });
-  return { ref, line: choice.source === 'official' ? `node image: built here (${choice.ref} could not be pulled)` : choice.line };
+  return { ref, line: choice.source === 'official' ? `node image: built here (${choice.ref} could not be pulled)` : choice.line, built: true };
 }
 
 export async function loadCollaborators(): Promise<Collaborators> {
@@ -52,7 +58,6 @@ export async function loadCollaborators(): Promise<Collaborators> {
     // One Kubernetes version is supported; the node image is built for it.
     nodeImageName: (version) => nodeImageRef(version),
     ensureNodeImage,
-    cniConflist: (podSubnet, serviceSubnet, extraRoutes) => cniConflist(podSubnet, { serviceSubnet, extraRoutes }),
     labImages: (config) => labImages(config),
     ensureLabImages: async (config, sources, onProgress) => {
       if (sources.artifacts === 'build') return { local: await ensureLabImages(config, { onProgress }), upstream: [] };

@@ -16,10 +16,11 @@ export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up'):
     );
   }
   out.push('');
-  out.push(`kind clusters (node image ${plan.nodeImage}):`);
+  out.push(`kind clusters (node image ${plan.nodeImage}; pods attached by the ${plan.podNetwork} CNI plugin, kind's own CNI disabled):`);
   for (const c of plan.clusters) {
     out.push(`  ${c.kindName}  cluster=${c.name}${c.hub ? ' (hub)' : ''}  network=${c.network}  node=${c.nodeContainer}`);
     out.push(`    reached from the lab at ${c.internalServer}; blackhole routes: ${c.blackholes.join(', ')}; rejected after DNAT: ${c.rejected.join(', ')}`);
+    out.push(`    CNI plugins the node runs: ${c.cniPlugins.join(', ')}`);
   }
   out.push('');
   const e = plan.hubEndpoint;
@@ -40,6 +41,9 @@ export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up'):
       out.push('');
       out.push(`--- ${c.kindConfigFile}`);
       out.push(c.kindConfig.trimEnd());
+      out.push('');
+      out.push(`--- ${c.cniConflistFile} (on one line here)`);
+      out.push(JSON.stringify(JSON.parse(c.cniConflist)));
     }
   }
   return out.join('\n');

@@ -3,7 +3,7 @@ import { docker } from '../../images/docker.js';
 
 /**
  * Metric of our blackhole routes: higher than any route the node or its CNI
- * adds (metric 0), so a served range (the node's pod bridge) still wins, and
+ * adds (metric 0), so a served range (the pod bridge, ptp's route to each pod) still wins, and
  * `ip route replace` with this metric is idempotent.
  */
 const BLACKHOLE_METRIC = 4242;

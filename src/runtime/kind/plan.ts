@@ -3,6 +3,7 @@ import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { OCM_LAB_IMAGE } from '../../image.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
+import { cniConflist, conflistPlugins, type PodNetwork } from './images/cni.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
 import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from './image-registry/names.js';
 import { parseImageReference } from './image-registry/references.js';
@@ -52,6 +53,10 @@ export interface KindClusterPlan {
   /** Files the Clusters step writes before `kind create cluster`. */
   kindConfigFile: string;
   cniConflistFile: string;
+  /** Every CNI plugin the node runs pods with (the conflist's, and loopback): a subset of what the node image has. */
+  cniPlugins: string[];
+  /** The conflist mounted into the node, with the VPC network's subnet (a placeholder while Docker has not given one). */
+  cniConflist: string;
   kindConfig: string;
   /** Ranges the node routes to nowhere, so a packet for an unserved lab address never leaves the machine. */
   blackholes: string[];
@@ -87,6 +92,8 @@ export interface KindLabPlan {
   labDir: string;
   kubernetesVersion: string;
   nodeImage: string;
+  /** `ptp` on any node image but the one built here (kind's kindest/node has no `bridge` plugin), `bridge` on that one (images/cni.ts). */
+  podNetwork: PodNetwork;
   networks: KindNetworkPlan[];
   clusters: KindClusterPlan[];
   hubEndpoint: HubEndpointPlan;
@@ -98,6 +105,8 @@ export interface KindLabPlan {
 export interface KindPlanInput {
   labDir: string;
   nodeImage: string;
+  /** How pods attach to the node: `bridge` only on the node image built here. */
+  podNetwork: PodNetwork;
   images: readonly string[];
   templates: KindTemplates;
 }
@@ -149,6 +158,11 @@ function vpcSubnets(config: LabConfig): Map<string, { subnet: string; gateway: s
   return new Map(config.vpcs.map((v, i) => [v.name, { subnet: `${formatIp(network + i * size)}/${vpcPrefix}`, gateway: formatIp(network + i * size + 1) }]));
 }
 
+/** Where a cluster's conflist comes from: pods reach the service range and their VPC network (its nodes, the hub's endpoint, the node's DNS). */
+export function clusterConflist(network: PodNetwork, cluster: Pick<KindClusterPlan, 'podSubnet' | 'serviceSubnet'>, vpcSubnet: string): string {
+  return cniConflist(cluster.podSubnet, { network, serviceSubnet: cluster.serviceSubnet, extraRoutes: [vpcSubnet] });
+}
+
 function hubEndpointCommand(hubNode: string): string[] {
   return ['ocm-lab', 'internal', 'vpc-gateway', ...HUB_PUBLISHED_PORTS.flatMap((port) => ['--forward', `${port}=${hubNode}:${port}`])];
 }
@@ -175,6 +189,11 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
     const node = nodeContainerName(config.name, c.name);
     const cniConflistFile = path.join(dir, 'cni.conflist');
     const network = vpcNetworkName(config.name, c.vpc);
+    const conflist = clusterConflist(
+      input.podNetwork,
+      { podSubnet: POD_SUBNET, serviceSubnet: SERVICE_SUBNET },
+      subnets.get(c.vpc)?.subnet ?? `<subnet Docker gives ${network}>`,
+    );
     return {
       name: c.name,
       vpc: c.vpc,
@@ -186,6 +205,8 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
       serviceSubnet: SERVICE_SUBNET,
       kindConfigFile: path.join(dir, 'kind-config.yaml'),
       cniConflistFile,
+      cniPlugins: conflistPlugins(conflist),
+      cniConflist: conflist,
       kindConfig: renderKindConfig(c.hub ? input.templates.hub : input.templates.spoke, {
         nodeImage: input.nodeImage,
         podSubnet: POD_SUBNET,
@@ -206,6 +227,7 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
     labDir: input.labDir,
     kubernetesVersion: config.kubernetesVersion,
     nodeImage: input.nodeImage,
+    podNetwork: input.podNetwork,
     networks,
     clusters,
     hubEndpoint: {

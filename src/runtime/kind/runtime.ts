@@ -18,7 +18,10 @@ import { hubEndpointName, KIND_CLUSTER_LABEL, kindClusterName, nodeContainerName
 import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './networks.js';
 import { ensureNodeEgressGuards } from './node-routes.js';
 import { startPrepulls } from './image-registry/prepull.js';
-import { clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
+import { clusterConflist, clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
+import type { PodNetwork } from './images/cni.js';
+import { officialNodeImage } from '../../provision/versions.js';
+import type { ArtifactsMode } from '../../provision/artifacts.js';
 import { requireHostFits } from './preflight.js';
 import { readHostFacts } from '../../host/facts.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
@@ -79,12 +82,34 @@ function semaphore(limit: number): <T>(job: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** The plan of a lab, as --dry-run prints it and up follows it; `nodeImage` defaults to the one ocm-lab builds. */
-async function kindPlanFor(config: LabConfig, options: { nodeImage?: string; extraImages?: string[] } = {}): Promise<KindLabPlan> {
+/** Pods attach by `bridge` only on the node image built here; any other (kindest/node, one given with --node-image) has ptp, not bridge. */
+function podNetworkOn(nodeImage: string, builtRef: string): PodNetwork {
+  return nodeImage === builtRef ? 'bridge' : 'ptp';
+}
+
+/**
+ * The node image a dry run plans with, without asking Docker or a registry: the one given; under `--artifacts official` kind's
+ * published image for the lab's minor (by digest, as `up` pulls it; `up` builds one instead only on a cgroup v1 engine, which
+ * a dry run does not ask about); otherwise the one built here.
+ */
+function plannedNodeImage(config: LabConfig, builtRef: string, options: { nodeImage?: string; artifacts?: ArtifactsMode }): string {
+  if (options.nodeImage) return options.nodeImage;
+  const official = options.artifacts === 'official' ? officialNodeImage(config.kubernetesVersion) : undefined;
+  return official ? `${official.tag}@${official.digest}` : builtRef;
+}
+
+/** The plan of a lab, as --dry-run prints it and up follows it; `nodeImage` defaults to the one ocm-lab builds (kind's under `artifacts: official`). */
+export async function kindPlanFor(
+  config: LabConfig,
+  options: { nodeImage?: string; extraImages?: string[]; artifacts?: ArtifactsMode } = {},
+): Promise<KindLabPlan> {
   const collaborators = await loadCollaborators();
+  const builtRef = collaborators.nodeImageName(config.kubernetesVersion);
+  const nodeImage = plannedNodeImage(config, builtRef, options);
   return planKindLab(config, {
     labDir: labDir(config.name),
-    nodeImage: options.nodeImage ?? collaborators.nodeImageName(config.kubernetesVersion),
+    nodeImage,
+    podNetwork: podNetworkOn(nodeImage, builtRef),
     images: [...collaborators.labImages(config), ...(options.extraImages ?? [])],
     templates: await readKindTemplates(),
   });
@@ -107,7 +132,7 @@ async function createCluster(c: KindContext, cluster: KindClusterPlan, progress:
   // Pods have no default route (nothing leaves the machine by accident); they reach their VPC's network: its nodes, the hub's endpoint, the node's DNS.
   const [network] = await inspectNetworks([cluster.network]);
   if (!network?.subnet) throw new Error(`Docker network ${cluster.network} has no IPv4 subnet (docker network inspect ${cluster.network})`);
-  await fs.writeFile(cluster.cniConflistFile, c.collaborators!.cniConflist(cluster.podSubnet, cluster.serviceSubnet, [network.subnet]), { mode: 0o644 });
+  await fs.writeFile(cluster.cniConflistFile, clusterConflist(c.plan!.podNetwork, cluster, network.subnet), { mode: 0o644 });
   await fs.writeFile(cluster.kindConfigFile, cluster.kindConfig, { mode: 0o600 });
   progress(`kind create cluster --name ${cluster.kindName} (network ${cluster.network})`);
   const started = Date.now();
@@ -263,10 +288,14 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           c.collaborators = await loadCollaborators();
           c.sources = { artifacts: c.options.artifacts ?? artifactsFromEnv(), mirrors: c.options.mirrors ?? NO_MIRRORS };
           const given = c.options.nodeImage ?? this.nodeImage;
-          const node = given ? { ref: given, line: 'node image: as given' } : await c.collaborators.ensureNodeImage(c.config, c.sources, progress);
+          const builtRef = c.collaborators.nodeImageName(c.config.kubernetesVersion);
+          const node = given
+            ? { ref: given, line: 'node image: as given', built: given === builtRef }
+            : await c.collaborators.ensureNodeImage(c.config, c.sources, progress);
           c.labImages = await c.collaborators.ensureLabImages(c.config, c.sources, progress);
           const images = [...c.collaborators.labImages(c.config), ...(c.options.extraImages ?? [])];
-          c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage: node.ref, images, templates: await readKindTemplates() });
+          const podNetwork: PodNetwork = node.built ? 'bridge' : 'ptp';
+          c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage: node.ref, podNetwork, images, templates: await readKindTemplates() });
           c.run.state.runtimeState = { nodeImage: node.ref, images: c.plan.images };
           await c.run.save();
           const copied = c.labImages.upstream.length ? ` (${c.labImages.upstream.length} from their registries)` : '';
@@ -399,7 +428,8 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
 
   /** A TCP connect from inside the cluster's node container (its pods share the node's routes and networks). */
   async plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
-    const plan = await kindPlanFor(config, { nodeImage: options.nodeImage ?? this.nodeImage });
+    const nodeImage = options.nodeImage ?? this.nodeImage;
+    const plan = await kindPlanFor(config, { ...(nodeImage ? { nodeImage } : {}), ...(options.artifacts ? { artifacts: options.artifacts } : {}) });
     return {
       runtime: 'kind',
       steps: options.action === 'up' ? runtimeUp(this, config, {}).steps.map((s) => s.title) : [],

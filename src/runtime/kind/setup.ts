@@ -65,7 +65,7 @@ function officialJobs(config: LabConfig, sources: ImageSources) {
       title: 'node image',
       run: async (progress: (line: string) => void) => {
         const node = await (await loadCollaborators()).ensureNodeImage(config, sources, progress);
-        return [fetched(node.ref, node.line.startsWith('node image: built here') ? 'built' : 'pulled')];
+        return [fetched(node.ref, node.built ? 'built' : 'pulled')];
       },
     },
     {

@@ -7,25 +7,31 @@ import { productionModules } from '../../../src/images/production-modules.js';
 import { cacheDir } from '../../../src/paths.js';
 import { kindRelease } from '../../../src/provision/recipes.js';
 import { KIND_VERSION, KUBERNETES_VERSION, OCM_VERSION, officialNodeImage } from '../../../src/provision/versions.js';
-import { NODE_CGROUP_V1_LABEL } from '../../../src/runtime/kind/images/node-files.js';
 import { sha256File, type Routes } from './files.js';
 import type { ConnectedWorld } from './index.js';
+import { buildKindNodeStandIn, ensureKindnetdBinary } from './kind-node-standin.js';
 import type { Ran } from './namespace.js';
 
 const ENGINE_SCRIPT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../scripts/docker-engine.sh');
 
+/** Where the kindnetd binary of the kindest/node stand-in comes from: a binary, else kind's vendored source (built once). */
+const KINDNETD_BINARY_ENV = 'OCM_LAB_KINDNETD_BINARY';
+const KINDNETD_SOURCE_ENV = 'OCM_LAB_KINDNETD_SOURCE';
+const DEFAULT_KINDNETD_SOURCE = '/work/shared/upstream/kindnetd-vendored.tar.gz';
+
 /**
  * What the kind runtime fetches on the official path, served by the simulated world: the built images of the shared
- * cache (`<cache>/kind/images/*.tar`, read only) under the names of their official counterparts. The built node image
- * is served as kind's `kindest/node` (carrying the label that says it runs on cgroup v1), Debian's registry as
- * `registry:2`, the node base as `node:24-bookworm-slim`, OCM's built images as quay.io's.
+ * cache (`<cache>/kind/images/*.tar`, read only) under the names of their official counterparts. kind's `kindest/node`
+ * is a stand-in made from the built node image as kind's recipe makes its own (kind-node-standin.ts: only kind's four
+ * CNI plugins, kindnetd preloaded, kind's default-cni.yaml and containerd settings), never the built image itself;
+ * Debian's registry is served as `registry:2`, the node base as `node:24-bookworm-slim`, OCM's built images as quay.io's.
  */
-function servedImages(): { tarPrefix: string; servedAs: string; label?: string }[] {
+function servedImages(): { tarPrefix: string; servedAs: string; standIn?: true }[] {
   const official = officialNodeImage(KUBERNETES_VERSION);
   if (!official) throw new Error(`kind ${KIND_VERSION} publishes no node image for ${KUBERNETES_VERSION}: the kind world has nothing to serve as kindest/node`);
   const ocm = ['registration-operator', 'registration', 'work', 'placement', 'addon-manager'];
   return [
-    { tarPrefix: `ocm-lab-kind-node-${KUBERNETES_VERSION}-`, servedAs: official.tag, label: `${NODE_CGROUP_V1_LABEL}=true` },
+    { tarPrefix: `ocm-lab-kind-node-${KUBERNETES_VERSION}-`, servedAs: official.tag, standIn: true },
     { tarPrefix: 'ocm-lab-registry-2-', servedAs: 'registry:2' },
     { tarPrefix: 'ocm-lab-node-base-', servedAs: 'node:24-bookworm-slim' },
     ...ocm.map((name) => ({ tarPrefix: `quay.io-open-cluster-management-${name}-`, servedAs: `quay.io/open-cluster-management/${name}:${OCM_VERSION}` })),
@@ -145,11 +151,14 @@ export async function startKindWorld(
     for (const image of servedImages()) {
       const loaded = /Loaded image: (\S+)/.exec(await must(['load', '-i', await newestTar(images, image.tarPrefix)]))?.[1];
       if (!loaded) throw new Error(`docker load of ${image.tarPrefix}*.tar named no image`);
-      if (image.label) {
-        const context = path.join(dir, 'label-context');
-        await fs.mkdir(context, { recursive: true });
-        await fs.writeFile(path.join(context, 'Dockerfile'), `FROM ${loaded}\nLABEL ${image.label}\n`);
-        await must(['build', '-q', '-t', image.servedAs, context]);
+      if (image.standIn) {
+        const kindnetdBinary =
+          process.env[KINDNETD_BINARY_ENV] ||
+          (await ensureKindnetdBinary({
+            cacheDir: opts.sourceCache ?? cacheDir(),
+            sourceTarball: process.env[KINDNETD_SOURCE_ENV] || DEFAULT_KINDNETD_SOURCE,
+          }));
+        await buildKindNodeStandIn(docker, { builtImage: loaded, tag: image.servedAs, kindnetdBinary, workDir: dir });
       } else {
         await must(['tag', loaded, image.servedAs]);
       }

@@ -2,7 +2,7 @@ import { docker } from '../../../images/docker.js';
 import { registryInClusterHost } from './names.js';
 import { parseImageReference, upstreamServer } from './references.js';
 
-/** The directory containerd reads hosts.toml from (config_path in the node image's containerd config). */
+/** The directory containerd reads hosts.toml from (config_path: the kind configs patch it into every node's containerd config, kind-configs/). */
 const CERTS_D = '/etc/containerd/certs.d';
 /** Marks the directories we write, so a rewrite removes our stale ones (an old port) and nothing else. */
 const OURS = '.ocm-lab';

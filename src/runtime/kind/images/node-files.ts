@@ -57,7 +57,7 @@ export function kubeletCgroupV1DropIn(): string {
   );
 }
 
-/** Pods are routed through the node's network namespace (ptp CNI), which needs forwarding on. */
+/** Pods are routed through the node's network namespace (the CNI makes the node their gateway), which needs forwarding on. */
 function nodeSysctls(): string {
   return 'net.ipv4.ip_forward=1\n';
 }
