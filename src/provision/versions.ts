@@ -102,8 +102,9 @@ export const KIND_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string
 
 /**
  * sha256 of kubectl on dl.k8s.io, by Kubernetes patch and `<os>/<arch>`: only digests read in public pinned
- * install scripts that agree (sources in docs/notes.md#kind-v0330-windowsamd64-and-kubectl-release-checksums). A download must match both its published `.sha256`
- * and this pin; where there is no pin, the published `.sha256` alone is checked, as before.
+ * install scripts that agree (sources in docs/notes.md#kind-v0330-windowsamd64-and-kubectl-release-checksums).
+ * A download must match both its published `.sha256` and this pin; where there is no pin, the published
+ * `.sha256` alone is checked, as before.
  */
 export const KUBECTL_RELEASE_SHA256: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'v1.36.3': {

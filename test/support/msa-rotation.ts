@@ -5,7 +5,7 @@ import { kubectl, kubectlPath } from './lab.js';
 import type { TestLab } from './test-lab.js';
 import { waitUntil } from './wait.js';
 
-export const MSA_NS = 'open-cluster-management-managed-serviceaccount';
+const MSA_NS = 'open-cluster-management-managed-serviceaccount';
 const MSA = 'rotating';
 /** The API server's shortest token is 10 minutes, so the agent's refresh (at 80 %) comes 8 minutes after the first token. */
 const VALIDITY = '10m';

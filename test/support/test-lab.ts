@@ -2,9 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab, upLab, type UpResult } from '../../src/lab/lifecycle.js';
+import { upLab, type UpResult } from '../../src/lab/lifecycle.js';
 import { labKubeconfigFile } from '../../src/paths.js';
-import { isolatedLabHome } from './lab.js';
 import { labSnapshot, snapshotDifference, type LabSnapshot } from './lab-snapshot.js';
 import { SHARED_SHAPES, type SharedShape } from './shared-shapes.js';
 
@@ -20,12 +19,6 @@ export interface TestLab {
   up?: UpResult;
 }
 
-/** A lab of the file's own: brought up in an isolated home; `down()` takes it away and removes the home. */
-export interface OwnTestLab extends TestLab {
-  up: UpResult;
-  down(): Promise<void>;
-}
-
 /** `config` written to `<home>/lab.yaml` (its source, for the CLI's --config) and brought up, with OCM_LAB_HOME already `home`. */
 export async function upLabIn(home: string, config: LabConfig): Promise<TestLab & { up: UpResult }> {
   const labFile = path.join(home, 'lab.yaml');
@@ -35,40 +28,14 @@ export async function upLabIn(home: string, config: LabConfig): Promise<TestLab 
   return { home, config: withSource, labFile, kubeconfig: up.status.kubeconfig ?? '', env: { OCM_LAB_HOME: home, OCM_LAB_CONFIG: labFile }, up };
 }
 
-/**
- * The fixture the e2e files shared by copy: an isolated lab home, `config` written to `<home>/lab.yaml` and
- * brought up. For files that kill, reshape or re-create their lab; files that only read from or add to a
- * lab use `useSharedLab`.
- */
-export async function upTestLab(prefix: string, config: LabConfig): Promise<OwnTestLab> {
-  const home = await isolatedLabHome(prefix);
-  let lab: TestLab;
-  try {
-    lab = await upLabIn(home.home, config);
-  } catch (error) {
-    // The file's afterAll has no lab to down yet: take away what a failed up left.
-    await downLab({ ...config, source: path.join(home.home, 'lab.yaml') }).catch(() => undefined);
-    await home.cleanup();
-    throw error;
-  }
-  return {
-    ...lab,
-    up: lab.up!,
-    down: async () => {
-      await downLab(lab.config).catch(() => undefined);
-      await home.cleanup();
-    },
-  };
-}
-
 /** Where the run keeps its shared labs (test/support/shared-labs-setup.ts). */
-export function sharedLabRoot(): string {
+function sharedLabRoot(): string {
   const root = inject('sharedLabRoot');
   if (!root) throw new Error('no shared lab root: the project needs globalSetup test/support/shared-labs-setup.ts');
   return root;
 }
 
-export function sharedLabHome(shape: SharedShape): string {
+function sharedLabHome(shape: SharedShape): string {
   return path.join(sharedLabRoot(), shape);
 }
 

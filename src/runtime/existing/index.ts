@@ -47,5 +47,5 @@ export const existingRuntime: RuntimeDefinition = {
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.quay],
   // The clusters are the user's: nothing of this machine decides whether they run.
   verdicts: () => [],
-  artifacts: async (config, source, facts) => (await import('./artifacts.js')).existingArtifacts(config, source, facts),
+  artifacts: (config, source, facts) => import('./artifacts.js').then((m) => m.existingArtifacts(config, source, facts)),
 };

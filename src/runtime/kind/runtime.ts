@@ -99,10 +99,7 @@ function plannedNodeImage(config: LabConfig, builtRef: string, options: { nodeIm
 }
 
 /** The plan of a lab, as --dry-run prints it and up follows it; `nodeImage` defaults to the one ocm-lab builds (kind's under `artifacts: official`). */
-export async function kindPlanFor(
-  config: LabConfig,
-  options: { nodeImage?: string; extraImages?: string[]; artifacts?: ArtifactsMode } = {},
-): Promise<KindLabPlan> {
+async function kindPlanFor(config: LabConfig, options: { nodeImage?: string; extraImages?: string[]; artifacts?: ArtifactsMode } = {}): Promise<KindLabPlan> {
   const collaborators = await loadCollaborators();
   const builtRef = collaborators.nodeImageName(config.kubernetesVersion);
   const nodeImage = plannedNodeImage(config, builtRef, options);

@@ -15,5 +15,5 @@ export const localRuntime: RuntimeDefinition = {
   // Kubernetes' binaries from dl.k8s.io, etcd from GitHub, OCM's binaries out of its quay.io images.
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.github, PUBLISHERS.quay],
   verdicts: localVerdicts,
-  artifacts: async (config, source, facts) => (await import('./artifacts.js')).localArtifacts(config, source, facts),
+  artifacts: (config, source, facts) => import('./artifacts.js').then((m) => m.localArtifacts(config, source, facts)),
 };

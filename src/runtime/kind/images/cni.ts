@@ -20,7 +20,10 @@
  * not know the pod range).
  */
 
-/** What kind's published node image has in /opt/cni/bin: kind's images/base/Dockerfile builds exactly these (docs/notes.md#what-kindestnode-holds-and-its-cni). */
+/**
+ * What kind's published node image has in /opt/cni/bin: kind's images/base/Dockerfile builds exactly these
+ * (docs/notes.md#what-kindestnode-holds-and-its-cni).
+ */
 export const KINDEST_NODE_CNI_PLUGINS = ['host-local', 'loopback', 'ptp', 'portmap'] as const;
 
 /** How pods are attached to their node (see above). */
