@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MissingPrerequisiteError, NotReadyError } from '../../errors.js';
+import { CLI_MAIN } from '../../paths.js';
 import { readKubeconfig, writeKubeconfig } from '../../kube/kubeconfig.js';
 import type { ClusterPlan } from './plan.js';
 import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../../pki/index.js';
@@ -15,9 +15,6 @@ import { isStatus, KubeClient } from '../../kube/client.js';
 import { nodeHasNoLiveContainers } from './stale-leases.js';
 import { releaseLeasesOfDeadPods } from '../../kube/leader-leases.js';
 import { sleep } from '../../kube/wait.js';
-
-/** The built CLI: the nodelet runs from it and runs containers with it. */
-export const CLI_MAIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 
 export function nodeName(cluster: Pick<ClusterPlan, 'name'>): string {
   return `${cluster.name}-nodelet`;
