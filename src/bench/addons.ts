@@ -9,7 +9,7 @@ import { defaultLabConfig, DEFAULT_ADDONS, renderLabConfig } from '../config/ind
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
 import { withBenchLabHome } from './home.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { CLI_MAIN } from '../paths.js';
 
 const ROUNDS = 15;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { defaultLabConfig, hubAdminKubeconfig } from '../config/defaults.js';
 import { loadLabConfig } from '../config/load.js';
 import { CLI_MAIN } from '../paths.js';
+import type { Benchmark } from './types.js';
 
 const DEFAULT_RUNS = 10;
 
@@ -162,7 +163,7 @@ async function clusteradmSubject(o: Options & { sa: string }): Promise<Subject |
  * command beside clusteradm's. `status` is timed on whatever lab `--config`
  * names (with none up, it answers "not up").
  */
-export const startupBenchmark = {
+export const startupBenchmark: Benchmark = {
   name: 'startup',
   describe: 'CLI start-up: node -e 0, ocm-lab --version, status, and (--proxy SA, a lab up) proxy kubectl beside clusteradm',
   async run(args: string[]): Promise<void> {
