@@ -10,7 +10,7 @@ import { addonRemoval, uninstallAddons } from '../../src/addons/uninstall.js';
 import { addonManagerCommand } from '../../src/cli/commands/internal/addon-manager.js';
 import { planInstalls, renderInstalls } from '../../src/cli/dry-run/installs.js';
 import { defaultLabConfig, DEFAULT_ADDONS, type AddonName, type LabConfig } from '../../src/config/index.js';
-import type { InstallContext } from '../../src/install/context.js';
+import type { InstallContext } from '../../src/ocm/install-context.js';
 import { clusterRole, deployment, namespace } from '../../src/kube/builders.js';
 import { ApiError, type KubeClient } from '../../src/kube/client.js';
 import { objectPath, type KubeObject } from '../../src/kube/objects.js';
