@@ -13,6 +13,7 @@ import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { isStatus, KubeClient } from '../../kube/client.js';
 import { nodeHasNoLiveContainers } from './stale-leases.js';
+import { DEFAULT_READY_TIMEOUT_MS } from './readiness.js';
 import { releaseLeasesOfDeadPods } from '../../kube/leader-leases.js';
 import { sleep } from '../../kube/wait.js';
 
@@ -337,7 +338,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
                 cluster,
                 adminKubeconfigPath(cluster),
                 spec,
-                c.options.readyTimeoutMs ?? 120_000,
+                c.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
                 proc && { at: startedAt, exited: proc.exited },
               );
             } finally {
