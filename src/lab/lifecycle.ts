@@ -50,8 +50,8 @@ async function labSteps<Ctx>(
   // Loaded here, not at the top: status, probe and down do without the install steps (a large module graph).
   const [{ deregisterSpokes }, { ocmSteps }, { addonSteps }] = await Promise.all([
     import('../ocm/deregister.js'),
-    import('../ocm/ocm-steps.js'),
-    import('../addons/lab-steps.js'),
+    import('../ocm/install.js'),
+    import('../addons/lab-addons.js'),
   ]);
   const install: InstallContext = { config, options, clusters: [] };
   const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(install.config, options, removed, all, progress);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BuiltinAddon } from '../../src/addons/builtin.js';
 import { disableAddon, enableAddon, enabledPerCluster, knownAddon, listedAddons, strategyForNewInstall } from '../../src/addons/enablement.js';
 import { managerObjects } from '../../src/addons/install.js';
-import { addonSteps } from '../../src/addons/lab-steps.js';
+import { addonSteps } from '../../src/addons/lab-addons.js';
 import { addonInstall, placementObjects } from '../../src/addons/placements.js';
 import { BUILTIN_ADDONS, builtinAddonNames } from '../../src/addons/registry.js';
 import { addonRemoval, uninstallAddons } from '../../src/addons/uninstall.js';

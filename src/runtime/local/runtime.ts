@@ -23,7 +23,7 @@ import { reconcilePlanClusters } from './network/index.js';
 import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
 import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluster-removal.js';
 import { apiServerAnswers, DEFAULT_READY_TIMEOUT_MS, waitForComponent } from './readiness.js';
-import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
+import { nodeletCapabilities, nodeletSteps } from './nodelets.js';
 import { ensureHostFits } from './host-fit.js';
 import { readRestarts, startSupervisor, stopSupervisor, supervisorState } from './supervision.js';
 

@@ -17,6 +17,11 @@ import { DEFAULT_READY_TIMEOUT_MS } from './readiness.js';
 import { releaseLeasesOfDeadPods } from '../../kube/leader-leases.js';
 import { sleep } from '../../kube/wait.js';
 
+/*
+ * The lab's nodelets, one per cluster (its only node): their identities, how each is launched, the `Nodelets` step
+ * of `up` and its wait until the Node is Ready.
+ */
+
 export function nodeName(cluster: Pick<ClusterPlan, 'name'>): string {
   return `${cluster.name}-nodelet`;
 }
