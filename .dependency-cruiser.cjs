@@ -4,7 +4,7 @@
  * test/unit/import-graph.test.ts; by hand: `npx depcruise src --config .dependency-cruiser.cjs`.
  *
  * Layers, each importing only from layers to its left (and from itself):
- *   shared leaves ← nodelet ← runtime ← install ← addons ← lab ← scenario ← cli ← bench
+ *   shared leaves ← nodelet ← runtime ← ocm ← addons ← lab ← scenario ← cli ← bench
  *
  * The remaining rule, "no cycle between top-level folders of src/", is not
  * expressible per dependency (dependency-cruiser's folder-scope cycles work on
@@ -18,7 +18,7 @@
 const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images|host)/|^src/(errors|paths|image|version)\\.ts$';
 const NODELET = '^src/nodelet/';
 const RUNTIME = '^src/runtime/';
-const INSTALL = '^src/(ocm|install)/';
+const OCM = '^src/ocm/';
 const LAB = '^src/lab/';
 const ADDONS = '^src/addons/';
 const SCENARIO = '^src/scenario/';
@@ -49,41 +49,36 @@ module.exports = {
       "the nodelet is the local runtime's node: it gets its cluster through the API and flags, and must not pull the runtime or OCM in",
     ),
     layer(
-      'runtime-below-install',
+      'runtime-below-ocm',
       RUNTIME,
       [SHARED, NODELET, RUNTIME],
       'a runtime only provides clusters: it knows nothing of OCM, the lab lifecycle, addons or scenarios',
     ),
     layer(
-      'install-below-addons',
-      INSTALL,
-      [SHARED, RUNTIME, INSTALL],
+      'ocm-below-addons',
+      OCM,
+      [SHARED, RUNTIME, OCM],
       'OCM is installed through the Kubernetes API on any runtime: it may use runtime types, not the addons or the lifecycle above it',
     ),
     layer(
       'addons-below-lab',
       ADDONS,
-      [SHARED, RUNTIME, INSTALL, ADDONS],
+      [SHARED, RUNTIME, OCM, ADDONS],
       'addons are installed on top of OCM through the API; they know nothing of the lifecycle that runs them',
     ),
     layer(
       'lab-below-scenario',
       LAB,
-      [SHARED, RUNTIME, INSTALL, ADDONS, LAB],
+      [SHARED, RUNTIME, OCM, ADDONS, LAB],
       'the lifecycle composes a runtime, the OCM install and the addons into up/down/status; scenarios and the CLI use it',
     ),
     layer(
       'scenario-below-cli',
       SCENARIO,
-      [SHARED, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO],
+      [SHARED, RUNTIME, OCM, LAB, ADDONS, SCENARIO],
       'scenarios exercise a lab through the layers below; only the CLI runs them',
     ),
-    layer(
-      'cli-below-bench',
-      CLI,
-      [SHARED, NODELET, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO, CLI],
-      'the CLI is the composition root; only benchmarks sit above it',
-    ),
+    layer('cli-below-bench', CLI, [SHARED, NODELET, RUNTIME, OCM, LAB, ADDONS, SCENARIO, CLI], 'the CLI is the composition root; only benchmarks sit above it'),
     {
       name: 'runtime-internals-from-registry-only',
       comment:
@@ -113,7 +108,7 @@ module.exports = {
     },
     {
       name: 'runtime-registry-from-cli-and-lab-only',
-      comment: 'only the lifecycle and the CLI pick the runtime via registry.ts; install, addons and scenarios get clusters, so they run on every runtime',
+      comment: 'only the lifecycle and the CLI pick the runtime via registry.ts; OCM, addons and scenarios get clusters, so they run on every runtime',
       severity: 'error',
       from: { pathNot: [CLI, BENCH, RUNTIME, LAB] },
       to: { path: RUNTIME_REGISTRY },
@@ -137,7 +132,7 @@ module.exports = {
       name: 'every-module-in-a-layer',
       comment: 'a new top-level folder or src/*.ts file must be given a place in the layers above, or no rule would check it',
       severity: 'error',
-      from: { path: '^src/', pathNot: [SHARED, NODELET, RUNTIME, INSTALL, LAB, ADDONS, SCENARIO, CLI, BENCH] },
+      from: { path: '^src/', pathNot: [SHARED, NODELET, RUNTIME, OCM, LAB, ADDONS, SCENARIO, CLI, BENCH] },
       to: {},
     },
     {

@@ -1,5 +1,13 @@
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * This package's built CLI, dist/cli/main.js, whether the code asking runs from dist/ or (under tests) from src/:
+ * what the lab starts as its own processes (nodelet, supervisor, containers of the ocm-lab image) and what scenario
+ * documents call as `ocm-lab`.
+ */
+export const CLI_MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 /** Where provisioned binaries and build scratch live: $OCM_LAB_CACHE_DIR, else $XDG_CACHE_HOME/ocm-lab. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {

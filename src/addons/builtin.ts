@@ -42,7 +42,7 @@ interface ClusterLeftovers {
 
 /**
  * A built-in addon as the lab installs it: what generic code (addons/install.ts, placements.ts,
- * enablement.ts, lab-steps.ts, uninstall.ts, the dry-run and `internal addon-manager`) reads
+ * enablement.ts, lab-addons.ts, uninstall.ts, the dry-run and `internal addon-manager`) reads
  * instead of branching on its name. An addon is its folder and its line in addons/registry.ts;
  * its `builtin.ts` stays light (constants only) and loads the addon's modules when asked.
  */

@@ -9,7 +9,7 @@ import { defaultLabConfig, loadLabConfig, renderLabConfig, spokeClusters, type L
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { getOrNull, type KubeObject } from '../kube/objects.js';
 import { withBenchLabHome } from './home.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { sleep } from '../kube/wait.js';
 
 const ROUNDS = 8;

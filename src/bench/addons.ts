@@ -1,7 +1,6 @@
 import { execa } from 'execa';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { hubTunnel } from '../addons/cluster-proxy/hub-tunnel.js';
 import { probeCluster } from '../addons/cluster-proxy/health.js';
 import { hubClientFor } from '../addons/hub-client.js';
@@ -10,9 +9,9 @@ import { defaultLabConfig, DEFAULT_ADDONS, renderLabConfig } from '../config/ind
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
 import { withBenchLabHome } from './home.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
+import { CLI_MAIN } from '../paths.js';
 
-const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const ROUNDS = 15;
 
 const quantile = (xs: number[], q: number) => {
@@ -75,7 +74,7 @@ export const addonsBenchmark: Benchmark = {
           }
         }
         const healthCli: number[] = [];
-        for (let i = 0; i < 5; i++) healthCli.push(await timed(() => execa(process.execPath, [CLI, 'proxy', 'health'], { env })));
+        for (let i = 0; i < 5; i++) healthCli.push(await timed(() => execa(process.execPath, [CLI_MAIN, 'proxy', 'health'], { env })));
         client.close();
 
         const session = await openProxySession(hub, 'cluster1', 'bench');
@@ -88,7 +87,7 @@ export const addonsBenchmark: Benchmark = {
             tunnelled.push(await timed(() => execa(kubectl, [...session.kubectlFlags, 'get', 'deployments', '-A'])));
             command.push(
               await timed(() =>
-                execa(process.execPath, [CLI, 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'bench', '--', 'get', 'deployments', '-A'], { env }),
+                execa(process.execPath, [CLI_MAIN, 'proxy', 'kubectl', '--cluster', 'cluster1', '--sa', 'bench', '--', 'get', 'deployments', '-A'], { env }),
               ),
             );
           }

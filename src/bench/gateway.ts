@@ -14,7 +14,7 @@ import { defaultLabConfig, renderLabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
 import { withBenchLabHome } from './home.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { sleep } from '../kube/wait.js';
 
 const ROUNDS = 200;

@@ -6,7 +6,7 @@ import { downLab, upLab } from '../lab/lifecycle.js';
 import { labDir } from '../paths.js';
 import { withBenchLabHome } from './home.js';
 import { labRssKb } from './lab-memory.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { sleep } from '../kube/wait.js';
 
 /** One lab brought up, measured and removed; its table rows. */

@@ -8,7 +8,7 @@ import {
   teardownNetwork,
   type NetworkResource,
 } from '../runtime/local/network/index.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 
 const LAB = 'bench-network';
 

@@ -10,7 +10,7 @@ import { ensureGoModuleSource } from '../provision/index.js';
 import { OCM_VERSION } from '../provision/versions.js';
 import YAML from 'yaml';
 import { withBenchLabHome } from './home.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { sleep } from '../kube/wait.js';
 import { clusterRoleBinding, namespace, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 

@@ -7,12 +7,7 @@ import { gatewayBenchmark } from './gateway.js';
 import { addonDevBenchmark } from './addon-dev.js';
 import { scaleBenchmark } from './scale.js';
 import { startupBenchmark } from './startup.js';
-/** A benchmark prints its own side-by-side table; it must bound its own run time. */
-export interface Benchmark {
-  name: string;
-  describe: string;
-  run(args: string[]): Promise<void>;
-}
+import type { Benchmark } from './types.js';
 
 export const benchmarks: Benchmark[] = [];
 benchmarks.push(labBenchmark, tunnelBenchmark, networkBenchmark, addonsBenchmark, podsBenchmark, gatewayBenchmark);

@@ -4,7 +4,7 @@ import { downLab, upLab } from '../lab/lifecycle.js';
 import { labDir } from '../paths.js';
 import { withBenchLabHome } from './home.js';
 import { labProcessesByCluster, memoryOf, processLabel, type MemoryTotals } from './lab-memory.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { stackedLinePlotSvg } from './svg-plot.js';
 import { sleep } from '../kube/wait.js';
 

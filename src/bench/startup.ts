@@ -2,11 +2,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultLabConfig, hubAdminKubeconfig } from '../config/defaults.js';
 import { loadLabConfig } from '../config/load.js';
+import { CLI_MAIN } from '../paths.js';
+import type { Benchmark } from './types.js';
 
-const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 const DEFAULT_RUNS = 10;
 
 interface Subject {
@@ -163,17 +163,17 @@ async function clusteradmSubject(o: Options & { sa: string }): Promise<Subject |
  * command beside clusteradm's. `status` is timed on whatever lab `--config`
  * names (with none up, it answers "not up").
  */
-export const startupBenchmark = {
+export const startupBenchmark: Benchmark = {
   name: 'startup',
   describe: 'CLI start-up: node -e 0, ocm-lab --version, status, and (--proxy SA, a lab up) proxy kubectl beside clusteradm',
   async run(args: string[]): Promise<void> {
     const o = parseOptions(args);
     if (o.cpu) await fs.access(TIME, fs.constants.X_OK).catch(() => Promise.reject(new Error(`--cpu needs GNU time at ${TIME}`)));
     const configArgs = o.config ? ['--config', o.config] : [];
-    const builds = [CLI, ...(o.compare ? [path.resolve(o.compare)] : [])];
+    const builds = [CLI_MAIN, ...(o.compare ? [path.resolve(o.compare)] : [])];
     const nodeTag = nodeTags(o.nodes);
     // Every (node, build) pair, the bench's own Node and this build first.
-    const pairs = o.nodes.flatMap((node) => builds.map((main) => ({ node, main, tag: `${main === CLI ? '' : ` (${main})`}${nodeTag.get(node)}` })));
+    const pairs = o.nodes.flatMap((node) => builds.map((main) => ({ node, main, tag: `${main === CLI_MAIN ? '' : ` (${main})`}${nodeTag.get(node)}` })));
     const local: Subject[] = [
       ...o.nodes.map((node) => ({ label: `node -e 0${nodeTag.get(node)}`, file: node, args: ['-e', '0'] })),
       ...pairs.map(({ node, main, tag }) => ({ label: `ocm-lab --version${tag}`, file: node, args: [main, '--version'] })),

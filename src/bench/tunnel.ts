@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { createCA, issueCertificate, writeSecretFile } from '../pki/index.js';
 import { run } from '../util/exec.js';
-import type { Benchmark } from './registry.js';
+import type { Benchmark } from './types.js';
 import { buildUpstreamTunnel, freePort, upstreamAgentArgs, upstreamServerArgs, type UpstreamTunnel } from './tunnel-upstream.js';
 import { sleep } from '../kube/wait.js';
 

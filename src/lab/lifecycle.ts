@@ -9,7 +9,7 @@ import { notUpStatus } from '../runtime/not-up.js';
 import { bindSteps, runtimeUp } from '../runtime/base.js';
 import { lockLab } from '../runtime/lab-lock.js';
 import type { DownOptions, DownResult, LabStatus, Runtime, Step, UpOptions } from '../runtime/types.js';
-import type { InstallContext } from '../install/context.js';
+import type { InstallContext } from '../ocm/install-context.js';
 
 type ProgressRenderer = 'default' | 'simple' | 'verbose' | 'silent';
 
@@ -49,9 +49,9 @@ async function labSteps<Ctx>(
 ): Promise<{ steps: Step<undefined>[]; install: InstallContext; rollback: () => Promise<void>; release: () => Promise<void> }> {
   // Loaded here, not at the top: status, probe and down do without the install steps (a large module graph).
   const [{ deregisterSpokes }, { ocmSteps }, { addonSteps }] = await Promise.all([
-    import('../install/deregister.js'),
-    import('../install/ocm-steps.js'),
-    import('../addons/lab-steps.js'),
+    import('../ocm/deregister.js'),
+    import('../ocm/install.js'),
+    import('../addons/lab-addons.js'),
   ]);
   const install: InstallContext = { config, options, clusters: [] };
   const beforeRemove: UpOptions['beforeRemove'] = (removed, all, progress) => deregisterSpokes(install.config, options, removed, all, progress);

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { renderVolume, volumeBinds, volumeDir, type VolumeSources } from './volumes.js';
 import type { Pod } from './types.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 
 /** `<workDir>/pods/<namespace>_<pod>_<uid>`: one directory per pod (logs, volumes, container bundles). */
 export function podDirName(pod: Pod): string {
@@ -41,7 +41,9 @@ export async function materialiseVolumes(podDir: string, pod: Pod, sources: Volu
     for (const f of rendered.files) {
       wanted.add(f.path);
       const mode = owner === 'shared' ? f.mode | 0o044 : f.mode;
-      await writeBytesAtomic(path.join(dir, f.path), f.data, mode, owner === 'shared' ? undefined : owner);
+      // Atomic, so a process reading its token never sees half of it. Files stay root's unless another owner is wanted.
+      const chown = owner !== 'shared' && (owner.uid !== 0 || owner.gid !== 0) ? owner : undefined;
+      await writeFileAtomic(path.join(dir, f.path), f.data, mode, { dirMode: 0o755, owner: chown });
     }
     await removeStale(dir, '', wanted);
   }
@@ -59,20 +61,5 @@ async function removeStale(dir: string, rel: string, wanted: Set<string>): Promi
     } else if (!wanted.has(p) && !e.name.startsWith('.')) {
       await fs.rm(path.join(dir, p), { force: true });
     }
-  }
-}
-
-/** Readers (a process reading its token) see the old file or the new one, never half of it. */
-async function writeBytesAtomic(file: string, data: Buffer, mode: number, owner?: { uid: number; gid: number }): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomBytes(4).toString('hex')}.tmp`);
-  try {
-    await fs.writeFile(tmp, data, { mode });
-    await fs.chmod(tmp, mode);
-    if (owner && (owner.uid !== 0 || owner.gid !== 0)) await fs.chown(tmp, owner.uid, owner.gid);
-    await fs.rename(tmp, file);
-  } catch (err) {
-    await fs.rm(tmp, { force: true });
-    throw err;
   }
 }

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { LabConfig } from '../config/index.js';
 import { MissingPrerequisiteError, NotFoundError, NotReadyError } from '../errors.js';
 import { labPodImage, labStatus } from '../lab/lifecycle.js';
 import { ensureBinaries } from '../provision/index.js';
+import { CLI_MAIN } from '../paths.js';
 
 /** Everything a document's blocks run with. */
 export interface ScenarioEnvironment {
@@ -33,9 +33,6 @@ export function blockEnvironment(environment: ScenarioEnvironment, base: NodeJS.
     PATH: [...environment.pathDirs, base.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(path.delimiter),
   };
 }
-
-/** The compiled CLI, whether this module runs from dist/ or (under tests) from src/. */
-const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
  * Where the kubectl the blocks use lives. The lab's own provisioned kubectl

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { signalGroup } from '../util/process-group.js';
 
 export interface BlockRequest {
   language: 'sh' | 'js';
@@ -40,15 +41,6 @@ const activeGroups = new Set<number>();
 /** Kills every running block's process group at once (for a second Ctrl-C, when waiting is no longer wanted). */
 export function killActiveBlocks(): void {
   for (const pgid of activeGroups) signalGroup(pgid, 'SIGKILL');
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Sources the exported variables of earlier blocks; on exit saves them (minus read-only ones, which cannot be re-declared). */

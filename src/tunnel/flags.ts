@@ -1,20 +1,14 @@
 import fs from 'node:fs';
 import { InvalidInputError } from '../errors.js';
+import { parseGoDuration } from '../util/duration.js';
 
-/** Go-style durations as upstream flags take them: 500ms, 10s, 1m30s. */
+/** A flag's Go duration (500ms, 10s, 1m30s) in milliseconds; anything else is bad input naming the flag. */
 export function parseDuration(flag: string, text: string): number {
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of text.matchAll(re)) {
-    if (m.index !== consumed) break;
-    consumed += m[0].length;
-    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
-  }
-  if (consumed !== text.length || text.length === 0) {
+  const ms = parseGoDuration(text);
+  if (ms === null) {
     throw new InvalidInputError(`--${flag} ${JSON.stringify(text)} is not a duration`, { hint: 'use a number with a unit, e.g. 500ms, 10s, 1m' });
   }
-  return total;
+  return ms;
 }
 
 /**

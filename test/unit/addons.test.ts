@@ -8,7 +8,8 @@ import type { AddonDefinition } from '../../src/addons/framework/types.js';
 import { proxyServerNames } from '../../src/addons/cluster-proxy/certificates.js';
 import { proxyAgentManifests } from '../../src/addons/cluster-proxy/manifests.js';
 import { defaultProxyConfiguration } from '../../src/addons/cluster-proxy/configuration.js';
-import { parseGoDuration, refreshDueAt, refreshReason, requestedSeconds } from '../../src/addons/managed-serviceaccount/rotation.js';
+import { refreshDueAt, refreshReason, requestedSeconds } from '../../src/addons/managed-serviceaccount/rotation.js';
+import { parseGoDuration } from '../../src/util/duration.js';
 import { splitCommandLine } from '../../src/addons/proxy-kubectl.js';
 import { ttlDeadline, ttlExpired } from '../../src/addons/managed-serviceaccount/ttl.js';
 import { x509 } from '../../src/pki/x509.js';
@@ -182,8 +183,10 @@ describe('managed-serviceaccount token rotation', () => {
   });
 
   it('parses Go durations', () => {
-    expect(parseGoDuration('8640h0m0s')).toBe(8640 * 3600);
-    expect(parseGoDuration('1h30m')).toBe(5400);
+    expect(parseGoDuration('8640h0m0s')).toBe(8640 * 3600 * 1000);
+    expect(parseGoDuration('1h30m')).toBe(5400 * 1000);
+    expect(parseGoDuration('500ms')).toBe(500);
+    expect(parseGoDuration('1m30s500ms')).toBe(90_500);
     expect(parseGoDuration('90')).toBeNull();
     expect(parseGoDuration('1d')).toBeNull();
   });

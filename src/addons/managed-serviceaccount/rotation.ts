@@ -1,25 +1,19 @@
+import { parseGoDuration } from '../../util/duration.js';
 import { DEFAULT_VALIDITY, MIN_TOKEN_SECONDS, REFRESH_AT } from './constants.js';
 import type { ManagedServiceAccount } from './types.js';
 
-/** A Go duration such as 8640h0m0s or 90m, in seconds; null when it is not one. */
-export function parseGoDuration(text: string): number | null {
-  const re = /(\d+(?:\.\d+)?)(h|m|s|ms)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of text.matchAll(re)) {
-    if (m.index !== consumed) return null;
-    consumed += m[0].length;
-    total += Number(m[1]) * { h: 3600, m: 60, s: 1, ms: 0.001 }[m[2] as 'h' | 'm' | 's' | 'ms'];
-  }
-  return consumed === text.length && text.length > 0 ? total : null;
+/** spec.rotation.validity (a Go duration such as 8640h0m0s or 90m) in seconds; null when it is not one. */
+function validitySeconds(text: string): number | null {
+  const ms = parseGoDuration(text);
+  return ms === null ? null : ms / 1000;
 }
 
 /** The token lifetime to ask for: the MSA's validity, at least what the API server accepts. */
 export function requestedSeconds(msa: ManagedServiceAccount): { seconds: number; note?: string } {
   const text = msa.spec?.rotation?.validity ?? DEFAULT_VALIDITY;
-  const parsed = parseGoDuration(text);
+  const parsed = validitySeconds(text);
   if (parsed === null)
-    return { seconds: parseGoDuration(DEFAULT_VALIDITY)!, note: `spec.rotation.validity ${JSON.stringify(text)} is not a duration; using ${DEFAULT_VALIDITY}` };
+    return { seconds: validitySeconds(DEFAULT_VALIDITY)!, note: `spec.rotation.validity ${JSON.stringify(text)} is not a duration; using ${DEFAULT_VALIDITY}` };
   if (parsed < MIN_TOKEN_SECONDS)
     return { seconds: MIN_TOKEN_SECONDS, note: `spec.rotation.validity ${text} is below the API server's minimum of 10m; tokens last 10m` };
   return { seconds: Math.floor(parsed) };

@@ -1,9 +1,9 @@
 import { clusterProfileEnabled, type AddonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
 import { managerObjects } from '../../addons/install.js';
 import { builtinAddon, builtinAddonNames } from '../../addons/registry.js';
-import { addonSteps } from '../../addons/lab-steps.js';
+import { addonSteps } from '../../addons/lab-addons.js';
 import { isUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../addons/upstream/index.js';
-import { ocmSteps } from '../../install/ocm-steps.js';
+import { ocmSteps } from '../../ocm/install.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { clusterManagerObject } from '../../ocm/cluster-manager.js';
 import {

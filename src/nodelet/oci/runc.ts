@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { ContainerStartError } from '../errors.js';
 import { closeShimOutput, liveShimPid, makeShimOutput, readShimExit, readShimOutput, reopenShimOutput, startShim, type ShimOutputFds } from './shim.js';
 import { sleep } from '../../kube/wait.js';
+import { signalGroup } from '../../util/process-group.js';
 
 /** Where a container's stdout and stderr go (a CRI log writer, or a plain file). */
 export interface LogSink {
@@ -138,7 +139,7 @@ export class RuncContainer {
       }
       if (Date.now() > deadline) {
         await runcCommand(spec.runc, ['delete', '--force', spec.id]).catch(() => undefined);
-        killGroup(shim.pid);
+        if (shim.pid) signalGroup(shim.pid, 'SIGKILL');
         await closeShimOutput(output);
         throw new ContainerStartError('RunContainerError', `runc run ${spec.id}: the container was not created within ${spec.timeoutMs ?? 30_000} ms`);
       }
@@ -381,20 +382,12 @@ export async function cleanupContainers(runc: Runc, filter: (id: string) => bool
   return removed;
 }
 
-function killGroup(pid: number | undefined): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
-
 /** Waits a moment for the shim of a removed container to record the exit and go; kills it if it does not. */
 async function shimGone(bundle: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
     if (!(await liveShimPid(bundle))) return;
     await sleep(20);
   }
-  killGroup(await liveShimPid(bundle));
+  const pid = await liveShimPid(bundle);
+  if (pid) signalGroup(pid, 'SIGKILL');
 }

@@ -5,7 +5,7 @@ import { podNetnsPrefix } from '../../nodelet/pod-network/index.js';
 import { run } from '../../util/exec.js';
 import { CONTROL_PLANE_COMPONENTS, type ControlPlaneComponent } from './controlplane.js';
 import type { NetworkPlan } from './network/index.js';
-import { nodeletWorkDir } from './nodelet-steps.js';
+import { nodeletWorkDir } from './nodelets.js';
 import { readPid, stopProcess } from './process.js';
 
 /** The binary a pid file belongs to is whatever the recorded process was started as. */

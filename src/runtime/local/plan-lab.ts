@@ -15,7 +15,8 @@ import {
   type NetworkPlan,
   type NetworkResource,
 } from './network/index.js';
-import { CLI_MAIN, KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelet-steps.js';
+import { CLI_MAIN } from '../../paths.js';
+import { KUBELET_PORT, nodeletCredentials, nodeletSpec, nodeName } from './nodelets.js';
 import { CONTROLLER_MANAGER_PORT, planCluster, type ClusterPlan } from './plan.js';
 import type { ProcessSpec } from './process.js';
 import { supervisorFiles, supervisorSpec } from './supervision.js';

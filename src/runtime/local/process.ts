@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../util/atomic-file.js';
 import { tail } from '../../util/exec.js';
+import { signalGroup } from '../../util/process-group.js';
 import { sleep } from '../../kube/wait.js';
 
 /** A long-running lab component: one binary, one pid file, one log file. */
@@ -131,11 +132,11 @@ export async function stopProcess(spec: Pick<ProcessSpec, 'pidFile' | 'binary'>,
   const pid = await readPid(spec.pidFile);
   let stopped = false;
   if (pid !== null && (await isRunning(pid, spec.binary))) {
-    signalGroup(pid, 'SIGTERM');
+    signalProcessAndGroup(pid, 'SIGTERM');
     const deadline = Date.now() + graceMs;
     while (Date.now() < deadline && (await isRunning(pid, spec.binary))) await sleep(100);
     if (await isRunning(pid, spec.binary)) {
-      signalGroup(pid, 'SIGKILL');
+      signalProcessAndGroup(pid, 'SIGKILL');
       const killDeadline = Date.now() + 5_000;
       while (Date.now() < killDeadline && (await isRunning(pid, spec.binary))) await sleep(50);
     }
@@ -145,16 +146,13 @@ export async function stopProcess(spec: Pick<ProcessSpec, 'pidFile' | 'binary'>,
   return stopped;
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** Signals the group the process leads (startProcess detaches it); one that leads none, or whose group may not be signalled, gets it alone. */
+function signalProcessAndGroup(pid: number, signal: NodeJS.Signals): void {
+  if (signalGroup(pid, signal)) return;
   try {
-    process.kill(-pid, signal);
+    process.kill(pid, signal);
   } catch (err) {
     if (!isNoSuchProcess(err)) throw err;
-    try {
-      process.kill(pid, signal);
-    } catch (inner) {
-      if (!isNoSuchProcess(inner)) throw inner;
-    }
   }
 }
 

@@ -10,6 +10,12 @@ import https from 'node:https';
 import path from 'node:path';
 import { sleep } from '../../kube/wait.js';
 
+/**
+ * How long the local runtime waits for each control-plane component, and then for each nodelet's Node, to be Ready
+ * when `up` is given no `readyTimeoutMs`.
+ */
+export const DEFAULT_READY_TIMEOUT_MS = 120_000;
+
 async function adminTls(pki: Pick<ClusterPkiPaths, 'caCert' | 'adminCert' | 'adminKey'>): Promise<ClientTls> {
   const [caPem, certPem, keyPem] = await Promise.all([fs.readFile(pki.caCert, 'utf8'), fs.readFile(pki.adminCert, 'utf8'), fs.readFile(pki.adminKey, 'utf8')]);
   return { caPem, certPem, keyPem };

@@ -22,8 +22,8 @@ import { networkStatus, planInput, removeNetwork, resolveNetwork, type ResolvedN
 import { reconcilePlanClusters } from './network/index.js';
 import { logTail, processState, startProcess, type ProcessSpec } from './process.js';
 import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluster-removal.js';
-import { apiServerAnswers, waitForComponent } from './readiness.js';
-import { nodeletCapabilities, nodeletSteps } from './nodelet-steps.js';
+import { apiServerAnswers, DEFAULT_READY_TIMEOUT_MS, waitForComponent } from './readiness.js';
+import { nodeletCapabilities, nodeletSteps } from './nodelets.js';
 import { ensureHostFits } from './host-fit.js';
 import { readRestarts, startSupervisor, stopSupervisor, supervisorState } from './supervision.js';
 
@@ -40,8 +40,6 @@ export interface LocalContext {
   /** Per cluster, the processes `up` made sure of, in start order: the lab's supervisor watches them. */
   supervised: Map<string, ProcessSpec[]>;
 }
-
-const DEFAULT_READY_TIMEOUT_MS = 120_000;
 
 function clusterSteps(ctx: LocalContext): Step<LocalContext>[] {
   return ctx.clusters.map((cluster) => ({

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { writeFileAtomic } from '../../util/atomic-file.js';
-import { CLI_MAIN } from './nodelet-steps.js';
+import { CLI_MAIN } from '../../paths.js';
 import { readPid, startProcess, stopProcess, type ProcessSpec } from './process.js';
 
 /**

@@ -1,9 +1,10 @@
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { startProxyServer, parseStrategies, tlsProfileFromFlags, type Strategy } from '../../../tunnel/index.js';
+import { startProxyServer, parseStrategies, type Strategy } from '../../../tunnel/index.js';
 import { parseDuration, parsePort, readPemFlag } from '../../../tunnel/flags.js';
+import { TLS_PROFILE_OPTIONS, tlsProfileOfArgs, type TlsProfileArgs } from './tls-flags.js';
 
-interface Args {
+interface Args extends TlsProfileArgs {
   'server-port': number;
   'server-bind-address': string;
   'http-connect-port': number;
@@ -24,8 +25,6 @@ interface Args {
   'server-count': number;
   'proxy-strategies': string;
   'backend-dial-timeout': string;
-  'tls-min-version'?: string;
-  'cipher-suites'?: string;
 }
 
 /** `ocm-lab internal proxy-server`: flags named like apiserver-network-proxy's server. */
@@ -54,8 +53,7 @@ export const proxyServerCommand: CommandModule<object, Args> = {
       .option('server-count', { type: 'number', default: 1, describe: 'number of proxy servers agents should connect to' })
       .option('proxy-strategies', { type: 'string', default: 'default', describe: 'comma-separated: destHost, defaultRoute, default' })
       .option('backend-dial-timeout', { type: 'string', default: '30s' })
-      .option('tls-min-version', { type: 'string', describe: 'minimum TLS version of every TLS listener: VersionTLS10..VersionTLS13 (default VersionTLS12)' })
-      .option('cipher-suites', { type: 'string', describe: "comma-separated IANA cipher suite names for TLS 1.2 and older (default: the runtime's)" }) as never,
+      .options(TLS_PROFILE_OPTIONS) as never,
   handler: async (a) => {
     const mode = a.mode;
     if (mode !== 'grpc' && mode !== 'http-connect' && mode !== 'both') {
@@ -70,12 +68,7 @@ export const proxyServerCommand: CommandModule<object, Args> = {
     if (!Number.isInteger(a['server-count']) || a['server-count'] < 1) {
       throw new InvalidInputError(`--server-count ${a['server-count']} must be a whole number of at least 1`);
     }
-    let tlsProfile;
-    try {
-      tlsProfile = tlsProfileFromFlags(a['tls-min-version'], a['cipher-suites']);
-    } catch (err) {
-      throw new InvalidInputError((err as Error).message);
-    }
+    const tlsProfile = tlsProfileOfArgs(a);
     const frontendTLS = {
       certPem: readPemFlag('server-cert', a['server-cert'], 'the frontend serves TLS'),
       keyPem: readPemFlag('server-key', a['server-key'], 'the frontend serves TLS'),

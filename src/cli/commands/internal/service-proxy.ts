@@ -5,9 +5,9 @@ import { inClusterEndpoint } from '../../../kube/client.js';
 import { startServiceProxy } from '../../../addons/cluster-proxy/service-proxy.js';
 import { SERVICE_PROXY_PORT } from '../../../addons/cluster-proxy/service-routing.js';
 import { parsePort, readPemFlag } from '../../../tunnel/flags.js';
-import { tlsProfileFromFlags } from '../../../tunnel/tls-profile.js';
+import { TLS_PROFILE_OPTIONS, tlsProfileOfArgs, type TlsProfileArgs } from './tls-flags.js';
 
-interface Args {
+interface Args extends TlsProfileArgs {
   cert?: string;
   key?: string;
   'additional-service-ca'?: string;
@@ -15,8 +15,6 @@ interface Args {
   'enable-impersonation': boolean;
   port: number;
   'bind-address': string;
-  'tls-min-version'?: string;
-  'cipher-suites'?: string;
 }
 
 const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
@@ -34,15 +32,9 @@ export const serviceProxyCommand: CommandModule<object, Args> = {
       .option('enable-impersonation', { type: 'boolean', default: true, describe: 'authenticate API-server requests here and impersonate hub users' })
       .option('port', { type: 'number', default: SERVICE_PROXY_PORT })
       .option('bind-address', { type: 'string', default: '127.0.0.1', describe: 'the agent reaches it on loopback; nothing else needs to' })
-      .option('tls-min-version', { type: 'string', describe: 'VersionTLS10..VersionTLS13 (default VersionTLS12), from ocm-tls-profile' })
-      .option('cipher-suites', { type: 'string', describe: 'comma-separated IANA cipher suite names for TLS 1.2 and older' }) as never,
+      .options(TLS_PROFILE_OPTIONS) as never,
   handler: async (a) => {
-    let tlsProfile;
-    try {
-      tlsProfile = tlsProfileFromFlags(a['tls-min-version'], a['cipher-suites']);
-    } catch (err) {
-      throw new InvalidInputError((err as Error).message);
-    }
+    const tlsProfile = tlsProfileOfArgs(a);
     const cluster = await inClusterEndpoint();
     if (!cluster.tokenFile)
       throw new InvalidInputError('no ServiceAccount token in the pod: the service proxy needs it for TokenReviews and impersonation', {

@@ -4,9 +4,9 @@ import { startUserServer } from '../../../addons/cluster-proxy/user-server.js';
 import { USER_SERVER_PORT } from '../../../addons/cluster-proxy/service-routing.js';
 import { createTunnelClient } from '../../../tunnel/index.js';
 import { parsePort, readPemFlag } from '../../../tunnel/flags.js';
-import { tlsProfileFromFlags } from '../../../tunnel/tls-profile.js';
+import { TLS_PROFILE_OPTIONS, tlsProfileOfArgs, type TlsProfileArgs } from './tls-flags.js';
 
-interface Args {
+interface Args extends TlsProfileArgs {
   host: string;
   port: number;
   'proxy-server-name'?: string;
@@ -19,8 +19,6 @@ interface Args {
   'bind-address': string;
   'service-proxy-ca-cert'?: string;
   'agent-install-namespace'?: string;
-  'tls-min-version'?: string;
-  'cipher-suites'?: string;
 }
 
 const stamp = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
@@ -43,15 +41,9 @@ export const userServerCommand: CommandModule<object, Args> = {
       .option('bind-address', { type: 'string', default: '0.0.0.0' })
       .option('service-proxy-ca-cert', { type: 'string', describe: "CA of the service proxies' serving certificates" })
       .option('agent-install-namespace', { type: 'string', describe: 'accepted for upstream compatibility; unused' })
-      .option('tls-min-version', { type: 'string', describe: 'VersionTLS10..VersionTLS13 (default VersionTLS12), from ocm-tls-profile' })
-      .option('cipher-suites', { type: 'string', describe: 'comma-separated IANA cipher suite names for TLS 1.2 and older' }) as never,
+      .options(TLS_PROFILE_OPTIONS) as never,
   handler: async (a) => {
-    let tlsProfile;
-    try {
-      tlsProfile = tlsProfileFromFlags(a['tls-min-version'], a['cipher-suites']);
-    } catch (err) {
-      throw new InvalidInputError((err as Error).message);
-    }
+    const tlsProfile = tlsProfileOfArgs(a);
     const tunnel = createTunnelClient({
       address: `${a.host}:${parsePort('port', a.port)}`,
       tls: {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MissingPrerequisiteError, NotReadyError } from '../../errors.js';
+import { CLI_MAIN } from '../../paths.js';
 import { readKubeconfig, writeKubeconfig } from '../../kube/kubeconfig.js';
 import type { ClusterPlan } from './plan.js';
 import { certificateInfo, issueCertificate, loadCA, writePublicFile, writeSecretFile, type ClusterPkiPaths } from '../../pki/index.js';
@@ -13,11 +13,14 @@ import type { LocalContext } from './runtime.js';
 import type { Step } from '../types.js';
 import { isStatus, KubeClient } from '../../kube/client.js';
 import { nodeHasNoLiveContainers } from './stale-leases.js';
+import { DEFAULT_READY_TIMEOUT_MS } from './readiness.js';
 import { releaseLeasesOfDeadPods } from '../../kube/leader-leases.js';
 import { sleep } from '../../kube/wait.js';
 
-/** The built CLI: the nodelet runs from it and runs containers with it. */
-export const CLI_MAIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+/*
+ * The lab's nodelets, one per cluster (its only node): their identities, how each is launched, the `Nodelets` step
+ * of `up` and its wait until the Node is Ready.
+ */
 
 export function nodeName(cluster: Pick<ClusterPlan, 'name'>): string {
   return `${cluster.name}-nodelet`;
@@ -340,7 +343,7 @@ export function nodeletSteps(): Step<LocalContext>[] {
                 cluster,
                 adminKubeconfigPath(cluster),
                 spec,
-                c.options.readyTimeoutMs ?? 120_000,
+                c.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS,
                 proc && { at: startedAt, exited: proc.exited },
               );
             } finally {

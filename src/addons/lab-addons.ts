@@ -1,6 +1,6 @@
 import { KubeClient } from '../kube/client.js';
 import type { Step } from '../runtime/types.js';
-import { hubOf, spokesOf, timeoutOf, type InstallContext } from '../install/context.js';
+import { hubOf, spokesOf, timeoutOf, type InstallContext } from '../ocm/install-context.js';
 import { deploymentSummary } from '../ocm/operator-install.js';
 import { ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { installAddonCrds, installAddonManager, managerName, waitForAddonAvailable } from './install.js';

@@ -1,9 +1,9 @@
 import type { LabConfig } from '../config/index.js';
 import { KubeClient } from '../kube/client.js';
-import { labOperators } from '../ocm/operators.js';
-import { deregisterCluster } from '../ocm/uninstall.js';
+import { labOperators } from './operators.js';
+import { deregisterCluster } from './uninstall.js';
 import type { LabCluster, UpOptions } from '../runtime/types.js';
-import { DEFAULT_INSTALL_TIMEOUT_MS } from './context.js';
+import { DEFAULT_INSTALL_TIMEOUT_MS } from './install-context.js';
 
 /**
  * Lets spokes go before their runtime deletes them (`cluster remove`, or a

@@ -1,14 +1,14 @@
 import { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/objects.js';
-import { acceptClusters, type AcceptDiagnostics } from '../ocm/accept.js';
-import { applyClusterInventory, applyClusterManager, waitForClusterManager } from '../ocm/cluster-manager.js';
+import { acceptClusters, type AcceptDiagnostics } from './accept.js';
+import { applyClusterInventory, applyClusterManager, waitForClusterManager } from './cluster-manager.js';
 import { clusterProfileEnabled } from '../config/types.js';
-import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from '../ocm/constants.js';
-import { joinCluster, waitForKlusterlet } from '../ocm/klusterlet.js';
-import { deploymentSummary } from '../ocm/operator-install.js';
-import { labOperators } from '../ocm/operators.js';
+import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from './constants.js';
+import { joinCluster, waitForKlusterlet } from './klusterlet.js';
+import { deploymentSummary } from './operator-install.js';
+import { labOperators } from './operators.js';
 import type { LabCluster, Step } from '../runtime/types.js';
-import { hubOf, spokesOf, timeoutOf, type InstallContext } from './context.js';
+import { hubOf, spokesOf, timeoutOf, type InstallContext } from './install-context.js';
 
 interface Operators {
   clusterManager?: KubeObject[];
