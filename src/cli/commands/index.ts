@@ -26,6 +26,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['setup', async () => (await import('./setup.js')).setupCommand],
   ['registry', async () => (await import('./registry.js')).registryCommand],
   ['scenario', async () => (await import('./scenario.js')).scenarioCommand],
+  ['tutorial', async () => (await import('./tutorial.js')).tutorialCommand],
   ['conformance', async () => (await import('./conformance.js')).conformanceCommand],
   ['validate', async () => (await import('./validate.js')).validateCommand],
   ['versions', async () => (await import('./versions.js')).versionsCommand],
