@@ -5,7 +5,7 @@
  * model (`status --svg` gathers it; a JSON fixture redraws docs/lab-picture.svg), hand-written SVG.
  */
 
-export interface PictureAddon {
+interface PictureAddon {
   name: string;
   /** The addon's Available condition on this cluster; null when it was not read. */
   available: boolean | null;
@@ -136,15 +136,13 @@ export function layoutLabPicture(model: LabPicture): PictureLayout {
 // eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 
-const escapeXml = (s: string) =>
-  s
-    .replace(NOT_XML, '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;');
+const escapeXml = (s: string) => s.replace(NOT_XML, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const fit = (s: string, n = FIT) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function rect(box: Rect, attrs: string): string {
+  return `<rect x="${box.x}" y="${box.y}" width="${box.width}" height="${box.height}" ${attrs}/>`;
+}
 
 function text(x: number, y: number, content: string, attrs = ''): string {
   return `<text x="${x}" y="${y}"${attrs ? ` ${attrs}` : ''}>${escapeXml(content)}</text>`;
@@ -161,7 +159,7 @@ function clusterSvg(c: PictureCluster, box: Rect, model: LabPicture): string {
   const colour = c.ready ? GREEN : RED;
   out.push(
     `<g class="cluster" data-name="${escapeXml(c.name)}"><title>${escapeXml(`${c.name}: ${c.ready ? 'Ready' : 'not ready'}`)}</title>`,
-    `<rect x="${box.x}" y="${box.y}" width="${box.width}" height="${box.height}" rx="6" fill="white" stroke="${colour}" stroke-width="${c.hub ? 2.5 : 1.5}"/>`,
+    rect(box, `rx="6" fill="white" stroke="${colour}" stroke-width="${c.hub ? 2.5 : 1.5}"`),
     text(box.x + PAD, box.y + 18, fit(`${c.name}${c.hub && c.name !== 'hub' ? ' (hub)' : ''}`, FIT - 10), 'font-weight="bold" font-size="13"'),
     text(box.x + box.width - PAD, box.y + 18, c.ready ? 'Ready' : 'NotReady', `font-size="11" text-anchor="end" fill="${colour}"`),
   );
@@ -206,14 +204,15 @@ function tunnelLines(model: LabPicture, layout: PictureLayout): string[] {
       const colour = healthy === probed ? GREEN : RED;
       const [x1, y1] = [v.x + v.width / 2, v.y];
       const [x2, y2] = [hub.x + hub.width / 2, hub.y + hub.height];
-      return `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" stroke="${colour}" stroke-width="2" stroke-opacity="0.6"${healthy === probed ? '' : ' stroke-dasharray="6 4"'}/>`;
+      const dash = healthy === probed ? '' : ' stroke-dasharray="6 4"';
+      return `<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}" stroke="${colour}" stroke-width="2" stroke-opacity="0.6"${dash}/>`;
     });
 }
 
 function registrySvg(model: LabPicture, box: Rect): string {
   const r = model.registry!;
   return [
-    `<g class="registry"><rect x="${box.x}" y="${box.y}" width="${box.width}" height="${box.height}" rx="6" fill="#fffaf0" stroke="#b26a00" stroke-width="1.5"/>`,
+    `<g class="registry">${rect(box, 'rx="6" fill="#fffaf0" stroke="#b26a00" stroke-width="1.5"')}`,
     text(box.x + PAD, box.y + 18, 'lab registry (kind)', 'font-weight="bold" font-size="13"'),
     text(box.x + box.width - PAD, box.y + 18, r.running ? 'running' : 'stopped', `font-size="11" text-anchor="end" fill="${r.running ? GREEN : RED}"`),
     text(box.x + PAD, box.y + 37, fit(`push ${r.host}`), 'font-size="11" font-family="monospace"'),
@@ -246,7 +245,7 @@ export function labPictureSvg(model: LabPicture): string {
   for (const v of layout.vpcs) {
     const subnet = model.vpcs.find((x) => x.name === v.name)?.subnet;
     out.push(
-      `<g class="vpc" data-name="${escapeXml(v.name)}"><rect x="${v.x}" y="${v.y}" width="${v.width}" height="${v.height}" rx="8" fill="#f3f6fc" stroke="#5c7cba" stroke-dasharray="6 3"/>`,
+      `<g class="vpc" data-name="${escapeXml(v.name)}">${rect(v, 'rx="8" fill="#f3f6fc" stroke="#5c7cba" stroke-dasharray="6 3"')}`,
       text(v.x + PAD, v.y + 16, `${v.name}${subnet ? ` ${subnet}` : ''}`, 'font-size="12" fill="#3a5a9a" font-weight="bold"'),
       ...vpcTunnelLabel(model, v),
       '</g>',

@@ -84,7 +84,7 @@ export async function resolveScenarioEnvironment(config: LabConfig): Promise<Sce
 }
 
 /** A document that names no cluster, addon or capability needs no lab. */
-export function requiresNothing(scenario: Pick<Scenario, 'requires'>): boolean {
+function requiresNothing(scenario: Pick<Scenario, 'requires'>): boolean {
   const { clusters, addons, capabilities } = scenario.requires;
   return !clusters.length && !addons.length && !capabilities.length;
 }

@@ -11,5 +11,5 @@ export { type ScenarioEnvironment } from './environment.js';
 export { runConformance, type ConformanceOptions, type ConformanceResult } from './conformance.js';
 export { pickScenarios } from './library.js';
 export { resolveDocumentEnvironment } from './environment.js';
-export { runTutorial, type TutorialEnd } from './tutorial.js';
+export { runTutorial } from './tutorial.js';
 export { tutorialPlace } from './tutorial-progress.js';

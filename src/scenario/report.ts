@@ -13,9 +13,11 @@ export interface ReportContext {
 }
 
 const REPORT_STYLE = `${TRANSCRIPT_STYLE}
-body{max-width:72rem}table{border-collapse:collapse;margin:1rem 0;font-size:.92em}th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}
+body{max-width:72rem}table{border-collapse:collapse;margin:1rem 0;font-size:.92em}
+th,td{border:1px solid #ddd;padding:.25rem .6rem;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;white-space:nowrap}.passed{color:#1a7f37}.failed{color:#c33}.skipped,.not-run{color:#777}
-details.document{border:1px solid #ddd;border-radius:6px;margin:1rem 0;padding:.2rem 1rem}details.document>summary{cursor:pointer;font-weight:600;padding:.4rem 0}
+details.document{border:1px solid #ddd;border-radius:6px;margin:1rem 0;padding:.2rem 1rem}
+details.document>summary{cursor:pointer;font-weight:600;padding:.4rem 0}
 .picture{overflow:auto;border:1px solid #ddd;border-radius:6px;padding:.5rem;background:white}.picture svg{max-width:100%;height:auto}`;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -60,10 +62,8 @@ function overviewTable(summary: RunSummary): string {
       `<td class="num">${steps}</td><td class="num">${result.status === 'skipped' ? '–' : seconds(result.durationMs)}</td></tr>`
     );
   });
-  for (const name of summary.notRun)
-    rows.push(
-      `<tr><td>${escapeHtml(name)}</td><td class="not-run">not run: ${summary.interrupted ? 'interrupted' : 'an earlier document failed'}</td><td>–</td><td>–</td></tr>`,
-    );
+  const why = summary.interrupted ? 'interrupted' : 'an earlier document failed';
+  for (const name of summary.notRun) rows.push(`<tr><td>${escapeHtml(name)}</td><td class="not-run">not run: ${why}</td><td>–</td><td>–</td></tr>`);
   return `<table><tr><th>document</th><th>result</th><th>steps</th><th>time</th></tr>${rows.join('')}</table>`;
 }
 

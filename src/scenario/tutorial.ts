@@ -54,7 +54,7 @@ function ask(terminal: TutorialTerminal, question: string, prefill = ''): Promis
 const style = (terminal: TutorialTerminal, code: string, text: string) => (terminal.colour ? `\u001b[${code}m${text}\u001b[0m` : text);
 
 /** The document's prose before step `index`: after the front matter or the previous step and its expect/output blocks. */
-export function proseBefore(scenario: Scenario, index: number): string {
+function proseBefore(scenario: Scenario, index: number): string {
   const frontEnd = scenario.lines.findIndex((l, i) => i > 0 && l.trim() === '---') + 1;
   const previous = scenario.steps[index - 1];
   const from = previous ? Math.max(previous.endLine, ...previous.expectations.map((e) => e.endLine)) : frontEnd;
