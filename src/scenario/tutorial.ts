@@ -29,7 +29,7 @@ export interface TutorialOptions {
 
 /** How the walk ended: at the end of the document, or stopped at step `at` (0-based) and resumable there. */
 export type TutorialEnd =
-  { kind: 'done'; passed: number; failed: number; skipped: number } | { kind: 'quit' | 'interrupted' | 'input-closed'; at: number; progressFile: string };
+  { kind: 'done'; passed: number; skipped: number } | { kind: 'quit' | 'interrupted' | 'input-closed'; at: number; progressFile: string };
 
 type Answer = { kind: 'line'; text: string } | { kind: 'sigint' } | { kind: 'closed' };
 
@@ -270,9 +270,10 @@ function stopped(terminal: TutorialTerminal, options: TutorialOptions, why: 'qui
   return { kind: why, at, progressFile: options.place.progressFile };
 }
 
+/** The end of the document: a failed step was run again or skipped before the walk went on, so every step passed or was skipped. */
 function finished(terminal: TutorialTerminal, marks: (StepMark | null)[]): TutorialEnd {
   const count = (m: StepMark) => marks.filter((x) => x === m).length;
-  const end = { kind: 'done' as const, passed: count('passed'), failed: count('failed'), skipped: count('skipped') };
-  terminal.output.write(`\nthe end: ${end.passed} passed, ${end.failed} failed, ${end.skipped} skipped of ${marks.length} steps\n`);
+  const end = { kind: 'done' as const, passed: count('passed'), skipped: count('skipped') };
+  terminal.output.write(`\nthe end: ${end.passed} passed, ${end.skipped} skipped of ${marks.length} steps\n`);
   return end;
 }

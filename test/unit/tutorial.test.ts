@@ -165,7 +165,7 @@ describe('ocm-lab tutorial in a terminal', () => {
     await t.waitFor('step 5/5');
     await t.waitFor('[Enter] run ·');
     t.type('\r');
-    await t.waitFor('the end: 4 passed, 0 failed, 1 skipped of 5 steps');
+    await t.waitFor('the end: 4 passed, 1 skipped of 5 steps');
     expect(t.screen()).toMatch(/still hi\n✔ as expected/);
     expect(await t.exited).toBe(0);
   });

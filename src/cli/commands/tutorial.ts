@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { loadLabConfig } from '../../config/index.js';
-import { ExitCode, InvalidInputError, LabError } from '../../errors.js';
+import { ExitCode, InvalidInputError } from '../../errors.js';
 import { DEFAULT_SCENARIO_DIR, listScenarios, pickScenarios, resolveDocumentEnvironment, runTutorial, tutorialPlace } from '../../scenario/index.js';
 import type { GlobalOptions } from '../output.js';
 import { runDocumentsFromCli } from './scenario.js';
@@ -46,7 +46,6 @@ export const tutorialCommand: CommandModule<GlobalOptions, Args> = {
       });
       if (end.kind === 'interrupted') process.exitCode = ExitCode.interrupted;
       if (end.kind === 'input-closed') process.exitCode = ExitCode.inputClosed;
-      if (end.kind === 'done' && end.failed) throw new LabError('failure', `${end.failed} step(s) of ${scenario!.name} did not do what the document expects`);
     } finally {
       await environment.dispose?.();
     }
