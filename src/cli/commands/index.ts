@@ -27,6 +27,7 @@ const LOADERS: [name: string, load: Loader][] = [
   ['registry', async () => (await import('./registry.js')).registryCommand],
   ['scenario', async () => (await import('./scenario.js')).scenarioCommand],
   ['tutorial', async () => (await import('./tutorial.js')).tutorialCommand],
+  ['ui', async () => (await import('./ui.js')).uiCommand],
   ['conformance', async () => (await import('./conformance.js')).conformanceCommand],
   ['validate', async () => (await import('./validate.js')).validateCommand],
   ['versions', async () => (await import('./versions.js')).versionsCommand],
