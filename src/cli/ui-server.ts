@@ -48,7 +48,8 @@ async function refresh() {
     document.getElementById('picture').innerHTML = s.picture;
     document.getElementById('documents').innerHTML = '<tr><th>document</th><th>what it shows</th><th>last transcript</th></tr>' +
       s.documents.map((d) => '<tr><td>' + esc(d.name) + '</td><td>' + esc(d.title) + '</td><td>' +
-        (d.transcript ? '<a href="/transcripts/' + encodeURIComponent(d.name) + '?token=' + encodeURIComponent(token) + '">open</a>' : '–') + '</td></tr>').join('');
+        (d.transcript ? '<a href="/transcripts/' + encodeURIComponent(d.name) + '?token=' + encodeURIComponent(token) + '">open</a>' : '–') +
+        '</td></tr>').join('');
     document.getElementById('events').innerHTML = Object.entries(s.events).map(([c, evs]) => '<h3>' + esc(c) + '</h3><table>' +
       evs.map((e) => '<tr class="' + esc(e.type) + '"><td>' + esc(e.time) + '</td><td>' + esc(e.type) + '</td><td>' + esc(e.reason) + '</td><td>' +
         esc(e.object) + '</td><td>' + esc(e.message) + '</td></tr>').join('') + '</table>').join('');

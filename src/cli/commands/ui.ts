@@ -85,7 +85,8 @@ function labSources(config: LabConfig, dir: string, transcripts: string): UiSour
 export const uiCommand: CommandModule<GlobalOptions, Args> = {
   command: 'ui',
   describe:
-    "a local web page of the lab (127.0.0.1, a random token in its URL): its picture kept live, the documents and their last transcripts, each cluster's events",
+    'a local web page of the lab (127.0.0.1, a random token in its URL): its picture kept live, ' +
+    "the documents and their last transcripts, each cluster's events",
   builder: (y) =>
     y
       .option('port', { type: 'number', default: 0, describe: 'port on 127.0.0.1 (default: a free one)' })
