@@ -14,6 +14,10 @@ export const ExitCode = {
   integrity: 7,
   /** A cluster cannot pull or run an image the lab needs there (up --runtime existing checks before it installs anything). */
   imageUnavailable: 8,
+  /** The terminal went away (hang-up, or its input ended) while a command waited for a person's answer: 128 + SIGHUP. */
+  inputClosed: 129,
+  /** A person pressed Ctrl-C and the command stopped where it was: 128 + SIGINT. */
+  interrupted: 130,
 } as const;
 
 export type ExitCodeName = keyof typeof ExitCode;

@@ -36,3 +36,13 @@ export function labKubeconfigFile(labName: string, env: NodeJS.ProcessEnv = proc
 export function clusterKubeconfigFile(labName: string, cluster: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(labDir(labName, env), 'clusters', cluster, 'kubeconfigs', 'admin.kubeconfig');
 }
+
+/**
+ * Where `ocm-lab tutorial` keeps a reader's place in a document (progress.json) and the document's
+ * working directory (the variables its blocks export), so `--resume` continues in a new process.
+ * Beside the labs' directories, not in one: a lab's directory is its runtime's (up and down own it);
+ * lab names cannot start with a dot.
+ */
+export function tutorialDir(labName: string, document: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(labsRoot(env), '.tutorials', labName, document);
+}

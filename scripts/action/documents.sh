@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The action's documents step: the user's documents (files or folders of .md), then ocm-lab's own when
-# INPUT_CONFORMANCE is true, each set with its JUnit file, transcripts and a Markdown table for the job
+# INPUT_CONFORMANCE is true, each set with its JUnit file, an HTML report beside it (the lab's picture,
+# every document with its steps, outputs and timings), transcripts and a Markdown table for the job
 # summary. Every set runs even when one before it failed; the step fails if any did.
 set -uo pipefail
 home="${RUNNER_TEMP:?}/ocm-lab"
@@ -13,7 +14,7 @@ failed=0
 run_set() { # name, then conformance's own arguments
   local name="$1"
   shift
-  "$ocm_lab" conformance --junit "$results/$name/junit.xml" --summary "$results/$name/summary.md" --transcript "$results/$name/transcripts" "$@" || failed=1
+  "$ocm_lab" conformance --junit "$results/$name/junit.xml" --html "$results/$name/report.html" --summary "$results/$name/summary.md" --transcript "$results/$name/transcripts" "$@" || failed=1
   if [ -f "$results/$name/summary.md" ]; then
     { echo "### ocm-lab: $name"; cat "$results/$name/summary.md"; echo; } >>"$GITHUB_STEP_SUMMARY"
   fi

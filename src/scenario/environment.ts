@@ -2,8 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { LabConfig } from '../config/index.js';
+import type { Scenario } from './types.js';
 import { MissingPrerequisiteError, NotFoundError, NotReadyError } from '../errors.js';
 import { labPodImage, labStatus } from '../lab/lifecycle.js';
+import { labKubeconfigFile } from '../paths.js';
 import { ensureBinaries } from '../provision/index.js';
 import { CLI_MAIN } from '../paths.js';
 
@@ -75,5 +77,38 @@ export async function resolveScenarioEnvironment(config: LabConfig): Promise<Sce
     addons: [...config.addons],
     capabilities: [...status.capabilities],
     dispose: () => fs.rm(shimDir, { recursive: true, force: true }),
+  };
+}
+
+/** A document that names no cluster, addon or capability needs no lab. */
+function requiresNothing(scenario: Pick<Scenario, 'requires'>): boolean {
+  const { clusters, addons, capabilities } = scenario.requires;
+  return !clusters.length && !addons.length && !capabilities.length;
+}
+
+/**
+ * The environment `tutorial` runs a document in: the lab's; or, when the lab is not up and the
+ * document requires nothing (a tour that brings the lab up itself, a document about the CLI),
+ * one without a lab: KUBECONFIG names where the lab's kubeconfig will be, `ocm-lab` is on PATH
+ * when this checkout is built, and no cluster, addon or capability is there.
+ */
+export async function resolveDocumentEnvironment(config: LabConfig, scenario: Scenario): Promise<ScenarioEnvironment> {
+  try {
+    return await resolveScenarioEnvironment(config);
+  } catch (err) {
+    if (!(err instanceof NotFoundError) || !requiresNothing(scenario)) throw err;
+  }
+  const shimDir = await writeOcmLabShim().catch(() => null);
+  return {
+    labName: config.name,
+    kubeconfig: labKubeconfigFile(config.name),
+    pathDirs: shimDir ? [shimDir] : [],
+    env: { OCM_LAB_NAME: config.name, ...(config.source ? { OCM_LAB_CONFIG: config.source } : {}) },
+    clusters: [],
+    addons: [],
+    capabilities: [],
+    dispose: async () => {
+      if (shimDir) await fs.rm(shimDir, { recursive: true, force: true });
+    },
   };
 }

@@ -9,3 +9,7 @@ export { junitXml } from './junit.js';
 export { DEFAULT_SCENARIO_DIR, listScenarios } from './library.js';
 export { type ScenarioEnvironment } from './environment.js';
 export { runConformance, type ConformanceOptions, type ConformanceResult } from './conformance.js';
+export { pickScenarios } from './library.js';
+export { resolveDocumentEnvironment } from './environment.js';
+export { runTutorial } from './tutorial.js';
+export { tutorialPlace } from './tutorial-progress.js';

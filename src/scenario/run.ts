@@ -36,6 +36,44 @@ export interface StepOptions {
 }
 
 /**
+ * Runs one block of a document in `workDir` (shared by the document's blocks, with the variables
+ * they export) and judges its output: the step's code may differ from the document's (a tutorial
+ * reader edited it), its expectations are the document's.
+ */
+export async function executeStep(
+  scenario: Scenario,
+  environment: ScenarioEnvironment,
+  workDir: string,
+  step: Step,
+  options: StepOptions = {},
+): Promise<StepResult> {
+  const outcome = await executeBlock({
+    language: step.language,
+    code: step.code,
+    timeoutSeconds: step.timeoutSeconds,
+    env: { ...blockEnvironment(environment), OCM_LAB_SCENARIO: scenario.name },
+    cwd: workDir,
+    stateFile: path.join(workDir, '.exported-variables'),
+    source: { file: scenario.file, line: step.line },
+    // Cleanup blocks run even when the run was interrupted: they leave the lab as it was.
+    signal: step.cleanup ? undefined : options.signal,
+    onOutput: options.onOutput,
+  });
+  const base = { step, exitCode: outcome.exitCode, output: outcome.output, durationMs: outcome.durationMs };
+  if (outcome.timedOut)
+    return {
+      ...base,
+      status: 'failed',
+      failure: `timed out after ${step.timeoutSeconds} s (its process group was killed); raise it with timeout=<seconds> on the block`,
+    };
+  if (outcome.interrupted) return { ...base, status: 'failed', failure: 'interrupted (its process group was killed)' };
+  const verdict = judgeStep(step, outcome.output, outcome.exitCode);
+  if (verdict.failure)
+    return { ...base, status: 'failed', failure: verdict.failure, ...(verdict.expectation ? { failedExpectation: verdict.expectation } : {}) };
+  return { ...base, status: 'passed' };
+}
+
+/**
  * One document being run, a block at a time. After a failure only cleanup
  * blocks run (the others are recorded as not run); cleanup blocks always run.
  * Blocks share a temporary working directory and the variables they export.
@@ -74,31 +112,8 @@ export class ScenarioRun {
     return result;
   }
 
-  private async execute(step: Step, options: StepOptions): Promise<StepResult> {
-    const outcome = await executeBlock({
-      language: step.language,
-      code: step.code,
-      timeoutSeconds: step.timeoutSeconds,
-      env: { ...blockEnvironment(this.environment), OCM_LAB_SCENARIO: this.scenario.name },
-      cwd: this.workDir,
-      stateFile: path.join(this.workDir, '.exported-variables'),
-      source: { file: this.scenario.file, line: step.line },
-      // Cleanup blocks run even when the run was interrupted: they leave the lab as it was.
-      signal: step.cleanup ? undefined : options.signal,
-      onOutput: options.onOutput,
-    });
-    const base = { step, exitCode: outcome.exitCode, output: outcome.output, durationMs: outcome.durationMs };
-    if (outcome.timedOut)
-      return {
-        ...base,
-        status: 'failed',
-        failure: `timed out after ${step.timeoutSeconds} s (its process group was killed); raise it with timeout=<seconds> on the block`,
-      };
-    if (outcome.interrupted) return { ...base, status: 'failed', failure: 'interrupted (its process group was killed)' };
-    const verdict = judgeStep(step, outcome.output, outcome.exitCode);
-    if (verdict.failure)
-      return { ...base, status: 'failed', failure: verdict.failure, ...(verdict.expectation ? { failedExpectation: verdict.expectation } : {}) };
-    return { ...base, status: 'passed' };
+  private execute(step: Step, options: StepOptions): Promise<StepResult> {
+    return executeStep(this.scenario, this.environment, this.workDir, step, options);
   }
 
   /** Removes the working directory and sums up. */

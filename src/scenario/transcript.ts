@@ -48,7 +48,7 @@ export function transcriptMarkdown(scenario: Scenario, result: ScenarioResult, c
   return out.join('\n');
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
@@ -141,25 +141,30 @@ function markdownToHtml(lines: readonly string[], start = 0): string {
   return html.join('\n');
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#222}
+export const TRANSCRIPT_STYLE = `body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#222}
 pre{margin:0;padding:.6rem .8rem;overflow:auto;font-size:.9em}figure{margin:1rem 0;border:1px solid #ddd;border-radius:4px}
 figcaption{font:600 .75em system-ui,sans-serif;padding:.2rem .8rem;background:#f0f0f0;color:#555}
 figure.command pre{background:#f6f8fa}figure.output pre{background:#10151a;color:#e6e6e6}figure.expect pre{background:#f3fbf3}
 blockquote{margin:1rem 0;padding:.4rem .8rem;border-left:4px solid #c33;background:#fff4f4}code{font-family:ui-monospace,monospace}
 .summary{color:#555}.status{font-weight:600}.status.passed{color:#1a7f37}.status.failed{color:#c33}`;
 
-/** A self-contained page of the transcript, for a browser. */
-export function transcriptHtml(scenario: Scenario, result: ScenarioResult, context: TranscriptContext = {}): string {
+/** The transcript's body as HTML: the prose, every block, the real output under each command (a page's or a report's part). */
+export function transcriptBodyHtml(scenario: Scenario, result: ScenarioResult, context: TranscriptContext = {}): string {
   const lines = transcriptMarkdown(scenario, result, context).split('\n');
   const bodyStart = lines.findIndex((l, i) => i > 0 && l.trim() === '---') + 1;
+  return markdownToHtml(lines, bodyStart);
+}
+
+/** A self-contained page of the transcript, for a browser. */
+export function transcriptHtml(scenario: Scenario, result: ScenarioResult, context: TranscriptContext = {}): string {
   const statusLine = `${scenario.name}: ${result.status}${context.lab ? ` on lab ${context.lab}` : ''}, ${(context.date ?? new Date()).toISOString()}`;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(scenario.title)}</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(scenario.title)}</title><style>${TRANSCRIPT_STYLE}</style></head>
 <body>
 <h1>${escapeHtml(scenario.title)}</h1>
 <p class="summary">${escapeHtml(scenario.summary)}</p>
 <p class="status ${result.status}">${escapeHtml(statusLine)}</p>
-${markdownToHtml(lines, bodyStart)}
+${transcriptBodyHtml(scenario, result, context)}
 </body></html>
 `;
 }

@@ -26,6 +26,8 @@ const LOADERS: [name: string, load: Loader][] = [
   ['setup', () => import('./setup.js').then((m) => m.setupCommand)],
   ['registry', () => import('./registry.js').then((m) => m.registryCommand)],
   ['scenario', () => import('./scenario.js').then((m) => m.scenarioCommand)],
+  ['tutorial', () => import('./tutorial.js').then((m) => m.tutorialCommand)],
+  ['ui', () => import('./ui.js').then((m) => m.uiCommand)],
   ['conformance', () => import('./conformance.js').then((m) => m.conformanceCommand)],
   ['validate', () => import('./validate.js').then((m) => m.validateCommand)],
   ['versions', () => import('./versions.js').then((m) => m.versionsCommand)],

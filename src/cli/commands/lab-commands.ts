@@ -200,13 +200,26 @@ export function renderStatus(status: LabStatus): string {
   return `${table}\n\n${isolation}${supervisor}`;
 }
 
-export const statusCommand: CommandModule<GlobalOptions, GlobalOptions> = {
+export const statusCommand: CommandModule<GlobalOptions, Args<{ svg?: string }>> = {
   command: 'status',
   describe: 'show clusters, components and whether VPC isolation is enforced',
+  builder: (y) =>
+    y.option('svg', {
+      type: 'string',
+      describe:
+        "draw the lab to this SVG file: VPCs, clusters and their API addresses, the hub's endpoint, addons' availability, " +
+        'cluster-proxy tunnels probed (health, latency), the kind registry; -o json adds the drawn model as picture',
+    }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
     const status = await labStatus(config);
-    emit(argv, status, renderStatus);
+    if (!argv.svg) return emit(argv, status, renderStatus);
+    const [{ gatherLabPicture }, { labPictureSvg }] = await Promise.all([import('../../lab/picture-model.js'), import('../../lab/picture.js')]);
+    const picture = await gatherLabPicture(config, status);
+    await fs.mkdir(path.dirname(path.resolve(argv.svg)), { recursive: true });
+    await fs.writeFile(argv.svg, labPictureSvg(picture));
+    if (argv.output !== 'json') process.stderr.write(`picture: ${argv.svg}\n`);
+    emit(argv, { ...status, picture }, () => renderStatus(status));
   },
 };
 
