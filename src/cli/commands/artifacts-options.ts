@@ -2,7 +2,7 @@ import type { Argv } from 'yargs';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { ARTIFACT_MODES, chooseArtifacts, decideArtifacts, provisionMode, type ArtifactsDecision, type ArtifactsMode } from '../../provision/artifacts.js';
-import { loadMirrors, type Mirrors } from '../../provision/mirrors.js';
+import { loadMirrors, withOcmSource, type Mirrors } from '../../provision/mirrors.js';
 import { kubernetesSourceFor, readCgroupV2, type HostFacts } from '../../provision/host-support.js';
 import { kubernetesPatchFor } from '../../provision/versions.js';
 import type { GlobalOptions } from '../output.js';
@@ -11,6 +11,7 @@ export interface ArtifactFlags {
   artifacts?: string;
   mirrors?: string;
   download?: boolean;
+  'ocm-source'?: string;
 }
 
 // Imports stay light (no provision barrel, Docker on demand): `up` is in the same module graph as `status`.
@@ -28,6 +29,12 @@ export function artifactOptions<T>(y: Argv<T>): Argv<T & ArtifactFlags> {
     .option('mirrors', {
       type: 'string',
       describe: 'a mirrors file: registries, downloads and digests to use instead of the publishers (else $OCM_LAB_MIRRORS)',
+    })
+    .option('ocm-source', {
+      type: 'string',
+      describe:
+        "OCM's source archive (.tar.gz of its tree at the lab's OCM version, with vendor/): the built path builds OCM from it " +
+        "instead of the Go module proxy, held to the sha256 ocm-lab pins (else $OCM_LAB_OCM_SOURCE, the lab file's ocmSource:)",
     })
     .option('download', { type: 'boolean', describe: 'older spelling: --no-download is --artifacts build, --download is --artifacts auto' }) as Argv<
     T & ArtifactFlags
@@ -48,7 +55,7 @@ export interface ArtifactsPlan {
  */
 export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOptions, 'output'>, config: LabConfig, runtime: string): Promise<ArtifactsPlan> {
   const choice = chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts });
-  const mirrors = await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile));
+  const mirrors = withLabOcmSource(await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile)), argv, config);
   const decision = await decideArtifacts(choice, { runtime, mirrors });
   if (argv.output !== 'json') process.stderr.write(`${decision.line}\n`);
   if (config.kubernetesRequest) {
@@ -62,6 +69,23 @@ export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOption
     }
   }
   return { decision, artifacts: provisionMode(decision), mirrors };
+}
+
+/**
+ * The mirrors with the lab's OCM source archive, if one is named: `--ocm-source` > $OCM_LAB_OCM_SOURCE > the lab file's
+ * `ocmSource:`. Named for an OCM version ocm-lab pins no archive digest for, the flag and the lab file are exit 2; the
+ * environment variable (CI sets it for every lab) is then left out, and the Go module proxy builds that version.
+ */
+export function withLabOcmSource(
+  mirrors: Mirrors,
+  argv: Pick<ArtifactFlags, 'ocm-source'>,
+  config: Pick<LabConfig, 'ocmVersion' | 'ocmSource' | 'source'>,
+): Mirrors {
+  const env = process.env.OCM_LAB_OCM_SOURCE || undefined;
+  if (argv['ocm-source']) return withOcmSource(mirrors, config.ocmVersion, argv['ocm-source'], '--ocm-source');
+  if (env) return withOcmSource(mirrors, config.ocmVersion, env, '$OCM_LAB_OCM_SOURCE', true);
+  if (config.ocmSource) return withOcmSource(mirrors, config.ocmVersion, config.ocmSource, `ocmSource: in ${config.source ?? 'the lab file'}`);
+  return mirrors;
 }
 
 export async function readHostFacts(): Promise<HostFacts> {
