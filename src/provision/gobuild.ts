@@ -171,7 +171,8 @@ export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progres
       .filter((l) => !l.startsWith('go: downloading ') && !/^[\w.~-]+(\/[\w.~+-]+)*$/.test(l.trim()))
       .join('\n');
     throw new MissingPrerequisiteError(
-      `building ${recipe.title} failed: go ${args.join(' ')} (in ${cwd}, CGO_ENABLED=0 GOFLAGS=${env.GOFLAGS}${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) ` +
+      `building ${recipe.title} failed: go ${args.join(' ')} ` +
+        `(in ${cwd}, CGO_ENABLED=0 GOFLAGS=${env.GOFLAGS}${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) ` +
         `exited with status ${String(result.exitCode ?? result.signal)}\n--- output (last lines) ---\n${tail(printed, 25)}`,
       {
         hint: source

@@ -208,7 +208,9 @@ export function withOcmSource(mirrors: Mirrors, version: string, file: string, f
     if (optional) return mirrors;
     const pinned = Object.keys(OCM_SOURCE_ARCHIVE_SHA256).join(', ');
     throw new InvalidInputError(`${from} ${file}: ocm-lab pins no source archive digest for OCM ${version} (it pins ${pinned})`, {
-      hint: `build OCM ${version} from the Go module proxy (leave ${from} out), or name the archive with its sha256 under sources: in a mirrors file (docs/provisioning.md, "Mirrors")`,
+      hint:
+        `build OCM ${version} from the Go module proxy (leave ${from} out), ` +
+        'or name the archive with its sha256 under sources: in a mirrors file (docs/provisioning.md, "Mirrors")',
     });
   }
   return { ...mirrors, sources: { ...mirrors.sources, [key]: { file: path.resolve(file), sha256, from } } };

@@ -32,7 +32,7 @@ async function sha256File(file: string): Promise<string> {
 }
 
 /** The module path a go.mod declares. */
-export function goModModule(goMod: string): string | undefined {
+function goModModule(goMod: string): string | undefined {
   return /^\s*module\s+"?([^\s"]+)"?/m.exec(goMod)?.[1];
 }
 
@@ -139,7 +139,8 @@ async function extract(
     const declared = root ? goModModule(await fs.readFile(path.join(root, 'go.mod'), 'utf8')) : undefined;
     if (!root || declared !== module) {
       throw new InvalidInputError(
-        `source archive ${named} does not hold ${module}: ${root ? `its go.mod declares ${declared ?? 'no module'}` : 'no go.mod at its top or under its one directory'}`,
+        `source archive ${named} does not hold ${module}: ` +
+          (root ? `its go.mod declares ${declared ?? 'no module'}` : 'no go.mod at its top or under its one directory'),
         { hint: `name a .tar.gz of ${module} at ${version} (e.g. git archive --prefix=<dir>/ of the tag, with vendor/)` },
       );
     }
