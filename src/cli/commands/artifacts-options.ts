@@ -2,9 +2,9 @@ import type { Argv } from 'yargs';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
 import { ARTIFACT_MODES, chooseArtifacts, decideArtifacts, provisionMode, type ArtifactsDecision, type ArtifactsMode } from '../../provision/artifacts.js';
-import { loadMirrors, withOcmSource, type Mirrors } from '../../provision/mirrors.js';
+import { loadMirrors, pinnedSourceSha256, sourceArchiveFor, withOcmSource, type Mirrors } from '../../provision/mirrors.js';
 import { kubernetesSourceFor, readCgroupV2, type HostFacts } from '../../provision/host-support.js';
-import { kubernetesPatchFor } from '../../provision/versions.js';
+import { kubernetesPatchFor, OCM_MODULE } from '../../provision/versions.js';
 import type { GlobalOptions } from '../output.js';
 
 export interface ArtifactFlags {
@@ -56,6 +56,9 @@ export interface ArtifactsPlan {
 export async function decideArtifactsFor(argv: ArtifactFlags & Pick<GlobalOptions, 'output'>, config: LabConfig, runtime: string): Promise<ArtifactsPlan> {
   const choice = chooseArtifacts({ flag: argv.artifacts, download: argv.download, labFile: config.artifacts });
   const mirrors = withLabOcmSource(await loadMirrors(argv.mirrors ?? (process.env.OCM_LAB_MIRRORS || config.mirrorsFile)), argv, config);
+  // What provisions without the plan's mirrors (the kind runtime's OCM images) finds a pinned archive through the environment.
+  const archive = sourceArchiveFor(mirrors, OCM_MODULE, config.ocmVersion);
+  if (archive && archive.sha256 === pinnedSourceSha256(OCM_MODULE, config.ocmVersion)) process.env.OCM_LAB_OCM_SOURCE = archive.file;
   const decision = await decideArtifacts(choice, { runtime, mirrors });
   if (argv.output !== 'json') process.stderr.write(`${decision.line}\n`);
   if (config.kubernetesRequest) {
