@@ -181,6 +181,7 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
         const progress = (line: string) => ctx.progress(`${recipe.title}: ${line}`);
         // A source archive named for this module version (mirrors' sources:, --ocm-source) replaces the module proxy.
         const archive = sourceArchiveFor(opts.mirrors ?? NO_MIRRORS, recipe.module, recipe.version);
+        if (archive && recipe.versionFromBuildInfo) throw unusableArchive(recipe, archive.from);
         const source = archive
           ? {
               dir: await ensureSourceTree(archive, recipe.module, recipe.version, { cacheDir: ctx.cache, progress, signal: ctx.signal }),
@@ -203,6 +204,15 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
     { onWait: () => ctx.progress('waiting for another ocm-lab to finish provisioning'), signal: ctx.signal },
   );
   return found;
+}
+
+/** A build in a module's own tree records its version as (devel): binaries checked by Go build information could never pass. */
+function unusableArchive(recipe: Recipe, from: string): MissingPrerequisiteError {
+  return new MissingPrerequisiteError(
+    `${from} names a source archive of ${recipe.module}@${recipe.version}, but ${recipe.title}'s binaries are checked by their Go build ` +
+      "information, which a build in the module's own tree leaves at (devel)",
+    { hint: `leave that source archive out: ${recipe.title} builds from the Go module proxy` },
+  );
 }
 
 /** Under `official`, binaries no release gives (OCM publishes images only; see the hint). */

@@ -324,6 +324,18 @@ describe('OCM source archives: the build', () => {
     expect(manifest).toMatchObject({ source: 'build', from: `source archive ${file} (sha256 ${sha256})` });
   });
 
+  it('refuses an archive for a recipe checked by Go build information, which a build in the tree leaves at (devel) (exit 3)', async () => {
+    const mirrors = parseMirrors({ sources: { 'open-cluster-management.io/cluster-proxy@v0.10.0': { file: '/x.tgz', sha256: OTHER } } }, '/m.yaml');
+    const err = await ensureBinaries(['cluster-proxy-manager'], {
+      cacheDir: path.join(tmp, 'cache'),
+      artifacts: 'build',
+      mirrors,
+      builder: async () => undefined,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MissingPrerequisiteError);
+    expect((err as Error).message).toContain("cluster-proxy v0.10.0's binaries are checked by their Go build information");
+  });
+
   it('a mismatching archive stops the build before Go runs (exit 7), with nothing cached', async () => {
     const cache = path.join(tmp, 'cache');
     const { file } = await makeArchive(tmp);
