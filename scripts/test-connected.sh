@@ -5,5 +5,6 @@
 # namespace. Serves binaries built here, so it needs the shared cache filled first (`ocm-lab setup`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ocm-source.sh
 OCM_LAB_CONNECTED=1 scripts/bootstrap.sh
 exec npx vitest run --project connected "$@"

@@ -6,5 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lts-node.sh
+source scripts/ocm-source.sh
 OCM_LAB_DOCKER=1 scripts/bootstrap.sh
 exec npx vitest run --project kind "$@"

@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # The tests run on a Node.js LTS (22 or newer): the one on PATH, else the pinned one from the npm registry.
 source scripts/lts-node.sh
+# OCM v1.3.1 from its source archive where the machine has one ($OCM_LAB_OCM_SOURCE; scripts/ocm-source.sh).
+source scripts/ocm-source.sh
 scripts/bootstrap.sh
 # vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
 npx tsc -p tsconfig.test.json

@@ -119,6 +119,7 @@ function normalise(file: LabFile, source: string | null): LabConfig {
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
     ...(file.artifacts ? { artifacts: file.artifacts } : {}),
     ...(file.mirrors ? { mirrorsFile: source ? path.resolve(path.dirname(source), file.mirrors) : file.mirrors } : {}),
+    ...(file.ocmSource ? { ocmSource: source ? path.resolve(path.dirname(source), file.ocmSource) : file.ocmSource } : {}),
   };
 }
 

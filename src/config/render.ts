@@ -17,6 +17,7 @@ export function renderLabConfig(config: LabConfig): string {
     ...(config.clusterProxy ? { clusterProxy: { entrypoint: config.clusterProxy.entrypoint } } : {}),
     ...(config.artifacts ? { artifacts: config.artifacts } : {}),
     ...(config.mirrorsFile ? { mirrors: config.mirrorsFile } : {}),
+    ...(config.ocmSource ? { ocmSource: config.ocmSource } : {}),
     ...(config.runtime ? { runtime: { ...(config.runtime.name === undefined ? {} : { name: config.runtime.name }), ...config.runtime.options } } : {}),
   });
 }

@@ -89,6 +89,12 @@ export const labFileSchema = z.strictObject({
     })
     .optional(),
   mirrors: z.string().min(1, { error: 'must name a mirrors file (docs/provisioning.md, "Mirrors")' }).optional(),
+  ocmSource: z
+    .string()
+    .regex(/\.(tar\.gz|tgz)$/, {
+      error: 'must name OCM\'s source archive, a .tar.gz of its tree at the lab\'s ocmVersion with vendor/ (docs/provisioning.md, "Mirrors")',
+    })
+    .optional(),
   // Runtime names and their options belong to the runtimes (src/runtime/registry.ts), which check them when `up` makes one.
   runtime: z
     .object({ name: dnsLabel(MAX_NAME).optional() })

@@ -63,6 +63,11 @@ export interface LabConfig {
   /** The lab file's `mirrors:`, as an absolute path (relative to the lab file when written relative). */
   mirrorsFile?: string;
   /**
+   * The lab file's `ocmSource:` (`--ocm-source` and $OCM_LAB_OCM_SOURCE win over it), as an absolute path: the source
+   * archive the built path takes the lab's OCM from where the Go module proxy does not serve it.
+   */
+  ocmSource?: string;
+  /**
    * The lab file's `clusterProfile:` (default true): the cluster inventory API (ClusterProfile CRD, OCM's
    * feature gate, a profile per cluster), managed-serviceaccount's token sync to it and `ocm-lab cp-creds`.
    * Absent in a lab recorded before the switch existed, which counts as on.

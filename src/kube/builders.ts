@@ -95,6 +95,8 @@ export interface DeploymentOptions {
   strategy?: Record<string, unknown>;
   /** Annotations of the pod template (e.g. a digest whose change rolls the pods). */
   podAnnotations?: Record<string, string>;
+  /** Annotations of the Deployment itself. */
+  annotations?: Record<string, string>;
   /** Default 1. */
   replicas?: number;
   serviceAccount?: string;
@@ -108,7 +110,7 @@ export function deployment(o: DeploymentOptions): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: o.name, namespace: o.namespace, labels: o.labels },
+    metadata: { name: o.name, namespace: o.namespace, labels: o.labels, ...(o.annotations ? { annotations: o.annotations } : {}) },
     spec: {
       replicas: o.replicas ?? 1,
       ...(o.strategy ? { strategy: o.strategy } : {}),

@@ -11,6 +11,8 @@ export interface KubeObject {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: OwnerReference[];
+    /** Set by the API server; bumped on every change of `spec`. */
+    generation?: number;
     resourceVersion?: string;
     uid?: string;
     creationTimestamp?: string;

@@ -21,6 +21,8 @@ export interface Manifest {
   recipe: string;
   version: string;
   source: 'build' | 'download';
+  /** What a build was made from: `Go module proxy`, or `source archive <file> (sha256 <hex>)`; absent in older manifests and for downloads. */
+  from?: string;
   createdAt: string;
   binaries: Partial<Record<BinaryName, ManifestEntry>>;
 }
@@ -133,12 +135,14 @@ export async function recordBinaries(
   recipe: Recipe,
   entries: { name: BinaryName; version: string }[],
   source: Manifest['source'],
+  from?: string,
 ): Promise<void> {
   const previous = await readManifest(cache, recipe);
+  const origin = from === undefined ? {} : { from };
   const manifest: Manifest =
     previous && previous.version === recipe.version
-      ? { ...previous, source }
-      : { recipe: recipe.id, version: recipe.version, source, createdAt: new Date().toISOString(), binaries: {} };
+      ? { ...previous, source, ...origin }
+      : { recipe: recipe.id, version: recipe.version, source, ...origin, createdAt: new Date().toISOString(), binaries: {} };
   const stamps: [BinaryName, string][] = [];
   for (const { name, version } of entries) {
     const file = path.join(recipeDir(cache, recipe), name);

@@ -18,6 +18,11 @@ export interface BuildRequest {
   outDir: string;
   progress: Progress;
   signal?: AbortSignal;
+  /**
+   * The module's own tree (a verified source archive, source-tree.ts) to build in place instead of fetching the
+   * module through the Go module proxy into a wrapper module; `from` names the archive in progress and errors.
+   */
+  source?: { dir: string; from: string };
 }
 
 export type Builder = (request: BuildRequest) => Promise<void>;
@@ -33,6 +38,36 @@ export function goBinaryName(pkg: string): string {
 export function goEnv(noSumDb: string[], base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const prefixes = [base.GONOSUMDB, ...noSumDb].filter(Boolean).join(',');
   return { ...base, CGO_ENABLED: '0', GOFLAGS: '-mod=mod -buildvcs=false', ...(prefixes ? { GONOSUMDB: prefixes } : {}) };
+}
+
+/** What one `go build` runs: its arguments, environment and directory. */
+export interface GoCommand {
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function buildArgs(recipe: Recipe, names: BinaryName[], outDir: string): string[] {
+  const packages = names.map((n) => recipe.packages[n] as string);
+  return ['build', '-v', '-trimpath', '-ldflags', ['-s', '-w', ...recipe.ldflags].join(' '), '-o', `${outDir}/`, ...packages];
+}
+
+/**
+ * The build of a module inside its own tree (a source archive): no wrapper module, the main module is the
+ * module itself, so its go.mod's replaces count. With a `vendor/` (`vendored`), `-mod=vendor` builds offline
+ * from it; without, `-mod=readonly` takes the dependencies go.sum names from the module proxy. GOWORK=off: a
+ * go.work of the user's must not pull other modules in. Same flags and `-X` stamps as the wrapper build.
+ */
+export function sourceBuildCommand(
+  recipe: Recipe,
+  names: BinaryName[],
+  sourceDir: string,
+  outDir: string,
+  vendored: boolean,
+  base: NodeJS.ProcessEnv = process.env,
+): GoCommand {
+  const env = { ...goEnv(recipe.noSumDb, base), GOFLAGS: `${vendored ? '-mod=vendor' : '-mod=readonly'} -buildvcs=false`, GOWORK: 'off' };
+  return { args: buildArgs(recipe, names, outDir), env, cwd: sourceDir };
 }
 
 /**
@@ -85,29 +120,39 @@ export async function downloadModule(
 
 /**
  * Builds binaries of a recipe with one `go build` in a wrapper module generated
- * under `workDir` (never part of the repository), then renames each into
- * `outDir` — a rename, so a running copy of the old binary is not disturbed and
- * nobody sees a half-written file.
+ * under `workDir` (never part of the repository) — or, given a `source` tree, in
+ * that tree (sourceBuildCommand) — then renames each into `outDir` — a rename,
+ * so a running copy of the old binary is not disturbed and nobody sees a
+ * half-written file.
  */
-export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progress, signal }) => {
-  const env = goEnv(recipe.noSumDb);
-  progress(`fetching ${recipe.module}@${recipe.version}`);
-  const upstream = await downloadModule(recipe.module, recipe.version, { env, signal });
-  const upstreamGoMod = await fs.readFile(upstream.goMod, 'utf8');
+export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progress, signal, source }) => {
   await fs.rm(workDir, { recursive: true, force: true });
   await fs.mkdir(workDir, { recursive: true });
-  await fs.writeFile(path.join(workDir, 'go.mod'), wrapperGoMod(recipe, upstreamGoMod, goDirective(upstreamGoMod)));
-  // The upstream go.sum vouches for its dependencies, so the checksum database is asked only about the rest.
-  await fs.writeFile(path.join(workDir, 'go.sum'), await fs.readFile(path.join(upstream.dir, 'go.sum'), 'utf8').catch(() => ''));
-
-  const packages = names.map((n) => recipe.packages[n] as string);
   const tmpOut = path.join(workDir, 'out');
+  let command: GoCommand;
+  if (source) {
+    const vendored = await fs.stat(path.join(source.dir, 'vendor', 'modules.txt')).then(
+      () => true,
+      () => false,
+    );
+    progress(`building from ${source.from}${vendored ? ' (vendor/, offline)' : ''}`);
+    command = sourceBuildCommand(recipe, names, source.dir, tmpOut, vendored);
+  } else {
+    const env = goEnv(recipe.noSumDb);
+    progress(`fetching ${recipe.module}@${recipe.version}`);
+    const upstream = await downloadModule(recipe.module, recipe.version, { env, signal });
+    const upstreamGoMod = await fs.readFile(upstream.goMod, 'utf8');
+    await fs.writeFile(path.join(workDir, 'go.mod'), wrapperGoMod(recipe, upstreamGoMod, goDirective(upstreamGoMod)));
+    // The upstream go.sum vouches for its dependencies, so the checksum database is asked only about the rest.
+    await fs.writeFile(path.join(workDir, 'go.sum'), await fs.readFile(path.join(upstream.dir, 'go.sum'), 'utf8').catch(() => ''));
+    command = { args: buildArgs(recipe, names, tmpOut), env, cwd: workDir };
+  }
+  const { args, env, cwd } = command;
   await fs.mkdir(tmpOut, { recursive: true });
-  const args = ['build', '-v', '-trimpath', '-ldflags', ['-s', '-w', ...recipe.ldflags].join(' '), '-o', `${tmpOut}/`, ...packages];
   const watcher = new GoBuildProgress(progress, Object.fromEntries(names.map((n) => [recipe.packages[n] as string, n])));
   const { execa } = await import('execa');
   const child = execa('go', args, {
-    cwd: workDir,
+    cwd,
     env,
     reject: false,
     all: true,
@@ -126,12 +171,14 @@ export const goBuild: Builder = async ({ recipe, names, workDir, outDir, progres
       .filter((l) => !l.startsWith('go: downloading ') && !/^[\w.~-]+(\/[\w.~+-]+)*$/.test(l.trim()))
       .join('\n');
     throw new MissingPrerequisiteError(
-      `building ${recipe.title} failed: go ${args.join(' ')} (in ${workDir}, CGO_ENABLED=0${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) ` +
+      `building ${recipe.title} failed: go ${args.join(' ')} ` +
+        `(in ${cwd}, CGO_ENABLED=0 GOFLAGS=${env.GOFLAGS}${env.GONOSUMDB ? ` GONOSUMDB=${env.GONOSUMDB}` : ''}) ` +
         `exited with status ${String(result.exitCode ?? result.signal)}\n--- output (last lines) ---\n${tail(printed, 25)}`,
       {
-        hint:
-          `check that the Go module proxy (go env GOPROXY) is reachable and serves ${recipe.module}@${recipe.version}; ` +
-          'or provide the binaries with --bin-dir',
+        hint: source
+          ? `the tree of ${source.from} did not build with this Go (go.mod names the Go it needs); or provide the binaries with --bin-dir`
+          : `check that the Go module proxy (go env GOPROXY) is reachable and serves ${recipe.module}@${recipe.version}; ` +
+            'or provide the binaries with --bin-dir',
       },
     );
   }

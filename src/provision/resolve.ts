@@ -147,11 +147,12 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
   });
   if (!missing.length) return found;
 
-  const [{ withCacheLock }, { artifactsFromEnv }, { goBuild, requireGo }, { NO_MIRRORS }] = await Promise.all([
+  const [{ withCacheLock }, { artifactsFromEnv }, { goBuild, requireGo }, { NO_MIRRORS, sourceArchiveFor }, { ensureSourceTree }] = await Promise.all([
     import('./lock.js'),
     import('./artifacts.js'),
     import('./gobuild.js'),
     import('./mirrors.js'),
+    import('./source-tree.js'),
   ]);
   await withCacheLock(
     ctx.cache,
@@ -180,7 +181,17 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
         ctx.signal?.throwIfAborted();
         const outDir = recipeDir(ctx.cache, recipe);
         const progress = (line: string) => ctx.progress(`${recipe.title}: ${line}`);
-        await (opts.builder ?? goBuild)({ recipe, names: group, workDir: path.join(ctx.cache, 'build', recipe.id), outDir, progress, signal: ctx.signal });
+        // A source archive named for this module version (mirrors' sources:, --ocm-source) replaces the module proxy.
+        const archive = sourceArchiveFor(opts.mirrors ?? NO_MIRRORS, recipe.module, recipe.version);
+        if (archive && recipe.versionFromBuildInfo) throw unusableArchive(recipe, archive.from);
+        const source = archive
+          ? {
+              dir: await ensureSourceTree(archive, recipe.module, recipe.version, { cacheDir: ctx.cache, progress, signal: ctx.signal }),
+              from: `source archive ${archive.file}`,
+            }
+          : undefined;
+        const workDir = path.join(ctx.cache, 'build', source ? `${recipe.id}-source` : recipe.id);
+        await (opts.builder ?? goBuild)({ recipe, names: group, workDir, outDir, progress, signal: ctx.signal, ...(source ? { source } : {}) });
         const versions = [];
         for (const name of group) {
           const file = path.join(outDir, name);
@@ -189,12 +200,21 @@ export async function ensureBinaries<N extends BinaryName>(names: readonly N[], 
           versions.push({ name, version: v.printed });
           found[name] = file;
         }
-        await recordBinaries(ctx.cache, recipe, versions, 'build');
+        await recordBinaries(ctx.cache, recipe, versions, 'build', source ? `${source.from} (sha256 ${archive?.sha256})` : 'Go module proxy');
       }
     },
     { onWait: () => ctx.progress('waiting for another ocm-lab to finish provisioning'), signal: ctx.signal },
   );
   return found;
+}
+
+/** A build in a module's own tree records its version as (devel): binaries checked by Go build information could never pass. */
+function unusableArchive(recipe: Recipe, from: string): MissingPrerequisiteError {
+  return new MissingPrerequisiteError(
+    `${from} names a source archive of ${recipe.module}@${recipe.version}, but ${recipe.title}'s binaries are checked by their Go build ` +
+      "information, which a build in the module's own tree leaves at (devel)",
+    { hint: `leave that source archive out: ${recipe.title} builds from the Go module proxy` },
+  );
 }
 
 /** Under `official`, binaries no release gives (OCM publishes images only; see the hint). */

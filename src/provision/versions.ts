@@ -48,6 +48,9 @@ export interface OcmRelease {
   api: string;
 }
 
+/** The Go module OCM's binaries (and its operators' manifests, deploy/) come from. */
+export const OCM_MODULE = 'open-cluster-management.io/ocm';
+
 export const OCM_RELEASES: readonly OcmRelease[] = [
   { ocm: 'v1.3.1', kubernetesLibraries: 'v1.35', api: 'v1.3.0' },
   { ocm: 'v1.2.1', kubernetesLibraries: 'v1.34', api: 'v1.2.0' },
@@ -58,6 +61,16 @@ export const OCM_RELEASES: readonly OcmRelease[] = [
  * (its source must come from the Go module proxy for the built-here path; see docs/notes.md#ocm-v131-beside-v121).
  */
 export const OCM_VERSION = 'v1.2.1';
+
+/**
+ * sha256 of OCM's source archive per release, for the built path where the Go module proxy does not serve the
+ * module (`--ocm-source FILE`, `ocmSource:`, $OCM_LAB_OCM_SOURCE; docs/provisioning.md, "Mirrors"): the tree at
+ * the release tag as `git archive` makes it, with its `vendor/` (v1.3.1: commit 805fa6103d8bc1761dbc9cb4e420def42703ec53,
+ * prefix `ocm-v1.3.1/`). A mirrors file's `sources:` entry with its own sha256 replaces the pin.
+ */
+export const OCM_SOURCE_ARCHIVE_SHA256: Readonly<Record<string, string>> = {
+  'v1.3.1': '0a2cd29d000ef182f927bb94a170b82bb6572acd4e1b9d47c219f29cabb86c42',
+};
 
 /** 37 of "v1.37" or "v1.37.2" */
 function minorNumber(version: string): number {

@@ -256,6 +256,55 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     expect(cert.subjectAltName).toContain('IP Address:192.0.2.44');
   });
 
+  it("stamps upstream's configuration-generation on the proxy-server and the agent Deployments, and a new generation reaches both", async () => {
+    const KEY = 'proxy.open-cluster-management.io/configuration-generation';
+    type Deployment = { metadata: { annotations?: Record<string, string> }; spec: { template: { metadata: { annotations?: Record<string, string> } } } };
+    const generation = async () => Number(await ok('hub', ['get', 'managedproxyconfiguration', 'cluster-proxy', '-o', 'jsonpath={.metadata.generation}']));
+    const stamps = async () => {
+      const server = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy', '-o', 'json'])) as Deployment;
+      const agent = JSON.parse(await ok('cluster1', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-proxy-agent', '-o', 'json'])) as Deployment;
+      return {
+        server: server.metadata.annotations?.[KEY],
+        agent: agent.metadata.annotations?.[KEY],
+        agentPods: agent.spec.template.metadata.annotations?.[KEY],
+      };
+    };
+    const stamped = (g: number) =>
+      waitUntil(
+        async () => {
+          const s = await stamps();
+          return s.server === String(g) && s.agent === String(g) && s.agentPods === String(g) ? s : undefined;
+        },
+        `generation ${g} on deploy/cluster-proxy (hub) and deploy/cluster-proxy-proxy-agent (cluster1)`,
+        90_000,
+        2_000,
+      );
+    await stamped(await generation());
+    // A spec field our addon does not act on: only the generation moves.
+    await ok('hub', [
+      'patch',
+      'managedproxyconfiguration',
+      'cluster-proxy',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { proxyAgent: { imagePullSecrets: ['parity-generation'] } } }),
+    ]);
+    const next = await generation();
+    expect(await stamped(next)).toEqual({ server: String(next), agent: String(next), agentPods: String(next) });
+    await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
+    await ok('hub', [
+      'patch',
+      'managedproxyconfiguration',
+      'cluster-proxy',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/proxyAgent/imagePullSecrets"}]',
+    ]);
+    await stamped(await generation());
+    await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
+    await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'the tunnel to cluster1 after the agents rolled', 60_000, 2_000);
+  });
+
   it("certificates last as upstream's: signer CA ten years, proxy-server/agent-server/proxy-client and agent certificates 180 days", async () => {
     const days = (pem: string) => {
       const c = new crypto.X509Certificate(pem);

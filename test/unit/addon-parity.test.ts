@@ -5,7 +5,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { ApiError } from '../../src/kube/client.js';
 import { createCA, issueCertificate } from '../../src/pki/index.js';
 import { CERTIFICATE_LIFETIMES, ensureCertificateSecret, ensureSignerCA, proxyServerNames, renewalTime } from '../../src/addons/cluster-proxy/certificates.js';
-import { proxyServerDeployment } from '../../src/addons/cluster-proxy/manifests.js';
+import { proxyAgentManifests, proxyServerDeployment } from '../../src/addons/cluster-proxy/manifests.js';
 import { defaultProxyConfiguration } from '../../src/addons/cluster-proxy/configuration.js';
 import { TtlDeletions } from '../../src/addons/managed-serviceaccount/ttl.js';
 import type { ManagedServiceAccount } from '../../src/addons/managed-serviceaccount/types.js';
@@ -94,6 +94,55 @@ describe('cluster-proxy certificate lifetimes (upstream: CA 10 years, every sign
     const san = new crypto.X509Certificate(after.certPem).subjectAltName ?? '';
     expect(san).toContain('DNS:proxy.example.test');
     expect(san).toContain('IP Address:192.0.2.7');
+  });
+});
+
+describe('cluster-proxy configuration-generation stamp (upstream v0.10.0)', () => {
+  type Deployment = {
+    kind: string;
+    metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec: {
+      selector: { matchLabels: Record<string, string> };
+      template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> } };
+    };
+  };
+  const KEY = 'proxy.open-cluster-management.io/configuration-generation';
+  const configuration = (generation: number | undefined) => {
+    const mpc = defaultProxyConfiguration('10.0.0.1');
+    if (generation !== undefined) mpc.metadata.generation = generation;
+    return mpc;
+  };
+  const server = (generation: number | undefined) =>
+    proxyServerDeployment(configuration(generation), { tlsArgs: [], certificatesDigest: 'abc' }) as unknown as Deployment;
+  const agent = (generation: number | undefined) =>
+    proxyAgentManifests('cluster1', configuration(generation), { certPem: 'C', keyPem: 'K' }, 'CA').find(
+      (o) => o.kind === 'Deployment',
+    ) as unknown as Deployment;
+
+  it("the proxy-server Deployment carries the ManagedProxyConfiguration's generation on its metadata (annotation and label), not on its pods", () => {
+    const d = server(3);
+    expect(d.metadata.annotations?.[KEY]).toBe('3');
+    expect(d.metadata.labels?.[KEY]).toBe('3');
+    expect(d.spec.template.metadata.annotations?.[KEY]).toBeUndefined();
+    expect(d.spec.template.metadata.labels[KEY]).toBeUndefined();
+    expect(d.spec.selector.matchLabels[KEY]).toBeUndefined();
+    expect(server(4).metadata.annotations?.[KEY]).toBe('4');
+  });
+
+  it('the agent Deployment carries it on its metadata and its pod template, so a new generation rolls the agents', () => {
+    const d = agent(3);
+    expect(d.metadata.annotations?.[KEY]).toBe('3');
+    expect(d.spec.template.metadata.annotations?.[KEY]).toBe('3');
+    const next = agent(4);
+    expect(next.metadata.annotations?.[KEY]).toBe('4');
+    expect(next.spec.template.metadata.annotations?.[KEY]).toBe('4');
+    expect(next.spec.selector.matchLabels[KEY]).toBeUndefined();
+  });
+
+  it('a configuration the API server has not given a generation yet stamps nothing', () => {
+    expect(server(undefined).metadata.annotations).toBeUndefined();
+    expect(agent(undefined).metadata.annotations).toBeUndefined();
+    expect(agent(undefined).spec.template.metadata.annotations).toBeUndefined();
   });
 });
 

@@ -45,7 +45,7 @@ describe('mirrors file', () => {
       "  downloads.dl.k8s.io: 'dl.k8s.io' is not an http(s) URL prefix such as https://dl.k8s.io",
       '  digests.quay.io/x:v1 = sha256:abc: must be sha256: followed by 64 lower-case hex digits',
       "  digests.no-tag: 'no-tag' is not an image reference name:tag (e.g. quay.io/org/image:v1.2.1) or a download URL",
-      '  extra: unknown field; the fields are registries, downloads, digests',
+      '  extra: unknown field; the fields are registries, downloads, digests, sources',
     ]);
     expect(problem(['a']).message).toContain('the file must be a mapping');
     expect(problem({ registries: ['quay.io'] }).message).toContain('registries: must be a mapping');

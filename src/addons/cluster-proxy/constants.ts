@@ -8,6 +8,12 @@ export const ENTRYPOINT_SERVICE = 'proxy-entrypoint';
 export const PROXY_SERVER_DEPLOYMENT = 'cluster-proxy';
 export const PROXY_AGENT_DEPLOYMENT = 'cluster-proxy-proxy-agent';
 export const AGENT_SERVICE_ACCOUNT = 'cluster-proxy';
+/**
+ * Upstream's stamp of the ManagedProxyConfiguration's `metadata.generation` (cluster-proxy v0.10.0 `common.AnnotationKeyConfigurationGeneration`):
+ * on the proxy-server Deployment's metadata (an annotation, and a label of the same key), and on the agent
+ * Deployment's metadata and pod template (so a new configuration generation rolls the agents).
+ */
+export const CONFIGURATION_GENERATION = 'proxy.open-cluster-management.io/configuration-generation';
 
 export const SECRETS = {
   /** The signer CA (tls.crt/tls.key), in the manager's namespace. */

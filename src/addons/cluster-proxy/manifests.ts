@@ -16,6 +16,7 @@ import type { KeyPairPem } from '../../pki/index.js';
 import {
   AGENT_SERVICE_ACCOUNT,
   CLUSTER_PROXY,
+  CONFIGURATION_GENERATION,
   ENTRYPOINT_SERVICE,
   PROXY_AGENT_DEPLOYMENT,
   PROXY_AGENT_HEALTH_PORT,
@@ -43,16 +44,24 @@ export interface ProxyServerRollout {
 
 const CERTIFICATES_DIGEST_ANNOTATION = 'proxy.ocm-lab.io/serving-certificates';
 
+/** `{ configuration-generation: "<metadata.generation>" }` of the ManagedProxyConfiguration, or nothing before the API server gave it one. */
+function generationStamp(mpc: ManagedProxyConfiguration): Record<string, string> | undefined {
+  const generation = mpc.metadata.generation;
+  return typeof generation === 'number' ? { [CONFIGURATION_GENERATION]: String(generation) } : undefined;
+}
+
 /** The proxy-server Deployment on the hub (hostNetwork: its ports are the hub's). */
 export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: ProxyServerRollout = {}): KubeObject {
   const server = secretVolume('proxy-server', SECRETS.proxyServer, '/etc/server');
   const agent = secretVolume('agent-server', SECRETS.agentServer, '/etc/agent-server');
   const ca = secretVolume('proxy-server-ca', SECRETS.ca, '/etc/server-ca');
   const replicas = mpc.spec.proxyServer.replicas ?? 1;
-  return deployment({
+  const generation = generationStamp(mpc);
+  const d = deployment({
     name: PROXY_SERVER_DEPLOYMENT,
     namespace: PROXY_NAMESPACE,
     labels: PROXY_SERVER_LABELS,
+    ...(generation ? { annotations: generation } : {}),
     replicas,
     // hostNetwork: a surge pod could not bind the ports the old one holds.
     strategy: { type: 'Recreate' },
@@ -88,6 +97,8 @@ export function proxyServerDeployment(mpc: ManagedProxyConfiguration, rollout: P
     ],
     podSpec: { hostNetwork: true, volumes: [server.volume, agent.volume, ca.volume] },
   });
+  // Upstream also labels the Deployment (not its pods or selector) with the generation.
+  return generation ? { ...d, metadata: { ...d.metadata, labels: { ...d.metadata.labels, ...generation } } } : d;
 }
 
 /** Service `proxy-entrypoint` in front of the proxy-servers (upstream's in-cluster name). */
@@ -284,6 +295,8 @@ export function proxyAgentManifests(
       name: PROXY_AGENT_DEPLOYMENT,
       namespace: PROXY_NAMESPACE,
       labels,
+      // As upstream's agent chart: on the Deployment and its pods, so a new configuration generation rolls the agents.
+      ...(generationStamp(mpc) ? { annotations: generationStamp(mpc), podAnnotations: generationStamp(mpc) } : {}),
       replicas: mpc.spec.proxyAgent.replicas ?? 1,
       serviceAccount: AGENT_SERVICE_ACCOUNT,
       containers: [
