@@ -4,25 +4,28 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * vitest's order (groups, then failed and longest first), with the files of the shared default lab placed where
  * the lab needs them (test/support/test-lab.ts). Its MSA token rotates 8 minutes after the lab came up, under
- * steady `proxy kubectl` traffic to cluster1 that must not fail: the files that bring the lab up and leave
- * cluster1's tunnel alone come first, in this order, with the rotation check right after them; files that move or
- * restart cluster1's cluster-proxy agent (addon-deployment-config) run after the check, and the lab's last user at
- * the end of the project.
+ * steady `proxy kubectl` traffic to cluster1 that must not fail. So the e2e project starts with the files that bring
+ * the lab up and leave cluster1's tunnel alone; then files with labs of their own that assert no timing (the
+ * minutes until the rotation pass while they run, beside the shared lab); then the rotation check; then the file that
+ * moves and restarts cluster1's cluster-proxy agent (addon-deployment-config) and the lab's last user, which takes it
+ * down, so the idle shared lab does not run beside the rest of the project.
  */
 const FIRST = [
   'test/e2e/addons.test.ts',
   'test/e2e/addon-placements.test.ts',
   'test/e2e/addon-dev.test.ts',
   'test/e2e/conformance.test.ts',
+  'test/e2e/shared-namespace.test.ts',
+  'test/e2e/existing-runtime.test.ts',
   'test/e2e/msa-rotation.test.ts',
+  'test/e2e/addon-deployment-config.test.ts',
+  'test/e2e/shared-labs-down.test.ts',
 ];
-const LAST = ['test/e2e/shared-labs-down.test.ts'];
 
 function rank(spec: TestSpecification): number {
   const file = path.relative(spec.project.config.root, spec.moduleId).split(path.sep).join('/');
   const first = FIRST.indexOf(file);
-  if (first !== -1) return first - FIRST.length;
-  return LAST.includes(file) ? 1 : 0;
+  return first === -1 ? 0 : first - FIRST.length;
 }
 
 export default class SharedLabSequencer extends BaseSequencer {

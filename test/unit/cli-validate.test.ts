@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultLabConfig } from '../../src/config/index.js';
 import { MINIMAL_LAB_FILE } from '../support/lab-file.js';
+import { freshBuild } from '../support/fresh-build.js';
 import { useTempDir } from '../support/temp-dir.js';
 
 const MAIN = path.resolve('dist/cli/main.js');
@@ -40,22 +41,10 @@ async function labNamespaces(): Promise<string[]> {
 beforeAll(async () => {
   home = path.join(tmp.path, 'home');
   cache = path.join(tmp.path, 'cache');
-  const started = Date.now();
-  const build = await execa('npx', ['tsc', '-p', 'tsconfig.json'], { reject: false, all: true, timeout: 300_000 });
-  // tsc emits even when some other module has a type error; that is the
-  // typecheck's business. This test needs only fresh output of the files it runs.
-  const stale: string[] = [];
-  for (const f of BUILT) {
-    const st = await fs.stat(f).catch(() => null);
-    if (!st || st.mtimeMs < started - 1000) stale.push(f);
-  }
-  if (stale.length)
-    throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
+  await freshBuild(BUILT);
   const help = await cli(['--help']);
   if (help.exitCode !== 0) {
-    throw new Error(
-      `the built CLI does not start (node dist/cli/main.js --help exited ${help.exitCode}):\n${help.stderr.slice(-2000)}\ntsc (exit ${build.exitCode}):\n${String(build.all).slice(-2000)}`,
-    );
+    throw new Error(`the built CLI does not start (node dist/cli/main.js --help exited ${help.exitCode}):\n${help.stderr.slice(-2000)}`);
   }
 }, 360_000);
 

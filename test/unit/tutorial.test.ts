@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { startPty } from '../support/pty.js';
+import { freshBuild } from '../support/fresh-build.js';
 import { useTempDir } from '../support/temp-dir.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -93,15 +94,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(docs, 'walk.md'), DOCUMENT);
   env = { OCM_LAB_HOME: path.join(tmp.path, 'home'), OCM_LAB_CACHE_DIR: path.join(tmp.path, 'cache'), OCM_LAB_RUNTIME: 'local', OCM_LAB_CONFIG: '' };
   progressFile = path.join(tmp.path, 'home', '.tutorials', 'default', 'walk', 'progress.json');
-  const started = Date.now();
-  const build = await execa('npx', ['tsc', '-p', 'tsconfig.json'], { reject: false, all: true, timeout: 300_000 });
-  const stale: string[] = [];
-  for (const f of BUILT) {
-    const st = await fs.stat(f).catch(() => null);
-    if (!st || st.mtimeMs < started - 1000) stale.push(f);
-  }
-  if (stale.length)
-    throw new Error(`npx tsc -p tsconfig.json did not produce ${stale.join(', ')} (exit ${build.exitCode}):\n${String(build.all).slice(-4000)}`);
+  await freshBuild(BUILT);
 }, 360_000);
 
 describe('ocm-lab tutorial in a terminal', () => {
