@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +23,7 @@ export interface ScenarioEnvironment {
   addons: string[];
   /** What the lab reports it can do: `ocm-lab status -o json` → `capabilities`. */
   capabilities: string[];
-  /** Removes what resolving created (the shim directory). */
+  /** Removes what resolving created (the shim directory), at once when called: a hung-up tutorial exits right after. */
   dispose?: () => Promise<void>;
 }
 
@@ -76,7 +77,7 @@ export async function resolveScenarioEnvironment(config: LabConfig): Promise<Sce
     clusters: status.clusters.map((c) => c.name),
     addons: [...config.addons],
     capabilities: [...status.capabilities],
-    dispose: () => fs.rm(shimDir, { recursive: true, force: true }),
+    dispose: async () => rmSync(shimDir, { recursive: true, force: true }),
   };
 }
 
@@ -108,7 +109,7 @@ export async function resolveDocumentEnvironment(config: LabConfig, scenario: Sc
     addons: [],
     capabilities: [],
     dispose: async () => {
-      if (shimDir) await fs.rm(shimDir, { recursive: true, force: true });
+      if (shimDir) rmSync(shimDir, { recursive: true, force: true });
     },
   };
 }

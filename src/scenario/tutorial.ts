@@ -195,7 +195,7 @@ export async function runTutorial(
   options: TutorialOptions,
 ): Promise<TutorialEnd> {
   const progress = await startingProgress(scenario, environment.labName, options, terminal);
-  const onHangUp = () => hungUp(options);
+  const onHangUp = () => void hungUp(options, environment);
   process.on('SIGHUP', onHangUp);
   try {
     return await walk(scenario, environment, terminal, options, progress);
@@ -207,14 +207,18 @@ export async function runTutorial(
 /**
  * The terminal hung up: the place was saved before the step began (a running command is
  * killed with its process group); the line goes to stderr, which may outlive the terminal.
+ * The environment's temporary files go before the process does (the caller's finally never runs).
  */
-function hungUp(options: TutorialOptions): never {
+async function hungUp(options: TutorialOptions, environment: ScenarioEnvironment): Promise<never> {
   killActiveBlocks();
+  // First: writing to a terminal that is gone may end the process (EIO) before anything after it runs.
+  const disposed = environment.dispose?.().catch(() => undefined);
   try {
     process.stderr.write(`the terminal closed: your place is kept in ${options.place.progressFile}; continue with: ${options.resumeCommand}\n`);
   } catch {
     /* nowhere to say it */
   }
+  await disposed;
   process.exit(ExitCode.inputClosed);
 }
 
