@@ -60,6 +60,12 @@ async function msaCredentials(hub: KubeClient, cluster: string, name: string): P
 const SPARE_MAX_AGE_MS = 15_000;
 
 /**
+ * kubectl's own connect timeout (client-go's dialer, 30 s): a dial through the tunnel stands in for kubectl's
+ * TCP connect, and should not give up sooner than kubectl would on a busy machine.
+ */
+const KUBECTL_DIAL_TIMEOUT_MS = 30_000;
+
+/**
  * A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. One dial is made
  * ahead, while kubectl starts, and given to the first connection (kubectl's first request does not
  * wait for the round trip through proxy-server and agent); a spare the far end closed is dropped.
@@ -68,6 +74,7 @@ export async function tunnelListener(
   tunnel: Pick<TunnelClient, 'dial'>,
   cluster: string,
   spareMaxAgeMs = SPARE_MAX_AGE_MS,
+  onDialError: (err: Error) => void = () => undefined,
 ): Promise<{ port: number; close: () => Promise<void> }> {
   const target = `${cluster}:443`;
   const sockets = new Set<net.Socket>();
@@ -88,7 +95,7 @@ export async function tunnelListener(
   const server = net.createServer((local) => {
     sockets.add(local);
     local.on('close', () => sockets.delete(local));
-    const dialled = spare ?? tunnel.dial(target);
+    const dialled = spare ? spare.then((s) => (s.closedByFarEnd ? (s.destroy(), tunnel.dial(target)) : s)) : tunnel.dial(target);
     spare = null;
     dialled.then(
       (remote) => {
@@ -102,7 +109,11 @@ export async function tunnelListener(
         remote.on('error', () => local.destroy());
         local.on('error', () => remote.destroy());
       },
-      () => local.destroy(),
+      // kubectl can only say "EOF" of a connection closed before its TLS handshake: the reason is told here.
+      (err: unknown) => {
+        local.destroy();
+        onDialError(err instanceof Error ? err : new Error(String(err)));
+      },
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -137,9 +148,15 @@ export interface ProxySession {
  * host and port, and the listener's port is new every session, so the default cache
  * (~/.kube/cache) would gain a directory per session that nothing ever reads again.
  */
-export async function openProxySession(hub: KubeClient, cluster: string, msa: string, tunnel: HubTunnelOptions = {}): Promise<ProxySession> {
+export async function openProxySession(
+  hub: KubeClient,
+  cluster: string,
+  msa: string,
+  tunnel: HubTunnelOptions = {},
+  onDialError?: (err: Error) => void,
+): Promise<ProxySession> {
   // The MSA's credentials and the tunnel's (proxy-client certificate, proxy-server pod) are read side by side.
-  const made = hubTunnel(hub, tunnel);
+  const made = hubTunnel(hub, { dialTimeoutMs: KUBECTL_DIAL_TIMEOUT_MS, ...tunnel });
   const [creds, { client }] = await allInOrder([msaCredentials(hub, cluster, msa), made]).catch(async (err: unknown) => {
     (await made.catch(() => null))?.client.close();
     throw err;
@@ -147,7 +164,7 @@ export async function openProxySession(hub: KubeClient, cluster: string, msa: st
   let listener: Awaited<ReturnType<typeof tunnelListener>> | undefined;
   let dir: string | undefined;
   try {
-    listener = await tunnelListener(client, cluster);
+    listener = await tunnelListener(client, cluster, SPARE_MAX_AGE_MS, onDialError);
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-proxy-'));
     const kubeconfig = path.join(dir, 'kubeconfig');
     // The spoke's API server certificate names 127.0.0.1, so TLS is verified against the MSA's ca.crt.

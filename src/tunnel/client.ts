@@ -74,6 +74,14 @@ export class TunnelSocket extends Duplex {
     call.on('drain', () => this.drainWaiters.splice(0).forEach((fn) => fn()));
   }
 
+  /**
+   * The far end closed the connection. A socket nobody reads emits neither 'end' nor 'close' for that
+   * (its end-of-stream waits in the read buffer): a connection kept for later asks here before use.
+   */
+  get closedByFarEnd(): boolean {
+    return this.remoteClosed;
+  }
+
   /** @internal */
   established(connectID: bigint): void {
     this.connectID = connectID;

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tunnelListener } from '../../src/addons/proxy-kubectl.js';
 import type { TunnelSocket } from '../../src/tunnel/client.js';
@@ -13,7 +14,7 @@ async function echoTunnel() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
-  const dial = () =>
+  const dial = (_address?: string) =>
     new Promise<TunnelSocket>((resolve, reject) => {
       const s = net.connect(port, '127.0.0.1', () => resolve(s as unknown as TunnelSocket));
       s.once('error', reject);
@@ -102,5 +103,39 @@ describe('proxy kubectl: a tunnel connection ends with its local connection', ()
     await new Promise((resolve) => s.once('data', resolve));
     s.resetAndDestroy();
     expect(await closesWithin(tunnel.remotes[0]!, 2000)).toBe(true);
+  });
+});
+
+describe('proxy kubectl: a dial that fails', () => {
+  it('closes the local connection and hands the reason to the caller (kubectl itself can only say EOF)', async () => {
+    let dials = 0;
+    const tunnel = {
+      dial: () => {
+        dials += 1;
+        return Promise.reject(new Error(`tunnel dial to cluster1:443 failed: no answer within 30000 ms (dial ${dials})`));
+      },
+    };
+    const told: string[] = [];
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000, (err) => told.push(err.message));
+    cleanups.push(listener.close);
+    // The dial made ahead failed too: the connection dials its own, which fails and is reported.
+    expect(await roundTrip(listener.port, 'hello')).toBe('');
+    expect(told).toEqual(['tunnel dial to cluster1:443 failed: no answer within 30000 ms (dial 2)']);
+  });
+});
+
+describe('proxy kubectl: a spare the far end closed while nobody read it', () => {
+  it('is not handed to kubectl (it would read EOF at once): the connection dials its own', async () => {
+    const tunnel = await echoTunnel();
+    // What a TunnelSocket is after CLOSE_RSP with nobody reading: its end-of-stream waits in the buffer, no 'close' yet.
+    const closedSpare = Object.assign(new PassThrough(), { closedByFarEnd: true });
+    closedSpare.end();
+    let dials = 0;
+    const dial = (address: string) => (++dials === 1 ? Promise.resolve(closedSpare as unknown as TunnelSocket) : tunnel.dial(address));
+    const listener = await tunnelListener({ dial }, 'cluster1', 10_000);
+    cleanups.push(listener.close, tunnel.close);
+    expect(await roundTrip(listener.port, 'hello')).toBe('hello');
+    expect(dials).toBe(2);
+    expect(closedSpare.destroyed).toBe(true);
   });
 });

@@ -25,6 +25,8 @@ export interface HubTunnelOptions {
    * follow the default route off the machine.
    */
   portForward?: PodPortForwarder;
+  /** How long a dial waits for the agent's answer (default 10 s). */
+  dialTimeoutMs?: number;
 }
 
 const PROXY_COMPONENT_LABEL = 'proxy.open-cluster-management.io/component-name';
@@ -99,7 +101,7 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
       // Dialled by pod IP, verified as the in-cluster Service name the certificate carries.
       servername: `${ENTRYPOINT_SERVICE}.${PROXY_NAMESPACE}.svc`,
     },
-    dialTimeoutMs: 10_000,
+    dialTimeoutMs: options.dialTimeoutMs ?? 10_000,
   });
   if (forward) {
     const close = client.close.bind(client);

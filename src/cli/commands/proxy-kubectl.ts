@@ -51,7 +51,10 @@ export async function proxyKubectl(o: ProxyKubectlOptions): Promise<void> {
   ]);
   // A Ctrl-C or SIGTERM ends kubectl, not us: the temporary kubeconfig with the token is always removed.
   const signal = await withInterrupts(async (interrupt) => {
-    const session = await openProxySession(hub, o.cluster, o.sa, { portForward: hubPortForwarder(config, o.hubKubeconfig) }).finally(() => hub.close());
+    const dialError = (err: Error) => process.stderr.write(`ocm-lab: no connection to ${o.cluster}'s API server through cluster-proxy: ${err.message}\n`);
+    const session = await openProxySession(hub, o.cluster, o.sa, { portForward: hubPortForwarder(config, o.hubKubeconfig) }, dialError).finally(() =>
+      hub.close(),
+    );
     try {
       if (interrupt.aborted) return;
       if (o.interactive) await interactive(kubectl, session, interrupt);
