@@ -26,14 +26,15 @@ async function readAddons(config: LabConfig, spokes: string[]): Promise<AddonRea
 
 /** `proxy health` for every managed cluster; when no tunnel opens at all, every tunnel is unhealthy. */
 async function probeTunnels(config: LabConfig, spokes: string[]): Promise<Map<string, PictureCluster['tunnel']>> {
-  const [{ hubClientFor, hubPortForwarder }, { hubTunnel }, { proxyHealth }] = await Promise.all([
+  const [{ hubClientFor }, { hubTunnel }, { proxyHealth }, { hubTunnelOptions }] = await Promise.all([
     import('../addons/hub-client.js'),
     import('../addons/cluster-proxy/hub-tunnel.js'),
     import('../addons/cluster-proxy/health.js'),
+    import('./hub-tunnel-options.js'),
   ]);
   const hub = await hubClientFor(config);
   try {
-    const { client } = await hubTunnel(hub, { portForward: hubPortForwarder(config) });
+    const { client } = await hubTunnel(hub, await hubTunnelOptions(config));
     try {
       const rows = await proxyHealth(hub, client, spokes);
       return new Map(rows.map((r) => [r.cluster, { healthy: r.probedHealth, latencyMs: r.latencyMs }]));

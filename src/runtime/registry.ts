@@ -13,10 +13,14 @@ export type { RuntimeSelection } from './types.js';
  * options (plain data: `up` declares them before any runtime loads). Loaded
  * only when a command needs it, so `ocm-lab --version` loads none.
  */
-const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags?: readonly RuntimeUpFlag[] }> = {
-  kind: { load: () => import('./kind/index.js').then((m) => m.kindRuntime), upFlags: KIND_UP_FLAGS },
-  local: { load: () => import('./local/index.js').then((m) => m.localRuntime) },
-  existing: { load: () => import('./existing/index.js').then((m) => m.existingRuntime), upFlags: EXISTING_UP_FLAGS },
+const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags?: readonly RuntimeUpFlag[]; hostReachesNodes: boolean }> = {
+  // Docker Desktop, WSL2 with its engine, rootless Docker and a Podman machine give the host no route to a
+  // container's address: the host reaches kind's nodes only at the ports published on 127.0.0.1.
+  kind: { load: () => import('./kind/index.js').then((m) => m.kindRuntime), upFlags: KIND_UP_FLAGS, hostReachesNodes: false },
+  // Its nodes are network namespaces of this machine, routed from the host.
+  local: { load: () => import('./local/index.js').then((m) => m.localRuntime), hostReachesNodes: true },
+  // The user's clusters, wherever their nodes are.
+  existing: { load: () => import('./existing/index.js').then((m) => m.existingRuntime), upFlags: EXISTING_UP_FLAGS, hostReachesNodes: false },
 };
 
 /** `up`'s flags for runtime options, by runtime (runtime/flags.ts turns the given ones into options). */
@@ -37,6 +41,15 @@ function definitionLoader(name: string, said: string): () => Promise<RuntimeDefi
 export async function labRuntimeName(labName: string): Promise<RuntimeName | null> {
   const name = await recordedRuntime(labName);
   return name !== null && name in RUNTIMES ? name : null;
+}
+
+/**
+ * Whether this machine can dial the addresses of lab `labName`'s nodes (and so of its hostNetwork pods); when
+ * not, or when the lab's runtime is unknown, the host reaches them through the API server (port-forward).
+ */
+export async function hostReachesNodeAddresses(labName: string): Promise<boolean> {
+  const name = await labRuntimeName(labName);
+  return name !== null && RUNTIMES[name]!.hostReachesNodes;
 }
 
 /** Whether `<labDir>/state.json` exists: every runtime records its lab there, so without it no runtime has the lab. */

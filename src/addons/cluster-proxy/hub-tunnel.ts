@@ -7,7 +7,7 @@ import type { TunnelClient } from '../../tunnel/client.js';
 import { allInOrder } from '../../util/all-in-order.js';
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, PROXY_SERVER_LABELS, SECRETS } from './constants.js';
 
-interface Pod {
+export interface Pod {
   metadata: { name: string };
   spec?: { hostNetwork?: boolean };
   status?: { podIP?: string; phase?: string; conditions?: { type: string; status: string }[] };
@@ -25,6 +25,11 @@ export interface HubTunnelOptions {
    * follow the default route off the machine.
    */
   portForward?: PodPortForwarder;
+  /**
+   * A proxy-server pod on the hub node's network (ours) is dialled at the node's address unless this is set:
+   * then it too goes through `portForward` (the host has no route to the node: kind on Docker Desktop).
+   */
+  forwardHostNetwork?: boolean;
   /** How long a dial waits for the agent's answer (default 10 s). */
   dialTimeoutMs?: number;
 }
@@ -53,6 +58,11 @@ async function forwardTo(portForward: PodPortForwarder, pod: string): Promise<{ 
     }
     throw new NotReadyError(`port-forward to the proxy-server pod ${PROXY_NAMESPACE}/${pod} failed: ${message}`, { cause: err });
   }
+}
+
+/** Whether the proxy-server pod is reached through the port-forward rather than dialled at its address. */
+export function reachedByForward(pod: Pod, options: HubTunnelOptions): boolean {
+  return Boolean(options.portForward) && (!pod.spec?.hostNetwork || Boolean(options.forwardHostNetwork));
 }
 
 /**
@@ -89,7 +99,7 @@ export async function hubTunnel(hub: KubeClient, options: HubTunnelOptions = {})
       hint: "see 'kubectl --context hub -n open-cluster-management-cluster-proxy get pods'",
     });
   const caPem = fromBase64(secret.data?.['ca.crt']) || (await proxyServerCa(hub));
-  const forward = options.portForward && !ready.spec?.hostNetwork ? await forwardTo(options.portForward, ready.metadata.name) : null;
+  const forward = reachedByForward(ready, options) ? await forwardTo(options.portForward!, ready.metadata.name) : null;
   const address = forward?.address ?? `${ready.status.podIP}:${PROXY_PORTS.frontend}`;
   const { createTunnelClient } = await clientModule;
   const client = createTunnelClient({

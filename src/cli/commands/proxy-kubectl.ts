@@ -1,6 +1,7 @@
 import readline from 'node:readline';
 import os from 'node:os';
-import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
+import { hubClientFor } from '../../addons/hub-client.js';
+import { hubTunnelOptions } from '../../lab/hub-tunnel-options.js';
 import { openProxySession, runKubectl, withInterrupts, splitCommandLine, type ProxySession } from '../../addons/proxy-kubectl.js';
 import { loadLabConfig } from '../../config/load.js';
 import { InvalidInputError } from '../../errors.js';
@@ -45,16 +46,15 @@ export async function proxyKubectl(o: ProxyKubectlOptions): Promise<void> {
   if (o.interactive && args.length) throw new InvalidInputError('-i takes no kubectl arguments after --; type them at the prompt');
   const config = await loadLabConfig(o.config);
   // The pinned kubectl (a stat when warm) is looked up while the hub client reads its kubeconfig.
-  const [{ kubectl }, hub] = await Promise.all([
+  const [{ kubectl }, hub, reach] = await Promise.all([
     ensureBinaries(['kubectl'], { kubernetesVersion: config.kubernetesVersion }),
     hubClientFor(config, o.hubKubeconfig),
+    hubTunnelOptions(config, o.hubKubeconfig),
   ]);
   // A Ctrl-C or SIGTERM ends kubectl, not us: the temporary kubeconfig with the token is always removed.
   const signal = await withInterrupts(async (interrupt) => {
     const dialError = (err: Error) => process.stderr.write(`ocm-lab: no connection to ${o.cluster}'s API server through cluster-proxy: ${err.message}\n`);
-    const session = await openProxySession(hub, o.cluster, o.sa, { portForward: hubPortForwarder(config, o.hubKubeconfig) }, dialError).finally(() =>
-      hub.close(),
-    );
+    const session = await openProxySession(hub, o.cluster, o.sa, reach, dialError).finally(() => hub.close());
     try {
       if (interrupt.aborted) return;
       if (o.interactive) await interactive(kubectl, session, interrupt);

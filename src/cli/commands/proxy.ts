@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { hubClientFor, hubPortForwarder } from '../../addons/hub-client.js';
+import { hubClientFor } from '../../addons/hub-client.js';
+import { hubTunnelOptions } from '../../lab/hub-tunnel-options.js';
 import { spokeClusters } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
@@ -23,7 +24,7 @@ const healthCommand: CommandModule<GlobalOptions, HealthArgs> = {
       import('../../addons/cluster-proxy/health.js'),
     ]);
     const hub = await hubClientFor(config, argv['hub-kubeconfig']);
-    const { client } = await hubTunnel(hub, { portForward: hubPortForwarder(config, argv['hub-kubeconfig']) });
+    const { client } = await hubTunnel(hub, await hubTunnelOptions(config, argv['hub-kubeconfig']));
     try {
       const rows = await proxyHealth(hub, client, clusters);
       emit(argv, rows, (r) =>
