@@ -22,6 +22,8 @@ installing_docker=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
 # The connected suite runs this repository's matrix workflow with act, whose local cells' steps run through sudo.
 if [ "${OCM_LAB_CONNECTED:-0}" = 1 ] && ! command -v sudo >/dev/null 2>&1; then need_apt+=(sudo); fi
+# A real browser for the tests of `ocm-lab ui`'s page (test/support/headless-chromium.ts): only for the tests.
+if [ "${OCM_LAB_TESTS:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then need_apt+=(chromium); fi
 # The kind runtime's offline node image is debootstrapped from Debian's packages.
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v debootstrap >/dev/null 2>&1; then need_apt+=(debootstrap); fi
 if [ ${#need_apt[@]} -gt 0 ]; then

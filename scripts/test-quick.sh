@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lts-node.sh
-scripts/bootstrap.sh
+OCM_LAB_TESTS=1 scripts/bootstrap.sh
 npx tsc -p tsconfig.test.json
 scripts/check-code.sh
 exec npx vitest run --project unit --project e2e test/unit test/e2e/conformance.test.ts test/e2e/shared-labs-down.test.ts "$@"

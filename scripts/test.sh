@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 source scripts/lts-node.sh
 # OCM v1.3.1 from its source archive where the machine has one ($OCM_LAB_OCM_SOURCE; scripts/ocm-source.sh).
 source scripts/ocm-source.sh
-scripts/bootstrap.sh
+OCM_LAB_TESTS=1 scripts/bootstrap.sh
 # vitest runs TypeScript without checking types: the tests are type-checked (strict) here.
 npx tsc -p tsconfig.test.json
 # Format, line width, lint and unused exports before any lab is started (scripts/check-code.sh, docs/ci.md).

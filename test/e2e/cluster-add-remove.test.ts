@@ -5,7 +5,9 @@ import { defaultLabConfig, renderLabConfig, type LabConfig } from '../../src/con
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { chainName, interfacePrefix, netnsPrefixOf, ruleComment } from '../../src/runtime/local/network/index.js';
-import { cli, isolatedLabHome, kubectl, machineSnapshot, testLabConfig } from '../support/lab.js';
+import { openHeadlessPage, type HeadlessPage } from '../support/headless-chromium.js';
+import { cli, isolatedLabHome, kubectl, machineSnapshot, startUi, testLabConfig } from '../support/lab.js';
+import { waitUntil } from '../support/wait.js';
 
 const LAB = 'e2e-add-remove';
 // One spoke to start with, and every addon: a new spoke must get them all.
@@ -95,13 +97,34 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
     await home.cleanup();
   });
 
-  it('cluster add creates cluster3, joins it and installs every addon; the lab file is left alone and says so', async () => {
-    const r = await cli(['cluster', 'add', 'cluster3', '--config', labFile], env());
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout).toContain('cluster cluster3 added');
-    expect(r.stdout).toContain(`note: ${labFile} does not list cluster3`);
-    await expectJoinedWithAddons('cluster3');
-    expect(await hubTrace('cluster3')).toContain('managedclusters cluster3');
+  it('cluster add creates cluster3, joins it and installs every addon; the lab file is left alone and says so; an open `ocm-lab ui` page shows it without a reload', async () => {
+    // The lab's web page in a real browser, open before the cluster is added (issue 44).
+    const ui = await startUi(labFile, env());
+    let page: HeadlessPage | undefined;
+    try {
+      page = await openHeadlessPage(ui.url, { width: 1280, height: 1000 });
+      const p = page;
+      const clustersShown = () => p.evaluate<string[]>("[...document.querySelectorAll('#picture text[font-weight=bold]')].map((t) => t.textContent)");
+      await waitUntil(async () => ((await clustersShown()).includes('cluster1') ? true : undefined), 'the ui page to draw the lab', 120_000, 1_000);
+      expect(await clustersShown()).not.toContain('cluster3');
+      await p.evaluate('window.__sameDocument = true');
+
+      const r = await cli(['cluster', 'add', 'cluster3', '--config', labFile], env());
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toContain('cluster cluster3 added');
+      expect(r.stdout).toContain(`note: ${labFile} does not list cluster3`);
+      await expectJoinedWithAddons('cluster3');
+      expect(await hubTrace('cluster3')).toContain('managedclusters cluster3');
+
+      // The page polls every 5 s and the picture is read at most every 10 s.
+      await waitUntil(async () => ((await clustersShown()).includes('cluster3') ? true : undefined), 'cluster3 on the open ui page', 120_000, 1_000);
+      expect(await p.evaluate<boolean>('window.__sameDocument === true'), 'the page was not reloaded').toBe(true);
+      const shot = process.env.OCM_LAB_UI_SCREENSHOT;
+      if (shot) await fs.writeFile(shot, await p.screenshot());
+    } finally {
+      await page?.close();
+      await ui.stop();
+    }
   });
 
   it('up with the lab file that does not list cluster3 deregisters and deletes it, leaving no trace', async () => {

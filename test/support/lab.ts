@@ -62,6 +62,33 @@ export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
+/** `ocm-lab ui --config labFile` running in the background: the URL it printed, and a stop that waits for its exit. */
+export async function startUi(labFile: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = execa(process.execPath, [path.resolve('dist/cli/main.js'), 'ui', '--config', labFile], {
+    reject: false,
+    env: { ...process.env, CI: 'true', ...env },
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await child;
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString('utf8');
+        const found = /(http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out);
+        if (found) resolve(found[1]!);
+      });
+      void child.then((r) => reject(new Error(`ocm-lab ui exited (${r.exitCode}) before it printed its URL: ${String(r.stdout)} ${String(r.stderr)}`)));
+    });
+    return { url, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 /** `ocm-lab up --runtime existing` on contexts of `kubeconfig`: the hub and each spoke, for the lab file `labFile`. */
 export function upOnExisting(kubeconfig: string, hub: string, spokes: readonly string[], labFile: string, env: NodeJS.ProcessEnv = {}): ReturnType<typeof cli> {
   return cli(
