@@ -10,8 +10,8 @@ import { InvalidInputError, ProxyError } from '../errors.js';
  * Requests to the outside world (release downloads, registry pulls, the publisher probes) go through here: direct, or
  * through the proxy the environment names. The rules are Go's (golang.org/x/net/http/httpproxy, which kind's nodes,
  * containerd and kubectl follow), except that the lower-case variable wins over the upper-case one, as in curl and
- * Node.js's own EnvHttpProxyAgent; docs/notes.md, "Proxies: the rules ocm-lab follows", says each rule and where it was read.
- * Loopback never goes through a proxy. Node 22 has no proxy support of its own for fetch, so an https URL is tunnelled
+ * Node.js's own EnvHttpProxyAgent (docs/notes.md, "Proxy variables: Go, curl, Node.js, and the rules ocm-lab follows",
+ * says each rule and where it was read). Loopback never goes through a proxy. Node 22 has no proxy support of its own for fetch, so an https URL is tunnelled
  * with CONNECT here and an http URL is sent to the proxy in absolute form; nothing else is needed (no dependency).
  */
 

@@ -15,8 +15,8 @@ export interface ConnectProxy {
 }
 
 export interface ConnectProxyOptions {
-  /** Where a name the proxy is asked for really is (the test's servers on loopback); default: the name itself. */
-  resolve?: (host: string, port: number) => { host: string; port: number };
+  /** Where a name the proxy is asked for really is (the test's servers on loopback), null for nowhere (502); default: the name itself. */
+  resolve?: (host: string, port: number) => { host: string; port: number } | null;
   /** Answer every CONNECT with this status instead of tunnelling (403, 407, 502). */
   answer?: number;
   /** Demand this `Proxy-Authorization` (407 otherwise). */
@@ -31,7 +31,7 @@ export async function startConnectProxy(opts: ConnectProxyOptions = {}): Promise
   const seen: string[] = [];
   const authorizations: string[] = [];
   const sockets = new Set<net.Socket>();
-  const where = (host: string, port: number) => opts.resolve?.(host, port) ?? { host, port };
+  const where = (host: string, port: number) => (opts.resolve ? opts.resolve(host, port) : { host, port });
   const refusal = (req: http.IncomingMessage): number | undefined => {
     authorizations.push(String(req.headers['proxy-authorization'] ?? ''));
     if (opts.answer) return opts.answer;
@@ -47,6 +47,10 @@ export async function startConnectProxy(opts: ConnectProxyOptions = {}): Promise
     }
     const target = new URL(req.url ?? '');
     const to = where(target.hostname, Number(target.port || 80));
+    if (!to) {
+      res.writeHead(502).end();
+      return;
+    }
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
     const upstream = http.request({ host: to.host, port: to.port, method: req.method, path: `${target.pathname}${target.search}`, headers }, (answer) => {
@@ -68,6 +72,10 @@ export async function startConnectProxy(opts: ConnectProxyOptions = {}): Promise
     }
     const [host = '', port = '443'] = (req.url ?? '').split(/:(?=\d+$)/);
     const to = where(host, Number(port));
+    if (!to) {
+      client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+      return;
+    }
     const upstream = net.connect({ host: to.host, port: to.port }, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
