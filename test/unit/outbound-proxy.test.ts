@@ -66,6 +66,30 @@ describe('NO_PROXY: which URLs go direct (the rules of golang.org/x/net/http/htt
   });
 });
 
+describe('one way out', () => {
+  /** Files that call Node's fetch themselves, by name (a move keeps it), and why that request never leaves the machine. */
+  const LAB_ONLY: Record<string, string> = {
+    'push.ts': "the lab registry's manifests at http://127.0.0.1:<port>",
+    'container.ts': 'the lab registry answering at http://127.0.0.1:<port>/v2/',
+    'copy.ts': 'uploads to the target registry (the lab registry at http://127.0.0.1:<port>); the source goes through RegistryClient',
+    'ui-server.ts': "the page's own script, in the browser, to the ui server on 127.0.0.1",
+  };
+
+  it('every other request to the outside world goes through util/outbound-proxy.ts', async () => {
+    const root = path.resolve(import.meta.dirname, '../../src');
+    const offenders: string[] = [];
+    for (const entry of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name === 'outbound-proxy.ts') continue;
+      const text = await fs.readFile(path.join(entry.parentPath, entry.name), 'utf8');
+      const calls = text
+        .split('\n')
+        .filter((line) => /(^|[^.\w])fetch\(/.test(line) && !/^\s*(\*|\/\/)/.test(line) && !/(async|function)\s+fetch\(/.test(line));
+      if (calls.length && !LAB_ONLY[entry.name]) offenders.push(`${path.relative(root, path.join(entry.parentPath, entry.name))}: ${calls[0]?.trim()}`);
+    }
+    expect(offenders, 'use outboundFetch (src/util/outbound-proxy.ts), or add the file to LAB_ONLY with the reason it never leaves the machine').toEqual([]);
+  });
+});
+
 describe('which proxy a URL goes through', () => {
   it('takes https_proxy/HTTPS_PROXY for https and http_proxy/HTTP_PROXY for http; the lower-case spelling wins', () => {
     const env = { HTTPS_PROXY: 'http://upper:3128', https_proxy: 'http://lower:3128', HTTP_PROXY: 'http://plain:8080' };
