@@ -14,6 +14,8 @@ export const ExitCode = {
   integrity: 7,
   /** A cluster cannot pull or run an image the lab needs there (up --runtime existing checks before it installs anything). */
   imageUnavailable: 8,
+  /** The proxy $HTTPS_PROXY / $HTTP_PROXY names refused the connection or a CONNECT (src/util/outbound-proxy.ts). */
+  proxy: 9,
   /** The terminal went away (hang-up, or its input ended) while a command waited for a person's answer: 128 + SIGHUP. */
   inputClosed: 129,
   /** A person pressed Ctrl-C and the command stopped where it was: 128 + SIGINT. */
@@ -110,6 +112,39 @@ export class RegistryUnavailableError extends LabError {
       hint: `use --artifacts build to build the binaries here, or name a registry that answers for ${host} in a mirrors file (registries: in --mirrors FILE)`,
     });
     this.name = 'RegistryUnavailableError';
+  }
+}
+
+/**
+ * The proxy the environment names ($https_proxy, $HTTPS_PROXY, …) could not be used for an outbound request: it refused
+ * the connection, closed it, or answered CONNECT with a status other than 2xx. Named with its URL (credentials masked)
+ * and the URL it was asked for; nothing of the request was kept.
+ */
+export class ProxyError extends LabError {
+  constructor(
+    /** The proxy as it may be printed: `http://proxy:3128`, `http://***@proxy:3128` when it carries credentials. */
+    readonly proxy: string,
+    /** The variable it came from: `HTTPS_PROXY`, `https_proxy`, … */
+    readonly variable: string,
+    /** The URL the request was for. */
+    readonly url: string,
+    /** What went wrong: `refused the connection (ECONNREFUSED)`, `answered CONNECT dl.k8s.io:443 with HTTP 407 …`. */
+    readonly reason: string,
+  ) {
+    super('proxy', `proxy ${proxy} (${variable}) ${reason}, for ${url}`, {
+      hint:
+        `check ${variable}: the proxy must run, be reachable from this machine and allow CONNECT to ${hostOf(url)}; ` +
+        `or add ${hostOf(url)} to NO_PROXY to go there directly, or unset ${variable} (docs/platforms.md, "Proxies")`,
+    });
+    this.name = 'ProxyError';
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
   }
 }
 

@@ -1,4 +1,5 @@
-import { InvalidInputError, MissingPrerequisiteError } from '../errors.js';
+import { InvalidInputError, LabError, MissingPrerequisiteError } from '../errors.js';
+import { outboundFetch, proxyFor } from '../util/outbound-proxy.js';
 import { downloadUrl, registryBase, type Mirrors } from './mirrors.js';
 
 /**
@@ -92,13 +93,18 @@ export type Prober = (url: string, timeoutMs: number) => Promise<string | undefi
 /** How long the probe gives each publisher; they are asked at once, so this bounds the whole decision. */
 const PROBE_TIMEOUT_MS = 3_000;
 
-/** Any HTTP answer below 500 counts (a registry's /v2/ answers 401 without credentials): the host is there. */
+/**
+ * Any HTTP answer below 500 counts (a registry's /v2/ answers 401 without credentials): the host is there. Asked through
+ * the environment's proxy when one applies; a proxy that refuses (ProxyError, exit 9) or a proxy variable that does not
+ * parse (exit 2) is thrown, not counted as a silent publisher: building instead would hide it.
+ */
 export const httpProber: Prober = async (url, timeoutMs) => {
   try {
-    const res = await fetch(url, { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const res = await outboundFetch(url, { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel().catch(() => undefined);
     return res.status >= 500 ? `HTTP ${res.status}` : undefined;
   } catch (err) {
+    if (err instanceof LabError) throw err;
     const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
     if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
     return e.cause?.code ?? e.cause?.message ?? e.message ?? String(err);
@@ -113,6 +119,25 @@ async function probeOfficialSources(sources: readonly OfficialSource[], mirrors:
       return problem === undefined ? { source, url } : { source, url, problem };
     }),
   );
+}
+
+/**
+ * How the probes went, when a proxy was involved: `via proxy http://proxy:3128`, with the hosts that went direct
+ * (NO_PROXY) or through another proxy named; '' when every probe went direct. Credentials never show (`http://***@proxy:3128`).
+ * A proxy variable that does not parse is exit 2 here, before anything is asked.
+ */
+function proxyNote(urls: readonly { host: string; url: string }[], env: NodeJS.ProcessEnv = process.env): string {
+  const byProxy = new Map<string, string[]>();
+  const direct: string[] = [];
+  for (const { host, url } of urls) {
+    const proxy = proxyFor(url, env);
+    if (proxy) byProxy.set(proxy.shown, [...(byProxy.get(proxy.shown) ?? []), host]);
+    else direct.push(host);
+  }
+  if (!byProxy.size) return '';
+  const directly = direct.length ? `; ${direct.join(', ')} direct` : '';
+  if (byProxy.size === 1) return `via proxy ${[...byProxy.keys()][0]}${directly}`;
+  return `via proxies ${[...byProxy].map(([proxy, hosts]) => `${proxy} (${hosts.join(', ')})`).join(', ')}${directly}`;
 }
 
 /** What `up` and `setup` provision from, said once before they start. */
@@ -144,7 +169,7 @@ function silentHosts(failed: ProbeResult[]): string {
  */
 export async function decideArtifacts(
   choice: ArtifactsChoice,
-  opts: { sources: readonly OfficialSource[]; mirrors: Mirrors; prober?: Prober },
+  opts: { sources: readonly OfficialSource[]; mirrors: Mirrors; prober?: Prober; env?: NodeJS.ProcessEnv },
 ): Promise<ArtifactsDecision> {
   const decided = (source: 'official' | 'build', reason: string): ArtifactsDecision => ({
     mode: choice.mode,
@@ -153,11 +178,17 @@ export async function decideArtifacts(
     line: `artifacts: ${source === 'official' ? 'official' : 'built here'} (${reason})`,
   });
   if (choice.mode === 'build') return decided('build', choice.origin);
+  const via = proxyNote(
+    opts.sources.map((source) => ({ host: source.host, url: probeUrl(source, opts.mirrors) })),
+    opts.env,
+  );
   const results = await probeOfficialSources(opts.sources, opts.mirrors, opts.prober);
   const failed = results.filter((r) => r.problem !== undefined);
-  if (!failed.length) return decided('official', choice.mode === 'official' ? `${choice.origin}; registries answered` : 'registries answered');
-  if (choice.mode === 'auto') return decided('build', silentHosts(failed));
-  throw new MissingPrerequisiteError(`${choice.origin}: ${failed.map((f) => `${f.source.host} did not answer (${f.url}: ${f.problem})`).join('; ')}`, {
+  const answered = via ? `registries answered ${via}` : 'registries answered';
+  if (!failed.length) return decided('official', choice.mode === 'official' ? `${choice.origin}; ${answered}` : answered);
+  if (choice.mode === 'auto') return decided('build', `${silentHosts(failed)}${via ? `; asked ${via}` : ''}`);
+  const asked = via ? ` (asked ${via})` : '';
+  throw new MissingPrerequisiteError(`${choice.origin}: ${failed.map((f) => `${f.source.host} did not answer (${f.url}: ${f.problem})`).join('; ')}${asked}`, {
     hint:
       `let this machine reach ${failed.map((f) => f.source.host).join(', ')}, or name mirrors for them in a mirrors file ` +
       '(--mirrors FILE, mirrors: in the lab file, $OCM_LAB_MIRRORS; docs/provisioning.md), or build here with --artifacts build (auto falls back to it)',

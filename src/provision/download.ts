@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DigestMismatchError } from '../errors.js';
+import { DigestMismatchError, LabError } from '../errors.js';
+import { outboundFetch } from '../util/outbound-proxy.js';
 import type { Progress } from './gobuild.js';
 import { BodyInterrupted, describeFetchError, saveResponse } from './http-file.js';
 import { downloadUrl, NO_MIRRORS, registryBase, requiredDigest, type Mirrors } from './mirrors.js';
@@ -22,13 +23,18 @@ export class DownloadUnavailable extends Error {
   }
 }
 
-/** GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. Throws DownloadUnavailable. */
+/**
+ * GET with a short limit on getting the response headers; the body then streams as long as it keeps moving. Through the
+ * environment's proxy when one applies (util/outbound-proxy.ts). Throws DownloadUnavailable, or ProxyError when the proxy refuses.
+ */
 export async function openDownload(url: string, signal?: AbortSignal): Promise<Response> {
   const connect = new AbortController();
   const timer = setTimeout(() => connect.abort(), CONNECT_TIMEOUT_MS);
-  const res = await fetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
+  const res = await outboundFetch(url, { redirect: 'follow', signal: signal ? AbortSignal.any([signal, connect.signal]) : connect.signal })
     .catch((err: unknown) => {
       signal?.throwIfAborted();
+      // A proxy that refuses (exit 9) or a proxy variable that does not parse (exit 2) is no reason to build instead.
+      if (err instanceof LabError) throw err;
       const why = connect.signal.aborted ? `no answer within ${CONNECT_TIMEOUT_MS / 1000} s` : describeFetchError(err, CONNECT_TIMEOUT_MS);
       throw new DownloadUnavailable(`${url}: ${why}`, true);
     })

@@ -1,4 +1,5 @@
-import { RegistryUnavailableError } from '../../errors.js';
+import { LabError, RegistryUnavailableError } from '../../errors.js';
+import { outboundFetch } from '../../util/outbound-proxy.js';
 import { describeFetchError } from '../http-file.js';
 import { parseWwwAuthenticate } from './challenge.js';
 
@@ -64,16 +65,20 @@ export class RegistryClient {
     throw this.fail(`more than ${MAX_REDIRECTS} redirects from ${url}`);
   }
 
-  /** The time limit covers the response headers only: a blob's body then streams for as long as it keeps moving. */
+  /**
+   * The time limit covers the response headers only: a blob's body then streams for as long as it keeps moving.
+   * Through the environment's proxy when one applies (util/outbound-proxy.ts).
+   */
   private async fetch(url: string, headers: Record<string, string>): Promise<Response> {
     const timeoutMs = this.opts.timeoutMs ?? REGISTRY_TIMEOUT_MS;
     const headersDue = new AbortController();
     const timer = setTimeout(() => headersDue.abort(new DOMException('no answer', 'TimeoutError')), timeoutMs);
     const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, headersDue.signal]) : headersDue.signal;
     try {
-      return await fetch(url, { headers, redirect: 'manual', signal });
+      return await outboundFetch(url, { headers, redirect: 'manual', signal });
     } catch (err) {
       this.opts.signal?.throwIfAborted();
+      if (err instanceof LabError) throw err; // the proxy refused (exit 9), or its variable does not parse (exit 2)
       throw this.fail(`${new URL(url).host}: ${describeFetchError(headersDue.signal.aborted ? headersDue.signal.reason : err, timeoutMs)}`, true);
     } finally {
       clearTimeout(timer);

@@ -107,12 +107,14 @@ export class KindCli {
       .filter((l) => l && !l.startsWith('No kind clusters'));
   }
 
-  async create(name: string, configFile: string, network: string): Promise<void> {
+  /** `proxyEnv`: the proxy variables kind passes on to the node (kindProxyEnv, proxy-env.ts); they replace the environment's. */
+  async create(name: string, configFile: string, network: string, proxyEnv: Record<string, string> = {}): Promise<void> {
     const args = ['create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', await this.scratchKubeconfig(name)];
-    let r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
+    const env = { ...proxyEnv, KIND_EXPERIMENTAL_DOCKER_NETWORK: network };
+    let r = await this.run(args, env, true);
     // kind picks the API server's host port by binding and releasing it; a create beside it may take the same port before
     // Docker publishes it. kind removed the node it made, so once more picks another port.
-    if (r.exitCode !== 0 && PORT_TAKEN.test(`${r.stdout}\n${r.stderr}`)) r = await this.run(args, { KIND_EXPERIMENTAL_DOCKER_NETWORK: network }, true);
+    if (r.exitCode !== 0 && PORT_TAKEN.test(`${r.stdout}\n${r.stderr}`)) r = await this.run(args, env, true);
     if (r.exitCode !== 0) {
       throw new Error(
         `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n` +

@@ -27,6 +27,7 @@ import { readHostFacts } from '../../host/facts.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
+import { kindProxyEnv } from './proxy-env.js';
 import { releaseLeasesFromBeforeNodeStart } from './stale-leases.js';
 import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
@@ -133,7 +134,7 @@ async function createCluster(c: KindContext, cluster: KindClusterPlan, progress:
   await fs.writeFile(cluster.kindConfigFile, cluster.kindConfig, { mode: 0o600 });
   progress(`kind create cluster --name ${cluster.kindName} (network ${cluster.network})`);
   const started = Date.now();
-  await kind.create(cluster.kindName, cluster.kindConfigFile, cluster.network);
+  await kind.create(cluster.kindName, cluster.kindConfigFile, cluster.network, kindProxyEnv(process.env, c.plan!));
   return `created in ${((Date.now() - started) / 1000).toFixed(0)} s`;
 }
 

@@ -67,6 +67,11 @@ export async function startConnectedWorld(
     /** More downloads to serve (the kind world's kind binary). */ routes?: (routes: Routes, dir: string) => Promise<void>;
     /** Loopback addresses of its servers (default DEFAULT_ADDRESSES): two worlds at once need two pairs. */
     addresses?: WorldAddresses;
+    /**
+     * What the public names resolve to inside the namespace (default: the servers' addresses). Addresses where nothing
+     * listens make the servers unreachable by name, e.g. when a proxy (which resolves them with worldAddressOf) is to be the only way.
+     */
+    namesResolveTo?: WorldAddresses;
   } = {},
 ): Promise<ConnectedWorld> {
   await requireRegistryBinary();
@@ -145,7 +150,7 @@ export async function startConnectedWorld(
     await start();
 
     const hosts = path.join(dir, 'hosts');
-    await fs.writeFile(hosts, hostsFile(await fs.readFile('/etc/hosts', 'utf8'), addresses), { mode: 0o644 });
+    await fs.writeFile(hosts, hostsFile(await fs.readFile('/etc/hosts', 'utf8'), opts.namesResolveTo ?? addresses), { mode: 0o644 });
     const ns: MountNamespace = await privateMountNamespace({ hostsFile: hosts, caFile: certs.caFile });
     cleanups.push(() => ns.close());
 

@@ -31,6 +31,13 @@ export interface WorldAddresses {
  */
 export const DEFAULT_ADDRESSES: WorldAddresses = { registry: '127.0.77.1', files: '127.0.77.2' };
 
+/** Where one of the world's public names is served (null for a name the world does not answer as). */
+export function worldAddressOf(host: string, addresses: WorldAddresses): string | null {
+  if ((REGISTRY_HOSTS as readonly string[]).includes(host)) return addresses.registry;
+  if ((FILE_HOSTS as readonly string[]).includes(host)) return addresses.files;
+  return null;
+}
+
 /** The hosts file of the namespace: the simulated names first (the first match wins), then the host's own lines. */
 export function hostsFile(hostHosts: string, addresses: WorldAddresses): string {
   return [
