@@ -7,7 +7,7 @@ import path from 'node:path';
 export interface HeadlessPage {
   /** The value of a JavaScript expression in the page (awaited when it is a promise). */
   evaluate<T>(expression: string): Promise<T>;
-  /** A PNG of the page as it is drawn now. */
+  /** A PNG of the window (its viewport) as it is drawn now. */
   screenshot(): Promise<Buffer>;
   /** Ends Chromium and removes its profile directory. */
   close(): Promise<void>;
@@ -118,7 +118,7 @@ export async function openHeadlessPage(url: string, o: { width?: number; height?
         return r.result.value as T;
       },
       screenshot: async () =>
-        Buffer.from((await send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true })).data, 'base64'),
+        Buffer.from((await send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false })).data, 'base64'),
       close: async () => {
         ws.close();
         await close();
