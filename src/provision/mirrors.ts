@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
+import { registryEndpoint } from './oci/reference.js';
 import { OCM_MODULE, OCM_SOURCE_ARCHIVE_SHA256 } from './versions.js';
 
 /**
@@ -167,9 +168,7 @@ export async function loadMirrors(file: string | undefined = process.env.OCM_LAB
 
 /** The base URL of the distribution API for `host`: the mirror's, else the host itself (Docker Hub's API lives at registry-1.docker.io). */
 export function registryBase(mirrors: Mirrors, host: string): string {
-  const mirrored = mirrors.registries[host] ?? (host === 'docker.io' ? mirrors.registries['registry-1.docker.io'] : undefined);
-  if (mirrored) return mirrored;
-  return `https://${host === 'docker.io' ? 'registry-1.docker.io' : host}`;
+  return mirrors.registries[host] ?? mirrors.registries[registryEndpoint(host)] ?? `https://${registryEndpoint(host)}`;
 }
 
 /** `url` with the longest matching `downloads:` prefix replaced (a prefix matches whole path segments only). */
