@@ -15,7 +15,7 @@
  */
 
 /** Folders and files every layer may use; they import only each other. */
-const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images|host)/|^src/(errors|paths|image|version)\\.ts$';
+const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images|host)/|^src/(errors|paths|version)\\.ts$';
 const NODELET = '^src/nodelet/';
 const RUNTIME = '^src/runtime/';
 const OCM = '^src/ocm/';
@@ -40,7 +40,7 @@ module.exports = {
       'shared-imports-shared-only',
       SHARED,
       [SHARED],
-      'kube, config, pki, provision, util, tunnel, images, host and errors/paths/image/version.ts are used by every layer: importing a layer would tie them to it',
+      'kube, config, pki, provision, util, tunnel, images, host and errors/paths/version.ts are used by every layer: importing a layer would tie them to it',
     ),
     layer(
       'nodelet-imports-shared-only',

@@ -1,12 +1,19 @@
 import path from 'node:path';
-import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, UPSTREAM_ADDON_IMAGES, UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import {
+  OCM_IMAGE_REPOSITORY,
+  OCM_IMAGE_USER,
+  OCM_LAB_IMAGE,
+  OCM_UPSTREAM_IMAGES,
+  UPSTREAM_ADDON_IMAGES,
+  UPSTREAM_CLUSTER_GATEWAY_IMAGE,
+} from '../images/catalogue.js';
 import { canonicalReference, repositoryOf } from '../provision/oci/reference.js';
 import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.js';
 
 /**
  * The images the nodelet runs, and what each one is on this machine: a set of
  * host files bind-mounted into the container, read-only, at the paths the real
- * image has them (where images come from on each runtime: src/image.ts). This
+ * image has them (where images come from on each runtime: src/images/catalogue.ts). This
  * map is the one place that says which images the nodelet runs; `docs/nodelet.md` lists it.
  */
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
-import { OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage } from '../../src/image.js';
+import { OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage } from '../../src/images/catalogue.js';
 import { ensureLabImages } from '../../src/images/lab-images.js';
 import { locateKind } from '../../src/runtime/kind/kind-cli.js';
 import { builtRegistryImage, REGISTRY_IMAGE } from '../../src/runtime/kind/image-registry/index.js';

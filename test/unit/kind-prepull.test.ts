@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE, ocmImage } from '../../src/image.js';
+import { OCM_LAB_IMAGE, ocmImage } from '../../src/images/catalogue.js';
 import { prepullOrder } from '../../src/runtime/kind/image-registry/prepull.js';
 
 const v = 'v1.2.1';

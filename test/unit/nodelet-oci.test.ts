@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { cliLauncherScript, ImageCatalog, OCM_LAB_ON_PATH, OCM_UPSTREAM_IMAGES, parseImageBinaries } from '../../src/nodelet/images.js';
 import { inClusterEndpoint, KubeClient } from '../../src/kube/client.js';
 import { capabilitySet, ociConfig, sharedDirMounts, writeBundle, writePodEtcFiles, type BundleInput, type HostView } from '../../src/nodelet/oci/bundle.js';

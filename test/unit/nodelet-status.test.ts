@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF, nextCrashCount, restartDelayMs, shouldRestart } from '../../src/nodelet/backoff.js';
 import { bindDecision } from '../../src/nodelet/binder.js';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { ImageCatalog, isOcmLabImage } from '../../src/nodelet/images.js';
 import { microTime } from '../../src/nodelet/node-agent.js';
 import { canonicalJson, computePodStatus, type ContainerRuntimeState } from '../../src/nodelet/status.js';

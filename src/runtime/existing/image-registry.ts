@@ -1,5 +1,5 @@
 import { InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
-import { OCM_LAB_IMAGE, ocmLabImageAt } from '../../image.js';
+import { OCM_LAB_IMAGE, ocmLabImageAt } from '../../images/catalogue.js';
 import { docker, dockerEngine } from '../../images/docker.js';
 import { ensureOwnImage } from '../../images/lab-images.js';
 import { parseReference, registryPrefix } from '../../provision/oci/reference.js';

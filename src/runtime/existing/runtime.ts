@@ -13,7 +13,7 @@ import { existingRuntimePlan } from './dry-run.js';
 import { clusterSpecs, resolveContext, type ExistingClusterSpec, type ExistingClustersInput, type ResolvedContext } from './contexts.js';
 import { readExistingState, type ExistingLabState, type ExistingRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { checkImages, imagesToCheck } from './image-check.js';
 import { pushOurImage } from './image-registry.js';
 import { chooseHubServer } from './hub-server.js';

@@ -1,6 +1,6 @@
 import type { LabConfig } from '../../config/index.js';
 import type { HostFacts } from '../../host/facts.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { OFFICIAL_NODE_BASE } from '../../images/lab-images.js';
 import { parseReference } from '../../provision/oci/reference.js';
 import { KIND_NODE_BINARIES, OCM_BINARIES } from '../../provision/recipes.js';

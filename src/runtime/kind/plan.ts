@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
 import { cniConflist, conflistPlugins, type PodNetwork } from './images/cni.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
