@@ -6,7 +6,7 @@
  *   (src/nodelet/images.ts, docs/nodelet.md "Images");
  * - kind, built path: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
  *   with the repository's Dockerfile, then pushed once per machine to the kind labs' image registry, which every node
- *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/runtime/kind/image-registry/, docs/kind.md);
+ *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/images/registry/, docs/kind.md);
  * - kind, official path: OCM's and upstream's addons' copied from quay.io into that registry under the same names, ours built
  *   FROM the official Node.js image pinned by digest;
  * - existing: the clusters' nodes pull OCM's images, and ours (`ocm-lab:<version>`) must be made available to them

@@ -6,7 +6,7 @@ import { defaultLabConfig, renderLabConfig } from '../../src/config/index.js';
 import { OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage } from '../../src/images/catalogue.js';
 import { ensureLabImages } from '../../src/images/lab-images.js';
 import { locateKind } from '../../src/runtime/kind/kind-cli.js';
-import { builtRegistryImage, REGISTRY_IMAGE } from '../../src/runtime/kind/image-registry/index.js';
+import { builtRegistryImage, REGISTRY_IMAGE } from '../../src/images/registry/index.js';
 import { cniConflist, ensureKindNodeImage } from '../../src/runtime/kind/images/index.js';
 import { clusterSnapshot } from '../support/cluster-snapshot.js';
 import { hubAvailability } from '../support/hub-availability.js';

@@ -6,7 +6,7 @@ import { parseReference } from '../../provision/oci/reference.js';
 import { KIND_NODE_BINARIES, OCM_BINARIES } from '../../provision/recipes.js';
 import { binarySources, ocmImageSources, type ArtifactSource } from '../../provision/sources.js';
 import { KIND_VERSION, officialNodeImage } from '../../provision/versions.js';
-import { OFFICIAL_REGISTRY_IMAGE } from './image-registry/image.js';
+import { OFFICIAL_REGISTRY_IMAGE } from '../../images/registry/image.js';
 import { kindKubernetesSource } from './verdicts.js';
 
 /**

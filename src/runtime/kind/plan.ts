@@ -5,7 +5,7 @@ import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
 import { cniConflist, conflistPlugins, type PodNetwork } from './images/cni.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
-import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from './image-registry/names.js';
+import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from '../../images/registry/names.js';
 import { parseReference } from '../../provision/oci/reference.js';
 
 /** Kind's default ranges: every cluster has its own node, so they may repeat across clusters. */

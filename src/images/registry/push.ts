@@ -1,5 +1,5 @@
-import { docker, dockerInspect } from '../../../images/docker.js';
-import { parseReference } from '../../../provision/oci/reference.js';
+import { docker, dockerInspect } from '../docker.js';
+import { parseReference } from '../../provision/oci/reference.js';
 
 const MANIFEST_TYPES = ['application/vnd.docker.distribution.manifest.v2+json', 'application/vnd.oci.image.manifest.v1+json'];
 

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/util/exec.js';
 import { ExitCode } from '../../src/errors.js';
-import { choosePort } from '../../src/runtime/kind/image-registry/container.js';
-import { localRegistryHosting } from '../../src/runtime/kind/image-registry/hosting.js';
-import { registryHostsFiles, writeHostsScript } from '../../src/runtime/kind/image-registry/mirrors.js';
+import { choosePort } from '../../src/images/registry/container.js';
+import { localRegistryHosting } from '../../src/images/registry/hosting.js';
+import { registryHostsFiles, writeHostsScript } from '../../src/images/registry/mirrors.js';
 import { registryEndpoint } from '../../src/provision/oci/reference.js';
-import { registryName, registryTarget } from '../../src/runtime/kind/image-registry/push.js';
+import { registryName, registryTarget } from '../../src/images/registry/push.js';
 import { labImages } from '../../src/images/lab-images.js';
 
 /** The pure parts of the kind labs' image registry: references, containerd's hosts.toml, KEP-1755, the port choice. */

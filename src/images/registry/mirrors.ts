@@ -1,6 +1,6 @@
-import { docker } from '../../../images/docker.js';
+import { docker } from '../docker.js';
 import { registryInClusterHost } from './names.js';
-import { DOCKER_HUB, parseReference, registryEndpoint } from '../../../provision/oci/reference.js';
+import { DOCKER_HUB, parseReference, registryEndpoint } from '../../provision/oci/reference.js';
 
 /** The directory containerd reads hosts.toml from (config_path: the kind configs patch it into every node's containerd config, kind-configs/). */
 const CERTS_D = '/etc/containerd/certs.d';

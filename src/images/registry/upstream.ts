@@ -1,8 +1,8 @@
-import { architectureOf, readHostFacts } from '../../../host/facts.js';
-import { registryBase, requiredDigest, type Mirrors } from '../../../provision/mirrors.js';
-import { copyImage } from '../../../provision/oci/copy.js';
-import { hostPlatform } from '../../../provision/oci/platform.js';
-import { cacheDir } from '../../../paths.js';
+import { architectureOf, readHostFacts } from '../../host/facts.js';
+import { registryBase, requiredDigest, type Mirrors } from '../../provision/mirrors.js';
+import { copyImage } from '../../provision/oci/copy.js';
+import { hostPlatform } from '../../provision/oci/platform.js';
+import { cacheDir } from '../../paths.js';
 import { registryName } from './push.js';
 
 /**
