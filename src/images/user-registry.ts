@@ -1,8 +1,8 @@
-import { InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
-import { OCM_LAB_IMAGE, ocmLabImageAt } from '../../images/catalogue.js';
-import { docker, dockerEngine } from '../../images/docker.js';
-import { ensureOwnImage } from '../../images/lab-images.js';
-import { parseReference, registryPrefix } from '../../provision/oci/reference.js';
+import { InvalidInputError, MissingPrerequisiteError } from '../errors.js';
+import { OCM_LAB_IMAGE, ocmLabImageAt } from './catalogue.js';
+import { docker, dockerEngine } from './docker.js';
+import { ensureOwnImage } from './lab-images.js';
+import { parseReference, registryPrefix } from '../provision/oci/reference.js';
 
 /**
  * `--image-registry REG` (the lab file's `runtime.existing.imageRegistry`): a registry the user's clusters pull from.
