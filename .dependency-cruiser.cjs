@@ -100,8 +100,20 @@ module.exports = {
       to: { path: '^src/addons/[^/]+/', pathNot: '^src/addons/(framework|upstream|dev)/' },
     },
     {
+      name: 'images-serve-every-runtime',
+      comment:
+        "src/images/ (the catalogue, Docker builds, the lab's image registry, the clusters' image check) is what every runtime shares: " +
+        "a runtime's folder imports it, it imports no runtime (neither a runtime's folder nor src/runtime/*.ts) and not the nodelet, " +
+        "so a Podman or nerdctl runtime can use the registry without kind's internals",
+      severity: 'error',
+      from: { path: '^src/images/' },
+      to: { path: [RUNTIME, NODELET] },
+    },
+    {
       name: 'runtimes-stay-apart',
-      comment: 'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer',
+      comment:
+        'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer ' +
+        '(images and their registry: src/images/)',
       severity: 'error',
       from: { path: '^src/runtime/([^/]+)/' },
       to: { path: RUNTIME_ONE, pathNot: '^src/runtime/$1/' },
