@@ -18,7 +18,7 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'managed-serviceaccount-agent': () => import('./msa-agent.js').then((m) => m.msaAgentCommand),
   'helloworld-agent': () => import('./helloworld-agent.js').then((m) => m.helloworldAgentCommand),
   'cluster-gateway': () => import('./cluster-gateway.js').then((m) => m.clusterGatewayCommand),
-  'vpc-gateway': () => import('./vpc-gateway.js').then((m) => m.vpcGatewayCommand),
+  'vpc-gateway': () => import('../../../runtime/kind/vpc-gateway-command.js').then((m) => m.vpcGatewayCommand),
   'run-addon': () => import('./run-addon.js').then((m) => m.runAddonCommand),
 };
 
