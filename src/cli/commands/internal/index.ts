@@ -1,9 +1,11 @@
 import type { CommandModule } from 'yargs';
+import { RUNTIME_INTERNAL_COMMANDS } from '../../../runtime/registry.js';
 
 /**
  * Subcommands of `ocm-lab internal`: entry points the lab itself starts as
  * processes (tunnel server and agent, nodelet, addon managers and agents). Not
  * for people. Each is loaded on its own, so a process pays only for its modules.
+ * A runtime's own (kind's vpc-gateway) come with its line in runtime/registry.ts.
  */
 const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'proxy-server': () => import('./proxy-server.js').then((m) => m.proxyServerCommand),
@@ -18,8 +20,8 @@ const LOADERS: Record<string, () => Promise<CommandModule<any, any>>> = {
   'managed-serviceaccount-agent': () => import('./msa-agent.js').then((m) => m.msaAgentCommand),
   'helloworld-agent': () => import('./helloworld-agent.js').then((m) => m.helloworldAgentCommand),
   'cluster-gateway': () => import('./cluster-gateway.js').then((m) => m.clusterGatewayCommand),
-  'vpc-gateway': () => import('../../../runtime/kind/vpc-gateway-command.js').then((m) => m.vpcGatewayCommand),
   'run-addon': () => import('./run-addon.js').then((m) => m.runAddonCommand),
+  ...RUNTIME_INTERNAL_COMMANDS,
 };
 
 /** The internal command named `name`, or all of them (for help and unknown names). */
