@@ -27,7 +27,7 @@ export interface ImageRegistryControl {
   push(images: readonly string[]): Promise<PushedImage[]>;
 }
 
-export interface PushedImage {
+interface PushedImage {
   image: string;
   /** False when the registry already held this very build. */
   pushed: boolean;
