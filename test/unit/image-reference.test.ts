@@ -8,6 +8,7 @@ import {
   familiarReference,
   parseReference,
   registryEndpoint,
+  namesTag,
   registryPrefix,
   repositoryOf,
   type ImageReference,
@@ -173,6 +174,11 @@ describe('image references: one parser, Docker rules', () => {
     expect(repositoryOf(`ocm-lab@${D}`)).toBe('docker.io/library/ocm-lab');
   });
 
+  it('tells a tag the reference names from the default one', () => {
+    expect(['x:latest', 'localhost:5000/x:1', `x:1@${D}`, 'quay.io/a/b:v1.2.1'].map(namesTag)).toEqual([true, true, true, true]);
+    expect(['x', 'localhost:5000/x', `x@${D}`].map(namesTag)).toEqual([false, false, false]);
+  });
+
   it('reads a registry to push under (host[:port][/path]), nothing else', () => {
     expect(['registry.lab:5000/team', 'ghcr.io/my-org/', 'localhost:5001', ' quay.io ', 'me'].map(registryPrefix)).toEqual([
       'registry.lab:5000/team',
@@ -206,6 +212,7 @@ const BY_HAND: { what: string; pattern: RegExp }[] = [
     pattern: /(?:image|Image|IMAGE|\bref|Ref\b|REF|reference)\w*(?:\.\w+)*\.(?:split|indexOf|lastIndexOf)\(\s*['"][:/@]['"]/,
   },
   { what: "a regular expression of the reference grammar's path components", pattern: /\[a-z0-9\]\+\((?:\?:)?(?:\(\?:)?\[\._/ },
+  { what: "a regular expression of the reference grammar's tag", pattern: /\\w\]?\[\\w\.-\]\{0,127\}/ },
 ];
 
 async function sourceFiles(dir: string): Promise<string[]> {
@@ -246,6 +253,7 @@ describe('image references: one reader', () => {
     expect(caught("const [name] = imageRef.split(':');")).toHaveLength(1);
     expect(caught('const C = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;')).toHaveLength(1);
     expect(caught('const R = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;')).toHaveLength(1);
+    expect(caught('const REFERENCE = /^[a-z0-9][-a-z0-9._/:]*:[\\w][\\w.-]{0,127}$/i;')).toHaveLength(1);
     // Not references: a module@version key, a host:port, a comment.
     expect(caught("const v = key.slice(key.lastIndexOf('@') + 1);")).toEqual([]);
     expect(caught("const colon = local.lastIndexOf(':');")).toEqual([]);

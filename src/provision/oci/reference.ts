@@ -93,6 +93,13 @@ export function parseReference(reference: string): ImageReference {
   return { host, repository: path, tag: tag ?? (digest ? undefined : DEFAULT_TAG), digest };
 }
 
+/** Whether `reference` names a tag itself (`name:tag`, `name:tag@digest`) rather than taking the default `latest`. Throws as parseReference. */
+export function namesTag(reference: string): boolean {
+  const { tag } = parseReference(reference);
+  const at = reference.indexOf('@');
+  return tag !== undefined && (at < 0 ? reference : reference.slice(0, at)).trim().endsWith(`:${tag}`);
+}
+
 function suffix(ref: ImageReference): string {
   return `${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
 }
