@@ -168,8 +168,9 @@ export class ImageCatalog {
 
   /** What `image` runs as here, its `ref` spelled as given; undefined when this node does not run it. */
   resolve(image: string | undefined): RunnableImage | undefined {
-    const found = image === undefined ? undefined : this.images.get(imageKey(image));
-    return found && { ...found, ref: image!.trim() };
+    if (image === undefined) return undefined;
+    const found = this.images.get(imageKey(image));
+    return found && { ...found, ref: image.trim() };
   }
 
   runs(image: string | undefined): boolean {
