@@ -41,6 +41,8 @@ describe('image map', () => {
 
   it('runs our image (ocm-lab:<version>) as node + the CLI with the package root mounted at its own path', () => {
     const img = catalog.resolve(`docker.io/library/${OCM_LAB_IMAGE}`);
+    expect(img?.ref).toBe(`docker.io/library/${OCM_LAB_IMAGE}`);
+    expect(catalog.resolve(`index.docker.io/${OCM_LAB_IMAGE}`)?.entrypoint).toEqual(img?.entrypoint);
     expect(img?.entrypoint).toEqual(['/usr/bin/node', '/opt/ocm-lab/dist/cli/main.js']);
     expect(img?.files).toEqual([{ source: '/opt/ocm-lab', destination: '/opt/ocm-lab' }]);
     const elsewhere = new ImageCatalog({

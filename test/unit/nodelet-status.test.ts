@@ -153,6 +153,8 @@ describe('binding decisions', () => {
 
   it('accepts exactly the image names of ocm-lab', () => {
     expect([OCM_LAB_IMAGE, `docker.io/library/${OCM_LAB_IMAGE}`, `library/${OCM_LAB_IMAGE}`].map(isOcmLabImage)).toEqual([true, true, true]);
+    // Every spelling Docker reads as the same image (the parser's canonical name), as the kubelet matches them.
+    expect([`docker.io/${OCM_LAB_IMAGE}`, `index.docker.io/library/${OCM_LAB_IMAGE}`, ` ${OCM_LAB_IMAGE} `].map(isOcmLabImage)).toEqual([true, true, true]);
     expect(['ocm-lab:dev', 'ocm-lab:latest', 'ocm-lab', `ghcr.io/x/${OCM_LAB_IMAGE}`, undefined].map(isOcmLabImage)).toEqual([
       false,
       false,
