@@ -15,7 +15,7 @@
  */
 
 /** Folders and files every layer may use; they import only each other. */
-const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images|host)/|^src/(errors|paths|image|version)\\.ts$';
+const SHARED = '^src/(kube|config|pki|provision|util|tunnel|images|host)/|^src/(errors|paths|version)\\.ts$';
 const NODELET = '^src/nodelet/';
 const RUNTIME = '^src/runtime/';
 const OCM = '^src/ocm/';
@@ -40,7 +40,7 @@ module.exports = {
       'shared-imports-shared-only',
       SHARED,
       [SHARED],
-      'kube, config, pki, provision, util, tunnel, images, host and errors/paths/image/version.ts are used by every layer: importing a layer would tie them to it',
+      'kube, config, pki, provision, util, tunnel, images, host and errors/paths/version.ts are used by every layer: importing a layer would tie them to it',
     ),
     layer(
       'nodelet-imports-shared-only',
@@ -100,8 +100,20 @@ module.exports = {
       to: { path: '^src/addons/[^/]+/', pathNot: '^src/addons/(framework|upstream|dev)/' },
     },
     {
+      name: 'images-serve-every-runtime',
+      comment:
+        "src/images/ (the catalogue, Docker builds, the lab's image registry, the clusters' image check) is what every runtime shares: " +
+        "a runtime's folder imports it, it imports no runtime (neither a runtime's folder nor src/runtime/*.ts) and not the nodelet, " +
+        "so a Podman or nerdctl runtime can use the registry without kind's internals",
+      severity: 'error',
+      from: { path: '^src/images/' },
+      to: { path: [RUNTIME, NODELET] },
+    },
+    {
       name: 'runtimes-stay-apart',
-      comment: 'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer',
+      comment:
+        'one runtime does not import another: what two runtimes share lives in src/runtime/*.ts (the base) or in a shared layer ' +
+        '(images and their registry: src/images/)',
       severity: 'error',
       from: { path: '^src/runtime/([^/]+)/' },
       to: { path: RUNTIME_ONE, pathNot: '^src/runtime/$1/' },

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { NotReadyError } from '../errors.js';
 import type { KubeClient } from '../kube/client.js';
-import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV } from '../image.js';
+import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV } from '../images/catalogue.js';
 import { ADDON_API, ADDON_MANAGER_NAMESPACE } from './framework/names.js';
 import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject, type ObservedCondition } from '../kube/objects.js';
 import { FRAMEWORK_MANAGER_RULES } from './framework/manager-rules.js';

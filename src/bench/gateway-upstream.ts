@@ -4,7 +4,7 @@ import { ensureCertificateSecret } from '../addons/cluster-proxy/certificates.js
 import { ENTRYPOINT_SERVICE, PROXY_NAMESPACE, PROXY_PORTS, SECRETS } from '../addons/cluster-proxy/constants.js';
 import { apiServiceAvailable } from '../addons/cluster-gateway/hub-install.js';
 import { APISERVICE_NAME, CREDENTIALS_NAMESPACE, GATEWAY_NAMESPACE, GATEWAY_SERVICE } from '../addons/cluster-gateway/constants.js';
-import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../images/catalogue.js';
 import { sleep } from '../kube/wait.js';
 import { clusterRole, clusterRoleBinding, deployment, role, roleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
 

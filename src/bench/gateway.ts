@@ -8,7 +8,7 @@ import { CLUSTER_PROXY_SERVER_NAME } from '../addons/cluster-gateway/proxy.js';
 import { hubClientFor } from '../addons/hub-client.js';
 import { fromBase64 } from '../kube/objects.js';
 import { CLUSTER_GATEWAY_UPSTREAM_VERSION } from '../provision/recipes.js';
-import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../images/catalogue.js';
 import { deployUpstreamGateway, removeUpstreamGateway, switchApiService } from './gateway-upstream.js';
 import { defaultLabConfig, renderLabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';

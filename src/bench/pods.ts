@@ -3,7 +3,7 @@ import path from 'node:path';
 import { defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { KubeClient } from '../kube/client.js';
-import { OCM_LAB_IMAGE } from '../image.js';
+import { OCM_LAB_IMAGE } from '../images/catalogue.js';
 import { labDir } from '../paths.js';
 import { OCM_API_MODULE, OCM_API_VERSION } from '../ocm/api-module.js';
 import { ensureGoModuleSource } from '../provision/index.js';

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addonImplementation, type AddonName, type LabConfig } from '../config/types.js';
-import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from '../image.js';
+import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from './catalogue.js';
 import { ensureBinaries } from '../provision/index.js';
 import type { Mirrors } from '../provision/mirrors.js';
 import { pinnedReference, pullPinned, type PinnedImage } from './pinned-pull.js';
@@ -18,12 +18,12 @@ import { productionModules, type ProductionModule } from './production-modules.j
  * The images the lab runs on its kind nodes: ours (`ocm-lab:<version>`), OCM's five
  * upstream images at the lab's OCM version and, for addons the lab runs from
  * upstream's build, upstream's addon images; all built here FROM the lab's
- * Debian base (where images come from, per runtime: src/image.ts): OCM's and the addons' from the provisioned
+ * Debian base (where images come from, per runtime: src/images/catalogue.ts): OCM's and the addons' from the provisioned
  * binaries, ours with the repository's Dockerfile over this package's dist/ and
  * production node_modules, on a base that holds this machine's node.
  */
 
-/** OCM's images as the lab builds them: the table every runtime shares (src/image.ts). */
+/** OCM's images as the lab builds them: the table every runtime shares (src/images/catalogue.ts). */
 export const OCM_IMAGES = OCM_UPSTREAM_IMAGES.map((u) => ({ name: u.image, binary: u.binary, pathInImage: u.pathInImage }));
 
 /** `ocm-lab/node-base:<node version>`: the lab's base with this machine's node at /usr/local/bin/node. */
@@ -172,7 +172,7 @@ async function ensureOcmImages(ocmVersion: string, opts: ResolvedImageOptions): 
 }
 
 /**
- * Upstream's addon images as their Dockerfiles lay them out (src/image.ts): each
+ * Upstream's addon images as their Dockerfiles lay them out (src/images/catalogue.ts): each
  * binary at its path in `/`, the image's user; built FROM the lab's base in
  * place of upstream's alpine or ubi-minimal, which cannot be pulled here.
  */

@@ -1,6 +1,6 @@
 import { RegistryUnavailableError } from '../errors.js';
 import { requiredDigest, type Mirrors } from '../provision/mirrors.js';
-import { formatReference, parseReference } from '../provision/oci/reference.js';
+import { canonicalReference, parseReference } from '../provision/oci/reference.js';
 import { docker, dockerInspect } from './docker.js';
 
 /**
@@ -15,7 +15,7 @@ export interface PinnedImage {
 
 /** The digest to require: the mirrors file's for the name as written or in full (`docker.io/library/…`), else the pin. */
 export function pinnedDigest(image: PinnedImage, mirrors: Mirrors): string {
-  return requiredDigest(mirrors, image.name) ?? requiredDigest(mirrors, formatReference(parseReference(image.name)), image.digest) ?? image.digest;
+  return requiredDigest(mirrors, image.name) ?? requiredDigest(mirrors, canonicalReference(image.name), image.digest) ?? image.digest;
 }
 
 /** `name:tag@sha256:…`: what Docker pulls and runs (the tag for people, the digest for Docker, which checks it). */

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { ListrTask } from 'listr2';
 import type { LabConfig } from '../config/index.js';
 import { InvalidInputError, LabError, NotFoundError } from '../errors.js';
-import { OCM_LAB_IMAGE } from '../image.js';
+import { OCM_LAB_IMAGE } from '../images/catalogue.js';
 import { labDir } from '../paths.js';
 import { labStateExists, resolveRuntime, selectRuntime, type RuntimeChoice } from '../runtime/registry.js';
 import { notUpStatus } from '../runtime/not-up.js';

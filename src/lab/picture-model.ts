@@ -57,10 +57,10 @@ async function hubEndpoint(config: LabConfig, status: LabStatus): Promise<string
   }
 }
 
-async function kindRegistry(status: LabStatus): Promise<LabPicture['registry']> {
-  if (status.runtime !== 'kind') return null;
+/** The image registry the lab's runtime registers (kind's), as the picture draws it; null when its runtime has none. */
+async function labRegistry(status: LabStatus): Promise<LabPicture['registry']> {
   try {
-    const info = await (await (await runtimeDefinition('kind')).imageRegistry?.())?.show();
+    const info = await (await (await runtimeDefinition(status.runtime)).imageRegistry?.())?.show();
     return info ? { host: info.host, hostFromClusters: info.hostFromClusters, running: info.running } : null;
   } catch {
     return null;
@@ -69,7 +69,7 @@ async function kindRegistry(status: LabStatus): Promise<LabPicture['registry']> 
 
 /**
  * What `status --svg` draws: the status, and when the lab has OCM, each addon's availability per
- * managed cluster and each cluster-proxy tunnel probed (as `proxy health` does); on kind, the registry.
+ * managed cluster and each cluster-proxy tunnel probed (as `proxy health` does); the image registry where the runtime has one (kind).
  * A reading that fails is drawn as unknown (addons) or unhealthy (tunnels), never as a failure of status.
  */
 export async function gatherLabPicture(config: LabConfig, status: LabStatus): Promise<LabPicture> {
@@ -79,7 +79,7 @@ export async function gatherLabPicture(config: LabConfig, status: LabStatus): Pr
     ocm && config.addons.length ? readAddons(config, spokes).catch((): AddonReadings => new Map()) : (new Map() as AddonReadings),
     ocm && config.addons.includes('cluster-proxy') ? probeTunnels(config, spokes) : new Map<string, PictureCluster['tunnel']>(),
     status.exists ? hubEndpoint(config, status) : null,
-    status.exists ? kindRegistry(status) : null,
+    status.exists ? labRegistry(status) : null,
   ]);
   return {
     lab: status.lab,

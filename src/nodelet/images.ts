@@ -1,11 +1,19 @@
 import path from 'node:path';
-import { OCM_IMAGE_REPOSITORY, OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, UPSTREAM_ADDON_IMAGES, UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../image.js';
+import {
+  OCM_IMAGE_REPOSITORY,
+  OCM_IMAGE_USER,
+  OCM_LAB_IMAGE,
+  OCM_UPSTREAM_IMAGES,
+  UPSTREAM_ADDON_IMAGES,
+  UPSTREAM_CLUSTER_GATEWAY_IMAGE,
+} from '../images/catalogue.js';
+import { canonicalReference, repositoryOf } from '../provision/oci/reference.js';
 import { UPSTREAM_ADDON_BINARIES, type BinaryName } from '../provision/recipes.js';
 
 /**
  * The images the nodelet runs, and what each one is on this machine: a set of
  * host files bind-mounted into the container, read-only, at the paths the real
- * image has them (where images come from on each runtime: src/image.ts). This
+ * image has them (where images come from on each runtime: src/images/catalogue.ts). This
  * map is the one place that says which images the nodelet runs; `docs/nodelet.md` lists it.
  */
 
@@ -51,11 +59,32 @@ export interface ImageCatalogOptions {
   cli: { nodeBinary: string; cliMain: string; packageRoot: string; linkedDependencies?: string; launcher?: string };
 }
 
-const OCM_LAB_SPELLINGS = new Set([OCM_LAB_IMAGE, `library/${OCM_LAB_IMAGE}`, `docker.io/library/${OCM_LAB_IMAGE}`]);
+/**
+ * The image's name in full (`docker.io/library/ocm-lab:0.1.0` for `ocm-lab:0.1.0`): the key every spelling of one
+ * image shares, as the kubelet compares them. A pod's image that is no reference is kept as written (it matches nothing).
+ */
+function imageKey(image: string): string {
+  try {
+    return canonicalReference(image);
+  } catch {
+    return image.trim();
+  }
+}
 
-/** True for our image (`ocm-lab:<version>`), also spelled with the `docker.io/library/` prefix. */
+/** The repository of `image` in full (no tag or digest), or null when it is no reference. */
+function repositoryKey(image: string): string | null {
+  try {
+    return repositoryOf(image);
+  } catch {
+    return null;
+  }
+}
+
+const OCM_LAB_KEY = imageKey(OCM_LAB_IMAGE);
+
+/** True for our image (`ocm-lab:<version>`) in any spelling (`library/…`, `docker.io/library/…`). */
 export function isOcmLabImage(image: string | undefined): boolean {
-  return image !== undefined && OCM_LAB_SPELLINGS.has(image.trim());
+  return image !== undefined && imageKey(image) === OCM_LAB_KEY;
 }
 
 /** The `ocm-lab` a shell in our image finds on PATH: this node running this CLI script, as the image's entry point does. */
@@ -81,7 +110,7 @@ function cliFilesRoot(packageRoot: string): string {
   return path.basename(parent) === 'node_modules' ? parent : packageRoot;
 }
 
-/** The image map of one nodelet: which references it runs and what they are. */
+/** The image map of one nodelet: which references it runs and what they are (by imageKey, so any spelling of one finds it). */
 export class ImageCatalog {
   private readonly images = new Map<string, RunnableImage>();
 
@@ -91,28 +120,26 @@ export class ImageCatalog {
     // The node binary is usually under /usr (shared anyway); otherwise it is mounted at its own path too.
     const nodeFiles = SHARED_HOST_DIRS.some((d) => isUnder(nodeBinary, d)) ? [] : [{ source: nodeBinary, destination: nodeBinary }];
     const mounted = cliFilesRoot(packageRoot);
-    for (const ref of OCM_LAB_SPELLINGS) {
-      this.images.set(ref, {
-        ref,
-        files: [
-          { source: mounted, destination: mounted },
-          ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []),
-          ...nodeFiles,
-          ...(launcher ? [{ source: launcher, destination: OCM_LAB_ON_PATH }] : []),
-        ],
-        entrypoint: node,
-        cmd: [],
-        aliases: { [OCM_LAB_ENTRYPOINT]: node },
-        user: { uid: 0, gid: 0 },
-        workingDir: '/',
-        imageID: `ocm-lab://${OCM_LAB_IMAGE}`,
-      });
-    }
+    this.images.set(OCM_LAB_KEY, {
+      ref: OCM_LAB_IMAGE,
+      files: [
+        { source: mounted, destination: mounted },
+        ...(linkedDependencies ? [{ source: linkedDependencies, destination: linkedDependencies }] : []),
+        ...nodeFiles,
+        ...(launcher ? [{ source: launcher, destination: OCM_LAB_ON_PATH }] : []),
+      ],
+      entrypoint: node,
+      cmd: [],
+      aliases: { [OCM_LAB_ENTRYPOINT]: node },
+      user: { uid: 0, gid: 0 },
+      workingDir: '/',
+      imageID: `ocm-lab://${OCM_LAB_IMAGE}`,
+    });
     for (const u of OCM_UPSTREAM_IMAGES) {
       const binary = opts.binaries[u.binary];
       if (!binary) continue;
       const ref = `${OCM_IMAGE_REPOSITORY}/${u.image}:${opts.ocmVersion}`;
-      this.images.set(ref, {
+      this.images.set(imageKey(ref), {
         ref,
         files: [{ source: binary, destination: u.pathInImage }],
         entrypoint: [],
@@ -126,7 +153,7 @@ export class ImageCatalog {
     // Upstream's addon images (and its cluster-gateway, for the gateway bench), offered only when the nodelet was given every binary the image holds.
     for (const u of [...UPSTREAM_ADDON_IMAGES, UPSTREAM_CLUSTER_GATEWAY_IMAGE]) {
       if (!u.files.every((f) => opts.binaries[f.binary])) continue;
-      this.images.set(u.ref, {
+      this.images.set(imageKey(u.ref), {
         ref: u.ref,
         files: u.files.map((f) => ({ source: opts.binaries[f.binary] as string, destination: f.pathInImage })),
         entrypoint: 'entrypoint' in u ? [...u.entrypoint] : [],
@@ -139,8 +166,11 @@ export class ImageCatalog {
     }
   }
 
+  /** What `image` runs as here, its `ref` spelled as given; undefined when this node does not run it. */
   resolve(image: string | undefined): RunnableImage | undefined {
-    return image === undefined ? undefined : this.images.get(image.trim());
+    if (image === undefined) return undefined;
+    const found = this.images.get(imageKey(image));
+    return found && { ...found, ref: image.trim() };
   }
 
   runs(image: string | undefined): boolean {
@@ -149,13 +179,14 @@ export class ImageCatalog {
 
   /** The references this node runs, for messages: `ocm-lab:0.1.0, quay.io/…/work:v1.2.1, …`. */
   describe(): string {
-    return [OCM_LAB_IMAGE, ...[...this.images.keys()].filter((r) => !OCM_LAB_SPELLINGS.has(r))].join(', ');
+    return [...this.images.values()].map((i) => i.ref).join(', ');
   }
 
   /** Why `image` cannot run here (an ErrImagePull / FailedScheduling message). */
   whyNot(image: string | undefined): string {
     const ref = (image ?? '').trim();
-    const upstream = OCM_UPSTREAM_IMAGES.find((u) => ref.startsWith(`${OCM_IMAGE_REPOSITORY}/${u.image}:`) || ref === `${OCM_IMAGE_REPOSITORY}/${u.image}`);
+    const repository = repositoryKey(ref);
+    const upstream = OCM_UPSTREAM_IMAGES.find((u) => repository === repositoryOf(`${OCM_IMAGE_REPOSITORY}/${u.image}`));
     if (upstream && !this.opts.binaries[upstream.binary])
       return `image "${ref}" needs the provisioned binary ${upstream.binary}, which this nodelet was not given`;
     if (upstream)
@@ -163,7 +194,7 @@ export class ImageCatalog {
         `image "${ref}" is not available on this node: ` +
         `it runs ${OCM_IMAGE_REPOSITORY}/${upstream.image} only at the lab's OCM version ${this.opts.ocmVersion}`
       );
-    const addonImage = UPSTREAM_ADDON_IMAGES.find((u) => ref.split(':')[0] === u.ref.split(':')[0]);
+    const addonImage = UPSTREAM_ADDON_IMAGES.find((u) => repository === repositoryOf(u.ref));
     if (addonImage) {
       const missing = addonImage.files.filter((f) => !this.opts.binaries[f.binary]).map((f) => f.binary);
       if (missing.length)

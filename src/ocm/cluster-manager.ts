@@ -1,4 +1,4 @@
-import { ocmImage } from '../image.js';
+import { ocmImage } from '../images/catalogue.js';
 import type { KubeClient } from '../kube/client.js';
 import { applyObject, conditionOf, getOrNull, objectPath, type KubeObject } from '../kube/objects.js';
 import { waitUntil } from '../kube/wait.js';

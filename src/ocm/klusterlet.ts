@@ -1,4 +1,4 @@
-import { ocmImage } from '../image.js';
+import { ocmImage } from '../images/catalogue.js';
 import type { KubeClient } from '../kube/client.js';
 import { kubeconfigContext, renderKubeconfig, type KubeconfigContext } from '../kube/kubeconfig.js';
 import { applyObject, conditionOf, fromBase64, getOrNull, toBase64, type KubeObject } from '../kube/objects.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { cacheDir } from '../paths.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
-import { OCM_IMAGE_REPOSITORY, ocmImage } from '../image.js';
+import { OCM_IMAGE_REPOSITORY, ocmImage } from '../images/catalogue.js';
 import type { KubeObject } from '../kube/objects.js';
 import { ensureBinaries, ensureGoModuleSource, type ArtifactsMode, type Mirrors } from '../provision/index.js';
 import { run } from '../util/exec.js';

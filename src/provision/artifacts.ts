@@ -1,6 +1,7 @@
 import { InvalidInputError, LabError, MissingPrerequisiteError } from '../errors.js';
 import { outboundFetch, proxyFor } from '../util/outbound-proxy.js';
 import { downloadUrl, registryBase, type Mirrors } from './mirrors.js';
+import { DOCKER_HUB, DOCKER_HUB_ENDPOINT } from './oci/reference.js';
 
 /**
  * Where a lab's binaries and images come from: `official` = the projects' own downloads and images only,
@@ -73,7 +74,7 @@ export const PUBLISHERS = {
   dlK8s: { host: 'dl.k8s.io', kind: 'download', at: 'https://dl.k8s.io/release' },
   github: { host: 'github.com', kind: 'download', at: 'https://github.com' },
   quay: { host: 'quay.io', kind: 'registry', at: 'quay.io' },
-  dockerHub: { host: 'registry-1.docker.io', kind: 'registry', at: 'docker.io' },
+  dockerHub: { host: DOCKER_HUB_ENDPOINT, kind: 'registry', at: DOCKER_HUB },
 } as const satisfies Record<string, OfficialSource>;
 
 /** The URL a probe asks: the distribution API's root for a registry, the (mirrored) prefix for downloads. */

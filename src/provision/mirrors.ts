@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
+import { DIGEST, namesTag, parseReference, registryEndpoint } from './oci/reference.js';
 import { OCM_MODULE, OCM_SOURCE_ARCHIVE_SHA256 } from './versions.js';
 
 /**
@@ -41,17 +42,23 @@ type MapSection = Exclude<(typeof SECTIONS)[number], 'sources'>;
 const SHA256_HEX = /^(?:sha256:)?([0-9a-f]{64})$/;
 /** `<module path>@<version>` as go.mod spells them (`open-cluster-management.io/ocm@v1.3.1`). */
 const MODULE_AT_VERSION = /^[a-z0-9][-a-z0-9._~]*(\/[-\w.~+]+)*@v\d+\.\d+\.\d+([-+][\w.+-]*)?$/i;
-const DIGEST = /^sha256:[0-9a-f]{64}$/;
 /** A registry host as image references name it: a DNS name, optionally with a port. */
 const HOST = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:\d{1,5})?$/i;
-/** `[host/]path:tag`, without a digest (the digest is the value). */
-const REFERENCE = /^[a-z0-9][-a-z0-9._/:]*:[\w][\w.-]{0,127}$/i;
 const HINT = 'fix the file (its format is in docs/provisioning.md, "Mirrors"), or leave --mirrors / mirrors: / $OCM_LAB_MIRRORS out';
 
 function httpUrl(value: string): boolean {
   try {
     const u = new URL(value);
     return (u.protocol === 'https:' || u.protocol === 'http:') && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}
+
+/** A `digests:` key naming an image: `[host/]path:tag` with its own tag and without a digest (the digest is the value). */
+function isTaggedName(key: string): boolean {
+  try {
+    return namesTag(key) && parseReference(key).digest === undefined;
   } catch {
     return false;
   }
@@ -68,7 +75,7 @@ function checkEntry(section: MapSection, key: string, value: unknown): string | 
       if (!httpUrl(key)) return `${at}: '${key}' is not an http(s) URL prefix such as https://dl.k8s.io`;
       return httpUrl(value) ? null : `${at} = ${value}: must be an http(s) URL prefix such as https://mirror.example.com/k8s`;
     case 'digests':
-      if (!httpUrl(key) && (!REFERENCE.test(key) || key.includes('@'))) {
+      if (!httpUrl(key) && !isTaggedName(key)) {
         return `${at}: '${key}' is not an image reference name:tag (e.g. quay.io/org/image:v1.2.1) or a download URL`;
       }
       return DIGEST.test(value) ? null : `${at} = ${value}: must be sha256: followed by 64 lower-case hex digits`;
@@ -167,9 +174,7 @@ export async function loadMirrors(file: string | undefined = process.env.OCM_LAB
 
 /** The base URL of the distribution API for `host`: the mirror's, else the host itself (Docker Hub's API lives at registry-1.docker.io). */
 export function registryBase(mirrors: Mirrors, host: string): string {
-  const mirrored = mirrors.registries[host] ?? (host === 'docker.io' ? mirrors.registries['registry-1.docker.io'] : undefined);
-  if (mirrored) return mirrored;
-  return `https://${host === 'docker.io' ? 'registry-1.docker.io' : host}`;
+  return mirrors.registries[host] ?? mirrors.registries[registryEndpoint(host)] ?? `https://${registryEndpoint(host)}`;
 }
 
 /** `url` with the longest matching `downloads:` prefix replaced (a prefix matches whole path segments only). */

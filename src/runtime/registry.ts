@@ -1,3 +1,4 @@
+import type { CommandModule } from 'yargs';
 import { recordedRuntime } from '../config/lab-state.js';
 import { InvalidInputError } from '../errors.js';
 import { EXISTING_UP_FLAGS } from './existing/flags.js';
@@ -7,16 +8,33 @@ import type { RuntimeDefinition, RuntimeName, RuntimeSelection, Runtime } from '
 
 export type { RuntimeSelection } from './types.js';
 
+/** An `ocm-lab internal <name>` command a runtime's nodes run, loaded only when that process starts. */
+type InternalCommandLoader = () => Promise<CommandModule<any, any>>;
+
 /**
  * Every runtime, one line each (kwokctl's Register): a runtime is its folder
  * under src/runtime/ and its line here, with the flags `up` takes for its
- * options (plain data: `up` declares them before any runtime loads). Loaded
- * only when a command needs it, so `ocm-lab --version` loads none.
+ * options (plain data: `up` declares them before any runtime loads) and the
+ * internal commands its nodes run. Loaded only when a command needs it, so
+ * `ocm-lab --version` loads none.
  */
-const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags?: readonly RuntimeUpFlag[]; hostReachesNodes: boolean }> = {
-  // Docker Desktop, WSL2 with its engine, rootless Docker and a Podman machine give the host no route to a
-  // container's address: the host reaches kind's nodes only at the ports published on 127.0.0.1.
-  kind: { load: () => import('./kind/index.js').then((m) => m.kindRuntime), upFlags: KIND_UP_FLAGS, hostReachesNodes: false },
+const RUNTIMES: Record<
+  string,
+  {
+    load: () => Promise<RuntimeDefinition>;
+    upFlags?: readonly RuntimeUpFlag[];
+    internalCommands?: Readonly<Record<string, InternalCommandLoader>>;
+    hostReachesNodes: boolean;
+  }
+> = {
+  kind: {
+    load: () => import('./kind/index.js').then((m) => m.kindRuntime),
+    upFlags: KIND_UP_FLAGS,
+    internalCommands: { 'vpc-gateway': () => import('./kind/vpc-gateway-command.js').then((m) => m.vpcGatewayCommand) },
+    // Docker Desktop, WSL2 with its engine, rootless Docker and a Podman machine give the host no route to a
+    // container's address: the host reaches kind's nodes only at the ports published on 127.0.0.1.
+    hostReachesNodes: false,
+  },
   // Its nodes are network namespaces of this machine, routed from the host.
   local: { load: () => import('./local/index.js').then((m) => m.localRuntime), hostReachesNodes: true },
   // The user's clusters, wherever their nodes are.
@@ -26,6 +44,11 @@ const RUNTIMES: Record<string, { load: () => Promise<RuntimeDefinition>; upFlags
 /** `up`'s flags for runtime options, by runtime (runtime/flags.ts turns the given ones into options). */
 export const RUNTIME_UP_FLAGS: Readonly<Record<string, readonly RuntimeUpFlag[]>> = Object.fromEntries(
   Object.entries(RUNTIMES).flatMap(([name, r]) => (r.upFlags ? [[name, r.upFlags]] : [])),
+);
+
+/** `ocm-lab internal` commands that runtimes register (cli/commands/internal/ loads them beside its own). */
+export const RUNTIME_INTERNAL_COMMANDS: Readonly<Record<string, InternalCommandLoader>> = Object.fromEntries(
+  Object.values(RUNTIMES).flatMap((r) => Object.entries(r.internalCommands ?? {})),
 );
 
 export type RuntimeChoice = RuntimeName | 'auto';

@@ -1,5 +1,6 @@
 import type { LabConfig, LabState } from '../config/index.js';
 import type { HostFacts } from '../host/facts.js';
+import type { ImageRegistryControl } from '../images/registry/control.js';
 import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
 import type { OfficialSource } from '../provision/artifacts.js';
 import type { ArtifactSource } from '../provision/sources.js';
@@ -267,38 +268,6 @@ export interface RuntimeDefinition {
    * (`official`: the publishers; `build`: built here), from facts read once.
    */
   artifacts(config: LabConfig, source: 'official' | 'build', facts: HostFacts): Promise<ArtifactSource[]>;
-}
-
-/** Where to push images for a lab's clusters, and where they pull them from. */
-export interface ImageRegistryInfo {
-  container: string;
-  running: boolean;
-  /** `localhost:<port>`: what to tag and push to on this machine. */
-  host: string;
-  port: number;
-  /** `<name>:<port>`: the registry as nodes and pods reach it. */
-  hostFromClusters: string;
-  /** The Docker volume that holds its data (the cache every lab shares). */
-  volume: string;
-  image: string;
-  networks: string[];
-}
-
-export interface ImageRegistryControl {
-  /** The registry, or null when there is none yet (the first `up` makes it). */
-  show(): Promise<ImageRegistryInfo | null>;
-  /** Removes the registry and its data; what was removed. */
-  remove(): Promise<string[]>;
-  /** Pushes images of this machine's Docker engine into the running registry; each with where clusters pull it. */
-  push(images: readonly string[]): Promise<PushedImage[]>;
-}
-
-export interface PushedImage {
-  image: string;
-  /** False when the registry already held this very build. */
-  pushed: boolean;
-  /** The name a pod's `image:` uses on every kind lab of this machine. */
-  pullAs: string;
 }
 
 /** One image `setup` made or found: present, loaded (from the cache) or built; MISSING with --check. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { kubectl } from '../support/lab.js';
 import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';

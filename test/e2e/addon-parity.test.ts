@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { downLab } from '../../src/lab/lifecycle.js';

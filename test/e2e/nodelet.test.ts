@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { renderLabConfig } from '../../src/config/index.js';
 import { downLab, labStatus, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { ImageCatalog } from '../../src/nodelet/images.js';
 import { ociConfig, realHostView, SHARED_HOST_DIRS, writeBundle, writePodEtcFiles, type BundleInput } from '../../src/nodelet/oci/bundle.js';
 import { cleanupContainers, listContainers, runcAt, RuncContainer, type ExecProcess, type LogSink } from '../../src/nodelet/oci/runc.js';

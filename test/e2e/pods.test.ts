@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { labDir } from '../../src/paths.js';
 import { OCM_VERSION } from '../../src/provision/versions.js';

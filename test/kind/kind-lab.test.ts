@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';
 import { raiseKindSysctls } from '../support/kind-sysctls.js';
 import { isolatedLabHome, kubectlPath } from '../support/lab.js';

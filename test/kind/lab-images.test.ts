@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { run } from '../../src/util/exec.js';
 import { ensureLabImages, labImages } from '../../src/images/lab-images.js';
 import { startDockerEngine, type DockerEngine } from '../support/docker-engine.js';

@@ -21,7 +21,7 @@ import type { LocalLabState } from '../../src/runtime/local/state.js';
 import type { ResolvedRuntime } from '../../src/runtime/registry.js';
 import type { PlanOptions, Runtime, RuntimePlan } from '../../src/runtime/types.js';
 import { UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../src/addons/upstream/index.js';
-import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/image.js';
+import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/images/catalogue.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../src/provision/recipes.js';
 import { expectGolden } from '../support/golden.js';
 

@@ -2,10 +2,10 @@ import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { managerObjects } from '../../src/addons/install.js';
 import { ExitCode, ImageUnavailableError } from '../../src/errors.js';
-import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV, ocmLabImageAt } from '../../src/image.js';
+import { OCM_LAB_IMAGE, OCM_LAB_POD_IMAGE_ENV, ocmLabImageAt } from '../../src/images/catalogue.js';
 import { existingInput } from '../../src/runtime/existing/index.js';
-import { imageCheckPod, imageCheckVerdict, imagesToCheck } from '../../src/runtime/existing/image-check.js';
-import { parseImageRegistry } from '../../src/runtime/existing/image-registry.js';
+import { imageCheckPod, imageCheckVerdict, imagesToCheck } from '../../src/images/cluster-check.js';
+import { parseImageRegistry } from '../../src/images/user-registry.js';
 import { chooseHubServer, clusterInfoServer, parseHubServer } from '../../src/runtime/existing/hub-server.js';
 import { PACKAGE_VERSION } from '../../src/version.js';
 

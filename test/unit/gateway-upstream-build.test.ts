@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterGatewayUpstreamRecipe, recipeOf, recipesFor } from '../../src/provision/recipes.js';
 import { versionReplaces, wrapperGoMod } from '../../src/provision/wrapper.js';
-import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../../src/image.js';
+import { UPSTREAM_CLUSTER_GATEWAY_IMAGE } from '../../src/images/catalogue.js';
 import { ImageCatalog, parseImageBinaries } from '../../src/nodelet/images.js';
 import { imageBinaryNames, labBinaryNames } from '../../src/runtime/local/lab-binaries.js';
 import { ALL_BINARIES } from '../../src/provision/index.js';

@@ -246,6 +246,9 @@ describe('the import rules on a sample tree', () => {
     'src/cli/commands/internal/nodelet.ts': "import { node } from '../../../nodelet/nodelet.js';\nexport const cmd = node;\n",
     'src/cli/main.ts': "import { up } from '../lab/lifecycle.js';\nexport const main = up;\n",
     'src/bench/lab.ts': "import { local } from '../runtime/local/runtime.js';\nexport const b = local;\n",
+    // images/ is shared: a runtime's folder uses its registry
+    'src/images/registry/push.ts': "import { run } from '../../util/exec.js';\nexport const push = run;\n",
+    'src/runtime/local/registry-use.ts': "import { push } from '../../images/registry/push.js';\nexport const p = push;\n",
     // broken on purpose
     'src/ocm/status.ts': "import { up } from '../lab/lifecycle.js';\nexport const s = up;\n",
     'src/cli/commands/logs.ts': "import { node } from '../../nodelet/nodelet.js';\nexport const l = node;\n",
@@ -254,6 +257,7 @@ describe('the import rules on a sample tree', () => {
     'src/config/load.ts': "import { p } from '../pki/x509.js';\nexport const c = p;\n",
     'src/pki/x509.ts': "import { c } from '../config/load.js';\nexport const p = () => c;\n",
     'src/extra.ts': "import { E } from './errors.js';\nexport const x = E;\n",
+    'src/images/registry/names.ts': "import type { Runtime } from '../../runtime/types.js';\nexport type N = Runtime;\n",
   };
 
   beforeAll(async () => {
@@ -272,13 +276,19 @@ describe('the import rules on a sample tree', () => {
     const sample = await cruiseSources(dir);
     expect(ruleViolations(sample)).toEqual([
       'every-module-in-a-layer: src/extra.ts → src/errors.ts',
+      'images-serve-every-runtime: src/images/registry/names.ts → src/runtime/types.ts',
       'nodelet-from-local-runtime-only: src/cli/commands/logs.ts → src/nodelet/nodelet.ts',
       'ocm-below-addons: src/ocm/status.ts → src/lab/lifecycle.ts',
       'runtime-internals-from-registry-only: src/scenario/env.ts → src/runtime/local/runtime.ts',
       'runtime-registry-from-cli-and-lab-only: src/scenario/env.ts → src/runtime/registry.ts',
       'runtimes-stay-apart: src/runtime/kind/runtime.ts → src/runtime/local/runtime.ts',
+      'shared-imports-shared-only: src/images/registry/names.ts → src/runtime/types.ts',
     ]);
     expect(topLevelCycles(moduleEdges(sample), topLevelUnit)).toEqual([
+      // images/ importing a runtime also closes a loop with the runtime that uses images/.
+      `${CYCLE_RULE}: src/images ⇄ src/runtime depend on each other through`,
+      '    src/images/registry/names.ts → src/runtime/types.ts   (src/images → src/runtime)',
+      '    src/runtime/local/registry-use.ts → src/images/registry/push.ts   (src/runtime → src/images)',
       // ocm/status.ts importing the lifecycle also closes a loop through the addons, which import ocm/install.ts.
       `${CYCLE_RULE}: src/addons ⇄ src/lab ⇄ src/ocm depend on each other through`,
       '    src/addons/addon.ts → src/ocm/install.ts   (src/addons → src/ocm)',

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { defaultLabConfig, parseLabConfig, type LabConfig } from '../../src/config/index.js';
 import { InvalidInputError } from '../../src/errors.js';
 import { renderKindPlan } from '../../src/runtime/kind/dry-run.js';

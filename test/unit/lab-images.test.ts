@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { OCM_UPSTREAM_IMAGES } from '../../src/nodelet/images.js';
-import { UPSTREAM_ADDON_IMAGES } from '../../src/image.js';
+import { UPSTREAM_ADDON_IMAGES } from '../../src/images/catalogue.js';
 import { labImages, nodeBaseImage, OCM_IMAGES, ocmLabContentHash, upstreamAddonImages } from '../../src/images/lab-images.js';
 import { productionModules } from '../../src/images/production-modules.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { containerArgv } from '../../src/nodelet/command.js';
 import { resolveEnv } from '../../src/nodelet/env.js';
 import { ContainerStartError } from '../../src/nodelet/errors.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { cliLauncherScript, ImageCatalog, OCM_LAB_ON_PATH, OCM_UPSTREAM_IMAGES, parseImageBinaries } from '../../src/nodelet/images.js';
 import { inClusterEndpoint, KubeClient } from '../../src/kube/client.js';
 import { capabilitySet, ociConfig, sharedDirMounts, writeBundle, writePodEtcFiles, type BundleInput, type HostView } from '../../src/nodelet/oci/bundle.js';
@@ -41,6 +41,8 @@ describe('image map', () => {
 
   it('runs our image (ocm-lab:<version>) as node + the CLI with the package root mounted at its own path', () => {
     const img = catalog.resolve(`docker.io/library/${OCM_LAB_IMAGE}`);
+    expect(img?.ref).toBe(`docker.io/library/${OCM_LAB_IMAGE}`);
+    expect(catalog.resolve(`index.docker.io/${OCM_LAB_IMAGE}`)?.entrypoint).toEqual(img?.entrypoint);
     expect(img?.entrypoint).toEqual(['/usr/bin/node', '/opt/ocm-lab/dist/cli/main.js']);
     expect(img?.files).toEqual([{ source: '/opt/ocm-lab', destination: '/opt/ocm-lab' }]);
     const elsewhere = new ImageCatalog({

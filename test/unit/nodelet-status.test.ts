@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF, nextCrashCount, restartDelayMs, shouldRestart } from '../../src/nodelet/backoff.js';
 import { bindDecision } from '../../src/nodelet/binder.js';
-import { OCM_LAB_IMAGE } from '../../src/image.js';
+import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
 import { ImageCatalog, isOcmLabImage } from '../../src/nodelet/images.js';
 import { microTime } from '../../src/nodelet/node-agent.js';
 import { canonicalJson, computePodStatus, type ContainerRuntimeState } from '../../src/nodelet/status.js';
@@ -153,6 +153,8 @@ describe('binding decisions', () => {
 
   it('accepts exactly the image names of ocm-lab', () => {
     expect([OCM_LAB_IMAGE, `docker.io/library/${OCM_LAB_IMAGE}`, `library/${OCM_LAB_IMAGE}`].map(isOcmLabImage)).toEqual([true, true, true]);
+    // Every spelling Docker reads as the same image (the parser's canonical name), as the kubelet matches them.
+    expect([`docker.io/${OCM_LAB_IMAGE}`, `index.docker.io/library/${OCM_LAB_IMAGE}`, ` ${OCM_LAB_IMAGE} `].map(isOcmLabImage)).toEqual([true, true, true]);
     expect(['ocm-lab:dev', 'ocm-lab:latest', 'ocm-lab', `ghcr.io/x/${OCM_LAB_IMAGE}`, undefined].map(isOcmLabImage)).toEqual([
       false,
       false,

@@ -9,7 +9,7 @@ import {
   recipesFor,
   UPSTREAM_ADDON_BINARIES,
 } from '../../src/provision/recipes.js';
-import { UPSTREAM_ADDON_IMAGES, upstreamAddonImage } from '../../src/image.js';
+import { UPSTREAM_ADDON_IMAGES, upstreamAddonImage } from '../../src/images/catalogue.js';
 import { ImageCatalog, parseImageBinaries } from '../../src/nodelet/images.js';
 import { runsUpstream, clusterProxyHubObjects, crdsInYaml, managedServiceAccountHubObjects, upstreamLeftovers } from '../../src/addons/upstream/index.js';
 import type { LabConfig } from '../../src/config/index.js';

@@ -1,7 +1,7 @@
 import { isStatus, type KubeClient } from '../../kube/client.js';
 import { NotReadyError } from '../../errors.js';
 import { sleep } from '../../kube/wait.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { createCA, type CertificateAuthority } from '../../pki/index.js';
 import { ensureCertificateSecret } from '../cluster-proxy/certificates.js';
 import { PROXY_NAMESPACE, SECRETS } from '../cluster-proxy/constants.js';

@@ -1,6 +1,6 @@
 import type { KubeClient } from '../../kube/client.js';
 import type { ProxyEntrypoint } from '../../config/types.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { getOrNull, objectPath, type KubeObject } from '../../kube/objects.js';
 import { ENTRYPOINT_SERVICE, PROXY_API, PROXY_CONFIGURATION_NAME, PROXY_NAMESPACE, PROXY_PORTS } from './constants.js';
 

@@ -1,4 +1,4 @@
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { ADDON_NAME_LABEL } from '../framework/names.js';
 import { toBase64, type KubeObject } from '../../kube/objects.js';
 import {

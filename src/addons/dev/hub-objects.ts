@@ -1,4 +1,4 @@
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';

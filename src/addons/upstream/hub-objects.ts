@@ -1,5 +1,5 @@
 import { clusterProxyImage } from '../../provision/recipes.js';
-import { upstreamAddonImage } from '../../image.js';
+import { upstreamAddonImage } from '../../images/catalogue.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { clusterRole, clusterRoleBinding, deployment, namespace, role, roleBinding, serviceAccount, serviceAccountSubject } from '../../kube/builders.js';
 import { ADDON_API, LIFECYCLE_ANNOTATION } from '../framework/names.js';

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { NotFoundError } from '../../errors.js';
 import { runtimeDefinitions } from '../../runtime/registry.js';
-import type { ImageRegistryControl, ImageRegistryInfo } from '../../runtime/types.js';
+import type { ImageRegistryControl, ImageRegistryInfo } from '../../images/registry/control.js';
 import { emit, type GlobalOptions } from '../output.js';
 
 /** The image registry of the runtime that registers one (kind's). */

@@ -18,7 +18,7 @@ import {
   OPERATOR_NAMESPACE,
 } from '../../ocm/constants.js';
 import { klusterletObject } from '../../ocm/klusterlet.js';
-import { ocmImage, upstreamAddonImage } from '../../image.js';
+import { ocmImage, upstreamAddonImage } from '../../images/catalogue.js';
 
 interface AddonPlan {
   name: AddonName;

@@ -5,7 +5,7 @@ import { PUBLISHERS } from '../../provision/artifacts.js';
 import { refuseUnknownOptions, stringOption } from '../options.js';
 import type { RuntimeDefinition } from '../types.js';
 import type { ExistingClustersInput } from './contexts.js';
-import { parseImageRegistry } from './image-registry.js';
+import { parseImageRegistry } from '../../images/user-registry.js';
 import { parseHubServer } from './hub-server.js';
 
 /**

@@ -13,9 +13,9 @@ import { existingRuntimePlan } from './dry-run.js';
 import { clusterSpecs, resolveContext, type ExistingClusterSpec, type ExistingClustersInput, type ResolvedContext } from './contexts.js';
 import { readExistingState, type ExistingLabState, type ExistingRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
-import { checkImages, imagesToCheck } from './image-check.js';
-import { pushOurImage } from './image-registry.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
+import { checkImages, imagesToCheck } from '../../images/cluster-check.js';
+import { pushOurImage } from '../../images/user-registry.js';
 import { chooseHubServer } from './hub-server.js';
 
 /** All clusters of a lab on existing clusters are in one "VPC": the network between them is the user's. */

@@ -1,11 +1,12 @@
 import type { LabConfig } from '../../config/index.js';
 import type { HostFacts } from '../../host/facts.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { OFFICIAL_NODE_BASE } from '../../images/lab-images.js';
+import { parseReference } from '../../provision/oci/reference.js';
 import { KIND_NODE_BINARIES, OCM_BINARIES } from '../../provision/recipes.js';
 import { binarySources, ocmImageSources, type ArtifactSource } from '../../provision/sources.js';
 import { KIND_VERSION, officialNodeImage } from '../../provision/versions.js';
-import { OFFICIAL_REGISTRY_IMAGE } from './image-registry/image.js';
+import { OFFICIAL_REGISTRY_IMAGE } from '../../images/registry/image.js';
 import { kindKubernetesSource } from './verdicts.js';
 
 /**
@@ -39,11 +40,11 @@ export function kindArtifacts(config: LabConfig, source: 'official' | 'build', f
     source === 'official'
       ? ocmImageSources(config.ocmVersion, 'official')
       : [...ocmImageSources(config.ocmVersion, 'build'), ...binarySources(OCM_BINARIES, 'build', versions, facts.platform)];
-  const tag = OCM_LAB_IMAGE.slice(OCM_LAB_IMAGE.lastIndexOf(':') + 1);
+  const tag = parseReference(OCM_LAB_IMAGE).tag ?? '';
   const own: ArtifactSource[] =
     source === 'official'
       ? [
-          { artifact: 'Node.js base image', version: OFFICIAL_NODE_BASE.name.split(':')[1] ?? '', from: 'image', ...pinned(OFFICIAL_NODE_BASE) },
+          { artifact: 'Node.js base image', version: parseReference(OFFICIAL_NODE_BASE.name).tag ?? '', from: 'image', ...pinned(OFFICIAL_NODE_BASE) },
           { artifact: `${OCM_LAB_IMAGE} image`, version: tag, from: 'built here', builtFrom: 'the Dockerfile on the Node.js base image above' },
           { artifact: 'registry image', version: '2.8.3', from: 'image', ...pinned(OFFICIAL_REGISTRY_IMAGE) },
         ]

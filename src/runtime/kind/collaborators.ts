@@ -1,5 +1,5 @@
 import type { LabConfig } from '../../config/index.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { ensureKindNodeImage, nodeImageRef } from './images/index.js';
 import { chooseNodeImage, pullOfficialNode } from './images/official-node.js';
 import { ensureLabImages, ensureOwnImage, labImages } from '../../images/lab-images.js';

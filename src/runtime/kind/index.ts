@@ -18,7 +18,7 @@ export const kindRuntime: RuntimeDefinition = {
     return new KindRuntime(nodeImage);
   },
   prepare: () => import('./setup.js').then((m) => m.kindPreparation),
-  imageRegistry: () => import('./image-registry/control.js').then((m) => m.imageRegistryControl),
+  imageRegistry: () => import('../../images/registry/control.js').then((m) => m.imageRegistryControl),
   // kubectl from dl.k8s.io, etcd and kind from GitHub, OCM's images from quay.io, the node image and the Node.js base from Docker Hub.
   officialSources: [PUBLISHERS.dlK8s, PUBLISHERS.github, PUBLISHERS.quay, PUBLISHERS.dockerHub],
   verdicts: kindVerdicts,

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import type { LabConfig } from '../../config/index.js';
 import { InvalidInputError } from '../../errors.js';
-import { OCM_LAB_IMAGE } from '../../image.js';
+import { OCM_LAB_IMAGE } from '../../images/catalogue.js';
 import { renderKindConfig, type KindTemplates } from './kind-config.js';
 import { cniConflist, conflistPlugins, type PodNetwork } from './images/cni.js';
 import { hubEndpointLabels, hubEndpointName, kindClusterName, nodeContainerName, vpcNetworkLabels, vpcNetworkName } from './names.js';
-import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from './image-registry/names.js';
-import { parseImageReference } from './image-registry/references.js';
+import { REGISTRY_CONTAINER, REGISTRY_VOLUME } from '../../images/registry/names.js';
+import { parseReference } from '../../provision/oci/reference.js';
 
 /** Kind's default ranges: every cluster has its own node, so they may repeat across clusters. */
 export const POD_SUBNET = '10.244.0.0/16';
@@ -242,7 +242,7 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
       name: REGISTRY_CONTAINER,
       volume: REGISTRY_VOLUME,
       networks: networks.map((n) => n.name),
-      mirrors: [...new Set(input.images.map((i) => parseImageReference(i).domain))].sort(),
+      mirrors: [...new Set(input.images.map((i) => parseReference(i).host))].sort(),
     },
     images: [...new Set(input.images)],
   };

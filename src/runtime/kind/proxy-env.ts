@@ -1,5 +1,5 @@
 import { proxyEnvironment } from '../../util/outbound-proxy.js';
-import { REGISTRY_CONTAINER } from './image-registry/names.js';
+import { REGISTRY_CONTAINER } from '../../images/registry/names.js';
 import type { KindLabPlan } from './plan.js';
 
 /**

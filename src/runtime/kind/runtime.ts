@@ -17,7 +17,7 @@ import { entryFromKindKubeconfig, writeLabKubeconfigs } from './kubeconfigs.js';
 import { hubEndpointName, KIND_CLUSTER_LABEL, kindClusterName, nodeContainerName, vpcNetworkName } from './names.js';
 import { ensureNetwork, inspectNetworks, labNetworks, removeNetwork } from './networks.js';
 import { ensureNodeEgressGuards } from './node-routes.js';
-import { startPrepulls } from './image-registry/prepull.js';
+import { startPrepulls } from '../../images/registry/prepull.js';
 import { clusterConflist, clusterCreateConcurrency, planKindLab, type KindClusterPlan, type KindLabPlan } from './plan.js';
 import type { PodNetwork } from './images/cni.js';
 import { officialNodeImage } from '../../provision/versions.js';
@@ -31,7 +31,7 @@ import { kindProxyEnv } from './proxy-env.js';
 import { releaseLeasesFromBeforeNodeStart } from './stale-leases.js';
 import { notUpStatus } from '../not-up.js';
 import { tcpProbeArgv } from '../tcp-probe.js';
-import { detachRegistry, mirrorInNode, publishRegistryHosting, registryWithImages, type RegistryFacts } from './image-registry/index.js';
+import { detachRegistry, mirrorInNode, publishRegistryHosting, registryWithImages, type RegistryFacts } from '../../images/registry/index.js';
 
 /** Options only the kind runtime reads (the CLI passes them with the common UpOptions, which carry nodeImage). */
 interface KindUpOptions extends UpOptions {

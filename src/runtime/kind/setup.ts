@@ -7,8 +7,8 @@ import { localImageKey, type BuiltImage } from '../../images/docker-build.js';
 import type { ImageBuildOptions } from '../../images/options.js';
 import { componentImageKey, componentImageSpecs, ensureComponentImage, ensureKindNodeImageDetail, nodeImageKey, nodeImageRef } from './images/index.js';
 import { ensureLabImagesDetail, labImages } from '../../images/lab-images.js';
-import { builtRegistryImage, REGISTRY_IMAGE, registryImageKey } from './image-registry/index.js';
-import { registryImage } from './image-registry/lab-registry.js';
+import { builtRegistryImage, REGISTRY_IMAGE, registryImageKey } from '../../images/registry/index.js';
+import { registryImage } from '../../images/registry/lab-registry.js';
 import { loadCollaborators, type ImageSources } from './collaborators.js';
 
 /** One offline image `setup --runtime kind` makes: its name, the key its inputs give, and how to make it. */

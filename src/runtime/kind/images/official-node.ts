@@ -6,7 +6,7 @@ import type { ArtifactsMode } from '../../../provision/artifacts.js';
 import { registryBase, type Mirrors } from '../../../provision/mirrors.js';
 import { readImageConfig } from '../../../provision/oci/config.js';
 import { hostPlatform } from '../../../provision/oci/platform.js';
-import { parseReference } from '../../../provision/oci/reference.js';
+import { familiarReference, parseReference } from '../../../provision/oci/reference.js';
 import { KIND_VERSION, kubernetesPatchFor, minorOf, officialNodeImage } from '../../../provision/versions.js';
 import { NODE_CGROUP_V1_LABEL } from './node-files.js';
 
@@ -89,9 +89,10 @@ export async function pullOfficialNode(
   mirrors: Mirrors,
   progress: (line: string) => void,
 ): Promise<string | null> {
-  const at = choice.ref.indexOf('@');
+  // choice.ref is `name:tag@digest` (chooseNodeImage): the name as kind publishes it, and the digest to pull by.
+  const { digest, ...named } = parseReference(choice.ref);
   try {
-    return await pullPinned({ name: choice.ref.slice(0, at), digest: choice.ref.slice(at + 1) }, mirrors, progress);
+    return await pullPinned({ name: familiarReference(named), digest: digest ?? '' }, mirrors, progress);
   } catch (err) {
     if (artifacts === 'auto' && err instanceof RegistryUnavailableError) {
       progress(`node image: ${err.message}; building it here instead`);

@@ -1,5 +1,5 @@
-import { docker } from '../../../images/docker.js';
-import { OCM_UPSTREAM_IMAGES, ocmImage, SPOKE_OCM_IMAGES } from '../../../image.js';
+import { docker } from '../docker.js';
+import { OCM_UPSTREAM_IMAGES, ocmImage, SPOKE_OCM_IMAGES } from '../catalogue.js';
 
 /**
  * What a new node pulls from the registry while OCM installs, in the order its pods need them: OCM's images first (a spoke

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../../../kube/objects.js';
+import type { KubeObject } from '../../kube/objects.js';
 import { registryInClusterHost } from './names.js';
 
 /** Where the ConfigMap's `help` points: kind's local-registry guide, which this registry follows (ocm-lab's own: docs/kind.md, `ocm-lab registry`). */

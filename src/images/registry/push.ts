@@ -1,5 +1,5 @@
-import { docker, dockerInspect } from '../../../images/docker.js';
-import { parseImageReference } from './references.js';
+import { docker, dockerInspect } from '../docker.js';
+import { parseReference } from '../../provision/oci/reference.js';
 
 const MANIFEST_TYPES = ['application/vnd.docker.distribution.manifest.v2+json', 'application/vnd.oci.image.manifest.v1+json'];
 
@@ -13,9 +13,20 @@ async function registryConfigDigest(port: number, repository: string, tag: strin
   return manifest.config?.digest ?? null;
 }
 
+/**
+ * `ref` as the lab's registry stores it: its upstream registry host, repository path and tag. The registry stores an image
+ * under its upstream path, so a node that pulls the upstream name through the registry as a mirror finds it; a reference
+ * by digest is refused (a push names a tag).
+ */
+export function registryName(ref: string): { host: string; repository: string; tag: string } {
+  const { host, repository, tag, digest } = parseReference(ref);
+  if (digest || !tag) throw new Error(`image ${ref}: references by digest are not pushed to the lab's registry; give it a tag`);
+  return { host, repository, tag };
+}
+
 /** Where `ref` goes in the registry at 127.0.0.1:<port>: under its upstream path, so nodes find it through their mirrors. */
 export function registryTarget(port: number, ref: string): string {
-  const { repository, tag } = parseImageReference(ref);
+  const { repository, tag } = registryName(ref);
   return `127.0.0.1:${port}/${repository}:${tag}`;
 }
 
@@ -30,7 +41,7 @@ export async function pushMissingImages(port: number, images: readonly string[],
   for (const ref of images) {
     const [local] = await dockerInspect<{ Id: string }>('image', [ref]);
     if (!local) throw new Error(`image ${ref} is not in the Docker engine, so it cannot be pushed to the lab's registry (run ocm-lab setup --runtime kind)`);
-    const { repository, tag } = parseImageReference(ref);
+    const { repository, tag } = registryName(ref);
     if ((await registryConfigDigest(port, repository, tag)) === local.Id) continue;
     const target = registryTarget(port, ref);
     progress(`docker push ${target}`);

@@ -4,27 +4,27 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/util/exec.js';
 import { ExitCode } from '../../src/errors.js';
-import { choosePort } from '../../src/runtime/kind/image-registry/container.js';
-import { localRegistryHosting } from '../../src/runtime/kind/image-registry/hosting.js';
-import { registryHostsFiles, writeHostsScript } from '../../src/runtime/kind/image-registry/mirrors.js';
-import { parseImageReference, upstreamServer } from '../../src/runtime/kind/image-registry/references.js';
-import { registryTarget } from '../../src/runtime/kind/image-registry/push.js';
+import { choosePort } from '../../src/images/registry/container.js';
+import { localRegistryHosting } from '../../src/images/registry/hosting.js';
+import { registryHostsFiles, writeHostsScript } from '../../src/images/registry/mirrors.js';
+import { registryEndpoint } from '../../src/provision/oci/reference.js';
+import { registryName, registryTarget } from '../../src/images/registry/push.js';
 import { labImages } from '../../src/images/lab-images.js';
 
 /** The pure parts of the kind labs' image registry: references, containerd's hosts.toml, KEP-1755, the port choice. */
 describe('image references as a registry sees them', () => {
   it('puts one-part names under docker.io/library and keeps a host and path', () => {
-    expect(parseImageReference('ocm-lab:dev')).toEqual({ domain: 'docker.io', repository: 'library/ocm-lab', tag: 'dev' });
-    expect(parseImageReference('quay.io/open-cluster-management/registration:v1.2.1')).toEqual({
-      domain: 'quay.io',
+    expect(registryName('ocm-lab:dev')).toEqual({ host: 'docker.io', repository: 'library/ocm-lab', tag: 'dev' });
+    expect(registryName('quay.io/open-cluster-management/registration:v1.2.1')).toEqual({
+      host: 'quay.io',
       repository: 'open-cluster-management/registration',
       tag: 'v1.2.1',
     });
-    expect(parseImageReference('localhost:5001/my-addon')).toEqual({ domain: 'localhost:5001', repository: 'my-addon', tag: 'latest' });
-    expect(parseImageReference('me/tool:1')).toEqual({ domain: 'docker.io', repository: 'me/tool', tag: '1' });
-    expect(() => parseImageReference('quay.io/x@sha256:abc')).toThrow(/by digest/);
+    expect(registryName('localhost:5001/my-addon')).toEqual({ host: 'localhost:5001', repository: 'my-addon', tag: 'latest' });
+    expect(registryName('me/tool:1')).toEqual({ host: 'docker.io', repository: 'me/tool', tag: '1' });
+    expect(() => registryName(`quay.io/x@sha256:${'ab'.repeat(32)}`)).toThrow(/by digest/);
     expect(registryTarget(5001, 'ocm-lab:dev')).toBe('127.0.0.1:5001/library/ocm-lab:dev');
-    expect(upstreamServer('docker.io')).toBe('https://registry-1.docker.io');
+    expect(registryEndpoint('docker.io')).toBe('registry-1.docker.io');
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OCM_LAB_IMAGE, ocmImage } from '../../src/image.js';
-import { prepullOrder } from '../../src/runtime/kind/image-registry/prepull.js';
+import { OCM_LAB_IMAGE, ocmImage } from '../../src/images/catalogue.js';
+import { prepullOrder } from '../../src/images/registry/prepull.js';
 
 const v = 'v1.2.1';
 const ocm = (name: Parameters<typeof ocmImage>[0]) => ocmImage(name, v);

@@ -1,6 +1,6 @@
-import { docker } from '../../../images/docker.js';
+import { docker } from '../docker.js';
 import { registryInClusterHost } from './names.js';
-import { parseImageReference, upstreamServer } from './references.js';
+import { DOCKER_HUB, parseReference, registryEndpoint } from '../../provision/oci/reference.js';
 
 /** The directory containerd reads hosts.toml from (config_path: the kind configs patch it into every node's containerd config, kind-configs/). */
 const CERTS_D = '/etc/containerd/certs.d';
@@ -24,8 +24,8 @@ export function registryHostsFiles(hostPort: number, labImages: readonly string[
     [registryInClusterHost()]: `# ocm-lab: the lab's image registry by its name on the VPC networks\nserver = "http://${registryInClusterHost()}"\n`,
   };
   // docker.io always: images a user pushes (`ocm-lab registry push my-addon:dev`) run by their own names.
-  for (const domain of [...new Set(['docker.io', ...labImages.map((i) => parseImageReference(i).domain)])].sort()) {
-    files[domain] = `# ocm-lab: the lab's images from its registry first, then upstream\nserver = "${upstreamServer(domain)}"\n\n${hostBlock()}`;
+  for (const host of [...new Set([DOCKER_HUB, ...labImages.map((i) => parseReference(i).host)])].sort()) {
+    files[host] = `# ocm-lab: the lab's images from its registry first, then upstream\nserver = "https://${registryEndpoint(host)}"\n\n${hostBlock()}`;
   }
   return files;
 }

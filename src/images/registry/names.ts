@@ -1,4 +1,4 @@
-import { LABEL_ROLE } from '../../../images/docker.js';
+import { LABEL_ROLE } from '../docker.js';
 
 /**
  * The image registry every lab on this machine shares (one container, one

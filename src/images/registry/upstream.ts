@@ -1,9 +1,9 @@
-import { architectureOf, readHostFacts } from '../../../host/facts.js';
-import { registryBase, requiredDigest, type Mirrors } from '../../../provision/mirrors.js';
-import { copyImage } from '../../../provision/oci/copy.js';
-import { hostPlatform } from '../../../provision/oci/platform.js';
-import { cacheDir } from '../../../paths.js';
-import { parseImageReference } from './references.js';
+import { architectureOf, readHostFacts } from '../../host/facts.js';
+import { registryBase, requiredDigest, type Mirrors } from '../../provision/mirrors.js';
+import { copyImage } from '../../provision/oci/copy.js';
+import { hostPlatform } from '../../provision/oci/platform.js';
+import { cacheDir } from '../../paths.js';
+import { registryName } from './push.js';
 
 /**
  * Copies images from their publishers (quay.io for OCM's and upstream's addons') into the lab's registry
@@ -17,10 +17,10 @@ export async function copyUpstreamImages(port: number, images: readonly string[]
   const copied: string[] = [];
   const nodes = images.length ? hostPlatform(architectureOf(await readHostFacts({ engine: true })).value) : undefined;
   for (const reference of images) {
-    const { domain, repository, tag } = parseImageReference(reference);
+    const { host, repository, tag } = registryName(reference);
     const r = await copyImage({
       reference,
-      registryBase: registryBase(mirrors, domain),
+      registryBase: registryBase(mirrors, host),
       expectedDigest: requiredDigest(mirrors, reference),
       target: { base: `http://127.0.0.1:${port}`, repository, tag },
       scratchDir: cacheDir(),

@@ -1,7 +1,7 @@
 import net from 'node:net';
-import { MissingPrerequisiteError } from '../../../errors.js';
-import { docker, dockerInspect } from '../../../images/docker.js';
-import { listen } from '../../../util/listen.js';
+import { MissingPrerequisiteError } from '../../errors.js';
+import { docker, dockerInspect } from '../docker.js';
+import { listen } from '../../util/listen.js';
 import { DEFAULT_REGISTRY_PORT, isOurs, REGISTRY_CONTAINER, REGISTRY_INTERNAL_PORT, REGISTRY_LABELS, REGISTRY_PORT_ENV, REGISTRY_VOLUME } from './names.js';
 
 interface RegistryInspect {

@@ -6,7 +6,7 @@
  *   (src/nodelet/images.ts, docs/nodelet.md "Images");
  * - kind, built path: each is built here FROM the lab's Debian base, OCM's and upstream's addons' from the provisioned binaries and ours
  *   with the repository's Dockerfile, then pushed once per machine to the kind labs' image registry, which every node
- *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/runtime/kind/image-registry/, docs/kind.md);
+ *   pulls them from as a mirror of their upstream names (src/images/lab-images.ts, src/images/registry/, docs/kind.md);
  * - kind, official path: OCM's and upstream's addons' copied from quay.io into that registry under the same names, ours built
  *   FROM the official Node.js image pinned by digest;
  * - existing: the clusters' nodes pull OCM's images, and ours (`ocm-lab:<version>`) must be made available to them
@@ -19,9 +19,9 @@ import {
   OCM_IMAGE_REPOSITORY,
   clusterProxyImage,
   type BinaryName,
-} from './provision/recipes.js';
-import { PACKAGE_VERSION } from './version.js';
-import type { UpstreamAddon } from './config/addon-names.js';
+} from '../provision/recipes.js';
+import { PACKAGE_VERSION } from '../version.js';
+import type { UpstreamAddon } from '../config/addon-names.js';
 
 /**
  * Set on the lab's addon managers when their image is not the default (`up --image-registry`): the image they run,
@@ -42,7 +42,7 @@ export function ocmLabImageAt(registry: string | undefined): string {
 }
 
 // OCM's images (repository, names, the binary each holds) are facts the OCM recipe pulls from too: src/provision/recipes.ts.
-export { OCM_IMAGE_REPOSITORY, OCM_UPSTREAM_IMAGES, ocmImage } from './provision/recipes.js';
+export { OCM_IMAGE_REPOSITORY, OCM_UPSTREAM_IMAGES, ocmImage } from '../provision/recipes.js';
 
 /** The OCM images a spoke runs: the klusterlet operator and its agents (the hub runs all of OCM_UPSTREAM_IMAGES). */
 export const SPOKE_OCM_IMAGES: readonly string[] = ['registration-operator', 'registration', 'work'];

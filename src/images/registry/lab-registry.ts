@@ -1,9 +1,9 @@
-import { RegistryUnavailableError } from '../../../errors.js';
-import { docker } from '../../../images/docker.js';
-import type { ArtifactsMode } from '../../../provision/artifacts.js';
-import type { Mirrors } from '../../../provision/mirrors.js';
-import { KubeClient } from '../../../kube/client.js';
-import { applyObject } from '../../../kube/objects.js';
+import { RegistryUnavailableError } from '../../errors.js';
+import { docker } from '../docker.js';
+import type { ArtifactsMode } from '../../provision/artifacts.js';
+import type { Mirrors } from '../../provision/mirrors.js';
+import { KubeClient } from '../../kube/client.js';
+import { applyObject } from '../../kube/objects.js';
 import { ensureRegistry, type RegistryFacts } from './container.js';
 import { localRegistryHosting } from './hosting.js';
 import { builtRegistryImage, officialRegistryImage } from './image.js';

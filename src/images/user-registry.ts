@@ -1,7 +1,8 @@
-import { InvalidInputError, MissingPrerequisiteError } from '../../errors.js';
-import { OCM_LAB_IMAGE, ocmLabImageAt } from '../../image.js';
-import { docker, dockerEngine } from '../../images/docker.js';
-import { ensureOwnImage } from '../../images/lab-images.js';
+import { InvalidInputError, MissingPrerequisiteError } from '../errors.js';
+import { OCM_LAB_IMAGE, ocmLabImageAt } from './catalogue.js';
+import { docker, dockerEngine } from './docker.js';
+import { ensureOwnImage } from './lab-images.js';
+import { parseReference, registryPrefix } from '../provision/oci/reference.js';
 
 /**
  * `--image-registry REG` (the lab file's `runtime.existing.imageRegistry`): a registry the user's clusters pull from.
@@ -9,19 +10,16 @@ import { ensureOwnImage } from '../../images/lab-images.js';
  * as `REG/ocm-lab:<version>` with the user's own `docker login`, and the lab's pods run it from there.
  */
 
-/** `host[:port][/path]`, lower-case as image names are; no scheme, tag or digest. */
-const REGISTRY = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(\/[a-z0-9]+([._-][a-z0-9]+)*)*\/?$/;
-
-/** The registry as given, checked: a clear refusal naming the value and its form otherwise. */
+/** The registry as given (`host[:port][/path]`, no scheme, tag or digest), checked: a clear refusal naming the value and its form otherwise. */
 export function parseImageRegistry(value: string): string {
-  const registry = value.trim();
-  if (!REGISTRY.test(registry)) {
+  const registry = registryPrefix(value);
+  if (registry === null) {
     throw new InvalidInputError(
       `--image-registry ${JSON.stringify(value)} is not a registry: it takes HOST[:PORT][/PATH] in lower case, without a scheme, tag or digest`,
       { hint: 'e.g. --image-registry ghcr.io/my-org, or --image-registry registry.internal:5000' },
     );
   }
-  return registry.replace(/\/+$/, '');
+  return registry;
 }
 
 /** Builds our image (or finds it built) and pushes it to `registry`; returns the reference the lab's pods name. */
@@ -39,7 +37,7 @@ export async function pushOurImage(registry: string, progress: (line: string) =>
   const pushed = await docker(['push', '--quiet', target], { allowFailure: true });
   if (pushed.exitCode !== 0) {
     throw new MissingPrerequisiteError(`docker push ${target} failed (exit ${pushed.exitCode}): ${(pushed.stderr || pushed.stdout).trim()}`, {
-      hint: `check that this machine may push to ${registry} (docker login ${registry.split('/')[0]})`,
+      hint: `check that this machine may push to ${registry} (docker login ${parseReference(target).host})`,
     });
   }
   return target;

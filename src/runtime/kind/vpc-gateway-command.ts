@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { InvalidInputError } from '../../../errors.js';
-import { parseForward, startVpcGateway } from '../../../runtime/kind/vpc-gateway.js';
+import { InvalidInputError } from '../../errors.js';
+import { parseForward, startVpcGateway } from './vpc-gateway.js';
 
 interface Args {
   forward: string[];

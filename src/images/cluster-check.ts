@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { ImageUnavailableError } from '../../errors.js';
-import { isStatus, KubeClient, type KubeEndpoint } from '../../kube/client.js';
-import { sleep, waitUntil } from '../../kube/wait.js';
-import { getOrNull } from '../../kube/objects.js';
-import { OCM_UPSTREAM_IMAGES, ocmImage, SPOKE_OCM_IMAGES } from '../../image.js';
+import { ImageUnavailableError } from '../errors.js';
+import { isStatus, KubeClient, type KubeEndpoint } from '../kube/client.js';
+import { sleep, waitUntil } from '../kube/wait.js';
+import { getOrNull } from '../kube/objects.js';
+import { OCM_UPSTREAM_IMAGES, ocmImage, SPOKE_OCM_IMAGES } from './catalogue.js';
 
 /**
  * Before `up --runtime existing` installs anything: can every cluster pull and run the images the lab will run

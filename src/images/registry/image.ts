@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
-import { MissingPrerequisiteError } from '../../../errors.js';
-import { ensureBaseImage, baseImageKey } from '../../../images/base-image.js';
-import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage } from '../../../images/docker-build.js';
-import { resolveImageOptions, type ImageBuildOptions } from '../../../images/options.js';
-import { pullPinned, type PinnedImage } from '../../../images/pinned-pull.js';
-import type { Mirrors } from '../../../provision/mirrors.js';
-import { onPath } from '../../../provision/resolve.js';
+import { MissingPrerequisiteError } from '../../errors.js';
+import { ensureBaseImage, baseImageKey } from '../base-image.js';
+import { buildImage, ensureImage, imageKey, LABEL_IMAGE_KEY, type BuiltImage } from '../docker-build.js';
+import { resolveImageOptions, type ImageBuildOptions } from '../options.js';
+import { pullPinned, type PinnedImage } from '../pinned-pull.js';
+import type { Mirrors } from '../../provision/mirrors.js';
+import { onPath } from '../../provision/resolve.js';
 import { REGISTRY_INTERNAL_PORT } from './names.js';
 
 /**
