@@ -90,7 +90,7 @@ describe('up --dry-run: the preflight verdicts (text and -o json)', () => {
     ]);
     const stop = dryRun.preflight!.find((c) => c.level === 'stop')!;
     expect(stop.line).toMatch(
-      /^fs\.inotify\.max_user_instances is 128; the lab's 3 new kind nodes need at least 220 \(20 in use, 64 per new cluster × 3, 8 spare\)$/,
+      /^fs\.inotify\.max_user_instances is 128; the lab's 3 new kind nodes need at least 196 \(20 in use, 56 per new cluster × 3, 8 spare\)$/,
     );
     expect(stop.fix).toBe('sudo sysctl -w fs.inotify.max_user_instances=512');
     expect(dryRun.preflight!.find((c) => c.check === 'fs.inotify.max_user_watches')!.line).toMatch(/\(4996 needed\)/);

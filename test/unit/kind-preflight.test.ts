@@ -79,13 +79,15 @@ describe('kind preflight: capacity', () => {
     expect(warning).toContain(': sudo sysctl -w fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288');
   });
 
-  it("a stock 128 instances on this machine's cgroup v1 engine: the default lab's 3 nodes start (warning), a 4th does not (stop); under cgroup v2 the shims' instances make 3 too many", () => {
+  it("a stock 128 instances on this machine's cgroup v1 engine: 4 nodes start (warning), a 5th does not (stop); under cgroup v2 the shims' instances make 3 too many", () => {
     const v1 = { ...host({ ...roomy, maxUserInstances: 128 }), hostCgroupVersion: '1' as const };
     const engineV1 = { ...v1, engine: { ...v1.engine!, cgroupVersion: '1' as const } };
     const idle = { inotifyInUse: use(0, 0) };
     const instancesLevel = (facts: HostFacts, n: number) => levels(kindCapacityChecks(input(facts, n, idle)))['fs.inotify.max_user_instances'];
     expect(instancesLevel(engineV1, 3)).toBe('warning');
-    expect(instancesLevel(engineV1, 4)).toBe('stop');
+    expect(instancesLevel(engineV1, 4)).toBe('warning');
+    expect(instancesLevel(engineV1, 5)).toBe('stop');
+    expect(instancesLevel(host({ ...roomy, maxUserInstances: 128 }), 2)).toBe('warning');
     expect(instancesLevel(host({ ...roomy, maxUserInstances: 128 }), 3)).toBe('stop');
   });
 

@@ -8,16 +8,16 @@ import { builtNodeVerdict, officialNodeVerdict } from './verdicts.js';
 /** kind's advice for many clusters on one machine (its known-issues page, "Pod errors due to too many open files"). */
 export const KIND_RECOMMENDED_INOTIFY = { instances: 512, watches: 524288 };
 /**
- * inotify instances and watches one node of this lab takes with OCM and the default addons running, by the cgroup
- * version of the engine (docs/platforms.md, "Preflight"). Measured on this machine's cgroup v1 engine (2026-11-28, the
- * default lab up on kind): 34 instances and 552 watches on the hub's node, 30 and 383 on each spoke's (kubelet 7,
- * kube-controller-manager 7, kube-apiserver 6, systemd 4, OCM's agents the rest). Under cgroup v2 containerd's shim
- * also holds one instance per running container to hear of its OOM kills (memory.events): 26 containers on a spoke's
- * node here, so v2 is reckoned at v1's figure plus 28; not measured (this machine has no cgroup v2).
+ * inotify instances and watches one node of this lab takes with OCM and the default addons running, counted for root
+ * (the nodes' processes run as root; OCM's agents run as uid 10001 and count against that user's own limit), by the
+ * cgroup version of the engine. Measured on this machine's cgroup v1 engine (docs/measured/preflight.md): 26 instances
+ * on every node, 310-556 watches (kubelet 7, kube-controller-manager 7, kube-apiserver 6, systemd 4). Under cgroup
+ * v2 containerd's shim also holds one instance per running container to hear of its OOM kills (memory.events): 26
+ * containers on a spoke's node here, so v2 is reckoned at v1's figure plus 26, not measured (no cgroup v2 here).
  */
 export const INOTIFY_PER_KIND_NODE: Readonly<Record<'1' | '2', { instances: number; watches: number }>> = {
-  '1': { instances: 36, watches: 1024 },
-  '2': { instances: 64, watches: 1024 },
+  '1': { instances: 30, watches: 1024 },
+  '2': { instances: 56, watches: 1024 },
 };
 /** Headroom over what is held now plus the new nodes' share: a shell, kubectl, a pod or two of the user's. */
 const INOTIFY_SPARE = { instances: 8, watches: 1024 };
