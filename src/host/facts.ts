@@ -23,6 +23,8 @@ export interface EngineFacts {
   osType: string | null;
   /** Set when `SecurityOptions` says `name=rootless`: the containers' processes run as the user, not as root. */
   rootless?: true;
+  /** `KernelVersion`: the kernel the containers run on (another than this machine's: a VM, or a remote engine). */
+  kernel?: string;
 }
 
 export interface HostFacts {
@@ -37,6 +39,18 @@ export interface HostFacts {
   hostCgroupVersion: '1' | '2' | null;
   /** The engine's facts; null when they were not asked for. */
   engine: EngineFacts | null;
+  /** This machine's kernel release (`uname -r`), to tell whether the engine's containers share it. */
+  kernel?: string;
+}
+
+/**
+ * Whether this machine's limits (inotify, memory) are the ones the engine's containers run under: no when the engine
+ * says it runs another kernel (Docker Desktop's VM, a Podman machine, a remote DOCKER_HOST) or this is not Linux.
+ */
+export function engineSharesHostKernel(facts: HostFacts): boolean {
+  if (facts.platform.os !== 'linux') return false;
+  const engineKernel = facts.engine?.available ? facts.engine.kernel : undefined;
+  return !engineKernel || !facts.kernel || engineKernel === facts.kernel;
 }
 
 /** A fact and where it was read: the engine's when it answered and said, else the host's. */
@@ -87,6 +101,8 @@ export function parseDockerInfo(json: string): EngineFacts {
     architecture: architecture ? goArch(architecture) : null,
     osType: text('OSType'),
   };
+  const kernel = text('KernelVersion');
+  if (kernel) facts.kernel = kernel;
   if (Array.isArray(info.SecurityOptions) && (info.SecurityOptions as unknown[]).some((o) => String(o).split(',').includes('name=rootless')))
     facts.rootless = true;
   if (!facts.available) facts.reason = `no Docker engine answers 'docker info'${errors.length ? `: ${errors.join('; ')}` : ''}`;
@@ -194,5 +210,6 @@ export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<Ho
     memAvailableBytes: meminfo !== null ? parseMemAvailable(meminfo) : os.freemem(),
     hostCgroupVersion: process.platform === 'linux' ? (unified ? '2' : '1') : null,
     engine,
+    kernel: os.release(),
   };
 }

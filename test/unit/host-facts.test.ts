@@ -2,7 +2,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { architectureOf, cgroupVersionOf, inotifyWatchesOf, parseDockerInfo, tallyInotify, type HostFacts, type ProcessFds } from '../../src/host/facts.js';
+import {
+  architectureOf,
+  cgroupVersionOf,
+  engineSharesHostKernel,
+  inotifyWatchesOf,
+  parseDockerInfo,
+  tallyInotify,
+  type HostFacts,
+  type ProcessFds,
+} from '../../src/host/facts.js';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const READER = 'host/facts.ts';
@@ -129,6 +138,26 @@ describe('host facts: inotify use, from /proc/<pid>/fd and fdinfo', () => {
     });
     expect(tallyInotify(processes, 1000)).toMatchObject({ instances: 1, watches: 9000 });
     expect(tallyInotify([], 0)).toEqual({ uid: 0, instances: 0, watches: 0, processes: [] });
+  });
+
+  it("the engine's kernel, to tell a VM or a remote engine from one on this kernel", () => {
+    const info = { ServerVersion: '27.0.1', CgroupVersion: '2', Architecture: 'x86_64', OSType: 'linux' };
+    expect(parseDockerInfo(JSON.stringify({ ...info, KernelVersion: '6.10.14-linuxkit' })).kernel).toBe('6.10.14-linuxkit');
+    const linux: HostFacts = {
+      platform: { os: 'linux', arch: 'amd64' },
+      root: false,
+      inotify: { maxUserWatches: 8192, maxUserInstances: 128 },
+      memAvailableBytes: null,
+      hostCgroupVersion: '2',
+      engine: { available: true, cgroupVersion: '2', architecture: 'amd64', osType: 'linux', kernel: '6.1.0-26-amd64' },
+      kernel: '6.1.0-26-amd64',
+    };
+    expect(engineSharesHostKernel(linux)).toBe(true);
+    expect(engineSharesHostKernel({ ...linux, engine: { ...linux.engine!, kernel: '6.10.14-linuxkit' } })).toBe(false);
+    // An engine that does not say, or none asked: this machine's.
+    expect(engineSharesHostKernel({ ...linux, engine: { ...linux.engine!, kernel: undefined } })).toBe(true);
+    expect(engineSharesHostKernel({ ...linux, engine: null })).toBe(true);
+    expect(engineSharesHostKernel({ ...linux, platform: { os: 'darwin', arch: 'arm64' } })).toBe(false);
   });
 
   it('a rootless engine says so in SecurityOptions', () => {

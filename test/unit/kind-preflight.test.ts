@@ -106,6 +106,21 @@ describe('kind preflight: capacity', () => {
     expect(mac).toEqual([{ check: 'inotify and memory', level: 'ok', line: expect.stringContaining("the engine's VM") as string }]);
   });
 
+  it("an engine on another kernel (Docker Desktop for Linux, a Podman machine, a remote engine): this machine's limits are not the nodes'", () => {
+    const facts = { ...host({ ...roomy, maxUserInstances: 1, maxUserWatches: 1, memAvailableBytes: 1 }), kernel: '6.1.0-26-amd64' };
+    const vm = { ...facts, engine: { ...facts.engine!, kernel: '6.10.14-linuxkit' } };
+    expect(kindCapacityChecks(input(vm, 3))).toEqual([
+      {
+        check: 'inotify and memory',
+        level: 'ok',
+        line: "not checked: the engine runs kernel 6.10.14-linuxkit, not this machine's 6.1.0-26-amd64 (a VM or a remote engine)",
+      },
+    ]);
+    expect(kindCapacityChecks(input({ ...facts, engine: { ...facts.engine!, kernel: '6.1.0-26-amd64' } }, 3)).filter((c) => c.level === 'stop')).toHaveLength(
+      3,
+    );
+  });
+
   it('fails with exit 3 and every fix at once', () => {
     let err: unknown;
     try {

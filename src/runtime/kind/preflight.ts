@@ -1,4 +1,4 @@
-import { architectureOf, cgroupVersionOf, readHostFacts, readInotifyUse, type HostFacts, type InotifyUse } from '../../host/facts.js';
+import { architectureOf, cgroupVersionOf, engineSharesHostKernel, readHostFacts, readInotifyUse, type HostFacts, type InotifyUse } from '../../host/facts.js';
 import { dockerInspect } from '../../images/docker.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
 import { inotifyCheck, type PreflightCheck } from '../preflight.js';
@@ -138,6 +138,15 @@ export function kindCapacityChecks(input: KindPreflightInput): PreflightCheck[] 
     // On macOS and Windows the nodes run in Docker Desktop's VM: its limits are not ours to read.
     return [{ check: 'inotify and memory', level: 'ok', line: `not checked: the nodes run in the engine's VM, not on this ${facts.platform.os} machine` }];
   }
+  if (!engineSharesHostKernel(facts)) {
+    return [
+      {
+        check: 'inotify and memory',
+        level: 'ok',
+        line: `not checked: the engine runs kernel ${facts.engine?.kernel ?? '?'}, not this machine's ${facts.kernel ?? '?'} (a VM or a remote engine)`,
+      },
+    ];
+  }
   const inUse = input.inotifyInUse;
   // An engine that does not say is taken for cgroup v2, the larger need.
   const perNode = INOTIFY_PER_KIND_NODE[cgroupVersionOf(facts).value ?? '2'];
@@ -202,7 +211,7 @@ export async function readKindPreflightInput(
   inUse?: InotifyUse,
 ): Promise<KindPreflightInput> {
   const host = facts ?? (await readHostFacts({ engine: true }));
-  const inotifyInUse = host.platform.os !== 'linux' ? null : (inUse ?? (await readInotifyUse(nodesUid(host, process.getuid?.() ?? 0))));
+  const inotifyInUse = !engineSharesHostKernel(host) ? null : (inUse ?? (await readInotifyUse(nodesUid(host, process.getuid?.() ?? 0))));
   const officialOk = options.artifacts !== 'build' && officialNodeVerdict(options.kubernetesVersion, host).ok;
   const builtImageCached =
     !options.nodeImage &&
