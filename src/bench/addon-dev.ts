@@ -86,6 +86,7 @@ async function measure(config: LabConfig): Promise<void> {
 export const addonDevBenchmark: Benchmark = {
   name: 'addon-dev',
   describe: 'addon dev: save-to-running time of an agent change on every spoke',
+  options: [{ flag: '--config LAB.yaml', describe: 'measure on this running lab instead of bringing one up' }],
   run: async (args) => {
     const at = args.indexOf('--config');
     if (at >= 0 && args[at + 1]) return measure(await loadLabConfig(args[at + 1]));

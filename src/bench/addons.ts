@@ -34,6 +34,7 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 export const addonsBenchmark: Benchmark = {
   name: 'addons',
   describe: 'proxy health latency per cluster; kubectl get deployments -A directly vs through cluster-proxy with an MSA token',
+  options: [],
   run: () =>
     withBenchLabHome(async (home) => {
       const labFile = path.join(home, 'lab.yaml');

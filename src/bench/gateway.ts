@@ -154,6 +154,7 @@ export const gatewayBenchmark: Benchmark = {
   describe:
     `GET and create+update+delete on cluster1: direct vs tunnel vs ocm-lab's cluster-gateway vs upstream's ${CLUSTER_GATEWAY_UPSTREAM_VERSION} ` +
     "(p50/p99); --no-upstream leaves upstream's out",
+  options: [{ flag: '--no-upstream', describe: "leave upstream's cluster-gateway out" }],
   run: (args) => withBenchLabHome((home) => runGatewayBench(home, !args.includes('--no-upstream'))),
 };
 

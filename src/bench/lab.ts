@@ -159,6 +159,11 @@ export const labBenchmark: Benchmark = {
     'warm `up` of the default lab (binaries cached), without and with its addons: time per step and memory of all lab processes; ' +
     '`--runtime kind`: the default lab on local and on kind side by side, and a third spoke added and removed on kind (`--kind-only`: kind alone); ' +
     '`--connected` (root): on kind from cold, the official path against the simulated connected world beside the built path',
+  options: [
+    { flag: '--runtime kind', describe: 'the default lab on local and on kind side by side, and a third spoke added and removed on kind' },
+    { flag: '--kind-only', describe: 'with --runtime kind: kind alone' },
+    { flag: '--connected', describe: '(root) on kind from cold: the official path against the simulated connected world beside the built path' },
+  ],
   async run(args) {
     if (args.includes('--connected')) {
       await connectedColdPaths();

@@ -1,16 +1,19 @@
+import { benchCommand } from './args.js';
 import { benchmarks } from './registry.js';
 
-/** `npm run bench [-- <name>…]`: runs the named benchmarks, or all of them. */
+/** `npm run bench [-- <name>…]`: runs the named benchmarks, or all of them; `--help` prints what they are and runs none. */
 async function main(args: string[]): Promise<void> {
   // `--name value` options belong to the benchmarks (e.g. `lab --runtime kind`); only bare words name benchmarks.
-  const wanted = args.filter((a, i) => !a.startsWith('-') && !(args[i - 1]?.startsWith('--') && !args[i - 1]?.includes('=')));
-  const unknown = wanted.filter((w) => !benchmarks.some((b) => b.name === w));
-  if (unknown.length) {
-    process.stderr.write(`error: unknown benchmark ${unknown.join(', ')}; known: ${benchmarks.map((b) => b.name).join(', ') || '(none)'}\n`);
+  const command = benchCommand(args, benchmarks);
+  if (command.kind === 'help') {
+    process.stdout.write(command.text);
+    return;
+  }
+  if (command.kind === 'error') {
+    process.stderr.write(`error: ${command.message}\n`);
     process.exit(2);
   }
-  const selected = wanted.length ? benchmarks.filter((b) => wanted.includes(b.name)) : benchmarks;
-  for (const b of selected) {
+  for (const b of command.selected) {
     process.stdout.write(`\n== ${b.name}: ${b.describe}\n`);
     await b.run(args.filter((a) => a !== b.name));
   }

@@ -21,6 +21,7 @@ function stats(ms: number[]): string {
 export const networkBenchmark: Benchmark = {
   name: 'network',
   describe: 'local runtime VPC network of the default topology (2 namespaces, 3 cluster addresses, rules): apply, health check, teardown',
+  options: [{ flag: '--quick', describe: '2 rounds instead of 7' }],
   async run(args: string[]): Promise<void> {
     const capability = await probeNetworkCapability();
     if (!capability.canIsolate) {

@@ -156,6 +156,7 @@ async function measure(config: LabConfig): Promise<string[][]> {
 export const podsBenchmark: Benchmark = {
   name: 'pods',
   describe: 'pod start (created → Ready) of our image and of an upstream OCM image, interleaved; nodelet memory with 10 pods',
+  options: [],
   async run() {
     await withBenchLabHome(async () => {
       const config: LabConfig = {

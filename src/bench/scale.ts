@@ -155,6 +155,11 @@ function parseSpokes(args: string[]): number[] {
 export const scaleBenchmark: Benchmark = {
   name: 'scale',
   describe: 'labs of 1, 2, 5, 10 and 20 spokes, one after another: up time, memory (RSS, PSS) per added spoke, inotify instances; --svg FILE writes the plot',
+  options: [
+    { flag: '--spokes 1,2,5,10,20', describe: 'the spoke counts, one lab each (default 1,2,5,10,20)' },
+    { flag: '--svg FILE', describe: 'write the plot' },
+    { flag: '--json FILE', describe: 'write the figures' },
+  ],
   async run(args) {
     const spokes = parseSpokes(args);
     const svgFile = args.includes('--svg') ? args[args.indexOf('--svg') + 1] : undefined;

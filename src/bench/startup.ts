@@ -166,6 +166,16 @@ async function clusteradmSubject(o: Options & { sa: string }): Promise<Subject |
 export const startupBenchmark: Benchmark = {
   name: 'startup',
   describe: 'CLI start-up: node -e 0, ocm-lab --version, status, and (--proxy SA, a lab up) proxy kubectl beside clusteradm',
+  options: [
+    { flag: '--runs N', describe: 'runs of each subject (default 10)' },
+    { flag: '--config FILE', describe: 'the lab file the CLI is given' },
+    { flag: '--proxy SA', describe: 'also time proxy kubectl with this ManagedServiceAccount (the lab must be up)' },
+    { flag: '--cluster NAME', describe: 'the cluster of proxy kubectl (default cluster1)' },
+    { flag: '--clusteradm PATH', describe: 'clusteradm to time beside proxy kubectl (default: the one on PATH)' },
+    { flag: '--compare MAIN', describe: "another build's dist/cli/main.js, timed in the same rounds" },
+    { flag: '--node A,B', describe: 'other Node.js binaries, each running every node subject in the same rounds' },
+    { flag: '--cpu', describe: 'also the CPU time of each run (/usr/bin/time)' },
+  ],
   async run(args: string[]): Promise<void> {
     const o = parseOptions(args);
     if (o.cpu) await fs.access(TIME, fs.constants.X_OK).catch(() => Promise.reject(new Error(`--cpu needs GNU time at ${TIME}`)));

@@ -434,5 +434,12 @@ function positiveIntArg(args: string[], name: string): number | undefined {
 export const tunnelBenchmark: Benchmark = {
   name: 'tunnel',
   describe: 'tunnel throughput and request latency: direct vs ocm-lab vs upstream Go, loopback and 1 Gbit/s veth',
+  options: [
+    { flag: '--quick', describe: '64 MiB and 300 requests instead of 256 MiB and 1000' },
+    { flag: '--rounds N', describe: 'measure every link N times, paths interleaved; the table shows medians and ranges' },
+    { flag: '--link loopback|veth', describe: 'only this link (veth needs root)' },
+    { flag: '--no-netns', describe: 'skip the veth link (network namespaces)' },
+    { flag: '--no-upstream', describe: "leave upstream's Go proxy out" },
+  ],
   run: runBenchmark,
 };

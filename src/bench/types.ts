@@ -5,6 +5,8 @@
 export interface Benchmark {
   name: string;
   describe: string;
+  /** Its options, as `<name> --help` prints them (empty when it takes none). */
+  options: readonly { flag: string; describe: string }[];
   /** Prints its own side-by-side table; it must bound its own run time. */
   run(args: string[]): Promise<void>;
 }

@@ -21,6 +21,10 @@ export interface EngineFacts {
   architecture: string | null;
   /** `OSType`: the OS of the engine's containers (linux, windows). */
   osType: string | null;
+  /** Set when `SecurityOptions` says `name=rootless`: the containers' processes run as the user, not as root. */
+  rootless?: true;
+  /** `KernelVersion`: the kernel the containers run on (another than this machine's: a VM, or a remote engine). */
+  kernel?: string;
 }
 
 export interface HostFacts {
@@ -35,6 +39,18 @@ export interface HostFacts {
   hostCgroupVersion: '1' | '2' | null;
   /** The engine's facts; null when they were not asked for. */
   engine: EngineFacts | null;
+  /** This machine's kernel release (`uname -r`), to tell whether the engine's containers share it. */
+  kernel?: string;
+}
+
+/**
+ * Whether this machine's limits (inotify, memory) are the ones the engine's containers run under: no when the engine
+ * says it runs another kernel (Docker Desktop's VM, a Podman machine, a remote DOCKER_HOST) or this is not Linux.
+ */
+export function engineSharesHostKernel(facts: HostFacts): boolean {
+  if (facts.platform.os !== 'linux') return false;
+  const engineKernel = facts.engine?.available ? facts.engine.kernel : undefined;
+  return !engineKernel || !facts.kernel || engineKernel === facts.kernel;
 }
 
 /** A fact and where it was read: the engine's when it answered and said, else the host's. */
@@ -85,6 +101,10 @@ export function parseDockerInfo(json: string): EngineFacts {
     architecture: architecture ? goArch(architecture) : null,
     osType: text('OSType'),
   };
+  const kernel = text('KernelVersion');
+  if (kernel) facts.kernel = kernel;
+  if (Array.isArray(info.SecurityOptions) && (info.SecurityOptions as unknown[]).some((o) => String(o).split(',').includes('name=rootless')))
+    facts.rootless = true;
   if (!facts.available) facts.reason = `no Docker engine answers 'docker info'${errors.length ? `: ${errors.join('; ')}` : ''}`;
   return facts;
 }
@@ -99,6 +119,71 @@ async function readEngineFacts(): Promise<EngineFacts> {
   if (parsed.available || r.exitCode === 0) return parsed;
   const printed = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
   return { ...parsed, reason: parsed.reason?.includes(': ') ? parsed.reason : `no Docker engine answers 'docker info'${printed ? `: ${printed}` : ''}` };
+}
+
+/** One process's inotify descriptors as /proc shows them: the target of each fd link, and its fdinfo text. */
+export interface ProcessFds {
+  pid: number;
+  uid: number;
+  /** `comm` of the process (kubelet, containerd, kube-apiserver …). */
+  name: string;
+  fds: { link: string; fdinfo: string | null }[];
+}
+
+/** inotify instances and watches held by one user's processes, and by which. */
+export interface InotifyUse {
+  uid: number;
+  /** Instances held (each `anon_inode:inotify` descriptor): what fs.inotify.max_user_instances limits. */
+  instances: number;
+  /** Watches of those instances (`inotify wd:` lines of their fdinfo): what fs.inotify.max_user_watches limits. */
+  watches: number;
+  /** Processes holding at least one instance, most instances first. */
+  processes: { pid: number; name: string; instances: number; watches: number }[];
+}
+
+/** Watches of one inotify instance: its fdinfo has one `inotify wd:<n> …` line per watch. */
+export function inotifyWatchesOf(fdinfo: string): number {
+  return fdinfo.split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+}
+
+/** The inotify instances and watches of `uid`'s processes (the limits are per user). Pure: tests give the processes. */
+export function tallyInotify(processes: readonly ProcessFds[], uid: number): InotifyUse {
+  const held = processes
+    .filter((p) => p.uid === uid)
+    .map((p) => {
+      const inotify = p.fds.filter((fd) => fd.link === 'anon_inode:inotify');
+      return { pid: p.pid, name: p.name, instances: inotify.length, watches: inotify.reduce((n, fd) => n + inotifyWatchesOf(fd.fdinfo ?? ''), 0) };
+    })
+    .filter((p) => p.instances > 0)
+    .sort((a, b) => b.instances - a.instances || a.pid - b.pid);
+  return {
+    uid,
+    instances: held.reduce((n, p) => n + p.instances, 0),
+    watches: held.reduce((n, p) => n + p.watches, 0),
+    processes: held,
+  };
+}
+
+/**
+ * The inotify instances and watches `uid`'s processes hold now, from /proc (Linux; null elsewhere). Descriptors of
+ * processes this user may not read (another user's, without root) are not counted.
+ */
+export async function readInotifyUse(uid: number): Promise<InotifyUse | null> {
+  if (process.platform !== 'linux') return null;
+  const processes: ProcessFds[] = [];
+  for (const entry of await fs.readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const status = await fs.readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    const owner = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+    if (owner !== uid) continue;
+    const fds: ProcessFds['fds'] = [];
+    for (const fd of await fs.readdir(`/proc/${entry}/fd`).catch(() => [] as string[])) {
+      const link = await fs.readlink(`/proc/${entry}/fd/${fd}`).catch(() => '');
+      if (link === 'anon_inode:inotify') fds.push({ link, fdinfo: await fs.readFile(`/proc/${entry}/fdinfo/${fd}`, 'utf8').catch(() => null) });
+    }
+    processes.push({ pid: Number(entry), uid: owner, name: /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '', fds });
+  }
+  return tallyInotify(processes, uid);
 }
 
 /**
@@ -125,5 +210,6 @@ export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<Ho
     memAvailableBytes: meminfo !== null ? parseMemAvailable(meminfo) : os.freemem(),
     hostCgroupVersion: process.platform === 'linux' ? (unified ? '2' : '1') : null,
     engine,
+    kernel: os.release(),
   };
 }

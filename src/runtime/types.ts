@@ -5,6 +5,7 @@ import type { ArtifactsMode, BinaryName, Mirrors } from '../provision/index.js';
 import type { OfficialSource } from '../provision/artifacts.js';
 import type { ArtifactSource } from '../provision/sources.js';
 import type { KubernetesSource } from '../provision/versions.js';
+import type { PreflightCheck } from './preflight.js';
 import type { RuntimeVerdict } from './verdict.js';
 
 /** A registered runtime's name (src/runtime/registry.ts lists them). */
@@ -132,7 +133,8 @@ export interface PlanOptions {
   /**
    * Facts about the machine that `plan` would otherwise read, each runtime under its own key
    * (local: `freeCidr`, the first range no route uses; existing: `contexts`, what the user's kubeconfig
-   * says of each context). Tests give them, so the golden files check the path `up --dry-run` takes.
+   * says of each context; kind and local: `inotifyInUse`, host/facts.ts's InotifyUse for the preflight).
+   * Tests give them, so the golden files check the path `up --dry-run` takes.
    */
   facts?: Record<string, unknown>;
   /** The host facts (host/facts.ts) `up --dry-run`'s artifacts are decided with; default: read them. Tests give them. */
@@ -225,6 +227,11 @@ export interface Runtime<Ctx = unknown, R = unknown> {
   probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean>;
   /** `--dry-run`: what `up` or `down` would do to `config`'s lab; reads the machine and the lab's state, changes nothing. */
   plan(config: LabConfig, options: PlanOptions): Promise<RuntimePlan>;
+  /**
+   * `up --dry-run`: the checks `up` makes of the machine before it creates anything, each ok, warning or stop
+   * (runtime/preflight.ts), for `newClusters` clusters still to create; reads only. Absent: nothing to check.
+   */
+  preflight?(config: LabConfig, options: PlanOptions & { newClusters: number }): Promise<PreflightCheck[]>;
 }
 
 /** How a command gets its runtime: the lab it is about, and the runtime's options (`runtime.<name>` of the lab file, then flags). */

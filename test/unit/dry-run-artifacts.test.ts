@@ -43,7 +43,7 @@ describe('up --dry-run: the artifacts and where each comes from', () => {
     const { dryRun, text } = await planLab('kind', defaultLabConfig(), { action: 'up', host: MAC });
     const json = JSON.parse(JSON.stringify(dryRun)) as typeof dryRun;
     const artifacts = json.artifacts!;
-    expect(Object.keys(json)).toEqual(['lab', 'action', 'exists', 'runtime', 'plan', 'installs', 'artifacts']);
+    expect(Object.keys(json)).toEqual(['lab', 'action', 'exists', 'runtime', 'plan', 'installs', 'artifacts', 'preflight']);
     expect(artifacts.path).toBe('official');
     expect(artifacts.facts).toEqual({
       platform: 'darwin/arm64',

@@ -22,8 +22,9 @@ import { clusterConflist, clusterCreateConcurrency, planKindLab, type KindCluste
 import type { PodNetwork } from './images/cni.js';
 import { officialNodeImage } from '../../provision/versions.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
-import { requireHostFits } from './preflight.js';
-import { readHostFacts } from '../../host/facts.js';
+import { kindCapacityChecks, kindPlatformChecks, kindPreflight, readKindPreflightInput } from './preflight.js';
+import { requirePreflight, type PreflightCheck } from '../preflight.js';
+import type { InotifyUse } from '../../host/facts.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
@@ -262,12 +263,21 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       // A bad setting is refused here, before the images step and any create.
       clusterCreateConcurrency(run.config.clusters.length);
       const server = await requireDockerEngine();
+      const what = "the lab's kind clusters";
+      const input = await readKindPreflightInput({
+        kubernetesVersion: run.config.kubernetesVersion,
+        artifacts: ctx.options.artifacts ?? artifactsFromEnv(),
+        nodeImage: ctx.options.nodeImage ?? this.nodeImage,
+        newClusters: run.config.clusters.length,
+      });
+      // The platform first: kind is not fetched for an engine no node image runs on.
+      requirePreflight(kindPlatformChecks(input), what);
       const binary = await requireKind({ binDir: ctx.options.binDir, artifacts: ctx.options.artifacts, mirrors: ctx.options.mirrors, onProgress: progress });
       ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir));
       ctx.existing = new Set(await ctx.kind.clusters());
       const fresh = run.config.clusters.filter((cl) => !ctx.existing.has(kindClusterName(run.config.name, cl.name)));
-      requireHostFits(await readHostFacts(), fresh.length);
-      return `Docker ${server}, kind ${binary}`;
+      const warning = requirePreflight(kindCapacityChecks({ ...input, newClusters: fresh.length }), what);
+      return `Docker ${server}, kind ${binary}${warning ? `; ${warning}` : ''}`;
     };
     const deleteClusters = async (removed: string[], progress: (line: string) => void) => {
       for (const name of removed) {
@@ -434,6 +444,21 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       plan,
       text: renderKindPlan(plan, options.action),
     };
+  }
+
+  async preflight(config: LabConfig, options: PlanOptions & { newClusters: number }): Promise<PreflightCheck[]> {
+    const nodeImage = options.nodeImage ?? this.nodeImage;
+    const input = await readKindPreflightInput(
+      {
+        kubernetesVersion: config.kubernetesVersion,
+        artifacts: options.artifacts ?? artifactsFromEnv(),
+        newClusters: options.newClusters,
+        ...(nodeImage ? { nodeImage } : {}),
+      },
+      options.host,
+      options.facts?.inotifyInUse as InotifyUse | undefined,
+    );
+    return kindPreflight(input);
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { MissingPrerequisiteError } from '../../errors.js';
-import { readHostFacts } from '../../host/facts.js';
+import { readHostFacts, readInotifyUse, type HostFacts, type InotifyUse } from '../../host/facts.js';
+import type { PreflightCheck } from '../preflight.js';
 
 /**
  * inotify instances one cluster's processes hold (kube-apiserver, kube-controller-manager and OCM's
@@ -29,28 +30,27 @@ export interface LocalHostFacts {
   memAvailableBytes: number | null;
 }
 
-/** inotify instances held by the processes of user `uid`. */
-async function inotifyInstancesOf(uid: number): Promise<number> {
-  let count = 0;
-  for (const p of await fs.readdir('/proc').catch(() => [] as string[])) {
-    if (!/^\d+$/.test(p)) continue;
-    const status = await fs.readFile(`/proc/${p}/status`, 'utf8').catch(() => '');
-    if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1) !== uid) continue;
-    for (const fd of await fs.readdir(`/proc/${p}/fd`).catch(() => [] as string[])) {
-      if ((await fs.readlink(`/proc/${p}/fd/${fd}`).catch(() => '')) === 'anon_inode:inotify') count++;
-    }
-  }
-  return count;
-}
-
-async function readLocalHostFacts(): Promise<LocalHostFacts> {
-  const facts = await readHostFacts();
+/** The local runtime's facts: the shared host facts, and the inotify instances this user's processes hold (from /proc). */
+export async function localHostFacts(host?: HostFacts, inUse?: InotifyUse): Promise<LocalHostFacts> {
+  const facts = host ?? (await readHostFacts());
   return {
     root: facts.root,
     maxUserInstances: facts.inotify.maxUserInstances,
-    inotifyInstancesInUse: await inotifyInstancesOf(process.getuid?.() ?? 0),
+    inotifyInstancesInUse: (inUse ?? (await readInotifyUse(process.getuid?.() ?? 0)))?.instances ?? 0,
     maxUserWatches: facts.inotify.maxUserWatches,
     memAvailableBytes: facts.memAvailableBytes,
+  };
+}
+
+/** The local runtime runs Kubernetes' control planes as Linux processes in network namespaces: Linux only. Pure. */
+export function localPlatformCheck(facts: Pick<HostFacts, 'platform'>): PreflightCheck {
+  const os = facts.platform.os;
+  if (os === 'linux') return { check: 'platform', level: 'ok', line: `linux/${facts.platform.arch}` };
+  return {
+    check: 'platform',
+    level: 'stop',
+    line: `the local runtime runs control planes as Linux processes in network namespaces; this is ${os}/${facts.platform.arch}`,
+    fix: `use --runtime kind with Docker Desktop${os === 'windows' ? ', or run ocm-lab inside a WSL2 Linux distribution' : ''}`,
   };
 }
 
@@ -66,13 +66,28 @@ const sysctlFile = (key: string) => `/proc/sys/${key.replaceAll('.', '/')}`;
 
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 
+/** What the lab needs of each inotify limit with `newClusters` more clusters, and how that was counted. */
+function inotifyNeeds(
+  facts: LocalHostFacts,
+  newClusters: number,
+): Record<'fs.inotify.max_user_instances' | 'fs.inotify.max_user_watches', { needed: number; why: string }> {
+  return {
+    'fs.inotify.max_user_instances': {
+      needed: facts.inotifyInstancesInUse + newClusters * INOTIFY_INSTANCES_PER_CLUSTER + INOTIFY_INSTANCES_SPARE,
+      why: `${facts.inotifyInstancesInUse} in use, ${INOTIFY_INSTANCES_PER_CLUSTER} per new cluster × ${newClusters}, ${INOTIFY_INSTANCES_SPARE} spare`,
+    },
+    'fs.inotify.max_user_watches': { needed: MIN_INOTIFY_WATCHES, why: 'the floor the local runtime keeps' },
+  };
+}
+
 /**
  * What `newClusters` more clusters need from this machine that it does not have: the inotify limits
  * it can raise (as root) and the memory it cannot.
  */
 export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFitPlan {
   const plan: HostFitPlan = { raise: [], problems: [] };
-  const instances = facts.inotifyInstancesInUse + newClusters * INOTIFY_INSTANCES_PER_CLUSTER + INOTIFY_INSTANCES_SPARE;
+  const needs = inotifyNeeds(facts, newClusters);
+  const instances = needs['fs.inotify.max_user_instances'].needed;
   if (facts.maxUserInstances !== null && facts.maxUserInstances < instances) {
     plan.raise.push({
       key: 'fs.inotify.max_user_instances',
@@ -93,8 +108,9 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
     for (const r of plan.raise) {
       plan.problems.push({
         problem:
-          `${r.key} is ${r.from}; with ${newClusters} more cluster${newClusters === 1 ? '' : 's'} it should be at least ${r.to} ` +
-          "(API servers, controller managers and OCM's agents watch files, and past the limit they fail to start)",
+          `${r.key} is ${r.from}; with ${newClusters} more cluster${newClusters === 1 ? '' : 's'} it should be at least ` +
+          `${needs[r.key as keyof typeof needs].needed} (${needs[r.key as keyof typeof needs].why}) ` +
+          "— API servers, controller managers and OCM's agents watch files, and past the limit they fail to start",
         fix: `sudo sysctl -w ${r.key}=${r.to}`,
       });
     }
@@ -119,7 +135,7 @@ export function planHostFit(facts: LocalHostFacts, newClusters: number): HostFit
  */
 export async function ensureHostFits(totalClusters: number, newClusters: number, progress: (line: string) => void, facts?: LocalHostFacts): Promise<string[]> {
   if (newClusters === 0) return [];
-  const plan = planHostFit(facts ?? (await readLocalHostFacts()), newClusters);
+  const plan = planHostFit(facts ?? (await localHostFacts()), newClusters);
   if (plan.problems.length) {
     throw new MissingPrerequisiteError(`this machine cannot run the lab's ${totalClusters} clusters: ${plan.problems.map((p) => p.problem).join('; ')}`, {
       hint:
@@ -144,4 +160,39 @@ export async function ensureHostFits(totalClusters: number, newClusters: number,
     raised.push(line);
   }
   return raised;
+}
+
+/**
+ * `up --dry-run`'s view of the local runtime's checks: the platform, then what planHostFit decides for `newClusters`
+ * (a limit up raises as root is `ok` with the line saying so; without root it stops). Pure.
+ */
+export function localPreflight(host: Pick<HostFacts, 'platform'>, facts: LocalHostFacts, newClusters: number): PreflightCheck[] {
+  const platform = localPlatformCheck(host);
+  if (platform.level === 'stop') return [platform];
+  const plan = planHostFit(facts, newClusters);
+  const checks: PreflightCheck[] = [platform];
+  const needs = inotifyNeeds(facts, newClusters);
+  for (const key of ['fs.inotify.max_user_instances', 'fs.inotify.max_user_watches'] as const) {
+    const limit = key === 'fs.inotify.max_user_instances' ? facts.maxUserInstances : facts.maxUserWatches;
+    const raised = plan.raise.find((r) => r.key === key);
+    const problem = plan.problems.find((p) => p.fix.includes(`${key}=`));
+    if (raised)
+      checks.push({ check: key, level: 'ok', line: `${key} is ${raised.from}; the lab needs ${needs[key].needed}: up raises it to ${raised.to} (as root)` });
+    else if (problem)
+      checks.push({ check: key, level: 'stop', line: problem.problem, fix: problem.fix, sysctl: { key, value: Number(problem.fix.split('=').at(-1)) } });
+    else
+      checks.push({
+        check: key,
+        level: 'ok',
+        line: limit === null ? `${key}: not read on this machine` : `${key} is ${limit}; the lab needs ${needs[key].needed} (${needs[key].why})`,
+      });
+  }
+  const memory = plan.problems.find((p) => !p.fix.includes('sysctl'));
+  const available = facts.memAvailableBytes === null ? 'MemAvailable not read' : `${gib(facts.memAvailableBytes)} available`;
+  checks.push(
+    memory
+      ? { check: 'memory', level: 'stop', line: memory.problem, fix: memory.fix }
+      : { check: 'memory', level: 'ok', line: `${available}; ${newClusters} new clusters need about ${gib(newClusters * MEMORY_PER_CLUSTER_BYTES)}` },
+  );
+  return checks;
 }

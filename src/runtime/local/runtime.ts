@@ -24,7 +24,9 @@ import { logTail, processState, startProcess, type ProcessSpec } from './process
 import { binaryOfPidFile, removeClusterOf, stopClusterProcesses } from './cluster-removal.js';
 import { apiServerAnswers, DEFAULT_READY_TIMEOUT_MS, waitForComponent } from './readiness.js';
 import { nodeletCapabilities, nodeletSteps } from './nodelets.js';
-import { ensureHostFits } from './host-fit.js';
+import { ensureHostFits, localHostFacts, localPlatformCheck, localPreflight } from './host-fit.js';
+import { readHostFacts, type InotifyUse } from '../../host/facts.js';
+import { requirePreflight, type PreflightCheck } from '../preflight.js';
 import { readRestarts, startSupervisor, stopSupervisor, supervisorState } from './supervision.js';
 
 export interface LocalContext {
@@ -181,7 +183,9 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
       steps,
       // Before anything is created: a machine that cannot run the lab gets exit 3 and keeps nothing.
       preflight: async (fresh, progress) => {
-        await ensureHostFits(run.config.clusters.length, fresh.length, progress);
+        const host = await readHostFacts();
+        requirePreflight([localPlatformCheck(host)], "the local runtime's clusters");
+        await ensureHostFits(run.config.clusters.length, fresh.length, progress, fresh.length ? await localHostFacts(host) : undefined);
       },
       deleteClusters: async (removed) => {
         const previous = run.previous!;
@@ -206,6 +210,11 @@ export class LocalRuntime implements Runtime<LocalContext, LocalRuntimeState> {
       options,
       runtimeUp(this, config, {}).steps.map((s) => s.title),
     );
+  }
+
+  async preflight(_config: LabConfig, options: PlanOptions & { newClusters: number }): Promise<PreflightCheck[]> {
+    const host = options.host ?? (await readHostFacts());
+    return localPreflight(host, await localHostFacts(host, options.facts?.inotifyInUse as InotifyUse | undefined), options.newClusters);
   }
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
