@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConflictError } from '../errors.js';
 
 /** One event of a cluster, as the page lists it. */
 export interface UiEvent {
@@ -117,7 +118,15 @@ export async function startUiServer(sources: UiSources, options: { port?: number
     route(url, sources, res).catch((err: unknown) => send(res, 500, 'text/plain', `${(err as Error).message}\n`));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ConflictError(`--port ${options.port}: 127.0.0.1:${options.port} is in use by another program`, {
+              hint: 'give another --port, or leave --port out for a free one',
+            })
+          : err,
+      ),
+    );
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;

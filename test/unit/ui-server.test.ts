@@ -77,3 +77,25 @@ describe('ocm-lab ui: the server', () => {
     expect((await get(`/api/state?token=${token()}`, `localhost:${base.port}`)).status).toBe(200);
   });
 });
+
+describe('a port in use', () => {
+  it('is a conflict (exit 6) naming the port and what to do, not a stack', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as import('node:net').AddressInfo).port;
+    try {
+      const failed = await startUiServer(
+        { picture: async () => '', documents: async () => [], transcript: async () => null, events: async () => ({}) },
+        { port },
+      ).then(
+        () => null,
+        (err: unknown) => err as { exitCode?: number; message: string; hint?: string },
+      );
+      expect(failed?.exitCode).toBe(6);
+      expect(failed?.message).toBe(`--port ${port}: 127.0.0.1:${port} is in use by another program`);
+      expect(failed?.hint).toContain('leave --port out');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+});
