@@ -2,7 +2,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig, type LabConfig } from '../../config/index.js';
+import { hubAdminKubeconfig } from '../../config/defaults.js';
 import { KubeClient } from '../../kube/client.js';
+import { Informer } from '../../kube/informer.js';
 import { labStatus } from '../../lab/lifecycle.js';
 import { clusterKubeconfigFile } from '../../paths.js';
 import { DEFAULT_SCENARIO_DIR, listScenarios } from '../../scenario/index.js';
@@ -11,12 +13,34 @@ import { startUiServer, type UiEvent, type UiSources } from '../ui-server.js';
 
 type Args = GlobalOptions & { port: number; dir?: string; transcripts: string };
 
-/** The same value for `ms` after it was made: every poll of every open page would otherwise probe every tunnel. */
-function cached<T>(ms: number, make: () => Promise<T>): () => Promise<T> {
+/**
+ * The same value for `ms` after it was made (every poll of every open page would otherwise probe every tunnel),
+ * until `reset` says the lab changed.
+ */
+function cached<T>(ms: number, make: () => Promise<T>): (() => Promise<T>) & { reset: () => void } {
   let last: { at: number; value: Promise<T> } | null = null;
-  return () => {
+  const read = () => {
     if (!last || Date.now() - last.at > ms) last = { at: Date.now(), value: make() };
     return last.value;
+  };
+  return Object.assign(read, { reset: () => (last = null) });
+}
+
+/** What the picture draws that the hub knows of: a change to one of these redraws it at the page's next poll. */
+const WATCHED_ON_HUB = ['/apis/cluster.open-cluster-management.io/v1/managedclusters', '/apis/addon.open-cluster-management.io/v1alpha1/managedclusteraddons'];
+
+/** Watches the hub (when the lab has one up) and calls `changed` on every change after the first list; resolves to a stop. */
+async function watchHub(config: LabConfig, changed: () => void): Promise<() => Promise<void>> {
+  const hub = await KubeClient.fromKubeconfig(hubAdminKubeconfig(config)).catch(() => null);
+  if (!hub) return async () => undefined;
+  const informers = WATCHED_ON_HUB.map((p) => new Informer<{ metadata: { name: string; namespace?: string } }>(hub, p, () => undefined));
+  for (const informer of informers) {
+    informer.onEvent(() => informer.hasSynced() && changed());
+    informer.start();
+  }
+  return async () => {
+    await Promise.all(informers.map((i) => i.stop()));
+    hub.close();
   };
 }
 
@@ -49,7 +73,7 @@ async function clusterEvents(config: LabConfig, cluster: string): Promise<UiEven
   }
 }
 
-function labSources(config: LabConfig, dir: string, transcripts: string): UiSources {
+function labSources(config: LabConfig, dir: string, transcripts: string): UiSources & { labChanged: () => void } {
   const status = cached(10_000, () => labStatus(config));
   const documents = async () =>
     Promise.all(
@@ -63,11 +87,16 @@ function labSources(config: LabConfig, dir: string, transcripts: string): UiSour
         ),
       })),
     );
+  const picture = cached(10_000, async () => {
+    const [{ gatherLabPicture }, { labPictureSvg }] = await Promise.all([import('../../lab/picture-model.js'), import('../../lab/picture.js')]);
+    return labPictureSvg(await gatherLabPicture(config, await status()));
+  });
   return {
-    picture: cached(10_000, async () => {
-      const [{ gatherLabPicture }, { labPictureSvg }] = await Promise.all([import('../../lab/picture-model.js'), import('../../lab/picture.js')]);
-      return labPictureSvg(await gatherLabPicture(config, await status()));
-    }),
+    picture,
+    labChanged: () => {
+      status.reset();
+      picture.reset();
+    },
     documents,
     transcript: async (name) => {
       if (!(await documents()).some((d) => d.name === name && d.transcript)) return null;
@@ -94,13 +123,15 @@ export const uiCommand: CommandModule<GlobalOptions, Args> = {
       .option('transcripts', { type: 'string', default: 'transcripts', describe: 'folder where scenario run/conformance --transcript wrote the transcripts' }),
   handler: async (argv) => {
     const config = await loadLabConfig(argv.config);
-    const server = await startUiServer(labSources(config, argv.dir ?? DEFAULT_SCENARIO_DIR, argv.transcripts), { port: argv.port });
+    const sources = labSources(config, argv.dir ?? DEFAULT_SCENARIO_DIR, argv.transcripts);
+    const server = await startUiServer(sources, { port: argv.port });
+    const stopWatching = await watchHub(config, sources.labChanged);
     process.stdout.write(`ocm-lab ui of lab '${config.name}': ${server.url}\n(Ctrl-C stops it)\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
-        void server.close().then(resolve);
+        void Promise.all([server.close(), stopWatching()]).then(() => resolve());
       };
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
