@@ -88,7 +88,7 @@ describe('the simulated connected world', () => {
     const inside = await world.run('cat', ['/proc/self/mountinfo']);
     expect(inside.stdout).toMatch(/ \/etc\/hosts /);
     const hostsInside = await world.run('cat', ['/etc/hosts']);
-    expect(hostsInside.stdout).toMatch(/^127\.0\.77\.1 quay\.io registry\.k8s\.io registry-1\.docker\.io$/m);
+    expect(hostsInside.stdout).toMatch(/^127\.0\.77\.1 quay\.io registry\.k8s\.io registry-1\.docker\.io ghcr\.io$/m);
     expect(await fs.readFile('/etc/hosts', 'utf8')).toBe(hostsBefore);
     expect(await fs.readFile('/proc/self/mountinfo', 'utf8')).not.toContain(world.dir);
   });

@@ -1,3 +1,6 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MissingPrerequisiteError } from '../../src/errors.js';
 import { entryFromKindKubeconfig } from '../../src/runtime/kind/kubeconfigs.js';
@@ -192,8 +195,18 @@ describe('kind preflight: platforms the lab cannot run on (exit 3 naming what is
     expect(stopOf(kindPreflight(input({ ...v1, root: true }, 3)))).toBeUndefined();
     expect(kindPreflight(input(v1, 3, { builtImageCached: true })).find((c) => c.check === 'node image')).toMatchObject({
       level: 'ok',
-      line: expect.stringContaining('already in the engine') as string,
+      line: expect.stringContaining('in the engine or the cache already') as string,
     });
+  });
+
+  it('cgroup v1, no build possible, but the image served as kindest/node says it runs under v1 (served by a mirror): ok, as chooseNodeImage decides', () => {
+    const v1 = { ...linux, engine: { ...linux.engine!, cgroupVersion: '1' as const } };
+    expect(kindPreflight(input(v1, 3, { publishedRunsOnCgroupV1: true })).find((c) => c.check === 'node image')).toMatchObject({
+      level: 'ok',
+      line: expect.stringContaining('labelled to run under cgroup v1') as string,
+    });
+    // Not with --artifacts build: the published image is not considered there.
+    expect(stopOf(kindPreflight(input(v1, 3, { publishedRunsOnCgroupV1: true, artifacts: 'build' })))?.check).toBe('node image');
   });
 
   it('macOS with an engine of cgroup v1 (nothing can build there): stop, pointing at a cgroup v2 engine', () => {
@@ -278,5 +291,61 @@ describe('kind failures', () => {
     expect(summary).toContain('ERROR: failed to create cluster');
     expect(summary).not.toContain('runner.go');
     expect(summary).not.toContain('main.main');
+  });
+});
+
+describe('kind preflight: what it reads besides the facts', () => {
+  it("the node image counts as cached with its tarball for today's inputs, or with the root filesystem it is built from", async () => {
+    const { nodeImageCached, nodeImageKey, nodeImageRef } = await import('../../src/runtime/kind/images/node-image.js');
+    const { imageTarFile } = await import('../../src/images/docker-build.js');
+    const { NODE_ROOTFS, rootfsTarFile } = await import('../../src/images/rootfs.js');
+    const { requireKubernetesRelease } = await import('../../src/provision/versions.js');
+    const cache = await fs.mkdtemp(path.join(os.tmpdir(), 'ocm-lab-node-cache-'));
+    try {
+      expect(await nodeImageCached(KUBERNETES_VERSION, cache)).toBe(false);
+      const rootfs = rootfsTarFile(cache, NODE_ROOTFS);
+      await fs.mkdir(path.dirname(rootfs), { recursive: true });
+      await fs.writeFile(rootfs, '');
+      expect(await nodeImageCached(KUBERNETES_VERSION, cache)).toBe(true);
+      await fs.rm(rootfs);
+      const image = imageTarFile(cache, nodeImageRef(KUBERNETES_VERSION), nodeImageKey(requireKubernetesRelease(KUBERNETES_VERSION)));
+      await fs.mkdir(path.dirname(image), { recursive: true });
+      await fs.writeFile(image, '');
+      expect(await nodeImageCached(KUBERNETES_VERSION, cache)).toBe(true);
+      // A tarball of other inputs (an older build) is not today's image.
+      await fs.rename(image, imageTarFile(cache, nodeImageRef(KUBERNETES_VERSION), '0123456789abcdef'));
+      expect(await nodeImageCached(KUBERNETES_VERSION, cache)).toBe(false);
+    } finally {
+      await fs.rm(cache, { recursive: true, force: true });
+    }
+  });
+
+  it("kind's published image runs under cgroup v1 only when its configuration says so; a registry that does not answer is a no", async () => {
+    const { publishedNodeRunsOnCgroupV1 } = await import('../../src/runtime/kind/images/official-node.js');
+    const { NO_MIRRORS } = await import('../../src/provision/mirrors.js');
+    const facts = (labels: () => Promise<Record<string, string>>) => ({ cgroupVersion: async () => '1', labels });
+    expect(
+      await publishedNodeRunsOnCgroupV1(
+        KUBERNETES_VERSION,
+        NO_MIRRORS,
+        facts(async () => ({ 'dev.ocm-lab.kind-node.cgroup-v1': 'true' })),
+      ),
+    ).toBe(true);
+    expect(
+      await publishedNodeRunsOnCgroupV1(
+        KUBERNETES_VERSION,
+        NO_MIRRORS,
+        facts(async () => ({})),
+      ),
+    ).toBe(false);
+    expect(
+      await publishedNodeRunsOnCgroupV1(
+        KUBERNETES_VERSION,
+        NO_MIRRORS,
+        facts(async () => {
+          throw new Error('connection refused');
+        }),
+      ),
+    ).toBe(false);
   });
 });

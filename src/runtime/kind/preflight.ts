@@ -1,9 +1,11 @@
 import { architectureOf, cgroupVersionOf, engineSharesHostKernel, readHostFacts, readInotifyUse, type HostFacts, type InotifyUse } from '../../host/facts.js';
 import { dockerInspect } from '../../images/docker.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
+import { NO_MIRRORS, type Mirrors } from '../../provision/mirrors.js';
 import { inotifyCheck, type PreflightCheck } from '../preflight.js';
-import { nodeImageRef } from './images/node-image.js';
-import { builtNodeVerdict, officialNodeVerdict } from './verdicts.js';
+import { nodeImageCached, nodeImageRef } from './images/node-image.js';
+import { publishedNodeRunsOnCgroupV1 } from './images/official-node.js';
+import { builtNodeVerdict, officialNodeVerdict, onlyCgroupV1Blocks } from './verdicts.js';
 
 /** kind's advice for many clusters on one machine (its known-issues page, "Pod errors due to too many open files"). */
 export const KIND_RECOMMENDED_INOTIFY = { instances: 512, watches: 524288 };
@@ -46,8 +48,13 @@ export interface KindPreflightInput {
   facts: HostFacts;
   /** inotify use of the user the engine's containers run as (root; the user's own with a rootless engine); null when not read. */
   inotifyInUse: InotifyUse | null;
-  /** The node image built here is in the engine already: that path then needs only Docker. */
+  /** The node image built here is in the engine, or its tarball or root filesystem in the cache: that path then needs only Docker. */
   builtImageCached: boolean;
+  /**
+   * On a cgroup v1 engine: the published node image, as its registry or a mirror serves it, says it runs there (the
+   * label chooseNodeImage reads), so it is taken after all.
+   */
+  publishedRunsOnCgroupV1?: boolean;
 }
 
 /** The user whose inotify limits the nodes' processes count against: root for a rootful engine, else the user running ocm-lab. */
@@ -102,6 +109,14 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
     checks.push({ check: 'node image', level: 'ok', line: `kind's published node image for ${input.kubernetesVersion} runs on this engine` });
     return checks;
   }
+  if (input.publishedRunsOnCgroupV1 && input.artifacts !== 'build') {
+    checks.push({
+      check: 'node image',
+      level: 'ok',
+      line: `the node image served as kind's for ${input.kubernetesVersion} is labelled to run under cgroup v1 (${official.why ?? 'cgroup v1'})`,
+    });
+    return checks;
+  }
   // The build makes the node image from this machine's binaries (provision/recipes.ts: the host's architecture).
   const foreign = arch.value !== facts.platform.arch && `it would carry ${facts.platform.arch} binaries and the engine runs ${arch.value}`;
   const built = input.builtImageCached ? { ok: true } : foreign ? { ok: false, why: foreign } : builtNodeVerdict(facts);
@@ -109,7 +124,7 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
     checks.push({
       check: 'node image',
       level: 'ok',
-      line: `built here (${input.builtImageCached ? 'already in the engine' : 'by up'}); kind's published one: ${official.why}`,
+      line: `built here (${input.builtImageCached ? 'in the engine or the cache already' : 'by up'}); kind's published one: ${official.why}`,
     });
     return checks;
   }
@@ -206,17 +221,25 @@ export function kindPreflight(input: KindPreflightInput): PreflightCheck[] {
  * the node image built here is in the engine already.
  */
 export async function readKindPreflightInput(
-  options: Omit<KindPreflightInput, 'facts' | 'inotifyInUse' | 'builtImageCached'>,
+  options: Omit<KindPreflightInput, 'facts' | 'inotifyInUse' | 'builtImageCached' | 'publishedRunsOnCgroupV1'> & { mirrors?: Mirrors },
   facts?: HostFacts,
   inUse?: InotifyUse,
 ): Promise<KindPreflightInput> {
   const host = facts ?? (await readHostFacts({ engine: true }));
   const inotifyInUse = !engineSharesHostKernel(host) ? null : (inUse ?? (await readInotifyUse(nodesUid(host, process.getuid?.() ?? 0))));
-  const officialOk = options.artifacts !== 'build' && officialNodeVerdict(options.kubernetesVersion, host).ok;
+  const verdict = officialNodeVerdict(options.kubernetesVersion, host);
+  // Only cgroup v1 stands in the way: the image's own label decides, as when the node image is chosen.
+  const publishedRunsOnCgroupV1 =
+    options.artifacts !== 'build' &&
+    !options.nodeImage &&
+    onlyCgroupV1Blocks(options.kubernetesVersion, host) &&
+    (await publishedNodeRunsOnCgroupV1(options.kubernetesVersion, options.mirrors ?? NO_MIRRORS));
+  const officialOk = options.artifacts !== 'build' && (verdict.ok || publishedRunsOnCgroupV1);
   const builtImageCached =
     !options.nodeImage &&
     !officialOk &&
     host.engine?.available === true &&
-    (await dockerInspect('image', [nodeImageRef(options.kubernetesVersion)])).length > 0;
-  return { ...options, facts: host, inotifyInUse, builtImageCached };
+    ((await dockerInspect('image', [nodeImageRef(options.kubernetesVersion)])).length > 0 || (await nodeImageCached(options.kubernetesVersion)));
+  const { mirrors: _mirrors, ...rest } = options;
+  return { ...rest, facts: host, inotifyInUse, builtImageCached, publishedRunsOnCgroupV1 };
 }

@@ -269,6 +269,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
         artifacts: ctx.options.artifacts ?? artifactsFromEnv(),
         nodeImage: ctx.options.nodeImage ?? this.nodeImage,
         newClusters: run.config.clusters.length,
+        mirrors: ctx.options.mirrors,
       });
       // The platform first: kind is not fetched for an engine no node image runs on.
       requirePreflight(kindPlatformChecks(input), what);

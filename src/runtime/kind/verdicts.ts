@@ -24,6 +24,11 @@ export function officialNodeVerdict(kubernetes: string, facts: HostFacts): Verdi
   ]);
 }
 
+/** kind's published node image is refused here only for the engine's cgroup v1 (a mirror's image may say it runs there). */
+export function onlyCgroupV1Blocks(kubernetes: string, facts: HostFacts): boolean {
+  return Boolean(officialNodeImage(kubernetes)) && !noEngine(facts) && needsCgroupV2(kubernetes) && cgroupVersionOf(facts).value === '1';
+}
+
 /** kind with the node image built here (building it needs root for debootstrap; a cached one only Docker). */
 export function builtNodeVerdict(facts: HostFacts): Verdict {
   const linux = facts.platform.os === 'linux';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LabError } from '../../../errors.js';
 import { downloadModule } from '../../../provision/gobuild.js';
 import { ensureBinaries } from '../../../provision/index.js';
-import { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, type KubernetesRelease } from '../../../provision/versions.js';
+import { DEFAULT_KUBERNETES_RELEASE, KIND_VERSION, requireKubernetesRelease, type KubernetesRelease } from '../../../provision/versions.js';
 import { tail } from '../../../util/exec.js';
 import { docker } from '../../../images/docker.js';
 import { componentImageKey, componentImageSpecs, ensureComponentImages } from './component-images.js';
@@ -12,6 +12,7 @@ import {
   buildImage,
   ensureImage,
   imageKey,
+  imageTarFile,
   importRootfs,
   LABEL_IMAGE_KEY,
   removeContainer,
@@ -21,7 +22,7 @@ import {
 } from '../../../images/docker-build.js';
 import { NODE_BINARY_PATHS, nodeFilesDockerfile, nodeFinalDockerfile, nodeOwnFiles } from './node-files.js';
 import { resolveImageOptions, type ImageBuildOptions, type ResolvedImageOptions } from '../../../images/options.js';
-import { ensureRootfsTar, NODE_ROOTFS, rootfsKey } from '../../../images/rootfs.js';
+import { ensureRootfsTar, NODE_ROOTFS, rootfsKey, rootfsTarFile } from '../../../images/rootfs.js';
 import { sleep } from '../../../kube/wait.js';
 
 /** The kind node image of a Kubernetes version, built here. */
@@ -35,6 +36,20 @@ const KIND_FILES_REPLACED = new Set(['etc/containerd/config.toml']);
 /** Mode of one of kind's base-image files in the node (the module cache has them read-only). */
 export function kindFileMode(rel: string): number {
   return rel.startsWith('usr/local/bin/') || rel.startsWith('kind/bin/') ? 0o755 : 0o644;
+}
+
+/**
+ * The node image can be made here without root: its tarball for today's inputs is in the cache (`docker load`), or
+ * the Debian root filesystem it starts from is (then only Docker builds; debootstrap is the step that needs root).
+ */
+export async function nodeImageCached(kubernetesVersion: string, cache: string = resolveImageOptions({ kubernetesVersion }).cache): Promise<boolean> {
+  const release = requireKubernetesRelease(kubernetesVersion);
+  const found = (file: string) =>
+    fs.access(file).then(
+      () => true,
+      () => false,
+    );
+  return (await found(imageTarFile(cache, nodeImageRef(kubernetesVersion), nodeImageKey(release)))) || (await found(rootfsTarFile(cache, NODE_ROOTFS)));
 }
 
 /** Everything that decides the node image's content: a change to any of it gives another key. */

@@ -82,6 +82,18 @@ export async function chooseNodeImage(
   return { source: 'official', ref: `${image.name}@${pinnedDigest(image, mirrors)}`, line: `node image: ${official.tag} (kind ${KIND_VERSION}'s, by digest)` };
 }
 
+/**
+ * Whether kind's published node image for `kubernetesVersion`, as the registry (or a mirror) serves it, says it runs
+ * under cgroup v1 (label NODE_CGROUP_V1_LABEL): what chooseNodeImage asks on a cgroup v1 engine. A registry that does
+ * not answer, or no such image, is a no.
+ */
+export async function publishedNodeRunsOnCgroupV1(kubernetesVersion: string, mirrors: Mirrors, facts: NodeImageFacts = engineFacts()): Promise<boolean> {
+  const official = officialNodeImage(kubernetesVersion);
+  if (!official) return false;
+  const labels = await facts.labels({ name: official.tag, digest: official.digest }, mirrors).catch(() => ({}) as Record<string, string>);
+  return labels[NODE_CGROUP_V1_LABEL] === 'true';
+}
+
 /** The chosen official node image in the engine (docker pull by digest); under `auto` a failed pull returns null: build it. */
 export async function pullOfficialNode(
   choice: Extract<NodeImageChoice, { source: 'official' }>,
