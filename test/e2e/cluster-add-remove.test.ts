@@ -119,6 +119,7 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
       // The page polls every 5 s and the picture is read at most every 10 s.
       await waitUntil(async () => ((await clustersShown()).includes('cluster3') ? true : undefined), 'cluster3 on the open ui page', 120_000, 1_000);
       expect(await p.evaluate<boolean>('window.__sameDocument === true'), 'the page was not reloaded').toBe(true);
+      expect(await clustersShown(), 'every cluster of the lab on the page').toEqual(expect.arrayContaining(['hub', 'cluster1', 'cluster3']));
       const shot = process.env.OCM_LAB_UI_SCREENSHOT;
       if (shot) await fs.writeFile(shot, await p.screenshot());
     } finally {
