@@ -28,6 +28,56 @@ async function ended(child: ChildProcess): Promise<void> {
 }
 
 /**
+ * Docker Desktop's port forwarder: follows the engine's container events (start, die) and forwards each port a running
+ * container publishes on the engine's loopback or every address to the host's 127.0.0.1:<same port> through `link`.
+ * Takes the containers already running too. Returns its stop (the listeners stay with the link).
+ */
+export async function followPublishedPorts(
+  engine: Pick<KindWorld, 'dockerHost' | 'docker'>,
+  link: Pick<VmLink, 'forward' | 'unforward' | 'problems'>,
+  stopped: () => boolean,
+): Promise<() => Promise<void>> {
+  const table = new PublishedPortTable();
+  const apply = async (change: { open: number[]; close: number[] }) => {
+    for (const p of change.close) await link.unforward(p);
+    for (const p of change.open) await link.forward(p);
+  };
+  const publishedBy = async (id: string): Promise<number[] | null> => {
+    const r = await engine.docker(['inspect', '-f', '{{json .NetworkSettings.Ports}}', id]);
+    if (r.exitCode === 0) return forwardedPorts(JSON.parse(r.stdout) as unknown);
+    // Removed right after it started: its die event follows.
+    if (!/No such/i.test(r.all)) link.problems.push(`docker inspect ${id}: ${r.all.trim()}`);
+    return null;
+  };
+  // Events first, then what already runs: nothing started in between is missed (a second start of one is harmless).
+  const events = spawn('docker', ['events', '--filter', 'type=container', '--format', '{{json .}}'], {
+    env: { ...process.env, DOCKER_HOST: engine.dockerHost },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let queue = Promise.resolve();
+  let ending = false;
+  const handle = (line: string) => {
+    const event = parseContainerEvent(line);
+    if (!event) return;
+    queue = queue.then(async () => {
+      if (ending || stopped()) return;
+      if (event.action === 'die') return apply(table.stopped(event.id));
+      const ports = await publishedBy(event.id);
+      if (ports) await apply(table.started(event.id, ports));
+    });
+  };
+  createInterface({ input: events.stdout }).on('line', handle);
+  events.once('exit', (code) => (ending || stopped() ? undefined : link.problems.push(`docker events exited (${code})`)));
+  const running = (await engine.docker(['ps', '-q', '--no-trunc'])).stdout.trim();
+  for (const id of running ? running.split('\n') : []) handle(JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID: id } }));
+  return async () => {
+    ending = true;
+    await ended(events);
+    await queue.catch(() => undefined);
+  };
+}
+
+/**
  * An engine like Docker Desktop's in the simulated world: the test's dockerd (scripts/docker-engine.sh, started as
  * kind.ts starts it) runs in the "VM" of vm-link.ts, a network namespace of its own with no route out. The host reaches
  * it through its socket (a file, so shared) and through what it publishes on 127.0.0.1 or 0.0.0.0, which this forwarder
@@ -61,42 +111,7 @@ export async function startDesktopEngine(
     const kind = await startKindWorld(world, { kindDownload: opts.kindDownload, network: opts.network, enter });
     cleanups.push(() => kind.stop());
 
-    const table = new PublishedPortTable();
-    const apply = async (change: { open: number[]; close: number[] }) => {
-      for (const p of change.close) await link.unforward(p);
-      for (const p of change.open) await link.forward(p);
-    };
-    const publishedBy = async (id: string): Promise<number[] | null> => {
-      const r = await kind.docker(['inspect', '-f', '{{json .NetworkSettings.Ports}}', id]);
-      if (r.exitCode === 0) return forwardedPorts(JSON.parse(r.stdout) as unknown);
-      // Removed right after it started: its die event follows.
-      if (!/No such/i.test(r.all)) link.problems.push(`docker inspect ${id}: ${r.all.trim()}`);
-      return null;
-    };
-    // Events first, then what already runs: nothing started in between is missed (a second start of one is harmless).
-    const events = spawn('docker', ['events', '--filter', 'type=container', '--format', '{{json .}}'], {
-      env: { ...process.env, DOCKER_HOST: kind.dockerHost },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let queue = Promise.resolve();
-    cleanups.push(async () => {
-      await ended(events);
-      await queue.catch(() => undefined);
-    });
-    const handle = (line: string) => {
-      const event = parseContainerEvent(line);
-      if (!event) return;
-      queue = queue.then(async () => {
-        if (closed) return;
-        if (event.action === 'die') return apply(table.stopped(event.id));
-        const ports = await publishedBy(event.id);
-        if (ports) await apply(table.started(event.id, ports));
-      });
-    };
-    createInterface({ input: events.stdout }).on('line', handle);
-    events.once('exit', (code) => (closed ? undefined : link.problems.push(`docker events exited (${code})`)));
-    const running = (await kind.docker(['ps', '-q', '--no-trunc'])).stdout.trim();
-    for (const id of running ? running.split('\n') : []) handle(JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID: id } }));
+    cleanups.push(await followPublishedPorts(kind, link, () => closed));
 
     return {
       ...kind,
