@@ -121,7 +121,13 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
     const npx = path.join(user.dirs.npmCache, '_npx');
     for (const entry of await fs.readdir(npx).catch(() => [] as string[])) {
       const bin = path.join(npx, entry, 'node_modules', '.bin', 'ocm-lab');
-      if (await fs.stat(bin).then(() => true, () => false)) return bin;
+      if (
+        await fs.stat(bin).then(
+          () => true,
+          () => false,
+        )
+      )
+        return bin;
     }
     return undefined;
   }
@@ -150,10 +156,14 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
       expect(route.exitCode, route.all).not.toBe(0); // "RTNETLINK answers: No route to host"
       expect(await dialFromHost(ip, 5000)).toMatch(/^(EHOSTUNREACH|ENETUNREACH|timeout)$/);
       // The container answers where it is: from inside the engine's namespace.
-      const inside = await execa('nsenter', [`--net=/proc/${engine!.netnsPid}/ns/net`, '--', 'curl', '-fsS', '-o', '/dev/null', '-w', '%{http_code}', `http://${ip}:5000/v2/`], {
-        reject: false,
-        all: true,
-      });
+      const inside = await execa(
+        'nsenter',
+        [`--net=/proc/${engine!.netnsPid}/ns/net`, '--', 'curl', '-fsS', '-o', '/dev/null', '-w', '%{http_code}', `http://${ip}:5000/v2/`],
+        {
+          reject: false,
+          all: true,
+        },
+      );
       expect(inside.stdout, inside.all).toBe('200');
       await engine!.waitForwarded(port);
       const through = await fetch(`http://127.0.0.1:${port}/v2/`);
@@ -186,7 +196,9 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
           .split('\n')
           .find((n) => /hub/.test(n) && /control-plane/.test(n));
         expect(hubNode, 'no hub node container').toBeDefined();
-        const hubIps = (await engine!.docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', hubNode as string])).stdout.trim().split(/\s+/);
+        const hubIps = (await engine!.docker(['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', hubNode as string])).stdout
+          .trim()
+          .split(/\s+/);
         for (const ip of hubIps) {
           expect(ip).toMatch(/^10\.238\.\d+\.\d+$/);
           expect(await dialFromHost(ip, 6443), `a dial from the host to the hub node's ${ip}:6443`).toMatch(/^(EHOSTUNREACH|ENETUNREACH|timeout)$/);
@@ -212,7 +224,16 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
         await fs.writeFile(msaFile, msa, { mode: 0o644 });
         const applied = await kubectl(['--context', 'hub', 'apply', '-f', msaFile]);
         expect(applied.exitCode, applied.all).toBe(0);
-        const reported = await kubectl(['--context', 'hub', '-n', 'cluster1', 'wait', 'managedserviceaccount/journey', '--for=condition=TokenReported', '--timeout=120s']);
+        const reported = await kubectl([
+          '--context',
+          'hub',
+          '-n',
+          'cluster1',
+          'wait',
+          'managedserviceaccount/journey',
+          '--for=condition=TokenReported',
+          '--timeout=120s',
+        ]);
         expect(reported.exitCode, reported.all).toBe(0);
         const proxied = await timed('proxy kubectl --cluster cluster1 -- get --raw /version', () =>
           ocmLab(['proxy', 'kubectl', '--config', labFile, '--cluster', 'cluster1', '--sa', 'journey', '--', 'get', '--raw', '/version']),
@@ -232,7 +253,9 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
         expect(built.exitCode, built.all).toBe(0);
         const pushed = await timed(`registry push ${ADDON_IMAGE}`, () => ocmLab(['registry', 'push', ADDON_IMAGE]));
         expect(pushed.exitCode, pushed.all).toBe(0);
-        const dev = await timed(`addon dev --once --image ${ADDON_IMAGE}`, () => ocmLab(['addon', 'dev', project, '--once', '--image', ADDON_IMAGE, '--config', labFile]));
+        const dev = await timed(`addon dev --once --image ${ADDON_IMAGE}`, () =>
+          ocmLab(['addon', 'dev', project, '--once', '--image', ADDON_IMAGE, '--config', labFile]),
+        );
         expect(dev.exitCode, dev.all).toBe(0);
         // The agent on cluster1 runs the pushed image, pulled from the lab's registry.
         let pods: Pod[] = [];

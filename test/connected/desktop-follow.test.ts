@@ -51,7 +51,12 @@ describe("the desktop engine's port forwarder on a real engine in its own networ
   const routesAdded: string[] = [];
 
   const inVm = async (file: string, args: string[]) => {
-    const r = await execa('nsenter', [`--net=/proc/${link!.netnsPid}/ns/net`, '--', file, ...args], { env: engineEnv, reject: false, all: true, timeout: 300_000 });
+    const r = await execa('nsenter', [`--net=/proc/${link!.netnsPid}/ns/net`, '--', file, ...args], {
+      env: engineEnv,
+      reject: false,
+      all: true,
+      timeout: 300_000,
+    });
     return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr), all: String(r.all) };
   };
 

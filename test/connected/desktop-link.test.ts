@@ -52,7 +52,9 @@ describe('the desktop engine’s VM link', () => {
     await new Promise<void>((resolve, reject) => hostServer!.once('error', reject).listen(OUTWARD.port, OUTWARD.host, resolve));
     link = await startVmLink({ dir: path.join(dir, 'vm'), outward: [`${OUTWARD.host}:${OUTWARD.port}`] });
     port = await freePort();
-    vmServer = spawn('nsenter', [`--net=/proc/${link.netnsPid}/ns/net`, '--', process.execPath, '-e', VM_SERVER, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    vmServer = spawn('nsenter', [`--net=/proc/${link.netnsPid}/ns/net`, '--', process.execPath, '-e', VM_SERVER, String(port)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve, reject) => {
       vmServer!.stdout!.on('data', (d: Buffer) => (String(d).includes('ready') ? resolve() : undefined));
       vmServer!.once('exit', (code) => reject(new Error(`the VM's server exited (${code})`)));
@@ -67,7 +69,9 @@ describe('the desktop engine’s VM link', () => {
   });
 
   const fromVm = async (host: string, p: number) =>
-    (await execa('nsenter', [`--net=/proc/${link!.netnsPid}/ns/net`, '--', process.execPath, '-e', VM_CLIENT, host, String(p)], { reject: false })).stdout.trim();
+    (
+      await execa('nsenter', [`--net=/proc/${link!.netnsPid}/ns/net`, '--', process.execPath, '-e', VM_CLIENT, host, String(p)], { reject: false })
+    ).stdout.trim();
 
   it("the VM has loopback only: no route out, and its own loopback is not the host's", async () => {
     const routes = await execa('nsenter', [`--net=/proc/${link!.netnsPid}/ns/net`, '--', 'ip', '-4', 'route', 'show'], { reject: false, all: true });
@@ -88,7 +92,7 @@ describe('the desktop engine’s VM link', () => {
     expect(await ask('127.0.0.1', port, 'x')).toBe('ECONNREFUSED');
   });
 
-  it("a host port already taken is not forwarded, and the problem names it", async () => {
+  it('a host port already taken is not forwarded, and the problem names it', async () => {
     const taken = net.createServer();
     const busy = await freePort();
     await new Promise<void>((resolve) => taken.listen(busy, '127.0.0.1', resolve));

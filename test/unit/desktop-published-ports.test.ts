@@ -4,7 +4,8 @@ import { forwardedPorts, parseContainerEvent, PublishedPortTable } from '../supp
 // The desktop engine's forwarder (test/support/connected-world/desktop-engine.ts): its handling of the engine's events.
 describe('parseContainerEvent', () => {
   it("reads a container's start and die from `docker events --format '{{json .}}'`", () => {
-    const start = '{"status":"start","id":"abc","from":"registry:2","Type":"container","Action":"start","Actor":{"ID":"abc","Attributes":{"name":"r"}},"scope":"local"}';
+    const start =
+      '{"status":"start","id":"abc","from":"registry:2","Type":"container","Action":"start","Actor":{"ID":"abc","Attributes":{"name":"r"}},"scope":"local"}';
     expect(parseContainerEvent(start)).toEqual({ id: 'abc', action: 'start' });
     expect(parseContainerEvent('{"Type":"container","Action":"die","Actor":{"ID":"abc"}}')).toEqual({ id: 'abc', action: 'die' });
     expect(parseContainerEvent('{"Type":"container","Action":"start","id":"def"}')).toEqual({ id: 'def', action: 'start' });

@@ -105,7 +105,10 @@ export async function startDesktopEngine(
       await execa('ip', ['route', 'add', 'unreachable', range]);
       cleanups.push(async () => void (await execa('ip', ['route', 'del', 'unreachable', range])));
     }
-    const link = await startVmLink({ dir: path.join(world.dir, 'desktop-engine', 'vm'), outward: [`${opts.addresses.registry}:443`, `${opts.addresses.files}:443`] });
+    const link = await startVmLink({
+      dir: path.join(world.dir, 'desktop-engine', 'vm'),
+      outward: [`${opts.addresses.registry}:443`, `${opts.addresses.files}:443`],
+    });
     cleanups.push(() => link.close());
     const enter: ConnectedWorld['run'] = (file, args, runOpts) => world.run('nsenter', [`--net=/proc/${link.netnsPid}/ns/net`, '--', file, ...args], runOpts);
     const kind = await startKindWorld(world, { kindDownload: opts.kindDownload, network: opts.network, enter });

@@ -132,7 +132,11 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
     await new Promise<void>((resolve, reject) => outServer.once('error', reject).listen(outSock, resolve));
     cleanups.push(() => new Promise<void>((resolve) => outServer.close(() => resolve())));
 
-    const vm = await startReady('nsenter', [`--net=/proc/${netnsPid}/ns/net`, '--', process.execPath, '-e', VM_SIDE, inSock, outSock, ...o.outward], 'the VM side of the link');
+    const vm = await startReady(
+      'nsenter',
+      [`--net=/proc/${netnsPid}/ns/net`, '--', process.execPath, '-e', VM_SIDE, inSock, outSock, ...o.outward],
+      'the VM side of the link',
+    );
     cleanups.push(() => ended(vm));
 
     const unforward = async (port: number) => {
@@ -171,7 +175,10 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
       waitForwarded(port, timeoutMs = 10_000) {
         if (listeners.has(port)) return Promise.resolve();
         return new Promise((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`127.0.0.1:${port} was not forwarded within ${timeoutMs} ms: ${problems.join('; ') || 'no problem seen'}`)), timeoutMs);
+          const timer = setTimeout(
+            () => reject(new Error(`127.0.0.1:${port} was not forwarded within ${timeoutMs} ms: ${problems.join('; ') || 'no problem seen'}`)),
+            timeoutMs,
+          );
           const done = () => {
             clearTimeout(timer);
             resolve();
