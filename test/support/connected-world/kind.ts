@@ -114,8 +114,15 @@ async function newestTar(dir: string, prefix: string): Promise<string> {
  */
 export async function startKindWorld(
   world: ConnectedWorld,
-  opts: { sourceCache?: string; kindDownload: { url: string; sha256: string }; network?: EngineNetwork },
+  opts: {
+    sourceCache?: string;
+    kindDownload: { url: string; sha256: string };
+    network?: EngineNetwork;
+    /** How the engine's commands (the engine script, `docker`) run: default world.run; desktop-engine.ts adds a network namespace. */
+    enter?: ConnectedWorld['run'];
+  },
 ): Promise<KindWorld> {
+  const enter = opts.enter ?? world.run.bind(world);
   const dir = path.join(world.dir, 'kind-engine');
   await fs.mkdir(dir, { recursive: true });
   const network = opts.network ?? DEFAULT_ENGINE_NETWORK;
@@ -127,14 +134,14 @@ export async function startKindWorld(
     OCM_LAB_DOCKER_POOL: network.pool,
   });
   const stop = async () => {
-    const r = await world.run('bash', [ENGINE_SCRIPT, 'stop', '--purge'], { env, timeout: 300_000 });
+    const r = await enter('bash', [ENGINE_SCRIPT, 'stop', '--purge'], { env, timeout: 300_000 });
     if (r.exitCode !== 0) throw new Error(`stopping the kind world's Docker engine failed: ${r.all}`);
   };
   try {
-    const started = await world.run('bash', [ENGINE_SCRIPT, 'start'], { env, timeout: 300_000 });
+    const started = await enter('bash', [ENGINE_SCRIPT, 'start'], { env, timeout: 300_000 });
     if (started.exitCode !== 0) throw new Error(`the kind world's Docker engine did not start: ${started.all}`);
     const dockerHost = started.stdout.trim().split('\n').pop() as string;
-    const docker = (args: readonly string[]) => world.run('docker', args, { env: { ...env, DOCKER_HOST: dockerHost }, timeout: 900_000 });
+    const docker = (args: readonly string[]) => enter('docker', args, { env: { ...env, DOCKER_HOST: dockerHost }, timeout: 900_000 });
     const must = async (args: readonly string[]) => {
       const r = await docker(args);
       if (r.exitCode !== 0) throw new Error(`docker ${args.join(' ')} (kind world) exited ${r.exitCode}: ${r.all}`);
