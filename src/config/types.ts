@@ -1,6 +1,7 @@
 import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 import type { AddonName } from './addon-names.js';
+import type { FeatureGateSettings } from './feature-gates.js';
 
 export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName } from './addon-names.js';
 
@@ -73,6 +74,11 @@ export interface LabConfig {
    * Absent in a lab recorded before the switch existed, which counts as on.
    */
   clusterProfile?: boolean;
+  /**
+   * OCM's own feature gates (`featureGates:`; `--hub-feature-gates` and `--klusterlet-feature-gates` add to and
+   * override them), as upstream names them; ClusterProfile is kept as `clusterProfile`, never here.
+   */
+  featureGates?: { hub?: FeatureGateSettings; klusterlet?: FeatureGateSettings };
   /** The lab file's `clusterProxy:` (`--proxy-entrypoint` wins); absent: the Hostname entrypoint. */
   clusterProxy?: { entrypoint: ProxyEntrypoint };
 }

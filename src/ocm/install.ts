@@ -79,6 +79,7 @@ export function ocmSteps(): Step<InstallContext>[] {
             ocmVersion: ctx.config.ocmVersion,
             timeoutMs: timeoutOf(ctx),
             clusterProfile: clusterProfileEnabled(ctx.config),
+            featureGates: ctx.config.featureGates?.hub,
           }),
         );
         return changed.length ? `${changed.length} objects applied` : 'unchanged';
@@ -111,6 +112,7 @@ export function ocmSteps(): Step<InstallContext>[] {
                   ownServer: spoke.internalServer,
                   ocmVersion: c.config.ocmVersion,
                   operatorObjects: need(operators.klusterlet, 'klusterlet manifests'),
+                  featureGates: c.config.featureGates?.klusterlet,
                   timeoutMs: timeoutOf(c),
                   progress,
                 }),
