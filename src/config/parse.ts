@@ -119,6 +119,7 @@ function normalise(file: LabFile, source: string | null): LabConfig {
     source,
     clusterProfile: file.clusterProfile ?? file.featureGates?.hub?.[CLUSTER_PROFILE_GATE] ?? true,
     ...featureGatesOf(file.featureGates),
+    ...(file.localCluster === undefined ? {} : { localCluster: file.localCluster }),
     ...(file.clusterProxy ? { clusterProxy: { entrypoint: file.clusterProxy.entrypoint } } : {}),
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
     ...(file.artifacts ? { artifacts: file.artifacts } : {}),

@@ -5,6 +5,7 @@ import { resolveOcmVersion } from './ocm-version.js';
 import {
   ADDON_NAMES,
   ADDON_REQUIRES,
+  LOCAL_CLUSTER_NAME,
   MAX_CLUSTERS,
   MAX_VPCS,
   RESERVED_CLUSTER_NAMES,
@@ -131,6 +132,13 @@ function clusterNameProblems({ entry, index }: { entry: Entry; index: number }, 
       value: name,
       message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name`,
     });
+  if (name === LOCAL_CLUSTER_NAME) {
+    problems.push({
+      path: ['clusters', index, 'name'],
+      value: name,
+      message: 'is the ManagedCluster name of the hub joined to itself (localCluster, on by default for OCM v1.3.x); choose another name',
+    });
+  }
   if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
     problems.push({
       path: ['clusters', index, 'name'],

@@ -89,6 +89,9 @@ export const labFileSchema = z.strictObject({
   addons: z.array(addonSchema).optional(),
   artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
   clusterProfile: z.boolean({ error: 'must be true or false (the ClusterProfile inventory, on by default)' }).optional(),
+  localCluster: z
+    .boolean({ error: 'must be true or false (the hub joined to itself as local-cluster; default: on for OCM v1.3.x, off for v1.2.x)' })
+    .optional(),
   featureGates: z.strictObject({ hub: gateSettingsSchema.optional(), klusterlet: gateSettingsSchema.optional() }).optional(),
   clusterProxy: z
     .strictObject({

@@ -1,4 +1,12 @@
-import { clusterProfileEnabled, type AddonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
+import {
+  clusterProfileEnabled,
+  LOCAL_CLUSTER_LABEL,
+  LOCAL_CLUSTER_NAME,
+  localClusterEnabled,
+  type AddonImplementation,
+  type AddonName,
+  type LabConfig,
+} from '../../config/index.js';
 import { managerObjects } from '../../addons/install.js';
 import { builtinAddon, builtinAddonNames } from '../../addons/registry.js';
 import { addonSteps } from '../../addons/lab-addons.js';
@@ -45,7 +53,9 @@ export interface InstallsPlan {
       operator: { namespace: string; name: 'klusterlet'; image: string };
       klusterlet: { name: string; namespace: string; deployments: string[]; images: Record<string, string>; featureGates: GatePlan };
     }[];
-    /** Spokes the hub accepts once they ask to join. */
+    /** The hub joined to itself (localCluster): its ManagedCluster's name and label; null when the lab does not. */
+    localCluster: { name: string; label: string } | null;
+    /** Clusters the hub accepts once they ask to join (the spokes, and local-cluster). */
     accepted: string[];
   };
   addons: AddonPlan[];
@@ -124,7 +134,8 @@ export function planInstalls(config: LabConfig): InstallsPlan {
           },
         };
       }),
-      accepted: spokes,
+      localCluster: localClusterEnabled(config) ? { name: LOCAL_CLUSTER_NAME, label: `${LOCAL_CLUSTER_LABEL}=true` } : null,
+      accepted: localClusterEnabled(config) ? [...spokes, LOCAL_CLUSTER_NAME] : spokes,
     },
     addons: builtinAddonNames()
       .filter((a) => config.addons.includes(a))
@@ -167,6 +178,11 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
     out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
     out.push(`    feature gates: ${renderGates(o.spokes[0]!.klusterlet.featureGates)}`);
   }
+  out.push(
+    o.localCluster
+      ? `  ${o.hub.cluster} joined to itself: Klusterlet ${KLUSTERLET_NAME} on the hub as ManagedCluster ${o.localCluster.name}, labelled ${o.localCluster.label}`
+      : '  the hub is not a managed cluster (localCluster off)',
+  );
   out.push(`  accepted on the hub: ${o.accepted.join(', ') || '(no spokes)'}`);
   out.push('');
   out.push('Addons:');
