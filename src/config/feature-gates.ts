@@ -6,8 +6,8 @@ import { OCM_RELEASES } from '../provision/versions.js';
  * (registrationConfiguration, workConfiguration, addOnManagerConfiguration, placementConfiguration), the
  * Klusterlet per agent (registrationConfiguration, workConfiguration).
  */
-export type HubGateComponent = 'registration' | 'work' | 'addOnManager' | 'placement';
-export type KlusterletGateComponent = 'registration' | 'work';
+type HubGateComponent = 'registration' | 'work' | 'addOnManager' | 'placement';
+type KlusterletGateComponent = 'registration' | 'work';
 
 interface GateLists {
   hub: Partial<Record<HubGateComponent, readonly string[]>>;
@@ -64,8 +64,9 @@ export function unknownGates(ocmVersion: string, side: GateSide, settings: Featu
 /** What to say about gates a side does not know: which, on which line, and the gates it accepts. */
 export function unknownGateMessage(ocmVersion: string, side: GateSide, gates: readonly string[]): string {
   const what = side === 'hub' ? 'hub (ClusterManager)' : 'klusterlet';
-  const names = gates.join(', ');
-  return `${names} ${gates.length === 1 ? 'is not a' : 'are not'} ${what} feature gate${gates.length === 1 ? '' : 's'} of OCM ${ocmVersion}; accepted: ${acceptedGates(ocmVersion, side).join(', ')}`;
+  const one = gates.length === 1;
+  const accepted = acceptedGates(ocmVersion, side).join(', ');
+  return `${gates.join(', ')} ${one ? 'is not a' : 'are not'} ${what} feature gate${one ? '' : 's'} of OCM ${ocmVersion}; accepted: ${accepted}`;
 }
 
 /**

@@ -30,7 +30,7 @@ export interface ClusterManagerOptions {
  * Each ClusterManager component's `featureGates` (registrationConfiguration …), with the gates of the lab that
  * component knows on its OCM line, as `clusteradm init --feature-gates` spreads one list over them.
  */
-export function hubGateConfigurations(ocmVersion: string, options: ClusterManagerOptions): Record<string, unknown> {
+function hubGateConfigurations(ocmVersion: string, options: ClusterManagerOptions): Record<string, unknown> {
   const settings = { ...options.featureGates, ...(options.clusterProfile ? { [CLUSTER_PROFILE_GATE]: true } : {}) };
   const out: Record<string, unknown> = {};
   for (const [component, known] of gateComponents(ocmVersion, 'hub')) {

@@ -72,7 +72,8 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
           type: 'string',
           array: true,
           describe:
-            "OCM feature gates of the hub's ClusterManager, Name=true|false comma-separated (e.g. ManifestWorkReplicaSet=true), over the lab file's featureGates.hub; " +
+            "OCM feature gates of the hub's ClusterManager, Name=true|false comma-separated (e.g. ManifestWorkReplicaSet=true), " +
+            "over the lab file's featureGates.hub; " +
             'each must be one of the OCM line (docs/lab-file.md)',
         })
         .option('klusterlet-feature-gates', {

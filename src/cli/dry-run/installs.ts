@@ -180,7 +180,8 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   }
   out.push(
     o.localCluster
-      ? `  ${o.hub.cluster} joined to itself: Klusterlet ${KLUSTERLET_NAME} on the hub as ManagedCluster ${o.localCluster.name}, labelled ${o.localCluster.label}`
+      ? `  ${o.hub.cluster} joined to itself: Klusterlet ${KLUSTERLET_NAME} on the hub ` +
+          `as ManagedCluster ${o.localCluster.name}, labelled ${o.localCluster.label}`
       : '  the hub is not a managed cluster (localCluster off)',
   );
   out.push(`  accepted on the hub: ${o.accepted.join(', ') || '(no spokes)'}`);
