@@ -9,6 +9,7 @@ import { crossFieldProblems } from './rules.js';
 import { kubernetesFields } from './kubernetes-version.js';
 import { resolveOcmVersion } from './ocm-version.js';
 import { labFileSchema, type LabFile } from './schema.js';
+import { CLUSTER_PROFILE_GATE } from './feature-gates.js';
 import { DEFAULT_ADDONS, KIND, API_VERSION, DEFAULT_OCM_VERSION, type AddonName, type LabConfig, type RuntimeSection } from './types.js';
 
 /** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
@@ -79,6 +80,8 @@ function problemsOfIssue(issue: core.$ZodIssue, raw: unknown): Problem[] {
       issue.errors.find((issues) => !issues.some((i) => i.code === 'invalid_type' && i.path.length === 0));
     if (branch) return branch.flatMap((inner) => problemsOfIssue({ ...inner, path: [...at, ...inner.path] } as core.$ZodIssue, raw));
   }
+  // A record's key of the wrong form (a feature gate name): its own check's message, at the key.
+  if (issue.code === 'invalid_key' && issue.issues[0]) return [{ path: at, value: valueAt(raw, at), message: issue.issues[0].message }];
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({ path: [...at, key], message: unknownFieldMessage(at, key) }));
   }
@@ -114,13 +117,26 @@ function normalise(file: LabFile, source: string | null): LabConfig {
       (file.addons ?? []).flatMap((a) => (typeof a === 'object' && a.implementation === 'upstream' ? [[a.name, a.implementation]] : [])),
     ),
     source,
-    clusterProfile: file.clusterProfile ?? true,
+    clusterProfile: file.clusterProfile ?? file.featureGates?.hub?.[CLUSTER_PROFILE_GATE] ?? true,
+    ...featureGatesOf(file.featureGates),
+    ...(file.localCluster === undefined ? {} : { localCluster: file.localCluster }),
     ...(file.clusterProxy ? { clusterProxy: { entrypoint: file.clusterProxy.entrypoint } } : {}),
     ...(file.runtime ? { runtime: runtimeSection(file.runtime) } : {}),
     ...(file.artifacts ? { artifacts: file.artifacts } : {}),
     ...(file.mirrors ? { mirrorsFile: source ? path.resolve(path.dirname(source), file.mirrors) : file.mirrors } : {}),
     ...(file.ocmSource ? { ocmSource: source ? path.resolve(path.dirname(source), file.ocmSource) : file.ocmSource } : {}),
   };
+}
+
+/** The lab's gates, without ClusterProfile (the `clusterProfile` switch carries it) and without empty sides. */
+function featureGatesOf(section: LabFile['featureGates']): Pick<LabConfig, 'featureGates'> {
+  const { [CLUSTER_PROFILE_GATE]: _clusterProfile, ...hub } = section?.hub ?? {};
+  const klusterlet = section?.klusterlet ?? {};
+  const gates = {
+    ...(Object.keys(hub).length ? { hub } : {}),
+    ...(Object.keys(klusterlet).length ? { klusterlet } : {}),
+  };
+  return Object.keys(gates).length ? { featureGates: gates } : {};
 }
 
 function runtimeSection(section: NonNullable<LabFile['runtime']>): RuntimeSection {

@@ -1,8 +1,11 @@
 import os from 'node:os';
 import type { Problem } from './problems.js';
+import { CLUSTER_PROFILE_GATE, unknownGateMessage, unknownGates, type GateSide } from './feature-gates.js';
+import { resolveOcmVersion } from './ocm-version.js';
 import {
   ADDON_NAMES,
   ADDON_REQUIRES,
+  LOCAL_CLUSTER_NAME,
   MAX_CLUSTERS,
   MAX_VPCS,
   RESERVED_CLUSTER_NAMES,
@@ -58,7 +61,37 @@ export function crossFieldProblems(root: Entry): Problem[] {
     ...sizeLimits(root),
     ...addonProblems(root),
     ...clusterProxyProblems(root),
+    ...featureGateProblems(root),
   ];
+}
+
+/**
+ * `featureGates:`: every gate one the file's ocmVersion knows on that side (a file that names none may be brought
+ * up with --ocm-version: `up` checks its gates against the line it runs), and ClusterProfile not set against
+ * `clusterProfile:`, the same switch.
+ */
+function featureGateProblems(root: Entry): Problem[] {
+  const section = root.featureGates;
+  if (section === null || typeof section !== 'object' || Array.isArray(section)) return [];
+  const given = str(root.ocmVersion);
+  // The schema reports a version it does not know.
+  const ocmVersion = given === undefined ? undefined : resolveOcmVersion(given);
+  const problems: Problem[] = [];
+  for (const side of ocmVersion === undefined ? [] : (['hub', 'klusterlet'] as GateSide[])) {
+    const settings = (section as Entry)[side];
+    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) continue;
+    for (const gate of unknownGates(ocmVersion!, side, settings as Record<string, boolean>))
+      problems.push({ path: ['featureGates', side, gate], value: (settings as Entry)[gate], message: unknownGateMessage(ocmVersion!, side, [gate]) });
+  }
+  const hub = (section as Entry).hub as Entry | undefined;
+  const profileGate = hub && typeof hub === 'object' ? hub[CLUSTER_PROFILE_GATE] : undefined;
+  if (typeof profileGate === 'boolean' && typeof root.clusterProfile === 'boolean' && profileGate !== root.clusterProfile)
+    problems.push({
+      path: ['featureGates', 'hub', CLUSTER_PROFILE_GATE],
+      value: profileGate,
+      message: `is the gate clusterProfile: ${String(root.clusterProfile)} sets; remove one of the two or make them agree`,
+    });
+  return problems;
 }
 
 /** `clusterProxy:` configures ocm-lab's cluster-proxy: the lab must run it (upstream's build reads its own chart values). */
@@ -99,6 +132,13 @@ function clusterNameProblems({ entry, index }: { entry: Entry; index: number }, 
       value: name,
       message: `duplicate cluster name (also clusters[${first}]); give each cluster its own name`,
     });
+  if (name === LOCAL_CLUSTER_NAME) {
+    problems.push({
+      path: ['clusters', index, 'name'],
+      value: name,
+      message: 'is the ManagedCluster name of the hub joined to itself (localCluster, on by default for OCM v1.3.x); choose another name',
+    });
+  }
   if ((RESERVED_CLUSTER_NAMES as readonly string[]).includes(name) || name.startsWith(RESERVED_CLUSTER_PREFIX)) {
     problems.push({
       path: ['clusters', index, 'name'],

@@ -46,6 +46,12 @@ const addonSchema = z.union([
   }),
 ]);
 
+/** One side's gates: `Name: true|false` (Enable/Disable); which names a line accepts is checked in rules.ts and on `up`. */
+const gateSettingsSchema = z.record(
+  z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { error: 'is not a feature gate name (OCM names them in UpperCamelCase, e.g. ManifestWorkReplicaSet)' }),
+  z.boolean({ error: 'must be true (Enable) or false (Disable)' }),
+);
+
 const clusterSchema = z.strictObject({
   name: dnsLabel(MAX_NAME),
   vpc: z.string(),
@@ -83,6 +89,10 @@ export const labFileSchema = z.strictObject({
   addons: z.array(addonSchema).optional(),
   artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
   clusterProfile: z.boolean({ error: 'must be true or false (the ClusterProfile inventory, on by default)' }).optional(),
+  localCluster: z
+    .boolean({ error: 'must be true or false (the hub joined to itself as local-cluster; default: on for OCM v1.3.x, off for v1.2.x)' })
+    .optional(),
+  featureGates: z.strictObject({ hub: gateSettingsSchema.optional(), klusterlet: gateSettingsSchema.optional() }).optional(),
   clusterProxy: z
     .strictObject({
       entrypoint: z.enum(PROXY_ENTRYPOINTS, { error: oneOf("is not a way cluster-proxy's agents reach the proxy-server", PROXY_ENTRYPOINTS) }),
@@ -112,4 +122,5 @@ export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
   clusters: Object.keys(clusterSchema.shape),
   addons: ['name', 'implementation'],
   clusterProxy: ['entrypoint'],
+  featureGates: ['hub', 'klusterlet'],
 };

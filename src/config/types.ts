@@ -1,6 +1,7 @@
 import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 import type { AddonName } from './addon-names.js';
+import type { FeatureGateSettings } from './feature-gates.js';
 
 export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName } from './addon-names.js';
 
@@ -73,6 +74,16 @@ export interface LabConfig {
    * Absent in a lab recorded before the switch existed, which counts as on.
    */
   clusterProfile?: boolean;
+  /**
+   * The lab file's `localCluster:`: the hub joined to itself as ManagedCluster `local-cluster`, labelled
+   * `local-cluster=true`, as upstream's local-up.sh of v1.3.1 does. Unset: the line's default (localClusterEnabled).
+   */
+  localCluster?: boolean;
+  /**
+   * OCM's own feature gates (`featureGates:`; `--hub-feature-gates` and `--klusterlet-feature-gates` add to and
+   * override them), as upstream names them; ClusterProfile is kept as `clusterProfile`, never here.
+   */
+  featureGates?: { hub?: FeatureGateSettings; klusterlet?: FeatureGateSettings };
   /** The lab file's `clusterProxy:` (`--proxy-entrypoint` wins); absent: the Hostname entrypoint. */
   clusterProxy?: { entrypoint: ProxyEntrypoint };
 }
@@ -120,4 +131,13 @@ export function addonImplementation(config: Partial<Pick<LabConfig, 'addonImplem
 /** Whether a lab publishes ClusterProfiles (on unless its file says `clusterProfile: false`). */
 export function clusterProfileEnabled(config: Pick<LabConfig, 'clusterProfile'>): boolean {
   return config.clusterProfile !== false;
+}
+
+/** The ManagedCluster name and label of the hub joined to itself (upstream's local-up.sh, ocm PR #1515). */
+export const LOCAL_CLUSTER_NAME = 'local-cluster';
+export const LOCAL_CLUSTER_LABEL = 'local-cluster';
+
+/** Whether the hub joins itself as local-cluster: the lab file's `localCluster:`, else on for OCM v1.3.x (whose local-up.sh does) and off before. */
+export function localClusterEnabled(config: Pick<LabConfig, 'localCluster' | 'ocmVersion'>): boolean {
+  return config.localCluster ?? !config.ocmVersion.startsWith('v1.2.');
 }

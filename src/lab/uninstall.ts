@@ -1,11 +1,11 @@
-import type { LabConfig } from '../config/index.js';
+import { LOCAL_CLUSTER_NAME, type LabConfig } from '../config/index.js';
 import { NotReadyError } from '../errors.js';
 import { KubeClient } from '../kube/client.js';
 import { readyz } from '../kube/readyz.js';
 import { removeAgentNamespaces, uninstallAddons } from '../addons/uninstall.js';
 import { labOperators } from '../ocm/operators.js';
 import { allSettledOrThrow } from '../ocm/removal.js';
-import { deregisterCluster, deregisterOnHub, removeKlusterlet, uninstallHub } from '../ocm/uninstall.js';
+import { deregisterCluster, deregisterOnHub, isManagedCluster, removeKlusterlet, uninstallHub } from '../ocm/uninstall.js';
 import type { LabCluster, Runtime } from '../runtime/types.js';
 
 export const UNINSTALL_TIMEOUT_MS = 120_000;
@@ -103,6 +103,11 @@ export async function uninstallFromClusters(
           ),
         ),
       );
+      // The hub joined to itself (local-cluster): deregistered like a spoke, its klusterlet off the hub before the hub's OCM goes.
+      if (await isManagedCluster(hubClient, LOCAL_CLUSTER_NAME))
+        await attempt(`${LOCAL_CLUSTER_NAME} on the hub`, () =>
+          deregisterCluster(hubClient, hubClient, LOCAL_CLUSTER_NAME, { ...options, operatorObjects: klusterletObjects }, true),
+        );
       await attempt("OCM's hub on the hub", () => uninstallHub(hubClient, { ...options, operatorObjects: clusterManagerObjects }));
     } else {
       // No hub to let the spokes go: take the agents and the klusterlet off what answers.

@@ -13,15 +13,35 @@ import {
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
 import { clusterRole, clusterRoleBinding, serviceAccount, serviceAccountSubject } from '../kube/builders.js';
-import { clusterInventoryObjects, clusterProfileCrd, clusterProfileCrdMark, clusterProfileRegistrationConfiguration } from './clusterprofile.js';
+import { clusterInventoryObjects, clusterProfileCrd, clusterProfileCrdMark } from './clusterprofile.js';
+import { CLUSTER_PROFILE_GATE, componentGateList, gateComponents, type FeatureGateSettings } from '../config/feature-gates.js';
 
 export const OPERATOR_API = 'operator.open-cluster-management.io/v1';
 
+/** What the hub's side of a lab sets in its ClusterManager beyond the images. */
+export interface ClusterManagerOptions {
+  /** Registration's ClusterProfile gate on (the lab's `clusterProfile`). */
+  clusterProfile?: boolean;
+  /** The lab's other hub gates (`featureGates.hub`). */
+  featureGates?: FeatureGateSettings;
+}
+
 /**
- * The ClusterManager clusteradm init creates, with every image at the lab's OCM version; with
- * `clusterProfile`, registration's ClusterProfile feature gate on (as `clusteradm init --feature-gates`).
+ * Each ClusterManager component's `featureGates` (registrationConfiguration …), with the gates of the lab that
+ * component knows on its OCM line, as `clusteradm init --feature-gates` spreads one list over them.
  */
-export function clusterManagerObject(ocmVersion: string, options: { clusterProfile?: boolean } = {}): KubeObject {
+function hubGateConfigurations(ocmVersion: string, options: ClusterManagerOptions): Record<string, unknown> {
+  const settings = { ...options.featureGates, ...(options.clusterProfile ? { [CLUSTER_PROFILE_GATE]: true } : {}) };
+  const out: Record<string, unknown> = {};
+  for (const [component, known] of gateComponents(ocmVersion, 'hub')) {
+    const featureGates = componentGateList(known, settings);
+    if (featureGates) out[`${component}Configuration`] = { featureGates };
+  }
+  return out;
+}
+
+/** The ClusterManager clusteradm init creates, with every image at the lab's OCM version and the lab's feature gates. */
+export function clusterManagerObject(ocmVersion: string, options: ClusterManagerOptions = {}): KubeObject {
   return {
     apiVersion: OPERATOR_API,
     kind: 'ClusterManager',
@@ -32,7 +52,7 @@ export function clusterManagerObject(ocmVersion: string, options: { clusterProfi
       placementImagePullSpec: ocmImage('placement', ocmVersion),
       addOnManagerImagePullSpec: ocmImage('addon-manager', ocmVersion),
       deployOption: { mode: 'Default' },
-      ...(options.clusterProfile ? { registrationConfiguration: clusterProfileRegistrationConfiguration() } : {}),
+      ...hubGateConfigurations(ocmVersion, options),
     },
   };
 }
@@ -76,7 +96,7 @@ export function clusterManagerReady(cm: KubeObject | null): { ready: boolean; wh
  */
 export async function applyClusterManager(
   hub: KubeClient,
-  options: { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number; clusterProfile?: boolean },
+  options: ClusterManagerOptions & { operatorObjects: KubeObject[]; ocmVersion: string; timeoutMs: number },
 ): Promise<string[]> {
   const changed = await applyOperator(hub, options.operatorObjects, 'clustermanagers.operator.open-cluster-management.io', options.timeoutMs);
   // Ours only where no ClusterProfile CRD is installed: with the gate on, OCM's operator installs its
@@ -86,7 +106,7 @@ export async function applyClusterManager(
     await applyObject(hub, clusterProfileCrd());
     changed.push('CustomResourceDefinition clusterprofiles.multicluster.x-k8s.io created');
   }
-  const clusterManager = clusterManagerObject(options.ocmVersion, { clusterProfile: options.clusterProfile });
+  const clusterManager = clusterManagerObject(options.ocmVersion, { clusterProfile: options.clusterProfile, featureGates: options.featureGates });
   for (const obj of [clusterManager, ...hubBootstrapObjects()]) {
     const result = await applyObject(hub, obj);
     if (result !== 'unchanged') changed.push(`${obj.kind} ${obj.metadata.name} ${result}`);

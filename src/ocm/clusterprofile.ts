@@ -15,8 +15,6 @@ export const OCM_CLUSTER_MANAGER_NAME = 'open-cluster-management';
 export const CLUSTER_MANAGER_LABEL = 'x-k8s.io/cluster-manager';
 /** OCM's label naming the ManagedCluster a ClusterProfile stands for. */
 export const CLUSTER_NAME_LABEL = 'open-cluster-management.io/cluster-name';
-/** The ClusterManager registration feature gate (OCM v1.2.1: Alpha, off by default). */
-const CLUSTER_PROFILE_FEATURE_GATE = 'ClusterProfile';
 /**
  * Where the lab's ClusterProfiles live: a namespace bound to the `global` ManagedClusterSet (every
  * cluster), which is what makes OCM write a profile per cluster. Its name starts with
@@ -24,11 +22,6 @@ const CLUSTER_PROFILE_FEATURE_GATE = 'ClusterProfile';
  */
 export const CLUSTER_INVENTORY_NAMESPACE = 'open-cluster-management-cluster-inventory';
 const GLOBAL_CLUSTER_SET = 'global';
-
-/** The ClusterManager's registrationConfiguration that turns OCM's ClusterProfile controllers on. */
-export function clusterProfileRegistrationConfiguration(): Record<string, unknown> {
-  return { featureGates: [{ feature: CLUSTER_PROFILE_FEATURE_GATE, mode: 'Enable' }] };
-}
 
 const str = { type: 'string' };
 const condition = {

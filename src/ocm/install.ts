@@ -1,8 +1,8 @@
 import { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/objects.js';
-import { acceptClusters, type AcceptDiagnostics } from './accept.js';
+import { acceptClusters, managedClusterPath, type AcceptDiagnostics } from './accept.js';
 import { applyClusterInventory, applyClusterManager, waitForClusterManager } from './cluster-manager.js';
-import { clusterProfileEnabled } from '../config/types.js';
+import { clusterProfileEnabled, LOCAL_CLUSTER_LABEL, LOCAL_CLUSTER_NAME, localClusterEnabled } from '../config/types.js';
 import { AGENT_DEPLOYMENTS, AGENT_NAMESPACE, HUB_CONTROLLER_NAMESPACE } from './constants.js';
 import { joinCluster, waitForKlusterlet } from './klusterlet.js';
 import { deploymentSummary } from './operator-install.js';
@@ -47,6 +47,19 @@ function acceptDiagnostics(ctx: InstallContext): AcceptDiagnostics {
 }
 
 /**
+ * The clusters that join the hub, with their ManagedCluster names: every spoke, and with localCluster the hub
+ * itself as local-cluster (upstream's local-up.sh of v1.3.1, ocm PR #1515).
+ */
+function joiners(ctx: Pick<InstallContext, 'clusters' | 'config'>): { name: string; cluster: LabCluster }[] {
+  const spokes = spokesOf(ctx).map((cluster) => ({ name: cluster.name, cluster }));
+  return localClusterEnabled(ctx.config) ? [...spokes, { name: LOCAL_CLUSTER_NAME, cluster: hubOf(ctx) }] : spokes;
+}
+
+async function labelLocalCluster(hub: KubeClient): Promise<void> {
+  await hub.mergePatch(managedClusterPath(LOCAL_CLUSTER_NAME), { metadata: { labels: { [LOCAL_CLUSTER_LABEL]: 'true' } } });
+}
+
+/**
  * OCM as clusteradm installs it, on whatever clusters the runtime provided:
  * `init` on the hub (cluster-manager operator + ClusterManager), `join` on
  * every spoke (klusterlet operator + Klusterlet with a bootstrap kubeconfig
@@ -79,6 +92,7 @@ export function ocmSteps(): Step<InstallContext>[] {
             ocmVersion: ctx.config.ocmVersion,
             timeoutMs: timeoutOf(ctx),
             clusterProfile: clusterProfileEnabled(ctx.config),
+            featureGates: ctx.config.featureGates?.hub,
           }),
         );
         return changed.length ? `${changed.length} objects applied` : 'unchanged';
@@ -98,19 +112,20 @@ export function ocmSteps(): Step<InstallContext>[] {
             return `up to date${inventory.length ? `; ClusterProfile inventory: ${inventory.join(', ')}` : ''}`;
           },
         },
-        ...spokesOf(ctx).map((spoke) => ({
-          title: `${spoke.name}: klusterlet`,
+        ...joiners(ctx).map(({ name, cluster }) => ({
+          title: `${name}: klusterlet${cluster.hub ? ' (the hub joined to itself)' : ''}`,
           run: async (c: InstallContext, progress: (line: string) => void) => {
             const hub = hubOf(c);
             const changed = await withClient(hub, (hubClient) =>
-              withClient(spoke, (spokeClient) =>
+              withClient(cluster, (spokeClient) =>
                 joinCluster(spokeClient, hubClient, {
-                  clusterName: spoke.name,
+                  clusterName: name,
                   hubServer: hub.internalServer,
                   hubCaPem: hub.caPem,
-                  ownServer: spoke.internalServer,
+                  ownServer: cluster.internalServer,
                   ocmVersion: c.config.ocmVersion,
                   operatorObjects: need(operators.klusterlet, 'klusterlet manifests'),
+                  featureGates: c.config.featureGates?.klusterlet,
                   timeoutMs: timeoutOf(c),
                   progress,
                 }),
@@ -124,20 +139,23 @@ export function ocmSteps(): Step<InstallContext>[] {
     {
       title: 'OCM accept',
       run: async (ctx, progress) => {
-        const states = await withClient(hubOf(ctx), (hub) =>
-          acceptClusters(
+        const states = await withClient(hubOf(ctx), async (hub) => {
+          const accepted = await acceptClusters(
             hub,
-            spokesOf(ctx).map((c) => c.name),
+            joiners(ctx).map((j) => j.name),
             {
               timeoutMs: timeoutOf(ctx),
               diagnostics: acceptDiagnostics(ctx),
               progress,
             },
-          ),
-        );
+          );
+          // As local-up.sh labels it once accepted (`kubectl label managedcluster local-cluster local-cluster=true`).
+          if (localClusterEnabled(ctx.config)) await labelLocalCluster(hub);
+          return accepted;
+        });
         await Promise.all(
-          spokesOf(ctx).map((spoke) =>
-            withClient(spoke, (client) => waitForKlusterlet(client, { clusterName: spoke.name, timeoutMs: timeoutOf(ctx), progress })),
+          joiners(ctx).map(({ name, cluster }) =>
+            withClient(cluster, (client) => waitForKlusterlet(client, { clusterName: name, timeoutMs: timeoutOf(ctx), progress })),
           ),
         );
         return `${states.map((s) => s.name).join(', ')} accepted, joined, available; klusterlet agents Available`;

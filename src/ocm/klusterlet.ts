@@ -15,9 +15,20 @@ import {
 } from './constants.js';
 import { applyOperator, deploymentSummary, type InstallProgress } from './operator-install.js';
 import { namespace } from '../kube/builders.js';
+import { componentGateList, gateComponents, type FeatureGateSettings } from '../config/feature-gates.js';
 
-/** The Klusterlet clusteradm join creates (Default mode), with every image at the lab's OCM version. */
-export function klusterletObject(clusterName: string, ownServer: string, ocmVersion: string): KubeObject {
+/** Each agent's `featureGates` (registrationConfiguration, workConfiguration), as `clusteradm join --feature-gates` sets them. */
+function klusterletGateConfigurations(ocmVersion: string, settings: FeatureGateSettings | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [component, known] of gateComponents(ocmVersion, 'klusterlet')) {
+    const featureGates = componentGateList(known, settings ?? {});
+    if (featureGates) out[`${component}Configuration`] = { featureGates };
+  }
+  return out;
+}
+
+/** The Klusterlet clusteradm join creates (Default mode), with every image at the lab's OCM version and the lab's klusterlet gates. */
+export function klusterletObject(clusterName: string, ownServer: string, ocmVersion: string, featureGates?: FeatureGateSettings): KubeObject {
   return {
     apiVersion: OPERATOR_API,
     kind: 'Klusterlet',
@@ -30,6 +41,7 @@ export function klusterletObject(clusterName: string, ownServer: string, ocmVers
       workImagePullSpec: ocmImage('work', ocmVersion),
       imagePullSpec: ocmImage('registration-operator', ocmVersion),
       externalServerURLs: [{ url: ownServer }],
+      ...klusterletGateConfigurations(ocmVersion, featureGates),
     },
   };
 }
@@ -100,6 +112,8 @@ export interface JoinOptions extends InstallProgress {
   ownServer: string;
   ocmVersion: string;
   operatorObjects: KubeObject[];
+  /** The lab's `featureGates.klusterlet`. */
+  featureGates?: FeatureGateSettings;
 }
 
 /**
@@ -114,7 +128,7 @@ export async function joinCluster(spoke: KubeClient, hub: KubeClient, options: J
   if ((await ensureBootstrapSecret(spoke, hub, options.hubServer, options.hubCaPem)) === 'written')
     changed.push(`bootstrap kubeconfig for ${options.hubServer}`);
   changed.push(...(await applyOperator(spoke, options.operatorObjects, 'klusterlets.operator.open-cluster-management.io', options.timeoutMs)));
-  const result = await applyObject(spoke, klusterletObject(options.clusterName, options.ownServer, options.ocmVersion));
+  const result = await applyObject(spoke, klusterletObject(options.clusterName, options.ownServer, options.ocmVersion, options.featureGates));
   if (result !== 'unchanged') changed.push(`Klusterlet ${result}`);
   if (await moveClientConfig(hub, options.clusterName, options.ownServer, options.timeoutMs))
     changed.push(`ManagedCluster's client config moved to ${options.ownServer}`);

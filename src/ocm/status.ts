@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { addonImplementation, clusterProfileEnabled, type LabConfig } from '../config/index.js';
+import { addonImplementation, clusterProfileEnabled, LOCAL_CLUSTER_NAME, localClusterEnabled, type LabConfig } from '../config/index.js';
 import { hubAdminKubeconfig, spokeClusters } from '../config/defaults.js';
 import { NotFoundError, NotReadyError } from '../errors.js';
 import { isStatus, KubeClient } from '../kube/client.js';
@@ -64,7 +64,14 @@ export async function ocmCapabilities(config: LabConfig): Promise<string[]> {
     // `cluster-profile`: the lab publishes the cluster inventory API (its `clusterProfile:` switch) with our
     // managed-serviceaccount's token sync; upstream's runs with its ClusterProfileCredSyncer gate off.
     const profiles = clusterProfileEnabled(config) && addonImplementation(config, 'managed-serviceaccount') !== 'upstream';
-    return ready && spokeClusters(config).length > 0 ? ['ocm', ...(profiles ? ['cluster-profile'] : [])] : [];
+    // `manifestworkreplicaset`: the hub's work controller runs ManifestWorkReplicaSets (its gate, off by default).
+    const replicaSets = config.featureGates?.hub?.ManifestWorkReplicaSet === true;
+    // `local-cluster`: the hub joined to itself and available as a managed cluster.
+    const local = clusters.find((c) => c.name === LOCAL_CLUSTER_NAME);
+    const hubJoined = localClusterEnabled(config) && !!local?.hubAccepted && local.joined && local.available;
+    return ready && spokeClusters(config).length > 0
+      ? ['ocm', ...(profiles ? ['cluster-profile'] : []), ...(replicaSets ? ['manifestworkreplicaset'] : []), ...(hubJoined ? ['local-cluster'] : [])]
+      : [];
   } catch {
     return [];
   }

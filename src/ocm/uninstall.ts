@@ -12,6 +12,7 @@ import {
 } from './constants.js';
 import { deleteAndWait, labelledObjects, releaseOnHub, type RemovalOptions } from './removal.js';
 import { namespace } from '../kube/builders.js';
+import { managedClusterPath } from './accept.js';
 import { CLUSTER_INVENTORY_NAMESPACE, clusterProfileCrd, clusterProfileCrdMark } from './clusterprofile.js';
 
 /**
@@ -57,8 +58,8 @@ export const HELD_BY_SPOKE = [
  * the agents), then the klusterlet operator, the spoke CRDs and the agent
  * namespaces. Idempotent. Returns what it deleted.
  */
-export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name: string, options: UninstallOptions): Promise<string[]> {
-  return [...(await deregisterOnHub(hub, name, options)), ...(await removeKlusterlet(spoke, name, options))];
+export async function deregisterCluster(hub: KubeClient, spoke: KubeClient, name: string, options: UninstallOptions, onHub = false): Promise<string[]> {
+  return [...(await deregisterOnHub(hub, name, options)), ...(await removeKlusterlet(spoke, name, options, onHub))];
 }
 
 /**
@@ -84,8 +85,12 @@ export async function deregisterOnHub(hub: KubeClient, name: string, options: Un
   return deleted;
 }
 
-/** The spoke's half of deregisterCluster: the Klusterlet, then the klusterlet operator, OCM's CRDs and namespaces. */
-export async function removeKlusterlet(spoke: KubeClient, name: string, options: UninstallOptions): Promise<string[]> {
+/**
+ * The spoke's half of deregisterCluster: the Klusterlet, then the klusterlet operator, OCM's CRDs and namespaces.
+ * On the hub joined to itself (`onHub`), the operators' namespace stays for the cluster-manager operator, which
+ * uninstallHub removes after it.
+ */
+export async function removeKlusterlet(spoke: KubeClient, name: string, options: UninstallOptions, onHub = false): Promise<string[]> {
   const deleted: string[] = [];
   const klusterlet = { apiVersion: OPERATOR_API, kind: 'Klusterlet', metadata: { name: KLUSTERLET_NAME } };
   // Only while the Klusterlet CRD is served; without it there is no Klusterlet (and a 404 says so).
@@ -94,11 +99,11 @@ export async function removeKlusterlet(spoke: KubeClient, name: string, options:
     ...(await deleteAndWait(
       spoke,
       [
-        ...operatorObjectsForRemoval(options.operatorObjects),
+        ...operatorObjectsForRemoval(options.operatorObjects).filter((o) => !(onHub && o.kind === 'Namespace' && o.metadata.name === OPERATOR_NAMESPACE)),
         ...SPOKE_CRDS.map(crd),
         namespace(AGENT_NAMESPACE),
         namespace(AGENT_ADDON_NAMESPACE),
-        namespace(OPERATOR_NAMESPACE),
+        ...(onHub ? [] : [namespace(OPERATOR_NAMESPACE)]),
       ],
       `removing the klusterlet operator, OCM's CRDs and namespaces from ${name}`,
       options,
@@ -133,4 +138,9 @@ export async function uninstallHub(hub: KubeClient, options: UninstallOptions): 
     )),
   );
   return deleted;
+}
+
+/** Whether the hub has ManagedCluster `name` (false where OCM's CRDs are gone). */
+export async function isManagedCluster(hub: KubeClient, name: string): Promise<boolean> {
+  return (await getOrNull(hub, managedClusterPath(name)).catch(() => null)) !== null;
 }

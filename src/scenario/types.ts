@@ -6,7 +6,7 @@ export const EXPECTATION_KINDS: readonly ExpectationKind[] = ['contains', 'match
  * what a document may require. A name outside this list is a typo that would
  * skip the document forever, so the parser rejects it.
  */
-export const KNOWN_CAPABILITIES = ['control-plane', 'vpc-isolation', 'ocm', 'pods', 'cluster-profile'] as const;
+export const KNOWN_CAPABILITIES = ['control-plane', 'vpc-isolation', 'ocm', 'pods', 'cluster-profile', 'manifestworkreplicaset', 'local-cluster'] as const;
 
 export interface Expectation {
   kind: ExpectationKind;

@@ -346,7 +346,7 @@ describe('hostile lab files: exact messages', () => {
   it('control characters from the file are escaped in the message', () => {
     const text = `${base}"evil\\e[2Jkey\\u0007": 1\n`;
     expect(problems(text)).toEqual([
-      `${FILE}:${lineCount(base)}: evil\\u001b[2Jkey\\u0007: unknown field; fields allowed here: apiVersion, kind, name, kubernetesVersion, ocmVersion, network, vpcs, clusters, addons, artifacts, clusterProfile, clusterProxy, mirrors, ocmSource, runtime`,
+      `${FILE}:${lineCount(base)}: evil\\u001b[2Jkey\\u0007: unknown field; fields allowed here: apiVersion, kind, name, kubernetesVersion, ocmVersion, network, vpcs, clusters, addons, artifacts, clusterProfile, localCluster, featureGates, clusterProxy, mirrors, ocmSource, runtime`,
     ]);
   });
 

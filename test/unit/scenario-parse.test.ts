@@ -105,7 +105,7 @@ describe('parseScenario', () => {
     expect(
       parseError(doc(`${F}sh\necho\n${F}\n`, 'title: T\nsummary: S\nrequires:\n  clusters: [hub]\n  capabilities:\n    - ocm\n    - vpc-isolaton\n')).message,
     ).toMatch(
-      /^\/docs\/x\.md:8: front matter field 'requires.capabilities\[1\]' \('vpc-isolaton'\) is not a capability a lab reports \(control-plane, vpc-isolation, ocm, pods, cluster-profile\)/,
+      /^\/docs\/x\.md:8: front matter field 'requires.capabilities\[1\]' \('vpc-isolaton'\) is not a capability a lab reports \(control-plane, vpc-isolation, ocm, pods, cluster-profile, manifestworkreplicaset, local-cluster\)/,
     );
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, `${FRONT}colour: blue\n`)).message).toMatch(/^\/docs\/x\.md:6: unknown front matter field 'colour'/);
     expect(parseError(doc(`${F}sh\necho\n${F}\n`, 'title: [unclosed\n')).message).toMatch(/^\/docs\/x\.md:\d+: front matter is not valid YAML/);

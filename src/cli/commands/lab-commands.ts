@@ -5,6 +5,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { hubCluster } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
 import { withVersionFlags } from '../../config/version-flags.js';
+import { withFeatureGates } from '../../config/feature-gate-flags.js';
 import { PROXY_ENTRYPOINTS, type LabConfig, type ProxyEntrypoint } from '../../config/types.js';
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { downLab, labStatus, upLab, type LifecycleOptions } from '../../lab/lifecycle.js';
@@ -27,6 +28,8 @@ type UpFlags = ArtifactFlags & {
   'dry-run': boolean;
   'kubernetes-version'?: string;
   'ocm-version'?: string;
+  'hub-feature-gates'?: string[];
+  'klusterlet-feature-gates'?: string[];
   install: boolean;
 };
 
@@ -65,6 +68,19 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
           type: 'string',
           describe: "the OCM release of the lab, or a minor (v1.3) for its newest patch (default: the lab file's ocmVersion; `ocm-lab versions` lists them)",
         })
+        .option('hub-feature-gates', {
+          type: 'string',
+          array: true,
+          describe:
+            "OCM feature gates of the hub's ClusterManager, Name=true|false comma-separated (e.g. ManifestWorkReplicaSet=true), " +
+            "over the lab file's featureGates.hub; " +
+            'each must be one of the OCM line (docs/lab-file.md)',
+        })
+        .option('klusterlet-feature-gates', {
+          type: 'string',
+          array: true,
+          describe: 'OCM feature gates of every Klusterlet, Name=true|false comma-separated (e.g. RawFeedbackJsonString=true), over featureGates.klusterlet',
+        })
         .option('retain', { type: 'boolean', default: false, describe: 'keep a half-created lab when up fails' })
         .option('proxy-entrypoint', {
           choices: PROXY_ENTRYPOINTS,
@@ -80,7 +96,7 @@ export const upCommand: CommandModule<GlobalOptions, Args<UpFlags>> = {
         .option('install', { type: 'boolean', default: true, hidden: true, describe: '--no-install: only the clusters, without OCM and the addons' }),
     ),
   handler: async (argv) => {
-    const fileConfig = withVersionFlags(await loadLabConfig(argv.config), argv);
+    const fileConfig = withFeatureGates(withVersionFlags(await loadLabConfig(argv.config), argv), argv);
     const config = withProxyEntrypoint(fileConfig, argv['proxy-entrypoint']);
     // --runtime wins; else the lab file's runtime.name; else auto.
     const choice: RuntimeChoice = argv.runtime !== 'auto' ? argv.runtime : (config.runtime?.name ?? 'auto');

@@ -1,4 +1,12 @@
-import { clusterProfileEnabled, type AddonImplementation, type AddonName, type LabConfig } from '../../config/index.js';
+import {
+  clusterProfileEnabled,
+  LOCAL_CLUSTER_LABEL,
+  LOCAL_CLUSTER_NAME,
+  localClusterEnabled,
+  type AddonImplementation,
+  type AddonName,
+  type LabConfig,
+} from '../../config/index.js';
 import { managerObjects } from '../../addons/install.js';
 import { builtinAddon, builtinAddonNames } from '../../addons/registry.js';
 import { addonSteps } from '../../addons/lab-addons.js';
@@ -37,20 +45,39 @@ export interface InstallsPlan {
     hub: {
       cluster: string;
       operator: { namespace: string; name: 'cluster-manager'; image: string };
-      clusterManager: { name: string; namespace: string; deployments: string[]; images: Record<string, string> };
+      clusterManager: { name: string; namespace: string; deployments: string[]; images: Record<string, string>; featureGates: GatePlan };
       bootstrap: { namespace: string; serviceAccount: string };
     };
     spokes: {
       cluster: string;
       operator: { namespace: string; name: 'klusterlet'; image: string };
-      klusterlet: { name: string; namespace: string; deployments: string[]; images: Record<string, string> };
+      klusterlet: { name: string; namespace: string; deployments: string[]; images: Record<string, string>; featureGates: GatePlan };
     }[];
-    /** Spokes the hub accepts once they ask to join. */
+    /** The hub joined to itself (localCluster): its ManagedCluster's name and label; null when the lab does not. */
+    localCluster: { name: string; label: string } | null;
+    /** Clusters the hub accepts once they ask to join (the spokes, and local-cluster). */
     accepted: string[];
   };
   addons: AddonPlan[];
   /** Titles of the install steps `up` runs after the runtime's, in order. */
   steps: string[];
+}
+
+/** Per component configuration of the spec (`registrationConfiguration` → `registration`), its gates as `Name=Enable|Disable`. */
+type GatePlan = Record<string, string[]>;
+
+function gatesOf(spec: Record<string, unknown>): GatePlan {
+  return Object.fromEntries(
+    Object.entries(spec).flatMap(([key, value]) => {
+      const gates = (value as { featureGates?: { feature: string; mode: string }[] } | undefined)?.featureGates;
+      return key.endsWith('Configuration') && gates ? [[key.replace(/Configuration$/, ''), gates.map((g) => `${g.feature}=${g.mode}`)]] : [];
+    }),
+  );
+}
+
+function renderGates(gates: GatePlan): string {
+  const parts = Object.entries(gates).map(([component, list]) => `${component} ${list.join(', ')}`);
+  return parts.length ? parts.join('; ') : "none (each component's defaults)";
 }
 
 function imagesOf(spec: Record<string, unknown>): Record<string, string> {
@@ -77,7 +104,7 @@ export function planInstalls(config: LabConfig): InstallsPlan {
   const hub = config.clusters.find((c) => c.hub);
   const spokes = config.clusters.filter((c) => !c.hub).map((c) => c.name);
   const operatorImage = ocmImage('registration-operator', config.ocmVersion);
-  const clusterManager = clusterManagerObject(config.ocmVersion, { clusterProfile: clusterProfileEnabled(config) });
+  const clusterManager = clusterManagerObject(config.ocmVersion, { clusterProfile: clusterProfileEnabled(config), featureGates: config.featureGates?.hub });
   return {
     ocm: {
       version: config.ocmVersion,
@@ -89,18 +116,26 @@ export function planInstalls(config: LabConfig): InstallsPlan {
           namespace: HUB_CONTROLLER_NAMESPACE,
           deployments: [...HUB_DEPLOYMENTS],
           images: imagesOf(clusterManager.spec as Record<string, unknown>),
+          featureGates: gatesOf(clusterManager.spec as Record<string, unknown>),
         },
         bootstrap: { namespace: HUB_BOOTSTRAP_NAMESPACE, serviceAccount: BOOTSTRAP_SERVICE_ACCOUNT },
       },
       spokes: spokes.map((name) => {
-        const spec = klusterletObject(name, '', config.ocmVersion).spec as Record<string, unknown>;
+        const spec = klusterletObject(name, '', config.ocmVersion, config.featureGates?.klusterlet).spec as Record<string, unknown>;
         return {
           cluster: name,
           operator: { namespace: OPERATOR_NAMESPACE, name: 'klusterlet', image: operatorImage },
-          klusterlet: { name: KLUSTERLET_NAME, namespace: AGENT_NAMESPACE, deployments: [...AGENT_DEPLOYMENTS], images: imagesOf(spec) },
+          klusterlet: {
+            name: KLUSTERLET_NAME,
+            namespace: AGENT_NAMESPACE,
+            deployments: [...AGENT_DEPLOYMENTS],
+            images: imagesOf(spec),
+            featureGates: gatesOf(spec),
+          },
         };
       }),
-      accepted: spokes,
+      localCluster: localClusterEnabled(config) ? { name: LOCAL_CLUSTER_NAME, label: `${LOCAL_CLUSTER_LABEL}=true` } : null,
+      accepted: localClusterEnabled(config) ? [...spokes, LOCAL_CLUSTER_NAME] : spokes,
     },
     addons: builtinAddonNames()
       .filter((a) => config.addons.includes(a))
@@ -131,6 +166,7 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
   out.push(`  ${o.hub.cluster} (hub): operator ${o.hub.operator.name} in ${o.hub.operator.namespace} (${o.hub.operator.image})`);
   out.push(`    ClusterManager ${o.hub.clusterManager.name} -> ${o.hub.clusterManager.deployments.join(', ')} in ${o.hub.clusterManager.namespace}`);
   out.push(`    images: ${Object.values(o.hub.clusterManager.images).join(', ')}`);
+  out.push(`    feature gates: ${renderGates(o.hub.clusterManager.featureGates)}`);
   out.push(`    bootstrap identity: ServiceAccount ${o.hub.bootstrap.namespace}/${o.hub.bootstrap.serviceAccount}`);
   for (const s of o.spokes) {
     out.push(
@@ -138,7 +174,16 @@ export function renderInstalls(plan: InstallsPlan, action: 'up' | 'down', cluste
         `Klusterlet ${s.klusterlet.name} -> ${s.klusterlet.deployments.join(', ')} in ${s.klusterlet.namespace}`,
     );
   }
-  if (o.spokes.length) out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
+  if (o.spokes.length) {
+    out.push(`    images: ${[...new Set(o.spokes.flatMap((s) => Object.values(s.klusterlet.images)))].join(', ')}`);
+    out.push(`    feature gates: ${renderGates(o.spokes[0]!.klusterlet.featureGates)}`);
+  }
+  out.push(
+    o.localCluster
+      ? `  ${o.hub.cluster} joined to itself: Klusterlet ${KLUSTERLET_NAME} on the hub ` +
+          `as ManagedCluster ${o.localCluster.name}, labelled ${o.localCluster.label}`
+      : '  the hub is not a managed cluster (localCluster off)',
+  );
   out.push(`  accepted on the hub: ${o.accepted.join(', ') || '(no spokes)'}`);
   out.push('');
   out.push('Addons:');
