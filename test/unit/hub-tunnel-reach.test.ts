@@ -63,7 +63,10 @@ describe("the host's reach recorded at up, read by proxy kubectl", () => {
   const stateFile = (lab: string) => path.join(home.path, lab, 'state.json');
   const writeState = async (lab: string, fields: Record<string, unknown>) => {
     await fs.mkdir(path.join(home.path, lab), { recursive: true });
-    await fs.writeFile(stateFile(lab), JSON.stringify({ version: 1, lab, createdAt: '', config: { ...defaultLabConfig(), name: lab }, runtimeState: {}, ...fields }));
+    await fs.writeFile(
+      stateFile(lab),
+      JSON.stringify({ version: 1, lab, createdAt: '', config: { ...defaultLabConfig(), name: lab }, runtimeState: {}, ...fields }),
+    );
   };
   beforeAll(() => {
     vi.stubEnv('OCM_LAB_HOME', home.path);
