@@ -14,13 +14,18 @@ export interface LabState<R = unknown> {
   lab: string;
   /** The runtime that brought the lab up: every later command uses it. */
   runtime: string;
+  /**
+   * Whether this machine dials the addresses of the lab's nodes (the runtime's registry line, recorded at `up` so that
+   * `proxy kubectl` reads it here instead of loading the registry). Absent in a lab brought up before it was recorded.
+   */
+  hostReachesNodes?: boolean;
   createdAt: string;
   /** The config the lab was last brought up with. */
   config: LabConfig;
   runtimeState: R;
 }
 
-const ENVELOPE_KEYS = ['version', 'lab', 'runtime', 'createdAt', 'config', 'runtimeState'] as const;
+const ENVELOPE_KEYS = ['version', 'lab', 'runtime', 'hostReachesNodes', 'createdAt', 'config', 'runtimeState'] as const;
 
 function labStateFile(lab: string): string {
   return path.join(labDir(lab), 'state.json');
@@ -53,6 +58,7 @@ export async function readLabState<R = unknown>(lab: string): Promise<LabState<R
     version: 1,
     lab: typeof raw.lab === 'string' ? raw.lab : lab,
     runtime: raw.runtime,
+    ...(typeof raw.hostReachesNodes === 'boolean' ? { hostReachesNodes: raw.hostReachesNodes } : {}),
     createdAt: typeof raw.createdAt === 'string' ? raw.createdAt : '',
     config: raw.config as LabConfig,
     runtimeState: runtimeState as R,
@@ -64,14 +70,21 @@ export async function writeLabState(state: LabState): Promise<void> {
   await writeFileAtomic(labStateFile(state.lab), `${JSON.stringify(state, null, 2)}\n`, 0o600);
 }
 
-/** The runtime lab `lab` was brought up with, or null when there is no readable state. */
-export async function recordedRuntime(lab: string): Promise<string | null> {
+/** What the envelope of lab `lab`'s state says of its runtime, or null when there is no readable state (nothing else is checked: a fast read). */
+export async function recordedRuntimeFacts(lab: string): Promise<Pick<LabState, 'runtime' | 'hostReachesNodes'> | null> {
   const text = await fs.readFile(labStateFile(lab), 'utf8').catch(() => null);
   if (text === null) return null;
+  let raw: { runtime?: unknown; hostReachesNodes?: unknown } | null;
   try {
-    const runtime = (JSON.parse(text) as { runtime?: unknown }).runtime;
-    return typeof runtime === 'string' ? runtime : null;
+    raw = JSON.parse(text) as typeof raw;
   } catch {
     return null;
   }
+  if (typeof raw?.runtime !== 'string') return null;
+  return { runtime: raw.runtime, ...(typeof raw.hostReachesNodes === 'boolean' ? { hostReachesNodes: raw.hostReachesNodes } : {}) };
+}
+
+/** The runtime lab `lab` was brought up with, or null when there is no readable state. */
+export async function recordedRuntime(lab: string): Promise<string | null> {
+  return (await recordedRuntimeFacts(lab))?.runtime ?? null;
 }

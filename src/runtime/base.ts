@@ -3,6 +3,7 @@ import { readLabState, writeLabState, type LabState } from '../config/lab-state.
 import { ConflictError } from '../errors.js';
 import { labDir } from '../paths.js';
 import { lockLab, type ReleaseLabLock } from './lab-lock.js';
+import { runtimeHostReachesNodes } from './registry.js';
 import type { LabRun, Runtime, Step, UpOptions } from './types.js';
 
 /** Steps of different contexts in one list: each keeps its own context. */
@@ -36,7 +37,15 @@ export interface RuntimeUp {
 }
 
 function newState<Ctx, R>(runtime: Runtime<Ctx, R>, config: LabConfig): LabState<R> {
-  return { version: 1, lab: config.name, runtime: runtime.name, createdAt: new Date().toISOString(), config, runtimeState: runtime.initialState(config) };
+  return {
+    version: 1,
+    lab: config.name,
+    runtime: runtime.name,
+    hostReachesNodes: runtimeHostReachesNodes(runtime.name),
+    createdAt: new Date().toISOString(),
+    config,
+    runtimeState: runtime.initialState(config),
+  };
 }
 
 /**
@@ -97,6 +106,8 @@ export function runtimeUp<Ctx, R>(runtime: Runtime<Ctx, R>, config: LabConfig, o
       }
       run.state = previous ?? newState(runtime, run.config);
       run.state.config = run.config;
+      // A lab brought up before the reach was recorded gains it here (`proxy kubectl` reads it).
+      run.state.hostReachesNodes = runtimeHostReachesNodes(runtime.name);
       await run.save();
       const what = !previous ? 'new lab' : run.removed.length ? `existing lab; removed ${run.removed.join(', ')}` : 'existing lab';
       return checked ? `${what}; ${checked}` : what;

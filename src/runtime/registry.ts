@@ -66,13 +66,19 @@ export async function labRuntimeName(labName: string): Promise<RuntimeName | nul
   return name !== null && name in RUNTIMES ? name : null;
 }
 
+/** Whether this machine dials the addresses of runtime `name`'s nodes (false for a name that is no runtime). */
+export function runtimeHostReachesNodes(name: string): boolean {
+  return RUNTIMES[name]?.hostReachesNodes ?? false;
+}
+
 /**
  * Whether this machine can dial the addresses of lab `labName`'s nodes (and so of its hostNetwork pods); when
  * not, or when the lab's runtime is unknown, the host reaches them through the API server (port-forward).
+ * `up` records the answer in the lab's state (`hostReachesNodes`); this is for a lab brought up before that.
  */
 export async function hostReachesNodeAddresses(labName: string): Promise<boolean> {
   const name = await labRuntimeName(labName);
-  return name !== null && RUNTIMES[name]!.hostReachesNodes;
+  return name !== null && runtimeHostReachesNodes(name);
 }
 
 /** Whether `<labDir>/state.json` exists: every runtime records its lab there, so without it no runtime has the lab. */
