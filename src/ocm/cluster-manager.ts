@@ -114,8 +114,17 @@ export async function applyClusterManager(
   return changed;
 }
 
+/** The hub gates that make the operator run `cluster-manager-work-controller` (its clustermanager_controller.go). */
+const WORK_CONTROLLER_GATES = ['ManifestWorkReplicaSet', 'CleanUpCompletedManifestWork'];
+
+/** The hub Deployments the operator runs for these gates: HUB_DEPLOYMENTS, and the work controller where a gate asks for it. */
+export function hubDeployments(featureGates: FeatureGateSettings = {}): string[] {
+  const workController = WORK_CONTROLLER_GATES.some((gate) => featureGates[gate] === true);
+  return [...HUB_DEPLOYMENTS, ...(workController ? ['cluster-manager-work-controller'] : [])];
+}
+
 /** Waits until the operator reports the hub applied and rolled out; on timeout says which Deployment is not there and why. */
-export async function waitForClusterManager(hub: KubeClient, options: InstallProgress): Promise<void> {
+export async function waitForClusterManager(hub: KubeClient, options: InstallProgress & { featureGates?: FeatureGateSettings }): Promise<void> {
   const path = `/apis/${OPERATOR_API}/clustermanagers/${CLUSTER_MANAGER_NAME}`;
   await waitUntil(
     async () => {
@@ -126,7 +135,7 @@ export async function waitForClusterManager(hub: KubeClient, options: InstallPro
     {
       timeoutMs: options.timeoutMs,
       what: `ClusterManager ${CLUSTER_MANAGER_NAME} to be applied and rolled out`,
-      report: async () => deploymentSummary(hub, HUB_CONTROLLER_NAMESPACE, HUB_DEPLOYMENTS),
+      report: async () => deploymentSummary(hub, HUB_CONTROLLER_NAMESPACE, hubDeployments(options.featureGates)),
     },
   );
 }

@@ -106,7 +106,7 @@ export function ocmSteps(): Step<InstallContext>[] {
         {
           title: `${hubOf(ctx).name}: cluster manager rolled out`,
           run: async (c, progress) => {
-            await withClient(hubOf(c), (hub) => waitForClusterManager(hub, { timeoutMs: timeoutOf(c), progress }));
+            await withClient(hubOf(c), (hub) => waitForClusterManager(hub, { timeoutMs: timeoutOf(c), progress, featureGates: c.config.featureGates?.hub }));
             if (!clusterProfileEnabled(c.config)) return 'up to date';
             const inventory = await withClient(hubOf(c), (hub) => applyClusterInventory(hub));
             return `up to date${inventory.length ? `; ClusterProfile inventory: ${inventory.join(', ')}` : ''}`;

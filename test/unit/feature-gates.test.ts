@@ -3,7 +3,8 @@ import { defaultLabConfig, parseLabConfig } from '../../src/config/index.js';
 import { acceptedGates } from '../../src/config/feature-gates.js';
 import { parseGateFlag, withFeatureGates } from '../../src/config/feature-gate-flags.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
-import { clusterManagerObject } from '../../src/ocm/cluster-manager.js';
+import { clusterManagerObject, hubDeployments } from '../../src/ocm/cluster-manager.js';
+import { HUB_DEPLOYMENTS } from '../../src/ocm/constants.js';
 import { klusterletObject } from '../../src/ocm/klusterlet.js';
 import { planInstalls, renderInstalls } from '../../src/cli/dry-run/installs.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
@@ -124,5 +125,15 @@ describe('OCM feature gates', () => {
     const text = renderInstalls(plan, 'up', false);
     expect(text).toContain('feature gates: registration ClusterProfile=Enable; work ManifestWorkReplicaSet=Enable');
     expect(text).toContain('feature gates: work RawFeedbackJsonString=Enable');
+  });
+
+  it("expects the hub's work controller where ManifestWorkReplicaSet or CleanUpCompletedManifestWork turns it on, as the operator runs it", () => {
+    expect(hubDeployments()).toEqual([...HUB_DEPLOYMENTS]);
+    expect(hubDeployments({ ManifestWorkReplicaSet: false, ClusterImporter: true })).not.toContain('cluster-manager-work-controller');
+    expect(hubDeployments({ ManifestWorkReplicaSet: true })).toEqual([...HUB_DEPLOYMENTS, 'cluster-manager-work-controller']);
+    expect(hubDeployments({ CleanUpCompletedManifestWork: true })).toContain('cluster-manager-work-controller');
+    const plan = planInstalls({ ...defaultLabConfig(), featureGates: { hub: { ManifestWorkReplicaSet: true } } });
+    expect(plan.ocm.hub.clusterManager.deployments).toContain('cluster-manager-work-controller');
+    expect(planInstalls(defaultLabConfig()).ocm.hub.clusterManager.deployments).toEqual([...HUB_DEPLOYMENTS]);
   });
 });

@@ -13,7 +13,7 @@ import { addonSteps } from '../../addons/lab-addons.js';
 import { isUpstreamAddon, runsUpstream, UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../addons/upstream/index.js';
 import { ocmSteps } from '../../ocm/install.js';
 import type { KubeObject } from '../../kube/objects.js';
-import { clusterManagerObject } from '../../ocm/cluster-manager.js';
+import { clusterManagerObject, hubDeployments } from '../../ocm/cluster-manager.js';
 import {
   AGENT_DEPLOYMENTS,
   AGENT_NAMESPACE,
@@ -21,7 +21,6 @@ import {
   CLUSTER_MANAGER_NAME,
   HUB_BOOTSTRAP_NAMESPACE,
   HUB_CONTROLLER_NAMESPACE,
-  HUB_DEPLOYMENTS,
   KLUSTERLET_NAME,
   OPERATOR_NAMESPACE,
 } from '../../ocm/constants.js';
@@ -114,7 +113,7 @@ export function planInstalls(config: LabConfig): InstallsPlan {
         clusterManager: {
           name: CLUSTER_MANAGER_NAME,
           namespace: HUB_CONTROLLER_NAMESPACE,
-          deployments: [...HUB_DEPLOYMENTS],
+          deployments: hubDeployments(config.featureGates?.hub),
           images: imagesOf(clusterManager.spec as Record<string, unknown>),
           featureGates: gatesOf(clusterManager.spec as Record<string, unknown>),
         },
