@@ -95,7 +95,8 @@ export async function decideEngine(choice: EngineChoice, probe: (cli: EngineName
         return {
           found: null,
           reason:
-            "OCM_LAB_ENGINE=docker, but the docker command is Podman's docker shim (its 'docker version' prints Podman's fields); set OCM_LAB_ENGINE=podman or auto",
+            "OCM_LAB_ENGINE=docker, but the docker command is Podman's docker shim (its 'docker version' prints Podman's fields); " +
+            'set OCM_LAB_ENGINE=podman or auto',
         };
       }
       reasons.push("the docker command is Podman's docker shim");

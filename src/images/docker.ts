@@ -33,7 +33,9 @@ export async function requireDockerEngine(): Promise<string> {
   const engine = await dockerEngine();
   if (!engine.available) {
     throw new MissingPrerequisiteError(`the kind runtime needs a Docker engine or Podman: ${engine.reason}`, {
-      hint: 'start Docker (Docker Desktop, `systemctl start docker`) or install Podman, check `docker version` or `podman version` answers (OCM_LAB_ENGINE=docker|podman picks one), or use --runtime local',
+      hint:
+        'start Docker (Docker Desktop, `systemctl start docker`) or install Podman, check `docker version` or `podman version` answers ' +
+        '(OCM_LAB_ENGINE=docker|podman picks one), or use --runtime local',
     });
   }
   return `${engine.name} ${engine.serverVersion}`;

@@ -259,7 +259,7 @@ describe('engine seam: network inspect in one shape', () => {
       labels: { 'dev.ocm-lab.lab': 'probe', 'dev.ocm-lab.role': 'vpc' },
       options: { isolate: 'true' },
     };
-    const containers = [
+    const containers: Parameters<typeof podmanNetworkFacts>[1] = [
       { Name: 'probe-hub-control-plane', NetworkSettings: { Networks: { 'ocmlab-probe-41': { IPAddress: '10.251.7.2' }, other: { IPAddress: '10.9.0.2' } } } },
       { Name: 'elsewhere', NetworkSettings: { Networks: { other: { IPAddress: '10.9.0.3' } } } },
     ];

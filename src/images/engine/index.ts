@@ -3,7 +3,7 @@ import { dockerEngineSeam } from './docker.js';
 import { podmanEngineSeam } from './podman.js';
 import type { Engine } from './types.js';
 
-export type { Engine, NetworkFacts, NetworkSpec } from './types.js';
+export type { Engine, NetworkFacts } from './types.js';
 
 /** The seam of the engine named. */
 export function engineNamed(name: EngineName): Engine {

@@ -28,7 +28,8 @@ export async function ensureNetwork(plan: KindNetworkPlan): Promise<'created' | 
   if (existing) {
     if (existing.labels[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
       throw new Error(
-        `a ${engine.name === 'podman' ? 'Podman' : 'Docker'} network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); ` +
+        `a ${engine.name === 'podman' ? 'Podman' : 'Docker'} network named ${plan.name} exists and is not this lab's ` +
+          `(labels: ${JSON.stringify(existing.labels)}); ` +
           `remove it (${engine.cli} network rm ${plan.name}) or name the lab differently`,
       );
     }

@@ -2,7 +2,7 @@ import type { EngineFacts } from '../../host/facts.js';
 import type { PreflightCheck } from '../preflight.js';
 
 /** kind's podman provider refuses an older podman (its `ensureMinVersion`; docs/notes.md, kind's podman provider). */
-export const KIND_MIN_PODMAN = '1.8.0';
+const KIND_MIN_PODMAN = '1.8.0';
 
 /** `4.3.1`, `1.7.1-dev` → [major, minor, patch]; null when it does not start with three numbers. */
 export function versionParts(version: string): [number, number, number] | null {
@@ -46,7 +46,9 @@ export function podmanChecks(engine: EngineFacts): PreflightCheck[] {
     checks.push({
       check: 'podman network',
       level: 'stop',
-      line: `Podman's network backend is ${engine.networkBackend}: the lab isolates its VPC networks with netavark's isolate option, which ${engine.networkBackend} lacks`,
+      line:
+        `Podman's network backend is ${engine.networkBackend}: ` +
+        `the lab isolates its VPC networks with netavark's isolate option, which ${engine.networkBackend} lacks`,
       fix: 'switch Podman to netavark (network_backend = "netavark" in containers.conf, then podman system reset), or use Docker (OCM_LAB_ENGINE=docker)',
     });
   }

@@ -76,7 +76,9 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
       check: 'engine',
       level: 'stop',
       line: `the kind runtime needs a Docker engine or Podman: ${engine?.reason ?? 'none was asked'}`,
-      fix: 'start Docker (Docker Desktop, `systemctl start docker`) or install Podman (OCM_LAB_ENGINE=docker|podman picks one), or use --runtime local (Linux, root)',
+      fix:
+        'start Docker (Docker Desktop, `systemctl start docker`) or install Podman (OCM_LAB_ENGINE=docker|podman picks one), ' +
+        'or use --runtime local (Linux, root)',
     });
     return checks;
   }

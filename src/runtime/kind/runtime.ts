@@ -410,7 +410,9 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const engine = await dockerEngine();
     if (!engine.available) {
       throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no container engine answers to take it down: ${engine.reason}`, {
-        hint: 'start the engine the lab was brought up with (Docker, or Podman with OCM_LAB_ENGINE=podman), check its `version` answers, then run ocm-lab down again',
+        hint:
+          'start the engine the lab was brought up with (Docker, or Podman with OCM_LAB_ENGINE=podman), ' +
+          'check its `version` answers, then run ocm-lab down again',
       });
     }
     const networks = await labNetworks(labName);
