@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { execa } from 'execa';
+import { docker } from '../images/docker.js';
+import { currentEngine } from '../images/engine/index.js';
 import { DEFAULT_ADDONS, defaultLabConfig, type LabConfig } from '../config/index.js';
 import { downLab, upLab } from '../lab/lifecycle.js';
 import { labDir } from '../paths.js';
@@ -53,9 +54,9 @@ async function measureLab(config: LabConfig): Promise<string[][]> {
   }
 }
 
-/** Memory (kB) the lab's containers use on a kind lab, as `docker stats` reports it: its nodes and its hub endpoint. */
+/** Memory (kB) the lab's containers use on a kind lab, as the engine's `stats` reports it: its nodes and its hub endpoint. */
 async function kindLabMemoryKb(lab: string): Promise<number> {
-  const r = await execa('docker', ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'], { reject: false });
+  const r = await docker((await currentEngine()).statsArgs(), { allowFailure: true });
   const units: Record<string, number> = { B: 1 / 1024, KiB: 1, kB: 1, MiB: 1024, MB: 1000, GiB: 1024 * 1024, GB: 1000 * 1000 };
   let total = 0;
   for (const line of String(r.stdout).split('\n')) {

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import { hostPlatform, goArch, type HostPlatform } from '../provision/platform.js';
 import { run } from '../util/exec.js';
+import { detectEngine, type EngineName } from './engine.js';
 
 /**
  * The one reader of what this machine and its container engine are (kind's `Provider.Info()`): every
@@ -10,9 +11,15 @@ import { run } from '../util/exec.js';
  * (test/unit/host-facts.test.ts checks that).
  */
 
-/** What the Docker engine says of itself (`docker info`); a field it does not report is null (unknown). */
+/** What the engine says of itself (`docker info`, `podman info`); a field it does not report is null (unknown). */
 export interface EngineFacts {
   available: boolean;
+  /** Which engine answered (src/host/engine.ts); absent where the facts were not read from one (tests' facts: Docker). */
+  name?: EngineName;
+  /** Its version: Docker's server, Podman's own. */
+  version?: string;
+  /** Podman's `host.networkBackend` (netavark, cni): only netavark isolates one network from another. */
+  networkBackend?: string;
   /** Why it does not count as answering. */
   reason?: string;
   /** `CgroupVersion`: the cgroups the engine's containers run under (on Docker Desktop, its VM's). */
@@ -109,7 +116,68 @@ export function parseDockerInfo(json: string): EngineFacts {
   return facts;
 }
 
+/**
+ * `podman info --format json` → the engine's facts: `host.cgroupVersion` is `v1`/`v2`, `host.arch` Go's spelling,
+ * `host.security.rootless` a boolean, `host.networkBackend` netavark or cni (podman 4.3.1: docs/notes.md, kind).
+ */
+export function parsePodmanInfo(json: string): EngineFacts {
+  let info: { host?: Record<string, unknown>; version?: Record<string, unknown> } | null;
+  try {
+    info = JSON.parse(json) as typeof info;
+  } catch {
+    info = null;
+  }
+  const host = info && typeof info.host === 'object' && info.host ? info.host : null;
+  if (!host) return { available: false, reason: "'podman info' printed no host facts", cgroupVersion: null, architecture: null, osType: null };
+  const text = (o: Record<string, unknown> | undefined, key: string) => (o && typeof o[key] === 'string' && o[key] !== '' ? (o[key] as string) : null);
+  const cgroup = text(host, 'cgroupVersion');
+  const architecture = text(host, 'arch');
+  const facts: EngineFacts = {
+    available: true,
+    cgroupVersion: cgroup === 'v1' ? '1' : cgroup === 'v2' ? '2' : null,
+    architecture: architecture ? goArch(architecture) : null,
+    osType: text(host, 'os'),
+  };
+  const kernel = text(host, 'kernel');
+  if (kernel) facts.kernel = kernel;
+  const security = host.security as Record<string, unknown> | undefined;
+  if (security?.rootless === true) facts.rootless = true;
+  const backend = text(host, 'networkBackend');
+  if (backend) facts.networkBackend = backend;
+  const version = text(info?.version, 'Version');
+  if (version) facts.version = version;
+  return facts;
+}
+
+async function readPodmanFacts(version: string): Promise<EngineFacts> {
+  const r = await run('podman', ['info', '--format', 'json'], { allowFailure: true, timeout: 15_000 }).catch((err: unknown) => ({
+    stdout: '',
+    stderr: (err as Error).message,
+    exitCode: -1,
+  }));
+  const parsed = r.exitCode === 0 ? parsePodmanInfo(r.stdout) : null;
+  if (parsed?.available) return { version, ...parsed, name: 'podman' };
+  const printed = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+  return {
+    available: false,
+    name: 'podman',
+    reason: `podman answers 'podman version' but not 'podman info'${printed ? `: ${printed}` : ''}`,
+    cgroupVersion: null,
+    architecture: null,
+    osType: null,
+  };
+}
+
+/** The facts of the engine src/host/engine.ts finds ($OCM_LAB_ENGINE; auto: Docker when it answers, else Podman). */
 async function readEngineFacts(): Promise<EngineFacts> {
+  const detection = await detectEngine();
+  if (!detection.found) return { available: false, reason: detection.reason, cgroupVersion: null, architecture: null, osType: null };
+  if (detection.found.name === 'podman') return readPodmanFacts(detection.found.version);
+  const docker = await readDockerFacts();
+  return docker.available ? { ...docker, name: 'docker', version: detection.found.version } : docker;
+}
+
+async function readDockerFacts(): Promise<EngineFacts> {
   const r = await run('docker', ['info', '--format', '{{json .}}'], { allowFailure: true, timeout: 15_000 }).catch((err: unknown) => ({
     stdout: '',
     stderr: (err as Error).message,
@@ -187,7 +255,7 @@ export async function readInotifyUse(uid: number): Promise<InotifyUse | null> {
 }
 
 /**
- * Reads the facts once. `engine: true` also asks the Docker engine (`docker info`, about a tenth of a
+ * Reads the facts once. `engine: true` also asks the engine (`docker info` or `podman info`, about a tenth of a
  * second); without it `engine` is null and the cgroup version and architecture are the host's.
  */
 export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<HostFacts> {

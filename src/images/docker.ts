@@ -1,75 +1,44 @@
-import { execa } from 'execa';
 import { MissingPrerequisiteError } from '../errors.js';
-import { run, type RunResult } from '../util/exec.js';
+import { detectEngine, type EngineName } from '../host/engine.js';
+import type { RunResult } from '../util/exec.js';
+import { currentEngine } from './engine/index.js';
+import { engineInspect, engineRun, type EngineRunOptions } from './engine/run.js';
 
 /**
- * The Docker engine, through the `docker` CLI (it honours DOCKER_HOST and
- * contexts the way the user's own commands do, on Linux, Docker Desktop and
- * Podman's docker shim alike). Every Docker call of the kind runtime goes here.
+ * The container engine, through its CLI: `docker` (it honours DOCKER_HOST and contexts the way the user's own commands
+ * do, on Linux and Docker Desktop) or `podman` (src/host/engine.ts says which; $OCM_LAB_ENGINE chooses). Every engine
+ * call of the kind runtime goes here; what the two spell differently is in the seam, src/images/engine/.
  */
-export interface DockerOptions {
-  /** Bytes or text for the command's stdin (`docker load`, `docker import -`). */
-  input?: string | Buffer;
-  /** A file to feed to stdin. */
-  inputFile?: string;
-  /** Return a non-zero exit instead of throwing. */
-  allowFailure?: boolean;
-  signal?: AbortSignal;
-  cwd?: string;
-  env?: NodeJS.ProcessEnv;
-}
+export type DockerOptions = EngineRunOptions;
 
+/** One command of the engine's CLI: `docker <args>`, or `podman <args>` where the engine is Podman. */
 export async function docker(args: readonly string[], options: DockerOptions = {}): Promise<RunResult> {
-  return run('docker', args, {
-    allowFailure: options.allowFailure,
-    input: options.input,
-    inputFile: options.inputFile,
-    cancelSignal: options.signal,
-    cwd: options.cwd,
-    env: options.env,
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  return engineRun((await currentEngine()).cli, args, options);
 }
 
 /** Parsed `docker … inspect` output (always an array); empty when the object does not exist. */
 export async function dockerInspect<T = Record<string, unknown>>(kind: 'container' | 'network' | 'image' | 'volume', names: readonly string[]): Promise<T[]> {
-  if (!names.length) return [];
-  const r = await docker([kind, 'inspect', ...names], { allowFailure: true });
-  if (!r.stdout.trim()) return [];
-  try {
-    return JSON.parse(r.stdout) as T[];
-  } catch {
-    return [];
-  }
+  return engineInspect<T>((await currentEngine()).cli, kind, names);
 }
 
-/** Does a Docker engine answer? `reason` says what `docker version` printed when it does not. */
-export async function dockerEngine(): Promise<{ available: boolean; serverVersion: string | null; reason: string | null }> {
-  const r = await execa('docker', ['version', '--format', '{{.Server.Version}}'], { reject: false, timeout: 15_000 });
-  if (r.failed && r.exitCode === undefined) {
-    return { available: false, serverVersion: null, reason: `the docker CLI could not be started (${r.shortMessage})` };
-  }
-  const version = String(r.stdout ?? '').trim();
-  if (r.exitCode !== 0 || !version) {
-    const printed = String(r.stderr || r.stdout || '')
-      .trim()
-      .split('\n')
-      .slice(-3)
-      .join(' ');
-    return { available: false, serverVersion: null, reason: `no Docker engine answers 'docker version'${printed ? `: ${printed}` : ''}` };
-  }
-  return { available: true, serverVersion: version, reason: null };
+/** Does an engine answer? `reason` says what its `version` printed when it does not; `name` is which answered. */
+export async function dockerEngine(): Promise<{ available: boolean; serverVersion: string | null; reason: string | null; name: EngineName | null }> {
+  const detection = await detectEngine();
+  if (!detection.found) return { available: false, serverVersion: null, reason: detection.reason, name: null };
+  return { available: true, serverVersion: detection.found.version, reason: null, name: detection.found.name };
 }
 
-/** Throws exit 3 with what to do when no engine answers. */
+/** Throws exit 3 with what to do when no engine answers; else the engine's `<name> <version>` (`podman 4.3.1`). */
 export async function requireDockerEngine(): Promise<string> {
   const engine = await dockerEngine();
   if (!engine.available) {
-    throw new MissingPrerequisiteError(`the kind runtime needs a Docker engine: ${engine.reason}`, {
-      hint: 'start Docker (Docker Desktop, `systemctl start docker`, or Podman with its docker socket), check `docker version` answers, or use --runtime local',
+    throw new MissingPrerequisiteError(`the kind runtime needs a Docker engine or Podman: ${engine.reason}`, {
+      hint:
+        'start Docker (Docker Desktop, `systemctl start docker`) or install Podman, check `docker version` or `podman version` answers ' +
+        '(OCM_LAB_ENGINE=docker|podman picks one), or use --runtime local',
     });
   }
-  return engine.serverVersion as string;
+  return `${engine.name} ${engine.serverVersion}`;
 }
 
 /** Labels every Docker object of ours carries, so `down` and leftover checks find exactly a lab's objects. */

@@ -26,9 +26,12 @@ export function parseImageRegistry(value: string): string {
 export async function pushOurImage(registry: string, progress: (line: string) => void): Promise<string> {
   const engine = await dockerEngine();
   if (!engine.available) {
-    throw new MissingPrerequisiteError(`--image-registry ${registry}: building and pushing our image needs a Docker engine: ${engine.reason ?? ''}`, {
-      hint: 'start Docker (docker info must answer), or push the image yourself and leave --image-registry out',
-    });
+    throw new MissingPrerequisiteError(
+      `--image-registry ${registry}: building and pushing our image needs a container engine (Docker or Podman): ${engine.reason ?? ''}`,
+      {
+        hint: 'start Docker or install Podman (`docker version` or `podman version` must answer), or push the image yourself and leave --image-registry out',
+      },
+    );
   }
   await ensureOwnImage({ onProgress: progress });
   const target = ocmLabImageAt(registry);

@@ -1,4 +1,5 @@
 import { docker, dockerInspect } from '../docker.js';
+import { currentEngine } from '../engine/index.js';
 import { parseReference } from '../../provision/oci/reference.js';
 
 const MANIFEST_TYPES = ['application/vnd.docker.distribution.manifest.v2+json', 'application/vnd.oci.image.manifest.v1+json'];
@@ -42,12 +43,13 @@ export async function pushMissingImages(port: number, images: readonly string[],
     const [local] = await dockerInspect<{ Id: string }>('image', [ref]);
     if (!local) throw new Error(`image ${ref} is not in the Docker engine, so it cannot be pushed to the lab's registry (run ocm-lab setup --runtime kind)`);
     const { repository, tag } = registryName(ref);
-    if ((await registryConfigDigest(port, repository, tag)) === local.Id) continue;
+    const engine = await currentEngine();
+    if ((await registryConfigDigest(port, repository, tag)) === engine.imageDigest(local.Id)) continue;
     const target = registryTarget(port, ref);
     progress(`docker push ${target}`);
     await docker(['tag', ref, target]);
     try {
-      await docker(['push', '--quiet', target]);
+      await docker(engine.pushToLabRegistryArgs(target));
     } finally {
       await docker(['rmi', target], { allowFailure: true });
     }

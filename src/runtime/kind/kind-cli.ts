@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MissingPrerequisiteError } from '../../errors.js';
+import { engineNamed, type Engine } from '../../images/engine/index.js';
 import { cacheDir } from '../../paths.js';
 import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { KIND_VERSION, kindBinary, type ProvisionOptions } from '../../provision/index.js';
@@ -80,14 +81,30 @@ export async function requireKind(options: ProvisionOptions = {}): Promise<strin
 const PORT_TAKEN = /port is already allocated|address already in use/i;
 
 /**
+ * `kind create cluster` for one cluster on `network`: its arguments and the environment it adds, the engine's (kind's
+ * provider and the variable that names the network to it) over the proxy's. Pure.
+ */
+export function kindCreateInvocation(
+  engine: Engine,
+  opts: { name: string; configFile: string; kubeconfig: string; network: string; proxyEnv?: Record<string, string> },
+): { args: string[]; env: Record<string, string> } {
+  return {
+    args: ['create', 'cluster', '--name', opts.name, '--config', opts.configFile, '--kubeconfig', opts.kubeconfig],
+    env: { ...(opts.proxyEnv ?? {}), ...engine.kindEnv(opts.network) },
+  };
+}
+
+/**
  * The kind CLI for one lab. Every call that writes a kubeconfig names a file of
  * the lab's (one per kind cluster: kind locks the file it writes, and refuses a
  * lock another create holds), so kind never edits the user's ~/.kube/config.
+ * Every call runs with the engine's kind environment: on Podman, kind's podman provider for `get` and `delete` too.
  */
 export class KindCli {
   constructor(
     readonly binary: string,
     private readonly scratchDir: string,
+    private readonly engine: Engine = engineNamed('docker'),
   ) {}
 
   private async scratchKubeconfig(name: string): Promise<string> {
@@ -96,7 +113,7 @@ export class KindCli {
   }
 
   private run(args: string[], env: NodeJS.ProcessEnv = {}, allowFailure = false): Promise<RunResult> {
-    return run(this.binary, args, { env: { ...process.env, ...env }, allowFailure });
+    return run(this.binary, args, { env: { ...process.env, ...this.engine.kindEnv(), ...env }, allowFailure });
   }
 
   async clusters(): Promise<string[]> {
@@ -109,16 +126,17 @@ export class KindCli {
 
   /** `proxyEnv`: the proxy variables kind passes on to the node (kindProxyEnv, proxy-env.ts); they replace the environment's. */
   async create(name: string, configFile: string, network: string, proxyEnv: Record<string, string> = {}): Promise<void> {
-    const args = ['create', 'cluster', '--name', name, '--config', configFile, '--kubeconfig', await this.scratchKubeconfig(name)];
-    const env = { ...proxyEnv, KIND_EXPERIMENTAL_DOCKER_NETWORK: network };
+    const kubeconfig = await this.scratchKubeconfig(name);
+    const { args, env } = kindCreateInvocation(this.engine, { name, configFile, kubeconfig, network, proxyEnv });
     let r = await this.run(args, env, true);
     // kind picks the API server's host port by binding and releasing it; a create beside it may take the same port before
     // Docker publishes it. kind removed the node it made, so once more picks another port.
     if (r.exitCode !== 0 && PORT_TAKEN.test(`${r.stdout}\n${r.stderr}`)) r = await this.run(args, env, true);
     if (r.exitCode !== 0) {
       throw new Error(
-        `kind create cluster --name ${name} failed (exit status ${r.exitCode}; KIND_EXPERIMENTAL_DOCKER_NETWORK=${network}, config ${configFile}):\n` +
-          kindFailureSummary(`${r.stdout}\n${r.stderr}`),
+        `kind create cluster --name ${name} failed (exit status ${r.exitCode}; ${Object.entries(this.engine.kindEnv(network))
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}, config ${configFile}):\n` + kindFailureSummary(`${r.stdout}\n${r.stderr}`),
       );
     }
   }

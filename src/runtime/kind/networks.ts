@@ -1,30 +1,11 @@
-import { docker, dockerInspect, LABEL_LAB, LABEL_ROLE } from '../../images/docker.js';
+import { docker, LABEL_LAB, LABEL_ROLE } from '../../images/docker.js';
+import { currentEngine, type NetworkFacts } from '../../images/engine/index.js';
 import type { KindNetworkPlan } from './plan.js';
 
-interface NetworkInspect {
-  Name: string;
-  Labels: Record<string, string> | null;
-  IPAM?: { Config?: { Subnet?: string; Gateway?: string }[] | null };
-  Containers?: Record<string, { Name: string; IPv4Address: string }> | null;
-}
-
-export interface NetworkFacts {
-  name: string;
-  subnet: string | null;
-  /** Container name → its IPv4 address on this network. */
-  containers: Record<string, string>;
-  labels: Record<string, string>;
-}
-
-function factsOf(n: NetworkInspect): NetworkFacts {
-  const containers: Record<string, string> = {};
-  for (const c of Object.values(n.Containers ?? {})) containers[c.Name] = c.IPv4Address.replace(/\/\d+$/, '');
-  return { name: n.Name, subnet: n.IPAM?.Config?.find((c) => c.Subnet && !c.Subnet.includes(':'))?.Subnet ?? null, containers, labels: n.Labels ?? {} };
-}
-
 export async function inspectNetworks(names: readonly string[]): Promise<NetworkFacts[]> {
-  const found = await Promise.all(names.map((n) => dockerInspect<NetworkInspect>('network', [n])));
-  return found.flat().map(factsOf);
+  const engine = await currentEngine();
+  const found = await Promise.all(names.map((n) => engine.inspectNetwork(n)));
+  return found.filter((n): n is NetworkFacts => n !== null);
 }
 
 /** The VPC networks of a lab, found by label (what `down` removes). */
@@ -37,26 +18,31 @@ export async function labNetworks(lab: string): Promise<string[]> {
 }
 
 /**
- * The VPC's network, created when missing. A network of that name without our
- * labels is somebody else's: refused rather than taken over.
+ * The VPC's network, created when missing, isolated from the engine's other networks (the engine's form: Docker's
+ * bridges are; Podman's need netavark's isolate option). A network of that name without our labels is somebody
+ * else's: refused rather than taken over.
  */
 export async function ensureNetwork(plan: KindNetworkPlan): Promise<'created' | 'exists'> {
+  const engine = await currentEngine();
   const [existing] = await inspectNetworks([plan.name]);
   if (existing) {
     if (existing.labels[LABEL_LAB] !== plan.labels[LABEL_LAB]) {
       throw new Error(
-        `a Docker network named ${plan.name} exists and is not this lab's (labels: ${JSON.stringify(existing.labels)}); ` +
-          `remove it (docker network rm ${plan.name}) or name the lab differently`,
+        `a ${engine.name === 'podman' ? 'Podman' : 'Docker'} network named ${plan.name} exists and is not this lab's ` +
+          `(labels: ${JSON.stringify(existing.labels)}); ` +
+          `remove it (${engine.cli} network rm ${plan.name}) or name the lab differently`,
       );
     }
     return 'exists';
   }
-  const args = ['network', 'create', '--driver', 'bridge'];
-  if (plan.subnet) args.push('--subnet', plan.subnet);
-  if (plan.gateway) args.push('--gateway', plan.gateway);
-  for (const [k, v] of Object.entries(plan.labels)) args.push('--label', `${k}=${v}`);
-  args.push(plan.name);
-  await docker(args);
+  await docker(
+    engine.networkCreateArgs({
+      name: plan.name,
+      labels: plan.labels,
+      ...(plan.subnet ? { subnet: plan.subnet } : {}),
+      ...(plan.gateway ? { gateway: plan.gateway } : {}),
+    }),
+  );
   return 'created';
 }
 
@@ -64,5 +50,5 @@ export async function removeNetwork(name: string): Promise<boolean> {
   const r = await docker(['network', 'rm', name], { allowFailure: true });
   if (r.exitCode === 0) return true;
   if (/not found|No such network/i.test(r.stderr)) return false;
-  throw new Error(`docker network rm ${name} failed: ${r.stderr.trim()}`);
+  throw new Error(`${(await currentEngine()).cli} network rm ${name} failed: ${r.stderr.trim()}`);
 }

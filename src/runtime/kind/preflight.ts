@@ -3,6 +3,7 @@ import { dockerInspect } from '../../images/docker.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
 import { NO_MIRRORS, type Mirrors } from '../../provision/mirrors.js';
 import { inotifyCheck, type PreflightCheck } from '../preflight.js';
+import { podmanChecks } from './podman-checks.js';
 import { nodeImageCached, nodeImageRef } from './images/node-image.js';
 import { publishedNodeRunsOnCgroupV1 } from './images/official-node.js';
 import { builtNodeVerdict, officialNodeVerdict, onlyCgroupV1Blocks } from './verdicts.js';
@@ -74,8 +75,10 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
     checks.push({
       check: 'engine',
       level: 'stop',
-      line: `the kind runtime needs a Docker engine: ${engine?.reason ?? 'none was asked'}`,
-      fix: 'start Docker (Docker Desktop, `systemctl start docker`, or Podman with its docker socket), or use --runtime local (Linux, root)',
+      line: `the kind runtime needs a Docker engine or Podman: ${engine?.reason ?? 'none was asked'}`,
+      fix:
+        'start Docker (Docker Desktop, `systemctl start docker`) or install Podman (OCM_LAB_ENGINE=docker|podman picks one), ' +
+        'or use --runtime local (Linux, root)',
     });
     return checks;
   }
@@ -90,7 +93,14 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
   }
   const arch = architectureOf(facts);
   const archFrom = arch.from === 'engine' ? 'the engine' : 'this machine';
-  checks.push({ check: 'engine', level: 'ok', line: `a Docker engine answers (${engine.osType ?? 'OS unknown'}, ${arch.value})` });
+  if (engine.name === 'podman') {
+    checks.push({ check: 'engine', level: 'ok', line: `podman ${engine.version ?? '?'} answers (${engine.osType ?? 'OS unknown'}, ${arch.value})` });
+    const podman = podmanChecks(engine);
+    checks.push(...podman);
+    if (podman.some((c) => c.level === 'stop')) return checks;
+  } else {
+    checks.push({ check: 'engine', level: 'ok', line: `a Docker engine answers (${engine.osType ?? 'OS unknown'}, ${arch.value})` });
+  }
   if (input.nodeImage) {
     checks.push({ check: 'node image', level: 'ok', line: `${input.nodeImage} as given (its platform is not checked)` });
     return checks;

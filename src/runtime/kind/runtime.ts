@@ -10,6 +10,7 @@ import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { NO_MIRRORS } from '../../provision/mirrors.js';
 import { kindAvailability } from './availability.js';
 import { docker, dockerEngine, dockerInspect, requireDockerEngine } from '../../images/docker.js';
+import { currentEngine } from '../../images/engine/index.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
 import { readKindTemplates } from './kind-config.js';
 import { KindCli, locateKind, requireKind } from './kind-cli.js';
@@ -262,7 +263,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const preflight = async (_fresh: string[], progress: (line: string) => void) => {
       // A bad setting is refused here, before the images step and any create.
       clusterCreateConcurrency(run.config.clusters.length);
-      const server = await requireDockerEngine();
+      const engine = await requireDockerEngine();
       const what = "the lab's kind clusters";
       const input = await readKindPreflightInput({
         kubernetesVersion: run.config.kubernetesVersion,
@@ -274,11 +275,11 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       // The platform first: kind is not fetched for an engine no node image runs on.
       requirePreflight(kindPlatformChecks(input), what);
       const binary = await requireKind({ binDir: ctx.options.binDir, artifacts: ctx.options.artifacts, mirrors: ctx.options.mirrors, onProgress: progress });
-      ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir));
+      ctx.kind = new KindCli(binary, kindScratchDir(ctx.dir), await currentEngine());
       ctx.existing = new Set(await ctx.kind.clusters());
       const fresh = run.config.clusters.filter((cl) => !ctx.existing.has(kindClusterName(run.config.name, cl.name)));
       const warning = requirePreflight(kindCapacityChecks({ ...input, newClusters: fresh.length }), what);
-      return `Docker ${server}, kind ${binary}${warning ? `; ${warning}` : ''}`;
+      return `engine: ${engine}, kind ${binary}${warning ? `; ${warning}` : ''}`;
     };
     const deleteClusters = async (removed: string[], progress: (line: string) => void) => {
       for (const name of removed) {
@@ -408,8 +409,10 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const result: DownResult = { lab: labName, existed: state !== null || existedDir, removed: [], keptData: !!options.keepData };
     const engine = await dockerEngine();
     if (!engine.available) {
-      throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no Docker engine answers to take it down: ${engine.reason}`, {
-        hint: 'start Docker, check `docker version` answers, then run ocm-lab down again',
+      throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no container engine answers to take it down: ${engine.reason}`, {
+        hint:
+          'start the engine the lab was brought up with (Docker, or Podman with OCM_LAB_ENGINE=podman), ' +
+          'check its `version` answers, then run ocm-lab down again',
       });
     }
     const networks = await labNetworks(labName);
@@ -420,7 +423,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
         throw new NotFoundError(`lab '${labName}' has kind clusters (${kindClusters.join(', ')}) and no kind CLI was found to delete them`, {
           hint: 'set OCM_LAB_KIND=/path/to/kind, or delete them with: kind delete cluster --name NAME',
         });
-      const kind = new KindCli(binary, kindScratchDir(dir));
+      const kind = new KindCli(binary, kindScratchDir(dir), await currentEngine());
       const present = new Set(await kind.clusters());
       for (const name of kindClusters.filter((n) => present.has(n))) {
         await kind.delete(name);

@@ -1,0 +1,59 @@
+import { engineInspect, engineRun } from './run.js';
+import type { Engine, NetworkFacts, NetworkSpec } from './types.js';
+
+/** `podman network inspect`'s JSON (netavark, podman 4.x): lower-case keys, and no map of the attached containers. */
+interface PodmanNetworkInspect {
+  name: string;
+  labels?: Record<string, string> | null;
+  subnets?: { subnet?: string; gateway?: string }[] | null;
+}
+
+interface PodmanContainerInspect {
+  Name: string;
+  NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> | null };
+}
+
+/** The seam's shape from a Podman network and its running containers' inspects (found with `ps --filter network=`). */
+export function podmanNetworkFacts(n: PodmanNetworkInspect, containers: readonly PodmanContainerInspect[]): NetworkFacts {
+  const addresses: Record<string, string> = {};
+  for (const c of containers) {
+    const address = c.NetworkSettings?.Networks?.[n.name]?.IPAddress;
+    if (address) addresses[c.Name.replace(/^\//, '')] = address;
+  }
+  return { name: n.name, subnet: n.subnets?.find((s) => s.subnet && !s.subnet.includes(':'))?.subnet ?? null, containers: addresses, labels: n.labels ?? {} };
+}
+
+/**
+ * Podman: bridge networks route to one another unless netavark is told `isolate=true` (then it drops forwarding between
+ * them, as dockerd's isolation chains do); kind is told to use its podman provider and which network to join.
+ */
+export const podmanEngineSeam: Engine = {
+  name: 'podman',
+  cli: 'podman',
+  networkCreateArgs(spec: NetworkSpec): string[] {
+    const args = ['network', 'create', '--driver', 'bridge', '--opt', 'isolate=true'];
+    if (spec.subnet) args.push('--subnet', spec.subnet);
+    if (spec.gateway) args.push('--gateway', spec.gateway);
+    for (const [k, v] of Object.entries(spec.labels)) args.push('--label', `${k}=${v}`);
+    args.push(spec.name);
+    return args;
+  },
+  async inspectNetwork(name: string): Promise<NetworkFacts | null> {
+    const [n] = await engineInspect<PodmanNetworkInspect>('podman', 'network', [name]);
+    if (!n) return null;
+    const listed = await engineRun('podman', ['ps', '--filter', `network=${name}`, '--format', '{{.Names}}'], { allowFailure: true });
+    const names = listed.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    return podmanNetworkFacts(n, await engineInspect<PodmanContainerInspect>('podman', 'container', names));
+  },
+  kindEnv(network?: string): Record<string, string> {
+    // kind reads only KIND_EXPERIMENTAL_PODMAN_NETWORK with this provider (docs/notes.md, kind's podman provider).
+    return { KIND_EXPERIMENTAL_PROVIDER: 'podman', ...(network ? { KIND_EXPERIMENTAL_PODMAN_NETWORK: network } : {}) };
+  },
+  // Podman asks for TLS of every registry not marked insecure in registries.conf, loopback ones too.
+  pushToLabRegistryArgs: (target: string) => ['push', '--quiet', '--tls-verify=false', target],
+  imageDigest: (id: string) => (/^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id),
+  statsArgs: () => ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'],
+};
