@@ -2,7 +2,7 @@ import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
 import type { FeatureGateSettings } from './feature-gates.js';
 
-export { UPSTREAM_ADDONS, isUpstreamAddon, type UpstreamAddon } from './upstream-addons.js';
+export { UPSTREAM_ADDONS, isUpstreamAddon } from './upstream-addons.js';
 export type { AddonRequirement, AddonVocabulary } from './addon-vocabulary.js';
 
 /**
