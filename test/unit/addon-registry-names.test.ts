@@ -27,8 +27,8 @@ const NOT_A_LIST_OF_ADDONS: Record<string, string> = {
 /** The name a list is the value of: its variable, property or type alias. */
 function holderName(node: ts.Node): string {
   for (let n: ts.Node | undefined = node.parent; n; n = n.parent) {
-    const holds = ts.isVariableDeclaration(n) || ts.isPropertyAssignment(n) || ts.isPropertySignature(n) || ts.isTypeAliasDeclaration(n);
-    if (holds && ts.isIdentifier(n.name)) return n.name.text;
+    if (ts.isVariableDeclaration(n) || ts.isPropertyAssignment(n) || ts.isPropertySignature(n) || ts.isTypeAliasDeclaration(n))
+      return ts.isIdentifier(n.name) || ts.isStringLiteral(n.name) ? n.name.text : '(anonymous)';
     if (ts.isStatement(n)) break;
   }
   return '(anonymous)';
