@@ -1,4 +1,4 @@
-import type { AddonName, ProxyEntrypoint } from '../config/types.js';
+import type { AddonName, AddonRequirement, ProxyEntrypoint } from '../config/types.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { AddonInstall } from './framework/install-strategy.js';
@@ -48,6 +48,8 @@ interface ClusterLeftovers {
  */
 export interface BuiltinAddon {
   name: AddonName;
+  /** The built-in addons a lab must run beside it, and why; a lab file that names it without them is refused. */
+  requires?: AddonRequirement;
   /** Its CRDs: files under manifests/crds/, applied before the manager starts and deleted at uninstall. */
   crds?: readonly string[];
   /**

@@ -1,5 +1,9 @@
+import { provideAddonVocabulary } from '../config/addon-vocabulary.js';
 import { benchCommand } from './args.js';
 import { benchmarks } from './registry.js';
+
+// As src/cli/main.ts: the benchmarks that read a lab file check its addons against the registry.
+provideAddonVocabulary(() => import('../addons/registry.js').then((m) => m.addonVocabulary()));
 
 /** `npm run bench [-- <name>…]`: runs the named benchmarks, or all of them; `--help` prints what they are and runs none. */
 async function main(args: string[]): Promise<void> {

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
+import { provideAddonVocabulary } from '../config/addon-vocabulary.js';
 import { exitCodeOf, LabError } from '../errors.js';
 import { commandOf, parseProxyKubectl } from './argv.js';
 import { enableCompileCache, nodeVerdict } from './node-runtime.js';
 import { PACKAGE_VERSION } from '../version.js';
+
+// A lab file names addons of the registry; config/ cannot import it, so it is handed in here, loaded only for a lab file.
+provideAddonVocabulary(() => import('../addons/registry.js').then((m) => m.addonVocabulary()));
 
 async function main(argv: string[]): Promise<void> {
   // `--version` alone answers before yargs and the command tree load (~60 ms instead of ~400).

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidInputError } from '../errors.js';
+import { loadAddonVocabulary } from './addon-vocabulary.js';
 import { defaultLabConfig } from './defaults.js';
 import { readLabState } from './lab-state.js';
 import type { LabConfig } from './types.js';
@@ -35,7 +36,8 @@ export async function validateLabFile(file: string): Promise<LabConfig> {
       cause: err,
     });
   }
-  // The parser (zod, yaml) is loaded only for a lab file: the commands that read the recorded lab start faster without it.
-  const { parseLabConfig } = await import('./parse.js');
-  return parseLabConfig(text, absolute);
+  // The parser (zod, yaml) and the addon registry are loaded only for a lab file: the commands that read the
+  // recorded lab start faster without them.
+  const [{ parseLabConfig }, addons] = await Promise.all([import('./parse.js'), loadAddonVocabulary()]);
+  return parseLabConfig(text, absolute, addons);
 }

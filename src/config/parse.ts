@@ -10,7 +10,7 @@ import { kubernetesFields } from './kubernetes-version.js';
 import { resolveOcmVersion } from './ocm-version.js';
 import { labFileSchema, type LabFile } from './schema.js';
 import { CLUSTER_PROFILE_GATE } from './feature-gates.js';
-import { DEFAULT_ADDONS, KIND, API_VERSION, DEFAULT_OCM_VERSION, type AddonName, type LabConfig, type RuntimeSection } from './types.js';
+import { DEFAULT_ADDONS, KIND, API_VERSION, DEFAULT_OCM_VERSION, type AddonName, type AddonVocabulary, type LabConfig, type RuntimeSection } from './types.js';
 
 /** A lab file is a few thousand characters at most; past this it is not one, and reading it would only take time. */
 const MAX_LAB_FILE_CHARS = 32_768;
@@ -149,8 +149,9 @@ function runtimeSection(section: NonNullable<LabFile['runtime']>): RuntimeSectio
  * across fields) is collected and reported in one InvalidInputError, one line
  * each, as `<sourceName>:<line>: <field path> = <value>: <what is wrong; what to do>`.
  * `source` of the result is `sourceName` when it is an absolute path, else null.
+ * `addons` says which addons it may name and what each needs (the registry's; addon-vocabulary.ts).
  */
-export function parseLabConfig(text: string, sourceName: string): LabConfig {
+export function parseLabConfig(text: string, sourceName: string, addons: AddonVocabulary): LabConfig {
   if (text.length > MAX_LAB_FILE_CHARS) {
     fail(sourceName, [
       `${sourceName}: the file has ${text.length} characters, more than the ${MAX_LAB_FILE_CHARS} a lab file may have ` +
@@ -174,10 +175,10 @@ export function parseLabConfig(text: string, sourceName: string): LabConfig {
     ]);
   }
 
-  const parsed = labFileSchema.safeParse(raw);
+  const parsed = labFileSchema(addons).safeParse(raw);
   const problems = [
     ...(parsed.success ? [] : parsed.error.issues.flatMap((issue) => problemsOfIssue(issue, raw))),
-    ...crossFieldProblems(raw as Record<string, unknown>),
+    ...crossFieldProblems(raw as Record<string, unknown>, addons),
   ];
   if (problems.length || !parsed.success) {
     const positions = new SourcePositions(doc, counter);

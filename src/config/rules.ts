@@ -3,8 +3,6 @@ import type { Problem } from './problems.js';
 import { CLUSTER_PROFILE_GATE, unknownGateMessage, unknownGates, type GateSide } from './feature-gates.js';
 import { resolveOcmVersion } from './ocm-version.js';
 import {
-  ADDON_NAMES,
-  ADDON_REQUIRES,
   LOCAL_CLUSTER_NAME,
   MAX_CLUSTERS,
   MAX_VPCS,
@@ -12,7 +10,7 @@ import {
   RESERVED_CLUSTER_PREFIX,
   UPSTREAM_ADDONS,
   isUpstreamAddon,
-  type AddonName,
+  type AddonVocabulary,
 } from './types.js';
 
 type Entry = Record<string, unknown>;
@@ -48,7 +46,7 @@ function firstIndexByName(list: { entry: Entry; index: number }[]): Map<string, 
  * Works on the file as parsed (possibly with wrongly shaped fields, which are
  * skipped here and reported by the schema) so all problems come out together.
  */
-export function crossFieldProblems(root: Entry): Problem[] {
+export function crossFieldProblems(root: Entry, vocabulary: AddonVocabulary): Problem[] {
   const vpcs = entries(root, 'vpcs');
   const clusters = entries(root, 'clusters');
   const firstVpc = firstIndexByName(vpcs);
@@ -59,7 +57,7 @@ export function crossFieldProblems(root: Entry): Problem[] {
     ...hubCount(clusters),
     ...emptyVpcs(vpcs, clusters, firstVpc),
     ...sizeLimits(root),
-    ...addonProblems(root),
+    ...addonProblems(root, vocabulary),
     ...clusterProxyProblems(root),
     ...featureGateProblems(root),
   ];
@@ -217,7 +215,7 @@ function sizeLimits(root: Entry): Problem[] {
 }
 
 /** Addons: each listed once, with the addons it needs, and upstream's implementation only where there is one. */
-function addonProblems(root: Entry): Problem[] {
+function addonProblems(root: Entry, vocabulary: AddonVocabulary): Problem[] {
   if (!Array.isArray(root.addons)) return [];
   const problems: Problem[] = [];
   // An entry is a name or {name, implementation}; the schema reports other shapes.
@@ -232,7 +230,7 @@ function addonProblems(root: Entry): Problem[] {
     const first = seen.get(addon);
     if (first === undefined) seen.set(addon, index);
     else problems.push({ path: at, value: addon, message: `listed twice (also addons[${first}]); list each addon once` });
-    if (first === undefined) problems.push(...missingRequirements(addon, names, at));
+    if (first === undefined) problems.push(...missingRequirements(vocabulary, addon, names, at));
     const implementation = typeof entry === 'object' && entry !== null ? (entry as Entry).implementation : undefined;
     if (implementation === 'upstream' && !isUpstreamAddon(addon)) {
       problems.push({
@@ -245,18 +243,10 @@ function addonProblems(root: Entry): Problem[] {
   return problems;
 }
 
-function missingRequirements(addon: string, names: (string | undefined)[], at: (string | number)[]): Problem[] {
+function missingRequirements(vocabulary: AddonVocabulary, addon: string, names: (string | undefined)[], at: (string | number)[]): Problem[] {
   // Only known addons have requirements: a lookup by any name would find Object's own properties ('constructor').
-  const required = (ADDON_NAMES as readonly string[]).includes(addon) ? (ADDON_REQUIRES[addon as AddonName] ?? []) : [];
-  const missing = required.filter((n) => !names.includes(n));
-  if (!missing.length) return [];
-  return [
-    {
-      path: at,
-      value: addon,
-      message:
-        `needs ${missing.join(' and ')} in the same lab ` +
-        `(it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy); add ${missing.join(', ')}`,
-    },
-  ];
+  const requirement = vocabulary.names.includes(addon) ? vocabulary.requires(addon) : undefined;
+  const missing = (requirement?.addons ?? []).filter((n) => !names.includes(n));
+  if (!requirement || !missing.length) return [];
+  return [{ path: at, value: addon, message: `needs ${missing.join(' and ')} in the same lab (${requirement.why}); add ${missing.join(', ')}` }];
 }

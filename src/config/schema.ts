@@ -3,7 +3,6 @@ import { checkPrivateCidr } from './cidr.js';
 import { OCM_VERSION_CHOICES, resolveOcmVersion } from './ocm-version.js';
 import {
   ADDON_IMPLEMENTATIONS,
-  ADDON_NAMES,
   API_VERSION,
   KIND,
   MAX_LAB_NAME,
@@ -11,6 +10,7 @@ import {
   KUBERNETES_VERSION_CHOICES,
   PROXY_ENTRYPOINTS,
   SUPPORTED_KUBERNETES_VERSIONS,
+  type AddonVocabulary,
 } from './types.js';
 import { minorOf } from '../provision/versions.js';
 import { ARTIFACT_MODES } from '../provision/artifacts.js';
@@ -35,16 +35,18 @@ const KUBERNETES_VERSION_ERROR =
   `or the patches of kind's node images (${KIND_PATCHES.join(', ')}); ` +
   '`ocm-lab versions` lists which source gives which';
 
-const addonNameSchema = z.enum(ADDON_NAMES, { error: oneOf('is not an addon ocm-lab knows', ADDON_NAMES) });
-
-/** An addon as a name, or a name with the implementation to run (`{name: cluster-proxy, implementation: upstream}`). */
-const addonSchema = z.union([
-  addonNameSchema,
-  z.strictObject({
-    name: addonNameSchema,
-    implementation: z.enum(ADDON_IMPLEMENTATIONS, { error: oneOf('is not an addon implementation', ADDON_IMPLEMENTATIONS) }).optional(),
-  }),
-]);
+/** An addon as a name of `names`, or a name with the implementation to run (`{name: cluster-proxy, implementation: upstream}`). */
+function addonSchema(names: readonly string[]) {
+  if (!names.length) throw new Error('internal: the addon vocabulary names no addon (src/addons/registry.ts lists them)');
+  const addonName = z.enum(names as [string, ...string[]], { error: oneOf('is not an addon ocm-lab knows', names) });
+  return z.union([
+    addonName,
+    z.strictObject({
+      name: addonName,
+      implementation: z.enum(ADDON_IMPLEMENTATIONS, { error: oneOf('is not an addon implementation', ADDON_IMPLEMENTATIONS) }).optional(),
+    }),
+  ]);
+}
 
 /** One side's gates: `Name: true|false` (Enable/Disable); which names a line accepts is checked in rules.ts and on `up`. */
 const gateSettingsSchema = z.record(
@@ -58,12 +60,8 @@ const clusterSchema = z.strictObject({
   hub: z.boolean().optional(),
 });
 
-/**
- * The lab file as written. Shapes and per-field formats only: rules that span
- * fields (uniqueness, references, one hub, limits) live in rules.ts so they
- * are reported even when some field has the wrong shape.
- */
-export const labFileSchema = z.strictObject({
+/** Every field but `addons:`, whose names come from the vocabulary (labFileSchema). */
+const baseSchema = z.strictObject({
   apiVersion: z.literal(API_VERSION, { error: `must be ${API_VERSION}` }),
   kind: z.literal(KIND, { error: `must be ${KIND}` }),
   name: dnsLabel(MAX_LAB_NAME).optional(),
@@ -86,7 +84,7 @@ export const labFileSchema = z.strictObject({
     .optional(),
   vpcs: z.array(z.strictObject({ name: dnsLabel(MAX_NAME) })).min(1, { error: 'must list at least one VPC' }),
   clusters: z.array(clusterSchema).min(1, { error: 'must list at least one cluster' }),
-  addons: z.array(addonSchema).optional(),
+  addons: z.array(z.never()).optional(),
   artifacts: z.enum(ARTIFACT_MODES, { error: oneOf('is not where artifacts can come from', ARTIFACT_MODES) }).optional(),
   clusterProfile: z.boolean({ error: 'must be true or false (the ClusterProfile inventory, on by default)' }).optional(),
   localCluster: z
@@ -112,13 +110,29 @@ export const labFileSchema = z.strictObject({
     .optional(),
 });
 
-export type LabFile = z.infer<typeof labFileSchema>;
+/**
+ * The lab file as written, its addons named from `vocabulary`. Shapes and per-field formats only: rules that
+ * span fields (uniqueness, references, one hub, limits, what an addon requires) live in rules.ts so they are
+ * reported even when some field has the wrong shape.
+ */
+export function labFileSchema(vocabulary: AddonVocabulary): LabFileSchema {
+  // Built again only when the names change (the fuzz tests parse thousands of files with the same ones).
+  const key = vocabulary.names.join('\n');
+  if (built?.key !== key) built = { key, schema: withAddons(vocabulary.names) };
+  return built.schema;
+}
+
+const withAddons = (names: readonly string[]) => baseSchema.extend({ addons: z.array(addonSchema(names)).optional() });
+type LabFileSchema = ReturnType<typeof withAddons>;
+let built: { key: string; schema: LabFileSchema } | undefined;
+
+export type LabFile = z.infer<LabFileSchema>;
 
 /** Field names allowed at each level ('' = top, 'clusters' = inside one cluster), for "did you mean" hints. */
 export const KNOWN_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  '': Object.keys(labFileSchema.shape),
+  '': Object.keys(baseSchema.shape),
   network: ['cidr'],
-  vpcs: Object.keys(labFileSchema.shape.vpcs.element.shape),
+  vpcs: Object.keys(baseSchema.shape.vpcs.element.shape),
   clusters: Object.keys(clusterSchema.shape),
   addons: ['name', 'implementation'],
   clusterProxy: ['entrypoint'],

@@ -1,9 +1,16 @@
 import type { ArtifactsMode } from '../provision/artifacts.js';
 import { acceptedKubernetesVersions, KUBERNETES_RELEASES, OCM_RELEASES, OCM_VERSION } from '../provision/versions.js';
-import type { AddonName } from './addon-names.js';
 import type { FeatureGateSettings } from './feature-gates.js';
 
-export { ADDON_NAMES, UPSTREAM_ADDONS, isUpstreamAddon, type AddonName } from './addon-names.js';
+export { UPSTREAM_ADDONS, isUpstreamAddon } from './upstream-addons.js';
+export type { AddonRequirement, AddonVocabulary } from './addon-vocabulary.js';
+
+/**
+ * A built-in addon's name: a key of BUILTIN_ADDONS (src/addons/registry.ts, the only list of them). A plain
+ * string, so that an addon is its folder and its registry line: a lab file's names are checked against the
+ * registry when it is parsed (addon-vocabulary.ts), code that takes a name from elsewhere uses knownAddon.
+ */
+export type AddonName = string;
 
 /** Whose build of an addon a lab runs: ours (TypeScript) or upstream's Go one, for the conformance matrix. */
 export type AddonImplementation = 'ocm-lab' | 'upstream';
@@ -97,14 +104,11 @@ export const KUBERNETES_VERSION_CHOICES = acceptedKubernetesVersions() as [strin
 /** Newest first, from provision/versions.ts; the default is DEFAULT_OCM_VERSION, not necessarily the first. */
 export const SUPPORTED_OCM_VERSIONS = OCM_RELEASES.map((r) => r.ocm) as [string, ...string[]];
 export const DEFAULT_OCM_VERSION = OCM_VERSION;
-/** Addons a lab gets when its file names none: the three of the seed articles (000, 001). */
-export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
 /**
- * Addons that need others in the same lab: cluster-gateway's addon mode takes its credentials from
- * managed-serviceaccount and its egress from cluster-proxy.
+ * Addons a lab gets when its file names none: the three of the seed articles (000, 001). What the default lab
+ * runs, not a list of the built-in addons (test/unit/addon-registry-names.test.ts checks each is one).
  */
-export const ADDON_REQUIRES: Partial<Record<AddonName, readonly AddonName[]>> = { 'cluster-gateway': ['cluster-proxy', 'managed-serviceaccount'] };
-
+export const DEFAULT_ADDONS: readonly AddonName[] = ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway'];
 /**
  * What the default /16 lab range holds: MAX_VPCS VPCs of 15 clusters each (network/plan.ts). Whether
  * the machine can run that many is checked by `up` against its memory and limits, not here; 20 run on a

@@ -21,7 +21,7 @@ import {
   type BinaryName,
 } from '../provision/recipes.js';
 import { PACKAGE_VERSION } from '../version.js';
-import type { UpstreamAddon } from '../config/addon-names.js';
+import type { UpstreamAddon } from '../config/upstream-addons.js';
 
 /**
  * Set on the lab's addon managers when their image is not the default (`up --image-registry`): the image they run,

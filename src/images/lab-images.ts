@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addonImplementation, type AddonName, type LabConfig } from '../config/types.js';
+import { addonImplementation, type LabConfig } from '../config/types.js';
 import { OCM_IMAGE_USER, OCM_LAB_IMAGE, OCM_UPSTREAM_IMAGES, ocmImage, UPSTREAM_ADDON_IMAGES } from './catalogue.js';
 import { ensureBinaries } from '../provision/index.js';
 import type { Mirrors } from '../provision/mirrors.js';
@@ -36,9 +36,7 @@ export type LabImagesConfig = Pick<LabConfig, 'ocmVersion'> & Partial<Pick<LabCo
 
 /** Upstream's addon images the lab runs: those of the addons it runs from upstream's build (none for a lab of ours). */
 export function upstreamAddonImages(config: LabImagesConfig): (typeof UPSTREAM_ADDON_IMAGES)[number][] {
-  return UPSTREAM_ADDON_IMAGES.filter(
-    (i) => (config.addons ?? []).includes(i.addon as AddonName) && addonImplementation(config, i.addon as AddonName) === 'upstream',
-  );
+  return UPSTREAM_ADDON_IMAGES.filter((i) => (config.addons ?? []).includes(i.addon) && addonImplementation(config, i.addon) === 'upstream');
 }
 
 /** Every image the lab's nodes run, as pod specs name them: ocm-lab:<version> first, then OCM's, then upstream's addons'. */

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { isMap, isScalar, isSeq, type Document, type LineCounter } from 'yaml';
 import { z } from 'zod';
-import { ADDON_NAMES } from '../config/index.js';
+import { builtinAddonNames, isBuiltinAddon } from '../addons/registry.js';
 import { InvalidInputError } from '../errors.js';
 import { printable } from '../util/printable.js';
 import { readYaml } from '../util/yaml-read.js';
@@ -13,6 +13,8 @@ const MAX_TIMEOUT_SECONDS = 3600;
 /** Title, summary and requires; more is a --- that was meant to close it missing, and YAML reading time would grow with it. */
 const MAX_FRONT_MATTER_CHARS = 8_192;
 
+/** Read when the error is made: the registry's addons, a throw-away one a test registers included. */
+const unknownAddon = () => `is not an addon ocm-lab knows (${builtinAddonNames().join(', ')})`;
 const clusterName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: 'must be a cluster name such as hub or cluster1' });
 const frontMatterSchema = z.strictObject({
   title: z
@@ -30,7 +32,7 @@ const frontMatterSchema = z.strictObject({
     .strictObject(
       {
         clusters: z.array(clusterName, { error: 'must list the clusters the document uses, e.g. [hub, cluster1]' }).default([]),
-        addons: z.array(z.enum(ADDON_NAMES, { error: `is not an addon ocm-lab knows (${ADDON_NAMES.join(', ')})` })).default([]),
+        addons: z.array(z.string({ error: unknownAddon }).refine(isBuiltinAddon, { error: unknownAddon })).default([]),
         capabilities: z.array(z.enum(KNOWN_CAPABILITIES, { error: `is not a capability a lab reports (${KNOWN_CAPABILITIES.join(', ')})` })).default([]),
       },
       { error: 'must be a mapping: requires: { clusters: [...], addons: [...], capabilities: [...] }' },

@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
 import type { BuiltinAddon } from '../../src/addons/builtin.js';
@@ -5,19 +7,24 @@ import { disableAddon, enableAddon, enabledPerCluster, knownAddon, listedAddons,
 import { managerObjects } from '../../src/addons/install.js';
 import { addonSteps } from '../../src/addons/lab-addons.js';
 import { addonInstall, placementObjects } from '../../src/addons/placements.js';
-import { BUILTIN_ADDONS, builtinAddonNames } from '../../src/addons/registry.js';
+import { addonVocabulary, BUILTIN_ADDONS, builtinAddonNames } from '../../src/addons/registry.js';
 import { addonRemoval, uninstallAddons } from '../../src/addons/uninstall.js';
 import { addonManagerCommand } from '../../src/cli/commands/internal/addon-manager.js';
 import { planInstalls, renderInstalls } from '../../src/cli/dry-run/installs.js';
-import { defaultLabConfig, DEFAULT_ADDONS, type AddonName, type LabConfig } from '../../src/config/index.js';
+import { defaultLabConfig, DEFAULT_ADDONS, parseLabConfig, validateLabFile } from '../../src/config/index.js';
+import { InvalidInputError } from '../../src/errors.js';
+import { parseScenario } from '../../src/scenario/parse.js';
 import type { InstallContext } from '../../src/ocm/install-context.js';
 import { clusterRole, deployment, namespace } from '../../src/kube/builders.js';
 import { ApiError, type KubeClient } from '../../src/kube/client.js';
 import { objectPath, type KubeObject } from '../../src/kube/objects.js';
+import '../support/addon-vocabulary.js';
+import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { useTempDir } from '../support/temp-dir.js';
 
 // A throw-away fifth built-in addon, as a new addon's folder would define it (its builtin.ts), and
-// its one line in the registry: generic code must see it without any other edit.
-const ECHO = 'echo' as AddonName;
+// its one line in the registry: generic code, lab files and scenarios must see it without any other edit.
+const ECHO = 'echo';
 const ECHO_HUB_NAMESPACE = 'echo-system';
 const ECHO_AGENT_NAMESPACE = 'echo-agent';
 const echoServer = deployment({
@@ -30,6 +37,7 @@ const echoLeftover: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata
 
 const echoAddon: BuiltinAddon = {
   name: ECHO,
+  requires: { addons: ['cluster-proxy'], why: 'it echoes through the tunnel' },
   managerRules: [{ apiGroups: ['echo.example.io'], resources: ['echoes'], verbs: ['*'] }],
   managerArgs: ({ hubAddress }) => [`--echo-hub=${hubAddress}`],
   managerObjects: () => [clusterRole('echo-extra', [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }])],
@@ -54,7 +62,7 @@ const echoAddon: BuiltinAddon = {
   clusterLeftovers: { stays: 'the echoed ConfigMaps', title: 'echoed ConfigMaps', find: async () => [echoLeftover] },
 };
 
-(BUILTIN_ADDONS as Record<string, BuiltinAddon>)[ECHO] = echoAddon;
+BUILTIN_ADDONS.echo = echoAddon;
 
 const SPOKES = ['cluster1', 'cluster2'];
 
@@ -125,7 +133,7 @@ describe('a fifth built-in addon, registered with one line', () => {
     expect(manager.metadata).toMatchObject({ name: 'echo-addon-manager', namespace: 'open-cluster-management-addon' });
     expect(manager.spec.template.spec.containers[0]!.args).toEqual(['internal', 'addon-manager', '--addon=echo', '--echo-hub=10.0.0.9']);
     expect(objects.some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'echo-extra')).toBe(true);
-    const rulesOf = (addon: AddonName) => managerObjects(addon, '').find((o) => o.kind === 'ClusterRole')!.rules as unknown[];
+    const rulesOf = (addon: string) => managerObjects(addon, '').find((o) => o.kind === 'ClusterRole')!.rules as unknown[];
     expect(rulesOf('helloworld')).toContainEqual({ apiGroups: ['echo.example.io'], resources: ['echoes'], verbs: ['*'] });
     expect(managerObjects('cluster-proxy', '').some((o) => o.metadata.name === 'echo-extra')).toBe(false);
   });
@@ -149,8 +157,50 @@ describe('a fifth built-in addon, registered with one line', () => {
     expect(strategyForNewInstall(ECHO, undefined)).toEqual(echoAddon.install);
   });
 
+  describe('a lab file names it', () => {
+    const dir = useTempDir('ocm-lab-echo-');
+    const labFile = async (addons: string): Promise<string> => {
+      const file = path.join(dir.path, 'lab.yaml');
+      await fs.writeFile(file, `addons: [${addons}]\n${VALID_LAB_FILE}`);
+      return file;
+    };
+    const refusal = async (file: string): Promise<InvalidInputError> => {
+      const err = await validateLabFile(file).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      return err as InvalidInputError;
+    };
+
+    it('and validateLabFile takes it, with what it requires', async () => {
+      const lab = await validateLabFile(await labFile('cluster-proxy, echo'));
+      expect(lab.addons).toEqual(['cluster-proxy', ECHO]);
+      expect(lab.addonImplementations).toEqual({});
+    });
+
+    it("and its `requires` is the lab file's rule: without cluster-proxy the file is refused at its line", async () => {
+      const file = await labFile('managed-serviceaccount, echo');
+      expect((await refusal(file)).message).toContain(
+        `${file}:1: addons[1] = "echo": needs cluster-proxy in the same lab (it echoes through the tunnel); add cluster-proxy`,
+      );
+    });
+
+    it('and a misspelt name is refused with the registry’s names, echo among them', async () => {
+      const file = await labFile('cluster-proxy, ehco');
+      expect((await refusal(file)).message).toContain(
+        `${file}:1: addons[1] = "ehco": is not an addon ocm-lab knows; use one of: cluster-proxy, managed-serviceaccount, cluster-gateway, helloworld, echo`,
+      );
+    });
+  });
+
+  it("is an addon a scenario's `requires.addons` may name", () => {
+    const doc = '---\ntitle: Echo\nsummary: It echoes.\nrequires:\n  addons: [cluster-proxy, echo]\n---\n\n```sh\ntrue\n```\n';
+    expect(parseScenario(doc, 'echo.md').requires.addons).toEqual(['cluster-proxy', ECHO]);
+    expect(() => parseScenario(doc.replace('echo]', 'ehco]'), 'echo.md')).toThrow(
+      "echo.md:5: front matter field 'requires.addons[1]' ('ehco') is not an addon ocm-lab knows (cluster-proxy, managed-serviceaccount, cluster-gateway, helloworld, echo)",
+    );
+  });
+
   it('is in `up --dry-run` and in the steps of up when the lab names it', () => {
-    const config: LabConfig = { ...defaultLabConfig(), addons: [...DEFAULT_ADDONS, ECHO] };
+    const config = parseLabConfig(`addons: [${[...DEFAULT_ADDONS, ECHO].join(', ')}]\n${VALID_LAB_FILE}`, 'lab.yaml', addonVocabulary());
     const plan = planInstalls(config);
     expect(plan.addons.map((a) => a.name)).toEqual([...DEFAULT_ADDONS, ECHO]);
     expect(plan.addons.find((a) => a.name === ECHO)).toMatchObject({

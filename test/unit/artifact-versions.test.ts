@@ -8,6 +8,7 @@ import { builtNodeVerdict, officialNodeVerdict } from '../../src/runtime/kind/ve
 import { kindRelease, recipesFor } from '../../src/provision/recipes.js';
 import { acceptedKubernetesVersions, kubernetesPatchFor, officialNodeImage } from '../../src/provision/versions.js';
 import { LabError } from '../../src/errors.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const LAB = 'apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs: [{name: v1}]\nclusters: [{name: hub, vpc: v1, hub: true}]\n';
 
@@ -39,15 +40,15 @@ describe('versions: which patch each source gives', () => {
   });
 
   it('lab files and --kubernetes-version take a minor or kind’s patch, keeping the built patch for the binaries', () => {
-    const minor = parseLabConfig(`kubernetesVersion: v1.36\n${LAB}`, '/labs/lab.yaml');
+    const minor = parseLabConfig(`kubernetesVersion: v1.36\n${LAB}`, '/labs/lab.yaml', addonVocabulary());
     expect(minor.kubernetesVersion).toBe('v1.36.3');
     expect(minor.kubernetesRequest).toBe('v1.36');
-    expect(parseLabConfig(renderLabConfig(minor), '/labs/lab.yaml')).toEqual(minor);
-    const exact = parseLabConfig(`kubernetesVersion: v1.36.3\n${LAB}`, '/labs/lab.yaml');
+    expect(parseLabConfig(renderLabConfig(minor), '/labs/lab.yaml', addonVocabulary())).toEqual(minor);
+    const exact = parseLabConfig(`kubernetesVersion: v1.36.3\n${LAB}`, '/labs/lab.yaml', addonVocabulary());
     expect(exact).toMatchObject({ kubernetesVersion: 'v1.36.3', kubernetesRequest: 'v1.36.3' });
     expect(withKubernetesVersion(minor, '1.35.8')).toMatchObject({ kubernetesVersion: 'v1.35.4', kubernetesRequest: 'v1.35.8' });
     expect(withKubernetesVersion(minor, 'v1.37.2').kubernetesRequest).toBe('v1.37.2');
-    expect(parseLabConfig(LAB, '/labs/lab.yaml')).toMatchObject({ kubernetesVersion: 'v1.37.2', kubernetesRequest: 'v1.37' });
+    expect(parseLabConfig(LAB, '/labs/lab.yaml', addonVocabulary())).toMatchObject({ kubernetesVersion: 'v1.37.2', kubernetesRequest: 'v1.37' });
     const err = (() => {
       try {
         withKubernetesVersion(minor, 'v1.36.9');
@@ -61,11 +62,11 @@ describe('versions: which patch each source gives', () => {
   });
 
   it('reads artifacts: and mirrors: (relative to the lab file) and writes them back', () => {
-    const lab = parseLabConfig(`artifacts: official\nmirrors: mirrors.yaml\n${LAB}`, '/labs/lab.yaml');
+    const lab = parseLabConfig(`artifacts: official\nmirrors: mirrors.yaml\n${LAB}`, '/labs/lab.yaml', addonVocabulary());
     expect(lab.artifacts).toBe('official');
     expect(lab.mirrorsFile).toBe('/labs/mirrors.yaml');
-    expect(parseLabConfig(renderLabConfig(lab), '/labs/lab.yaml')).toEqual(lab);
-    expect(() => parseLabConfig(`artifacts: fast\n${LAB}`, '/labs/lab.yaml')).toThrow(
+    expect(parseLabConfig(renderLabConfig(lab), '/labs/lab.yaml', addonVocabulary())).toEqual(lab);
+    expect(() => parseLabConfig(`artifacts: fast\n${LAB}`, '/labs/lab.yaml', addonVocabulary())).toThrow(
       'artifacts = "fast": is not where artifacts can come from; use one of: official, build, auto',
     );
   });

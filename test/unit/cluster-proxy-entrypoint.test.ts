@@ -10,6 +10,7 @@ import { loadBalancerService, portForwardRbac, proxyAgentManifests } from '../..
 import { managerObjects } from '../../src/addons/install.js';
 import { parseLabConfig, renderLabConfig } from '../../src/config/index.js';
 import type { KubeObject } from '../../src/kube/objects.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 type Entrypoint = NonNullable<ManagedProxyConfiguration['spec']['proxyServer']['entrypoint']>;
 
@@ -174,6 +175,7 @@ describe('the lab file: clusterProxy.entrypoint', () => {
     parseLabConfig(
       ['apiVersion: ocm-lab/v1alpha1', 'kind: Lab', 'vpcs: [{name: v}]', 'clusters: [{name: hub, vpc: v, hub: true}, {name: c1, vpc: v}]', ...extra].join('\n'),
       '/labs/lab.yaml',
+      addonVocabulary(),
     );
 
   it('is absent by default (Hostname), takes the three names and survives rendering', () => {
@@ -181,7 +183,7 @@ describe('the lab file: clusterProxy.entrypoint', () => {
     for (const entrypoint of ['hostname', 'port-forward', 'load-balancer'] as const) {
       const config = lab([`clusterProxy: {entrypoint: ${entrypoint}}`]);
       expect(config.clusterProxy).toEqual({ entrypoint });
-      expect(parseLabConfig(renderLabConfig(config), '/labs/lab.yaml').clusterProxy).toEqual({ entrypoint });
+      expect(parseLabConfig(renderLabConfig(config), '/labs/lab.yaml', addonVocabulary()).clusterProxy).toEqual({ entrypoint });
     }
   });
 

@@ -16,6 +16,7 @@ import {
   runCpCreds,
 } from '../../src/addons/managed-serviceaccount/cp-creds.js';
 import type { ManagedServiceAccount } from '../../src/addons/managed-serviceaccount/types.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const profile: ClusterProfile = {
   apiVersion: 'multicluster.x-k8s.io/v1alpha1',
@@ -214,6 +215,7 @@ describe('the lab switch', () => {
     parseLabConfig(
       ['apiVersion: ocm-lab/v1alpha1', 'kind: Lab', 'vpcs: [{name: v}]', 'clusters: [{name: hub, vpc: v, hub: true}, {name: c1, vpc: v}]', extra].join('\n'),
       '/labs/lab.yaml',
+      addonVocabulary(),
     );
 
   it('is on unless the lab file turns it off, and must be a boolean', () => {

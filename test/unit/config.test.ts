@@ -18,15 +18,17 @@ import {
   type LabConfig,
 } from '../../src/config/index.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
+import '../support/addon-vocabulary.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
 import { useTempDir } from '../support/temp-dir.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const FILE = '/labs/lab.yaml';
 
 function errorOf(text: string): InvalidInputError {
   let caught: unknown;
   try {
-    parseLabConfig(text, FILE);
+    parseLabConfig(text, FILE, addonVocabulary());
   } catch (err) {
     caught = err;
   }
@@ -93,7 +95,7 @@ describe('defaults', () => {
   });
 
   it('fills every omitted field: name, versions, network, addons, hub', () => {
-    const lab = parseLabConfig(VALID_LAB_FILE, FILE);
+    const lab = parseLabConfig(VALID_LAB_FILE, FILE, addonVocabulary());
     expect(lab).toEqual({ ...defaultLabConfig(), source: FILE });
     expect(lab.clusters.map((c) => c.hub)).toEqual([true, false, false]);
   });
@@ -122,14 +124,14 @@ describe('defaults', () => {
   it('source is the absolute path of the file; relative sources give null', async () => {
     const lab = await loadLabConfig('examples/default-lab.yaml');
     expect(lab.source).toBe(path.resolve('examples/default-lab.yaml'));
-    expect(parseLabConfig(VALID_LAB_FILE, 'inline').source).toBeNull();
+    expect(parseLabConfig(VALID_LAB_FILE, 'inline', addonVocabulary()).source).toBeNull();
   });
 });
 
 describe('examples', () => {
   it('examples/default-lab.yaml is exactly the default lab', async () => {
     const text = await fs.readFile('examples/default-lab.yaml', 'utf8');
-    expect({ ...parseLabConfig(text, '/examples/default-lab.yaml'), source: null }).toEqual(defaultLabConfig());
+    expect({ ...parseLabConfig(text, '/examples/default-lab.yaml', addonVocabulary()), source: null }).toEqual(defaultLabConfig());
   });
 
   it('examples/three-spokes.yaml has the hub in vpc-1 and three spokes in vpc-2', async () => {
@@ -170,7 +172,7 @@ describe('round trip', () => {
   ])('renderLabConfig → parseLabConfig gives back %s', (_, lab) => {
     const text = renderLabConfig(lab);
     expect(text).toContain('apiVersion: ocm-lab/v1alpha1');
-    expect(parseLabConfig(text, FILE)).toEqual(lab);
+    expect(parseLabConfig(text, FILE, addonVocabulary())).toEqual(lab);
   });
 
   it('renders the hub flag only on the hub and omits an unset network', () => {
@@ -221,7 +223,7 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     expectProblem(VALID_LAB_FILE.replace('- name: vpc-2', '- name: VPC-2'), 5, 'vpcs[1].name', '"VPC-2"', 'DNS-1123');
     expectProblem(`name: ${'a'.repeat(21)}\n${VALID_LAB_FILE}`, 1, 'name', `"${'a'.repeat(21)}"`, 'must be at most 20 characters');
     expectProblem(`name: My_Lab\n${VALID_LAB_FILE}`, 1, 'name', '"My_Lab"', 'DNS-1123');
-    expect(parseLabConfig(`name: ${'a'.repeat(20)}\n${VALID_LAB_FILE}`, FILE).name).toBe('a'.repeat(20));
+    expect(parseLabConfig(`name: ${'a'.repeat(20)}\n${VALID_LAB_FILE}`, FILE, addonVocabulary()).name).toBe('a'.repeat(20));
   });
 
   it('duplicate VPC and cluster names', () => {
@@ -286,11 +288,11 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     const spokes = (n: number, vpc = 'vpc-2') => Array.from({ length: n }, (_, i) => `  - name: spoke${i}\n    vpc: ${vpc}\n`).join('');
     expectProblem(`${VALID_LAB_FILE}${spokes(58)}`, 6, 'clusters', null, '61 clusters are more than the 60', '4 VPCs of 15 clusters', 'remove 1');
     // 20 clusters, as issue 16's scale lab: no longer refused by the file.
-    expect(parseLabConfig(`${VALID_LAB_FILE}${spokes(17)}`, FILE).clusters).toHaveLength(20);
+    expect(parseLabConfig(`${VALID_LAB_FILE}${spokes(17)}`, FILE, addonVocabulary()).clusters).toHaveLength(20);
     const vpcs = (n: number) =>
       `apiVersion: ocm-lab/v1alpha1\nkind: Lab\nvpcs:\n${Array.from({ length: n }, (_, i) => `  - name: v${i}\n`).join('')}clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    vpc: v${i}\n${i === 0 ? '    hub: true\n' : ''}`).join('')}`;
     expectProblem(vpcs(5), 3, 'vpcs', null, '5 VPCs are more than the 4', 'CPU cores');
-    expect(parseLabConfig(vpcs(4), FILE).vpcs).toHaveLength(4);
+    expect(parseLabConfig(vpcs(4), FILE, addonVocabulary()).vpcs).toHaveLength(4);
   });
 
   it('unsupported versions, listing the supported ones', () => {
@@ -320,15 +322,15 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
   });
 
   it.each(['10.213.0.0/16', '172.16.0.0/16', '172.31.255.0/24', '192.168.1.0/24'])('network.cidr %s is accepted', (cidr) => {
-    expect(parseLabConfig(`network:\n  cidr: ${cidr}\n${VALID_LAB_FILE}`, FILE).network).toEqual({ cidr });
+    expect(parseLabConfig(`network:\n  cidr: ${cidr}\n${VALID_LAB_FILE}`, FILE, addonVocabulary()).network).toEqual({ cidr });
   });
 
   it('addons: only known names, each once', () => {
-    expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID_LAB_FILE}`, FILE).addons).toEqual([
+    expect(parseLabConfig(`addons: [managed-serviceaccount, cluster-proxy]\n${VALID_LAB_FILE}`, FILE, addonVocabulary()).addons).toEqual([
       'managed-serviceaccount',
       'cluster-proxy',
     ]);
-    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID_LAB_FILE}`, FILE).addons).toEqual([
+    expect(parseLabConfig(`addons: [cluster-proxy, managed-serviceaccount, cluster-gateway]\n${VALID_LAB_FILE}`, FILE, addonVocabulary()).addons).toEqual([
       'cluster-proxy',
       'managed-serviceaccount',
       'cluster-gateway',
@@ -354,10 +356,13 @@ describe('rejected files (exit code 2, file:line: field = value: what to do)', (
     const lab = parseLabConfig(
       `addons: [{name: cluster-proxy, implementation: upstream}, {name: managed-serviceaccount}, cluster-gateway]\n${VALID_LAB_FILE}`,
       FILE,
+      addonVocabulary(),
     );
     expect(lab.addons).toEqual(['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']);
     expect(lab.addonImplementations).toEqual({ 'cluster-proxy': 'upstream' });
-    expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID_LAB_FILE}`, FILE).addonImplementations).toEqual({});
+    expect(parseLabConfig(`addons: [{name: cluster-proxy, implementation: ocm-lab}]\n${VALID_LAB_FILE}`, FILE, addonVocabulary()).addonImplementations).toEqual(
+      {},
+    );
     expectProblem(`addons: [{name: cluster-proxy, implementation: go}]\n${VALID_LAB_FILE}`, 1, 'addons[0].implementation', '"go"', 'ocm-lab, upstream');
     expectProblem(
       `addons: [{name: cluster-proxi}]\n${VALID_LAB_FILE}`,

@@ -24,6 +24,7 @@ import { UPSTREAM_MANAGER_DEPLOYMENT, UPSTREAM_RELEASE_NAMESPACE } from '../../s
 import { OCM_LAB_IMAGE, upstreamAddonImage } from '../../src/images/catalogue.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../src/provision/recipes.js';
 import { expectGolden } from '../support/golden.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 /** Where labs live in the goldens: the default of a user named `user`. */
@@ -51,7 +52,7 @@ async function goldenPair(base: string, result: { dryRun: object; text: string }
 
 async function threeSpokes(): Promise<LabConfig> {
   const file = path.join(EXAMPLES, 'three-spokes.yaml');
-  return parseLabConfig(await fs.readFile(file, 'utf8'), file);
+  return parseLabConfig(await fs.readFile(file, 'utf8'), file, addonVocabulary());
 }
 
 const LABS_TO_PLAN: { id: string; config: () => Promise<LabConfig> }[] = [

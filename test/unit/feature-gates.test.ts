@@ -8,6 +8,7 @@ import { HUB_DEPLOYMENTS } from '../../src/ocm/constants.js';
 import { klusterletObject } from '../../src/ocm/klusterlet.js';
 import { planInstalls, renderInstalls } from '../../src/cli/dry-run/installs.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 function thrown(run: () => unknown): InvalidInputError {
   try {
@@ -44,29 +45,32 @@ describe('OCM feature gates', () => {
     const config = parseLabConfig(
       withGates('  hub: {ManifestWorkReplicaSet: true, ClusterProfile: false}\n  klusterlet: {RawFeedbackJsonString: true}\n'),
       'lab.yaml',
+      addonVocabulary(),
     );
     expect(config.featureGates).toEqual({ hub: { ManifestWorkReplicaSet: true }, klusterlet: { RawFeedbackJsonString: true } });
     expect(config.clusterProfile).toBe(false);
-    expect(parseLabConfig(VALID_LAB_FILE, 'lab.yaml')).not.toHaveProperty('featureGates');
+    expect(parseLabConfig(VALID_LAB_FILE, 'lab.yaml', addonVocabulary())).not.toHaveProperty('featureGates');
   });
 
   it('refuses a gate the named line does not know, naming the gate, the line and the accepted gates', () => {
-    const err = thrown(() => parseLabConfig(withGates('  hub: {PlacementDebugServer: true, ManifestWorkReplicaSet: true}\n', 'v1.2.1'), 'lab.yaml'));
+    const err = thrown(() =>
+      parseLabConfig(withGates('  hub: {PlacementDebugServer: true, ManifestWorkReplicaSet: true}\n', 'v1.2.1'), 'lab.yaml', addonVocabulary()),
+    );
     expect(err.exitCode).toBe(ExitCode.invalidInput);
     expect(err.message).toContain(
       'lab.yaml:16: featureGates.hub.PlacementDebugServer = true: PlacementDebugServer is not a hub (ClusterManager) feature gate of OCM v1.2.1',
     );
     expect(err.message).toContain(`accepted: ${acceptedGates('v1.2.1', 'hub').join(', ')}`);
     expect(err.message).not.toContain('ManifestWorkReplicaSet =');
-    expect(() => parseLabConfig(withGates('  hub: {PlacementDebugServer: true}\n', 'v1.3'), 'lab.yaml')).not.toThrow();
+    expect(() => parseLabConfig(withGates('  hub: {PlacementDebugServer: true}\n', 'v1.3'), 'lab.yaml', addonVocabulary())).not.toThrow();
   });
 
   it('refuses shapes that are not Name: true|false, and ClusterProfile set against clusterProfile', () => {
-    const bad = thrown(() => parseLabConfig(withGates('  hub: {ManifestWorkReplicaSet: "yes", lower: true}\n  spoke: {}\n'), 'lab.yaml'));
+    const bad = thrown(() => parseLabConfig(withGates('  hub: {ManifestWorkReplicaSet: "yes", lower: true}\n  spoke: {}\n'), 'lab.yaml', addonVocabulary()));
     expect(bad.message).toContain('featureGates.hub.ManifestWorkReplicaSet = "yes": must be true or false');
     expect(bad.message).toContain('featureGates.hub.lower = true: is not a feature gate name (OCM names them in UpperCamelCase');
     expect(bad.message).toContain('featureGates.spoke');
-    const clash = thrown(() => parseLabConfig(`${withGates('  hub: {ClusterProfile: false}\n')}clusterProfile: true\n`, 'lab.yaml'));
+    const clash = thrown(() => parseLabConfig(`${withGates('  hub: {ClusterProfile: false}\n')}clusterProfile: true\n`, 'lab.yaml', addonVocabulary()));
     expect(clash.message).toContain('featureGates.hub.ClusterProfile = false: is the gate clusterProfile: true sets');
   });
 

@@ -11,6 +11,7 @@ import { clusterCreateConcurrency, planKindLab, POD_SUBNET, SERVICE_SUBNET, type
 import { kindReshapeRefusal } from '../../src/runtime/kind/state.js';
 import { blackholeArgs, egressGuardsScript } from '../../src/runtime/kind/node-routes.js';
 import { expectGolden } from '../support/golden.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const GOLDEN = fileURLToPath(new URL('./golden/', import.meta.url));
 const LABS = '/home/user/.local/state/ocm-lab/labs';
@@ -28,7 +29,7 @@ async function plan(config: LabConfig): Promise<KindLabPlan> {
 }
 
 async function threeVpcLab(): Promise<LabConfig> {
-  return parseLabConfig(await fs.readFile(path.join(GOLDEN, 'kind-three-vpcs.lab.yaml'), 'utf8'), '/labs/three.yaml');
+  return parseLabConfig(await fs.readFile(path.join(GOLDEN, 'kind-three-vpcs.lab.yaml'), 'utf8'), '/labs/three.yaml', addonVocabulary());
 }
 
 describe('kind plan (--dry-run)', () => {

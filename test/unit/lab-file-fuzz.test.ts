@@ -2,7 +2,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ADDON_NAMES,
   MAX_CLUSTERS,
   MAX_LAB_NAME,
   MAX_VPCS,
@@ -16,6 +15,7 @@ import {
   type LabConfig,
 } from '../../src/config/index.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
+import '../support/addon-vocabulary.js';
 import { Rng, fuzzSeed } from '../support/fuzz/rng.js';
 import { BadOutcomes, Tally, type Verdict } from '../support/fuzz/tally.js';
 import { TEXT_MUTATIONS, type Mutant } from '../support/fuzz/text-mutations.js';
@@ -31,6 +31,7 @@ import {
 } from '../support/fuzz/yaml-mutations.js';
 import { MINIMAL_LAB_FILE } from '../support/lab-file.js';
 import { useTempDir } from '../support/temp-dir.js';
+import { addonVocabulary, isBuiltinAddon } from '../../src/addons/registry.js';
 
 // Hostile lab files (docs/reliability.md, "Hostile input: lab files and
 // scenario documents"): valid files mutated at the YAML level and as text or
@@ -80,10 +81,10 @@ function invalidities(lab: LabConfig, source: string | null): string[] {
   if ([...vpcs, ...clusters].some((n) => typeof n !== 'string' || !dns.test(n) || n.length > 63)) out.push('a name is not a DNS-1123 label');
   if (lab.clusters.filter((c) => c.hub === true).length !== 1 || lab.clusters.some((c) => typeof c.hub !== 'boolean')) out.push('not exactly one hub');
   if (lab.clusters.some((c) => !vpcs.includes(c.vpc)) || vpcs.some((v) => !lab.clusters.some((c) => c.vpc === v))) out.push('clusters and VPCs do not match');
-  if (lab.addons.some((a) => !ADDON_NAMES.includes(a)) || new Set(lab.addons).size !== lab.addons.length) out.push(`addons ${JSON.stringify(lab.addons)}`);
+  if (lab.addons.some((a) => !isBuiltinAddon(a)) || new Set(lab.addons).size !== lab.addons.length) out.push(`addons ${JSON.stringify(lab.addons)}`);
   if (lab.source !== source) out.push(`source ${lab.source}`);
   if (!out.length) {
-    const again = parseLabConfig(renderLabConfig(lab), source ?? 'rendered');
+    const again = parseLabConfig(renderLabConfig(lab), source ?? 'rendered', addonVocabulary());
     if (JSON.stringify({ ...again, source: lab.source }) !== JSON.stringify(lab)) out.push('does not render back to an equal lab');
   }
   return out;
@@ -134,7 +135,11 @@ async function judge(input: string | Buffer, entry: Entry): Promise<Verdict> {
   let error: unknown;
   try {
     lab =
-      entry === 'parseLabConfig' ? parseLabConfig(text, source) : entry === 'validateLabFile' ? await validateLabFile(labPath) : await loadLabConfig(labPath);
+      entry === 'parseLabConfig'
+        ? parseLabConfig(text, source, addonVocabulary())
+        : entry === 'validateLabFile'
+          ? await validateLabFile(labPath)
+          : await loadLabConfig(labPath);
   } catch (err) {
     error = err;
   }
@@ -178,7 +183,7 @@ function mutate(rng: Rng, text: string): Mutant {
 
 describe(`hostile lab files (seed ${seed})`, () => {
   it('the starting files are valid lab files', () => {
-    for (const { name, text } of starts) expect(invalidities(parseLabConfig(text, '/labs/lab.yaml'), '/labs/lab.yaml'), name).toEqual([]);
+    for (const { name, text } of starts) expect(invalidities(parseLabConfig(text, '/labs/lab.yaml', addonVocabulary()), '/labs/lab.yaml'), name).toEqual([]);
   });
 
   it(`${RANDOM_CASES} seeded mutations: a valid lab or the config error naming file and line, nothing else, none slow`, async () => {
@@ -277,7 +282,7 @@ describe(`hostile lab files (seed ${seed})`, () => {
       const verdict = await judge(text, 'parseLabConfig');
       record(label, 'long-list (fixed)', { kind: 'long-list', input: text }, 'parseLabConfig', verdict);
       expect(verdict.outcome, label).toBe('rejected');
-      expect(() => parseLabConfig(text, '/labs/lab.yaml'), label).toThrow(expected);
+      expect(() => parseLabConfig(text, '/labs/lab.yaml', addonVocabulary()), label).toThrow(expected);
     }
     expectNoFailures();
   });
@@ -288,7 +293,7 @@ describe('hostile lab files: exact messages', () => {
   const base = renderLabConfig(defaultLabConfig());
   const problems = (text: string) => {
     try {
-      parseLabConfig(text, FILE);
+      parseLabConfig(text, FILE, addonVocabulary());
     } catch (err) {
       expect(err).toBeInstanceOf(InvalidInputError);
       return (err as Error).message
@@ -351,7 +356,7 @@ describe('hostile lab files: exact messages', () => {
   });
 
   it('a BOM and CRLF line endings read as the same lab; tabs as indentation are a syntax error at their line', () => {
-    expect(parseLabConfig(`\ufeff${base.replace(/\n/g, '\r\n')}`, FILE)).toEqual({ ...defaultLabConfig(), source: FILE });
+    expect(parseLabConfig(`\ufeff${base.replace(/\n/g, '\r\n')}`, FILE, addonVocabulary())).toEqual({ ...defaultLabConfig(), source: FILE });
     expect(problems(base.replace('  - name: cluster1', '\t- name: cluster1'))[0]).toBe(
       `${FILE}:${lineOf(base, 'name: cluster1')}:1: YAML syntax error: Tabs are not allowed as indentation`,
     );

@@ -4,23 +4,24 @@ import { ExitCode, InvalidInputError } from '../../src/errors.js';
 import { planInstalls, renderInstalls } from '../../src/cli/dry-run/installs.js';
 import { ocmSteps } from '../../src/ocm/install.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 describe('the hub as a managed cluster (localCluster)', () => {
   it('is on by default for OCM v1.3.x and off for v1.2.x; the lab file turns it either way', () => {
     expect(localClusterEnabled(defaultLabConfig())).toBe(false);
     expect(localClusterEnabled(withVersionFlags(defaultLabConfig(), { 'ocm-version': 'v1.3' }))).toBe(true);
-    const off = parseLabConfig(`${VALID_LAB_FILE}ocmVersion: v1.3.1\nlocalCluster: false\n`, 'lab.yaml');
+    const off = parseLabConfig(`${VALID_LAB_FILE}ocmVersion: v1.3.1\nlocalCluster: false\n`, 'lab.yaml', addonVocabulary());
     expect(off.localCluster).toBe(false);
     expect(localClusterEnabled(off)).toBe(false);
-    expect(localClusterEnabled(parseLabConfig(`${VALID_LAB_FILE}localCluster: true\n`, 'lab.yaml'))).toBe(true);
+    expect(localClusterEnabled(parseLabConfig(`${VALID_LAB_FILE}localCluster: true\n`, 'lab.yaml', addonVocabulary()))).toBe(true);
     // Unset stays unset, so --ocm-version decides.
-    expect(parseLabConfig(VALID_LAB_FILE, 'lab.yaml')).not.toHaveProperty('localCluster');
+    expect(parseLabConfig(VALID_LAB_FILE, 'lab.yaml', addonVocabulary())).not.toHaveProperty('localCluster');
   });
 
   it('refuses a non-boolean and a lab cluster named local-cluster', () => {
     let err: unknown;
     try {
-      parseLabConfig(`${VALID_LAB_FILE.replace('name: cluster2', 'name: local-cluster')}localCluster: yes\n`, 'lab.yaml');
+      parseLabConfig(`${VALID_LAB_FILE.replace('name: cluster2', 'name: local-cluster')}localCluster: yes\n`, 'lab.yaml', addonVocabulary());
     } catch (e) {
       err = e;
     }

@@ -14,6 +14,7 @@ import { ocmRecipe } from '../../src/provision/recipes.js';
 import { ensureSourceTree, sourceArchiveState, sourceTreeDir } from '../../src/provision/source-tree.js';
 import { OCM_MODULE, OCM_SOURCE_ARCHIVE_SHA256 } from '../../src/provision/versions.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 const PIN = OCM_SOURCE_ARCHIVE_SHA256['v1.3.1']!;
 const OTHER = 'b'.repeat(64);
@@ -124,11 +125,11 @@ describe('OCM source archives: the mirrors file, --ocm-source, $OCM_LAB_OCM_SOUR
   });
 
   it('the lab file: ocmSource: relative to the lab file, written back as it reads, a value that is no .tar.gz named by its field', () => {
-    const config = parseLabConfig(`${VALID_LAB_FILE}ocmVersion: v1.3.1\nocmSource: ../src/ocm-v1.3.1-src.tar.gz\n`, '/labs/x/lab.yaml');
+    const config = parseLabConfig(`${VALID_LAB_FILE}ocmVersion: v1.3.1\nocmSource: ../src/ocm-v1.3.1-src.tar.gz\n`, '/labs/x/lab.yaml', addonVocabulary());
     expect(config.ocmSource).toBe('/labs/src/ocm-v1.3.1-src.tar.gz');
-    expect(parseLabConfig(renderLabConfig(config), '/labs/x/lab.yaml')).toEqual(config);
-    expect(parseLabConfig(VALID_LAB_FILE, '/labs/lab.yaml').ocmSource).toBeUndefined();
-    const err = thrown(() => parseLabConfig(`${VALID_LAB_FILE}ocmSource: ocm.zip\n`, '/labs/lab.yaml'));
+    expect(parseLabConfig(renderLabConfig(config), '/labs/x/lab.yaml', addonVocabulary())).toEqual(config);
+    expect(parseLabConfig(VALID_LAB_FILE, '/labs/lab.yaml', addonVocabulary()).ocmSource).toBeUndefined();
+    const err = thrown(() => parseLabConfig(`${VALID_LAB_FILE}ocmSource: ocm.zip\n`, '/labs/lab.yaml', addonVocabulary()));
     expect(err.exitCode).toBe(ExitCode.invalidInput);
     expect(err.message).toMatch(/\/labs\/lab\.yaml:\d+: ocmSource = "ocm\.zip": must name OCM's source archive, a \.tar\.gz/);
   });

@@ -4,6 +4,7 @@ import { ExitCode, InvalidInputError } from '../../src/errors.js';
 import { OCM_RELEASES, OCM_VERSION, ocmOnKubernetesProblem, recipesFor } from '../../src/provision/index.js';
 import { reshapeRefusal } from '../../src/runtime/reshape.js';
 import { VALID_LAB_FILE } from '../support/lab-file.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 function thrown(run: () => unknown): InvalidInputError {
   try {
@@ -40,14 +41,14 @@ describe('OCM versions', () => {
   });
 
   it('the lab file takes a minor and records its patch; an unknown one is a problem naming the supported ones', () => {
-    expect(parseLabConfig(`ocmVersion: v1.3\n${VALID_LAB_FILE}`, '/labs/lab.yaml').ocmVersion).toBe('v1.3.1');
-    expect(parseLabConfig(`ocmVersion: v1.2.1\n${VALID_LAB_FILE}`, '/labs/lab.yaml').ocmVersion).toBe('v1.2.1');
+    expect(parseLabConfig(`ocmVersion: v1.3\n${VALID_LAB_FILE}`, '/labs/lab.yaml', addonVocabulary()).ocmVersion).toBe('v1.3.1');
+    expect(parseLabConfig(`ocmVersion: v1.2.1\n${VALID_LAB_FILE}`, '/labs/lab.yaml', addonVocabulary()).ocmVersion).toBe('v1.2.1');
     for (const bad of ['v1.1', 'v1.3.0', 'latest']) {
-      const err = thrown(() => parseLabConfig(`ocmVersion: ${bad}\n${VALID_LAB_FILE}`, '/labs/lab.yaml'));
+      const err = thrown(() => parseLabConfig(`ocmVersion: ${bad}\n${VALID_LAB_FILE}`, '/labs/lab.yaml', addonVocabulary()));
       expect(err.message).toContain(`/labs/lab.yaml:1: ocmVersion = "${bad}": is not a supported OCM version; supported: v1.3.1, v1.2.1`);
     }
     // YAML reads 1.3 as a number: the general advice to quote it.
-    expect(thrown(() => parseLabConfig(`ocmVersion: 1.3\n${VALID_LAB_FILE}`, '/labs/lab.yaml')).message).toContain('quote it');
+    expect(thrown(() => parseLabConfig(`ocmVersion: 1.3\n${VALID_LAB_FILE}`, '/labs/lab.yaml', addonVocabulary())).message).toContain('quote it');
   });
 
   it('OCM runs on a Kubernetes at most one minor older than its client libraries, and says why not', () => {

@@ -7,6 +7,7 @@ import { downLab, upLab } from '../../src/lab/lifecycle.js';
 import { lockLab } from '../../src/runtime/lab-lock.js';
 import { runtimeNamed } from '../../src/runtime/registry.js';
 import { labDir } from '../../src/paths.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 /**
  * The runtime base (issue 29): every runtime's `up` and `down` take the lab
@@ -124,13 +125,13 @@ describe("runtime options: the lab file's runtime: section, flags over it, each 
     ].join('\n');
 
   it('parses runtime.name and the options under each runtime, and renders them back', () => {
-    const config = parseLabConfig(file('runtime:\n  name: existing\n  existing:\n    kubeconfig: /k\n    hubContext: hub\n'), 'lab.yaml');
+    const config = parseLabConfig(file('runtime:\n  name: existing\n  existing:\n    kubeconfig: /k\n    hubContext: hub\n'), 'lab.yaml', addonVocabulary());
     expect(config.runtime).toEqual({ name: 'existing', options: { existing: { kubeconfig: '/k', hubContext: 'hub' } } });
-    expect(parseLabConfig(renderLabConfig(config), 'lab.yaml')).toEqual(config);
+    expect(parseLabConfig(renderLabConfig(config), 'lab.yaml', addonVocabulary())).toEqual(config);
   });
 
   it('refuses a runtime section that is not a mapping of options, with the file line', () => {
-    expect(() => parseLabConfig(file('runtime:\n  kind: 3\n'), 'lab.yaml')).toThrow(/lab\.yaml:7: runtime\.kind = 3: must be a mapping/);
+    expect(() => parseLabConfig(file('runtime:\n  kind: 3\n'), 'lab.yaml', addonVocabulary())).toThrow(/lab\.yaml:7: runtime\.kind = 3: must be a mapping/);
   });
 
   it('each runtime refuses options it does not take (exit 2, naming the option); flags override the file', async () => {
@@ -152,7 +153,7 @@ describe("runtime options: the lab file's runtime: section, flags over it, each 
       fileOptions: { existing: { kubeconfig: '~/lab.kubeconfig', hubContext: 'hub', spokeContexts: ['old'] } },
       options: { spokeContexts: ['c1'] },
     });
-    const base = parseLabConfig(file(''), 'lab.yaml');
+    const base = parseLabConfig(file(''), 'lab.yaml', addonVocabulary());
     expect(existing.resolveConfig!(base, null).clusters.map((c) => c.name)).toEqual(['hub', 'c1']);
     expect((existing.initialState(base) as { kubeconfig: string }).kubeconfig).toBe(path.join(os.homedir(), 'lab.kubeconfig'));
   });

@@ -3,11 +3,12 @@ import { parseSmapsRollup } from '../../src/bench/lab-memory.js';
 import { scaleLabConfig } from '../../src/bench/scale.js';
 import { niceTicks, stackedLinePlotSvg } from '../../src/bench/svg-plot.js';
 import { parseLabConfig, renderLabConfig } from '../../src/config/index.js';
+import { addonVocabulary } from '../../src/addons/registry.js';
 
 describe('scale bench: its labs and its plot', () => {
   it.each([1, 2, 5, 20])('%i spokes: a lab file the CLI accepts, one hub, spokes over vpc-2 and vpc-3', (n) => {
     const config = scaleLabConfig(n);
-    const parsed = parseLabConfig(renderLabConfig(config), '/tmp/scale.yaml');
+    const parsed = parseLabConfig(renderLabConfig(config), '/tmp/scale.yaml', addonVocabulary());
     expect(parsed.clusters.filter((c) => c.hub)).toHaveLength(1);
     expect(parsed.clusters).toHaveLength(n + 1);
     expect(new Set(parsed.clusters.filter((c) => !c.hub).map((c) => c.vpc))).toEqual(new Set(n > 1 ? ['vpc-2', 'vpc-3'] : ['vpc-2']));

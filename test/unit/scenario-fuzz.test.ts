@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADDON_NAMES } from '../../src/config/index.js';
+import { isBuiltinAddon } from '../../src/addons/registry.js';
 import { ExitCode, InvalidInputError } from '../../src/errors.js';
 import { DEFAULT_SCENARIO_DIR, listScenarios, parseScenario } from '../../src/scenario/index.js';
 import { EXPECTATION_KINDS, KNOWN_CAPABILITIES, type Scenario } from '../../src/scenario/types.js';
@@ -47,7 +47,7 @@ function invalidities(s: Scenario, file: string, text: string): string[] {
   if (s.file !== file || s.name !== path.basename(file, '.md')) out.push(`name ${s.name} / file ${s.file}`);
   if (typeof s.title !== 'string' || !s.title.trim() || typeof s.summary !== 'string' || !s.summary.trim()) out.push('title or summary empty');
   if (!s.requires.clusters.every((c) => typeof c === 'string' && dns.test(c))) out.push(`requires.clusters ${JSON.stringify(s.requires.clusters)}`);
-  if (!s.requires.addons.every((a) => (ADDON_NAMES as readonly string[]).includes(a))) out.push(`requires.addons ${JSON.stringify(s.requires.addons)}`);
+  if (!s.requires.addons.every(isBuiltinAddon)) out.push(`requires.addons ${JSON.stringify(s.requires.addons)}`);
   if (!s.requires.capabilities.every((c) => (KNOWN_CAPABILITIES as readonly string[]).includes(c)))
     out.push(`requires.capabilities ${JSON.stringify(s.requires.capabilities)}`);
   if (!s.steps.some((step) => !step.cleanup)) out.push('nothing to run');

@@ -4,6 +4,11 @@ import { APISERVICE_NAME, CLUSTER_GATEWAY, CREDENTIALS_NAMESPACE, GATEWAY_DEPLOY
 /** cluster-gateway as the lab installs it (its line in addons/registry.ts): no CRD (its API is aggregated, not stored). */
 export const clusterGatewayBuiltin: BuiltinAddon = {
   name: CLUSTER_GATEWAY,
+  // Its addon mode: credentials from managed-serviceaccount, egress through cluster-proxy.
+  requires: {
+    addons: ['cluster-proxy', 'managed-serviceaccount'],
+    why: 'it takes its credentials from managed-serviceaccount and reaches the clusters through cluster-proxy',
+  },
   // cluster-gateway's manager probes clusters through the tunnel: it finds the proxy-server pods.
   managerRules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }],
   definition: (_flags, log) => import('./addon.js').then((m) => m.clusterGatewayAddon(log)),

@@ -1,7 +1,7 @@
-import type { UpstreamAddon } from '../../config/addon-names.js';
+import type { UpstreamAddon } from '../../config/upstream-addons.js';
 import { ADDON_MANAGER_NAMESPACE } from '../framework/names.js';
 
-export { isUpstreamAddon, UPSTREAM_ADDONS, type UpstreamAddon } from '../../config/addon-names.js';
+export { isUpstreamAddon, UPSTREAM_ADDONS, type UpstreamAddon } from '../../config/upstream-addons.js';
 
 /** Where upstream's charts are installed (`helm install -n open-cluster-management-addon`, their READMEs): the release namespace. */
 export const UPSTREAM_RELEASE_NAMESPACE = ADDON_MANAGER_NAMESPACE;

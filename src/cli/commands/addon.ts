@@ -6,9 +6,9 @@ import { addonDevCommand } from './addon-dev.js';
 import { addonNewCommand } from './addon-new.js';
 import { hubClientFor } from '../../addons/hub-client.js';
 import { addonStates } from '../../addons/install.js';
+import { isBuiltinAddon } from '../../addons/registry.js';
 import { spokeClusters } from '../../config/defaults.js';
 import { loadLabConfig } from '../../config/load.js';
-import { ADDON_NAMES } from '../../config/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { selectRuntime } from '../../runtime/registry.js';
 import { emit, renderTable, type GlobalOptions } from '../output.js';
@@ -94,7 +94,7 @@ const disableCommand: CommandModule<GlobalOptions, ToggleArgs> = {
     const hub = await hubClientFor(config);
     try {
       // An addon loaded by `addon dev` is not one ocm-lab knows by name: it goes as a whole.
-      if (!(ADDON_NAMES as readonly string[]).includes(argv.name) && (await isDevAddon(hub, argv.name))) {
+      if (!isBuiltinAddon(argv.name) && (await isDevAddon(hub, argv.name))) {
         const removed = await removeDevAddon(hub, argv.name, { timeoutMs: wait, progress: progressLine });
         emit(argv, { addon: argv.name, removed }, (r) => `${r.addon} (loaded by addon dev) removed from the hub and every cluster`);
         return;

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { loadLabConfig, parseLabConfig, renderLabConfig, type LabConfig } from '../../config/index.js';
+import { addonVocabulary } from '../../addons/registry.js';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../errors.js';
 import { upLab } from '../../lab/lifecycle.js';
 import { renderStatus } from './lab-commands.js';
@@ -21,7 +22,7 @@ export function withCluster(config: LabConfig, name: string, vpc?: string): LabC
     });
   }
   const next = { ...config, clusters: [...config.clusters, { name, vpc: target, hub: false }] };
-  return { ...parseLabConfig(renderLabConfig(next), `cluster add ${name}`), source: config.source };
+  return { ...parseLabConfig(renderLabConfig(next), `cluster add ${name}`, addonVocabulary()), source: config.source };
 }
 
 /** The lab without spoke `name`; the hub cannot go (exit 6). */

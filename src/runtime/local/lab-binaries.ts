@@ -1,10 +1,10 @@
-import { addonImplementation, type AddonName, type LabConfig } from '../../config/types.js';
+import { addonImplementation, type LabConfig } from '../../config/types.js';
 import { ALL_BINARIES, OCM_BINARIES, type BinaryName } from '../../provision/index.js';
 import { UPSTREAM_ADDON_BINARIES } from '../../provision/recipes.js';
 /** The binaries of upstream's addon images, for the addons the lab runs from upstream's build (none for a lab of ours). */
 function upstreamAddonBinaries(config: LabConfig): BinaryName[] {
   return Object.entries(UPSTREAM_ADDON_BINARIES)
-    .filter(([addon]) => config.addons.includes(addon as AddonName) && addonImplementation(config, addon as AddonName) === 'upstream')
+    .filter(([addon]) => config.addons.includes(addon) && addonImplementation(config, addon) === 'upstream')
     .flatMap(([, binaries]) => [...binaries]);
 }
 
