@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MissingPrerequisiteError } from '../errors.js';
 import { withCacheLock } from '../provision/lock.js';
+import { onPath } from '../provision/resolve.js';
 import { run } from '../util/exec.js';
 import { imageCacheDir, type ResolvedImageOptions } from './options.js';
 
@@ -100,6 +101,11 @@ async function exists(file: string): Promise<boolean> {
 export async function ensureRootfsTar(spec: RootfsSpec, opts: ResolvedImageOptions): Promise<string> {
   const tar = rootfsTarFile(opts.cache, spec);
   if (await exists(tar)) return tar;
+  // Not started, execa reports no exit status: said here, or the error would read "failed (exit status -1)".
+  if (!(await onPath('debootstrap')))
+    throw new MissingPrerequisiteError(`debootstrap is not on PATH: the ${spec.name} image's Debian ${spec.suite} root filesystem is made with it`, {
+      hint: 'install it as root (apt-get install debootstrap, or OCM_LAB_DOCKER=1 scripts/bootstrap.sh), or put it on PATH',
+    });
   const dir = imageCacheDir(opts.cache, 'rootfs');
   return withCacheLock(
     dir,

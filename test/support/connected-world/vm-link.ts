@@ -111,6 +111,19 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
   const problems: string[] = [];
   const listeners = new Map<number, net.Server>();
   const waiters = new Map<number, (() => void)[]>();
+  // Every socket of the link, so close() ends them: a server's close waits for its connections, and one whose peer
+  // died with the VM side may never end by itself (the journey's first run hung in close() on one).
+  const sockets = new Set<net.Socket>();
+  const track = (...ss: net.Socket[]) => {
+    for (const s of ss) {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    }
+  };
+  const endSockets = async () => {
+    for (const s of sockets) s.destroy();
+    sockets.clear();
+  };
   const close = async () => {
     const errors: unknown[] = [];
     for (const step of cleanups.reverse()) await step().catch((err: unknown) => errors.push(err));
@@ -122,15 +135,19 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
     cleanups.push(() => ended(holder));
     const netnsPid = holder.pid as number;
 
-    const outServer = net.createServer((c) =>
+    const outServer = net.createServer((c) => {
+      track(c);
       firstLine(c, (target, rest) => {
         if (!o.outward.includes(target)) return void c.destroy();
         const [host, port] = target.split(':') as [string, string];
-        join(c, net.connect(Number(port), host), rest);
-      }),
-    );
+        const u = net.connect(Number(port), host);
+        track(u);
+        join(c, u, rest);
+      });
+    });
     await new Promise<void>((resolve, reject) => outServer.once('error', reject).listen(outSock, resolve));
     cleanups.push(() => new Promise<void>((resolve) => outServer.close(() => resolve())));
+    cleanups.push(endSockets);
 
     const vm = await startReady(
       'nsenter',
@@ -147,6 +164,7 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
     cleanups.push(async () => {
       for (const port of [...listeners.keys()]) await unforward(port);
     });
+    cleanups.push(endSockets);
     return {
       netnsPid,
       problems,
@@ -154,6 +172,7 @@ export async function startVmLink(o: { dir: string; outward: string[] }): Promis
         if (listeners.has(port)) return Promise.resolve(true);
         const server = net.createServer((c) => {
           const u = net.connect(inSock);
+          track(c, u);
           u.write(`${port}\n`);
           join(c, u);
         });
