@@ -1,4 +1,5 @@
 import { engineInspect } from './run.js';
+import { networkCreateArgs } from './network-args.js';
 import type { Engine, NetworkFacts, NetworkSpec } from './types.js';
 
 interface DockerNetworkInspect {
@@ -20,12 +21,7 @@ export const dockerEngineSeam: Engine = {
   name: 'docker',
   cli: 'docker',
   networkCreateArgs(spec: NetworkSpec): string[] {
-    const args = ['network', 'create', '--driver', 'bridge'];
-    if (spec.subnet) args.push('--subnet', spec.subnet);
-    if (spec.gateway) args.push('--gateway', spec.gateway);
-    for (const [k, v] of Object.entries(spec.labels)) args.push('--label', `${k}=${v}`);
-    args.push(spec.name);
-    return args;
+    return networkCreateArgs(spec);
   },
   async inspectNetwork(name: string): Promise<NetworkFacts | null> {
     const [n] = await engineInspect<DockerNetworkInspect>('docker', 'network', [name]);

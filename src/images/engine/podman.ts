@@ -1,4 +1,5 @@
 import { engineInspect, engineRun } from './run.js';
+import { networkCreateArgs } from './network-args.js';
 import type { Engine, NetworkFacts, NetworkSpec } from './types.js';
 
 /** `podman network inspect`'s JSON (netavark, podman 4.x): lower-case keys, and no map of the attached containers. */
@@ -31,12 +32,7 @@ export const podmanEngineSeam: Engine = {
   name: 'podman',
   cli: 'podman',
   networkCreateArgs(spec: NetworkSpec): string[] {
-    const args = ['network', 'create', '--driver', 'bridge', '--opt', 'isolate=true'];
-    if (spec.subnet) args.push('--subnet', spec.subnet);
-    if (spec.gateway) args.push('--gateway', spec.gateway);
-    for (const [k, v] of Object.entries(spec.labels)) args.push('--label', `${k}=${v}`);
-    args.push(spec.name);
-    return args;
+    return networkCreateArgs(spec, ['isolate=true']);
   },
   async inspectNetwork(name: string): Promise<NetworkFacts | null> {
     const [n] = await engineInspect<PodmanNetworkInspect>('podman', 'network', [name]);
