@@ -77,14 +77,17 @@ function timeOnce(s: Subject, cpu: boolean): Promise<Run> {
     child.on('exit', (code) => {
       const wallMs = performance.now() - started;
       if (code !== 0) {
+        if (cpu) void fs.rm(cpuFile, { force: true });
         reject(new Error(`${[s.file, ...s.args].join(' ')} exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' ')}`));
         return;
       }
       if (!cpu) return resolve({ wallMs });
-      fs.readFile(cpuFile, 'utf8').then((text) => {
-        const [user = NaN, system = NaN] = text.trim().split('\n').pop()!.split(' ').map(Number);
-        resolve({ wallMs, cpuMs: (user + system) * 1000 });
-      }, reject);
+      fs.readFile(cpuFile, 'utf8')
+        .finally(() => fs.rm(cpuFile, { force: true }))
+        .then((text) => {
+          const [user = NaN, system = NaN] = text.trim().split('\n').pop()!.split(' ').map(Number);
+          resolve({ wallMs, cpuMs: (user + system) * 1000 });
+        }, reject);
     });
   });
 }
