@@ -283,6 +283,19 @@ const podmanEngine = {
 };
 const stops = (checks: { check: string; level: string }[]) => checks.filter((c) => c.level === 'stop').map((c) => c.check);
 
+/** The kind preflight's platform checks on a non-root Linux host with room to spare, on `engine`. */
+function platformChecksOn(engine: HostFacts['engine'], hostCgroupVersion: '1' | '2') {
+  const facts: HostFacts = {
+    platform: { os: 'linux', arch: 'amd64' },
+    root: false,
+    inotify: { maxUserWatches: 524288, maxUserInstances: 512 },
+    memAvailableBytes: 16 * 1024 ** 3,
+    hostCgroupVersion,
+    engine,
+  };
+  return kindPlatformChecks({ kubernetesVersion: KUBERNETES_VERSION, artifacts: 'auto', newClusters: 3, facts, inotifyInUse: null, builtImageCached: false });
+}
+
 describe('kind preflight on Podman: bad input before anything is created', () => {
   it("this machine's Podman (4.3.1, rootful, netavark, cgroup v1) passes", () => {
     expect(podmanChecks(podmanEngine)).toEqual([{ check: 'podman', level: 'ok', line: 'podman 4.3.1, rootful, network backend netavark' }]);
@@ -314,22 +327,7 @@ describe('kind preflight on Podman: bad input before anything is created', () =>
   });
 
   it("the kind preflight stops at once with exit 3, the preflight's 'this platform cannot run the lab'", () => {
-    const facts: HostFacts = {
-      platform: { os: 'linux', arch: 'amd64' },
-      root: false,
-      inotify: { maxUserWatches: 524288, maxUserInstances: 512 },
-      memAvailableBytes: 16 * 1024 ** 3,
-      hostCgroupVersion: '1',
-      engine: { ...podmanEngine, rootless: true },
-    };
-    const checks = kindPlatformChecks({
-      kubernetesVersion: KUBERNETES_VERSION,
-      artifacts: 'auto',
-      newClusters: 3,
-      facts,
-      inotifyInUse: null,
-      builtImageCached: false,
-    });
+    const checks = platformChecksOn({ ...podmanEngine, rootless: true }, '1');
     expect(checks.map((c) => [c.check, c.level])).toEqual([
       ['engine', 'ok'],
       ['podman rootless', 'stop'],
@@ -347,22 +345,7 @@ describe('kind preflight on Podman: bad input before anything is created', () =>
   });
 
   it("a Docker engine's checks are as before: no Podman check among them", () => {
-    const facts: HostFacts = {
-      platform: { os: 'linux', arch: 'amd64' },
-      root: false,
-      inotify: { maxUserWatches: 524288, maxUserInstances: 512 },
-      memAvailableBytes: 16 * 1024 ** 3,
-      hostCgroupVersion: '2',
-      engine: { available: true, cgroupVersion: '2', architecture: 'amd64', osType: 'linux', rootless: true },
-    };
-    const checks = kindPlatformChecks({
-      kubernetesVersion: KUBERNETES_VERSION,
-      artifacts: 'auto',
-      newClusters: 3,
-      facts,
-      inotifyInUse: null,
-      builtImageCached: false,
-    });
+    const checks = platformChecksOn({ available: true, cgroupVersion: '2', architecture: 'amd64', osType: 'linux', rootless: true }, '2');
     expect(checks[0]?.line).toBe('a Docker engine answers (linux, amd64)');
     expect(checks.some((c) => c.check.startsWith('podman'))).toBe(false);
   });
