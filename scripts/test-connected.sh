@@ -5,6 +5,8 @@
 # namespace. Serves binaries built here, so it needs the shared cache filled first (`ocm-lab setup`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A Node.js LTS, as scripts/test.sh: the images the world serves (node:24-bookworm-slim among them) are built with it.
+source scripts/lts-node.sh
 source scripts/ocm-source.sh
 OCM_LAB_CONNECTED=1 scripts/bootstrap.sh
 exec npx vitest run --project connected "$@"
