@@ -178,6 +178,35 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
     expect(engine!.problems).toEqual([]);
   });
 
+  it("the plan reads the cgroup version and architecture from the engine, the host's platform from the host", { timeout: 600_000 }, async () => {
+    // The host claims arm64 (the platform seam); the engine answers amd64: host binaries follow the host, the lab the engine.
+    const planned = await user.run(
+      path.join(user.dirs.bin, 'node'),
+      [path.join(REPO, 'dist/cli/main.js'), 'up', '--config', labFile, '--runtime', 'kind', '--dry-run', '-o', 'json'],
+      { env: { OCM_LAB_HOST_PLATFORM: 'linux/arm64' } },
+    );
+    expect(planned.exitCode, planned.all).toBe(0);
+    const engineInfo = await engine!.docker(['info', '--format', '{{.CgroupVersion}} {{.Architecture}}']);
+    const [cgroup, arch] = engineInfo.stdout.trim().split(' ');
+    const plan = JSON.parse(planned.stdout) as {
+      artifacts: {
+        facts: {
+          platform: string;
+          engine: { available: boolean };
+          cgroupVersion: { value: string; from: string };
+          architecture: { value: string; from: string };
+        };
+        artifacts: { artifact: string; url?: string }[];
+      };
+    };
+    const { facts, artifacts } = plan.artifacts;
+    expect(facts.engine.available).toBe(true);
+    expect(facts.platform).toBe('linux/arm64');
+    expect(facts.cgroupVersion).toEqual({ value: cgroup, from: 'engine' });
+    expect(facts.architecture).toEqual({ value: arch === 'x86_64' ? 'amd64' : arch, from: 'engine' });
+    expect(artifacts.find((a) => a.artifact === 'kubectl')?.url).toMatch(/\/bin\/linux\/arm64\/kubectl$/);
+  });
+
   it(
     'the whole journey: npx up, status, proxy health, proxy kubectl, conformance, addon new + dev --image, registry push + a pod of it on cluster1, down leaves nothing',
     { timeout: 7_200_000 },

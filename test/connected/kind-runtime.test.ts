@@ -12,6 +12,7 @@ import {
   kindUser,
   leftOfLab,
   linkBuiltCache,
+  SERVED_NODE_BASE,
   startKindWorld,
   type EngineNetwork,
   type KindUser,
@@ -160,4 +161,19 @@ describe('the kind runtime in a simulated connected world, from the packed tarba
       }
     },
   );
+
+  it(`the ${SERVED_NODE_BASE} it serves holds the Node.js line its tag names`, { timeout: 600_000 }, async () => {
+    // The stand-in is built from the node that ran setup: under the machine's Node 20 it once held v20 under a Node 24 name.
+    const line = /^node:(\d+)-/.exec(SERVED_NODE_BASE)?.[1];
+    expect(line, SERVED_NODE_BASE).toBeDefined();
+    const pulled = await kind!.docker(['pull', '-q', SERVED_NODE_BASE]);
+    expect(pulled.exitCode, pulled.all).toBe(0);
+    try {
+      const version = await kind!.docker(['run', '--rm', '--network', 'none', SERVED_NODE_BASE, 'node', '--version']);
+      expect(version.exitCode, version.all).toBe(0);
+      expect(version.stdout.trim()).toMatch(new RegExp(`^v${line}\\.\\d+\\.\\d+$`));
+    } finally {
+      await kind!.docker(['rmi', SERVED_NODE_BASE]);
+    }
+  });
 });

@@ -26,6 +26,9 @@ const DEFAULT_KINDNETD_SOURCE = '/work/shared/upstream/kindnetd-vendored.tar.gz'
  * CNI plugins, kindnetd preloaded, kind's default-cni.yaml and containerd settings), never the built image itself;
  * Debian's registry is served as `registry:2`, the node base as `node:24-bookworm-slim`, OCM's built images as quay.io's.
  */
+/** The Node.js base the release's Dockerfile builds FROM, served from the cache's node base (built with the Node.js that ran setup). */
+export const SERVED_NODE_BASE = 'node:24-bookworm-slim';
+
 function servedImages(): { tarPrefix: string; servedAs: string; standIn?: true }[] {
   const official = officialNodeImage(KUBERNETES_VERSION);
   if (!official) throw new Error(`kind ${KIND_VERSION} publishes no node image for ${KUBERNETES_VERSION}: the kind world has nothing to serve as kindest/node`);
@@ -33,7 +36,7 @@ function servedImages(): { tarPrefix: string; servedAs: string; standIn?: true }
   return [
     { tarPrefix: `ocm-lab-kind-node-${KUBERNETES_VERSION}-`, servedAs: official.tag, standIn: true },
     { tarPrefix: 'ocm-lab-registry-2-', servedAs: 'registry:2' },
-    { tarPrefix: 'ocm-lab-node-base-', servedAs: 'node:24-bookworm-slim' },
+    { tarPrefix: 'ocm-lab-node-base-', servedAs: SERVED_NODE_BASE },
     ...ocm.map((name) => ({ tarPrefix: `quay.io-open-cluster-management-${name}-`, servedAs: `quay.io/open-cluster-management/${name}:${OCM_VERSION}` })),
   ];
 }
@@ -86,7 +89,7 @@ export async function publishOcmLabImage(world: ConnectedWorld, kind: KindWorld,
       await fs.cp(m.dir, path.join(context, 'node_modules', m.name), { recursive: true, verbatimSymlinks: true });
     }
     for (const args of [
-      ['build', '-q', '-t', o.name, '--build-arg', 'BASE_IMAGE=node:24-bookworm-slim', context],
+      ['build', '-q', '-t', o.name, '--build-arg', `BASE_IMAGE=${SERVED_NODE_BASE}`, context],
       ['push', o.name],
       ['image', 'prune', '--all', '--force'],
     ]) {
@@ -199,7 +202,14 @@ export async function linkBuiltCache(from: string, to: string, owner: { uid: num
     if (r.exitCode !== 0) throw new Error(`cp ${args.join(' ')} (${what}) failed: ${r.all}`);
   };
   await fs.mkdir(to, { recursive: true });
-  for (const part of ['bin', 'ocm-operators']) await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
+  // The rendered operators appear with the first lab brought up on the cache: a fresh machine's setup has none yet.
+  for (const part of ['bin', 'ocm-operators']) {
+    const present = await fs.stat(path.join(from, part)).then(
+      () => true,
+      () => false,
+    );
+    if (present || part === 'bin') await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
+  }
   const images = path.join(from, 'kind', 'images');
   const tars = (await fs.readdir(images)).filter((f) => f.endsWith('.tar')).map((f) => path.join(images, f));
   await fs.mkdir(path.join(to, 'kind', 'images'), { recursive: true });
@@ -214,7 +224,7 @@ export interface KindUser {
   /** Its own directories (owned by it): the ocm-lab cache, HOME, npm's cache; `bin` holds a copy of this node. */
   dirs: { cache: string; home: string; bin: string; npmCache: string; ca: string; mirrors: string };
   /** `file <args>` inside the namespace as the user: no Go on PATH, this node first, its own caches (`cache`: another ocm-lab cache). */
-  run(file: string, args: readonly string[], opts?: { cache?: string; timeout?: number }): Promise<Ran>;
+  run(file: string, args: readonly string[], opts?: { cache?: string; timeout?: number; env?: Record<string, string> }): Promise<Ran>;
 }
 
 /**
@@ -258,6 +268,7 @@ export async function kindUser(world: ConnectedWorld, kind: KindWorld, scratch: 
         npm_config_update_notifier: 'false',
         npm_config_audit: 'false',
         npm_config_fund: 'false',
+        ...opts.env,
       });
       const user = ['--reuid', String(KIND_USER_UID), '--regid', String(kind.socketGid), '--clear-groups'];
       return world.run('setpriv', [...user, file, ...args], { env, timeout: opts.timeout ?? 2_400_000 });
