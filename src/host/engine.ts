@@ -117,30 +117,71 @@ export async function decideEngine(choice: EngineChoice, probe: (cli: EngineName
   return { found: null, reason: reasons.join('; ') };
 }
 
-async function probeVersion(cli: EngineName): Promise<VersionProbe> {
+/**
+ * The engine a lab was brought up with, as `up` recorded it in the lab's state: its name, and the variables that told
+ * its CLI where the engine is (`DOCKER_HOST`, `CONTAINER_HOST` …) when they were set.
+ */
+export interface RecordedEngine {
+  name: EngineName;
+  endpoint: Record<string, string>;
+}
+
+/** The lab engine every later engine call of this process uses, once a command has read a lab that records one. */
+let labEngine: RecordedEngine | null = null;
+
+/**
+ * Makes `engine` (a lab's, from its state) the engine of this process's engine calls, whatever `$OCM_LAB_ENGINE` says;
+ * null goes back to `$OCM_LAB_ENGINE`'s choice (a lab that records none). One lab's command per process: the last one set wins.
+ */
+export function useLabEngine(engine: RecordedEngine | null): void {
+  labEngine = engine;
+}
+
+/** The variables every engine CLI (and kind) runs with, over the environment: the lab engine's endpoint, else none. */
+export function engineEndpointEnv(): Record<string, string> {
+  return labEngine?.endpoint ?? {};
+}
+
+/**
+ * The engine to ask for: the one lab `recorded` was brought up with, whatever `$OCM_LAB_ENGINE` (still checked: a bad
+ * value is bad input) or auto would take now; `$OCM_LAB_ENGINE`'s choice for a lab that records none. Pure.
+ */
+export function engineAsked(recorded: RecordedEngine | null, env: NodeJS.ProcessEnv): EngineChoice {
+  const chosen = engineChoice(env);
+  return recorded?.name ?? chosen;
+}
+
+/** The engine asked for now: the lab engine's when one is in use, else `$OCM_LAB_ENGINE`'s (auto when unset). */
+export function askedEngine(env: NodeJS.ProcessEnv = process.env): EngineChoice {
+  return engineAsked(labEngine, env);
+}
+
+async function probeVersion(cli: EngineName, endpoint: Record<string, string>): Promise<VersionProbe> {
   try {
-    const r = await run(cli, ['version', '--format', 'json'], { allowFailure: true, timeout: 15_000 });
+    const r = await run(cli, ['version', '--format', 'json'], { allowFailure: true, timeout: 15_000, env: endpoint });
     return { started: r.exitCode !== -1, ...r };
   } catch (err) {
     return { started: false, exitCode: -1, stdout: '', stderr: (err as Error).message };
   }
 }
 
-const detections = new Map<EngineChoice, Promise<EngineDetection>>();
+const detections = new Map<string, Promise<EngineDetection>>();
 
 /**
- * The engine `$OCM_LAB_ENGINE` chooses: found once per process (a `version` call per CLI asked); when none answers it is
- * asked again next time (an engine being started meanwhile).
+ * The engine asked for (`askedEngine`: a lab's recorded engine, else `$OCM_LAB_ENGINE`'s choice): found once per process
+ * (a `version` call per CLI asked); when none answers it is asked again next time (an engine being started meanwhile).
  */
 export function detectEngine(env: NodeJS.ProcessEnv = process.env): Promise<EngineDetection> {
-  const choice = engineChoice(env);
-  let found = detections.get(choice);
+  const choice = askedEngine(env);
+  const endpoint = engineEndpointEnv();
+  const key = `${choice} ${JSON.stringify(endpoint)}`;
+  let found = detections.get(key);
   if (!found) {
-    found = decideEngine(choice, probeVersion).then((d) => {
-      if (!d.found) detections.delete(choice);
+    found = decideEngine(choice, (cli) => probeVersion(cli, endpoint)).then((d) => {
+      if (!d.found) detections.delete(key);
       return d;
     });
-    detections.set(choice, found);
+    detections.set(key, found);
   }
   return found;
 }

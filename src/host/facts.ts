@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import { hostPlatform, goArch, type HostPlatform } from '../provision/platform.js';
 import { run } from '../util/exec.js';
-import { detectEngine, type EngineName } from './engine.js';
+import { detectEngine, engineEndpointEnv, type EngineName } from './engine.js';
 
 /**
  * The one reader of what this machine and its container engine are (kind's `Provider.Info()`): every
@@ -150,7 +150,7 @@ export function parsePodmanInfo(json: string): EngineFacts {
 }
 
 async function readPodmanFacts(version: string): Promise<EngineFacts> {
-  const r = await run('podman', ['info', '--format', 'json'], { allowFailure: true, timeout: 15_000 }).catch((err: unknown) => ({
+  const r = await run('podman', ['info', '--format', 'json'], { allowFailure: true, timeout: 15_000, env: engineEndpointEnv() }).catch((err: unknown) => ({
     stdout: '',
     stderr: (err as Error).message,
     exitCode: -1,
@@ -178,11 +178,13 @@ async function readEngineFacts(): Promise<EngineFacts> {
 }
 
 async function readDockerFacts(): Promise<EngineFacts> {
-  const r = await run('docker', ['info', '--format', '{{json .}}'], { allowFailure: true, timeout: 15_000 }).catch((err: unknown) => ({
-    stdout: '',
-    stderr: (err as Error).message,
-    exitCode: -1,
-  }));
+  const r = await run('docker', ['info', '--format', '{{json .}}'], { allowFailure: true, timeout: 15_000, env: engineEndpointEnv() }).catch(
+    (err: unknown) => ({
+      stdout: '',
+      stderr: (err as Error).message,
+      exitCode: -1,
+    }),
+  );
   const parsed = parseDockerInfo(r.stdout.trim() || 'null');
   if (parsed.available || r.exitCode === 0) return parsed;
   const printed = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode, InvalidInputError, MissingPrerequisiteError } from '../../src/errors.js';
-import { decideEngine, engineChoice, engineLine, readVersionJson, type EngineName, type VersionProbe } from '../../src/host/engine.js';
+import {
+  decideEngine,
+  engineAsked,
+  engineChoice,
+  engineLine,
+  readVersionJson,
+  type EngineName,
+  type RecordedEngine,
+  type VersionProbe,
+} from '../../src/host/engine.js';
+import { engineRecord, labEngineMissing, labEngineNote } from '../../src/host/recorded-engine.js';
 import { parseDockerInfo, parsePodmanInfo, type HostFacts } from '../../src/host/facts.js';
 import { dockerNetworkFacts } from '../../src/images/engine/docker.js';
 import { engineNamed } from '../../src/images/engine/index.js';
@@ -131,6 +141,90 @@ describe('engine detection: which engine', () => {
     expect(d.found).toBeNull();
     expect(d.reason).toContain("no Docker engine answers 'docker version'");
     expect(d.reason).toContain('the podman CLI could not be started');
+  });
+});
+
+const PODMAN_LAB: RecordedEngine = { name: 'podman', endpoint: {} };
+
+describe("engine detection: a lab's recorded engine", () => {
+  it('a lab brought up on Podman is looked for in Podman where Docker answers, whatever OCM_LAB_ENGINE says', async () => {
+    for (const env of [{}, { OCM_LAB_ENGINE: 'auto' }, { OCM_LAB_ENGINE: 'docker' }, { OCM_LAB_ENGINE: 'podman' }]) {
+      const p = probes({ docker: answered(DOCKER_UP), podman: answered(PODMAN_VERSION) });
+      const d = await decideEngine(engineAsked(PODMAN_LAB, env), p.probe);
+      expect(d.found).toMatchObject({ name: 'podman', cli: 'podman', version: '4.3.1' });
+      expect(p.asked).toEqual(['podman']);
+    }
+  });
+
+  it('a lab brought up on Docker is looked for in Docker under OCM_LAB_ENGINE=podman', async () => {
+    const p = probes({ docker: answered(DOCKER_UP), podman: answered(PODMAN_VERSION) });
+    const d = await decideEngine(engineAsked({ name: 'docker', endpoint: {} }, { OCM_LAB_ENGINE: 'podman' }), p.probe);
+    expect(d.found).toMatchObject({ name: 'docker', version: '28.2.2' });
+    expect(p.asked).toEqual(['docker']);
+  });
+
+  it('a state that records no engine: OCM_LAB_ENGINE or auto, as before', async () => {
+    expect(engineAsked(null, {})).toBe('auto');
+    expect(engineAsked(null, { OCM_LAB_ENGINE: 'podman' })).toBe('podman');
+    const d = await decideEngine(engineAsked(null, {}), probes({ docker: answered(DOCKER_UP), podman: answered(PODMAN_VERSION) }).probe);
+    expect(d.found?.name).toBe('docker');
+  });
+
+  it('a bad OCM_LAB_ENGINE is bad input even where the lab records its engine', () => {
+    expect(() => engineAsked(PODMAN_LAB, { OCM_LAB_ENGINE: 'nerdctl' })).toThrow(InvalidInputError);
+  });
+
+  it('the recorded Podman does not answer, Docker does: not found, Docker not asked; exit 3 naming Podman and what to do', async () => {
+    const p = probes({ docker: answered(DOCKER_UP) });
+    const d = await decideEngine(engineAsked(PODMAN_LAB, {}), p.probe);
+    expect(d.found).toBeNull();
+    expect(p.asked).toEqual(['podman']);
+    const error = labEngineMissing(
+      'lab1',
+      { name: 'podman', endpoint: { CONTAINER_HOST: 'ssh://core@127.0.0.1:2222/run/podman/podman.sock' } },
+      d.reason,
+      'down',
+    );
+    expect(error).toBeInstanceOf(MissingPrerequisiteError);
+    expect(error.exitCode).toBe(ExitCode.missingPrerequisite);
+    expect(error.message).toBe(
+      "lab 'lab1' was brought up on Podman (CONTAINER_HOST=ssh://core@127.0.0.1:2222/run/podman/podman.sock), and Podman does not answer: " +
+        'the podman CLI could not be started; nothing was changed',
+    );
+    expect(error.hint).toContain('start Podman');
+    expect(error.hint).toContain("then run 'ocm-lab down' again");
+    expect(error.hint).toContain('whatever OCM_LAB_ENGINE says');
+  });
+
+  it('one line when the environment asks for another engine or endpoint than the recorded one; none when they agree', () => {
+    expect(labEngineNote('lab1', PODMAN_LAB, { OCM_LAB_ENGINE: 'docker' })).toBe(
+      "engine: podman, the one lab 'lab1' was brought up with (not OCM_LAB_ENGINE=docker)",
+    );
+    expect(labEngineNote('lab1', PODMAN_LAB, {})).toBeNull();
+    expect(labEngineNote('lab1', PODMAN_LAB, { OCM_LAB_ENGINE: 'podman' })).toBeNull();
+    expect(labEngineNote('lab1', null, { OCM_LAB_ENGINE: 'docker' })).toBeNull();
+    const remote: RecordedEngine = { name: 'docker', endpoint: { DOCKER_HOST: 'ssh://me@build1' } };
+    expect(labEngineNote('lab1', remote, { DOCKER_HOST: 'ssh://me@build1' })).toBeNull();
+    expect(labEngineNote('lab1', remote, {})).toBe(
+      "engine: docker, the one lab 'lab1' was brought up with (DOCKER_HOST=ssh://me@build1 as at up, not DOCKER_HOST unset)",
+    );
+  });
+
+  it("up records the engine's name and the endpoint variables of its CLI that are set, never a URL's password", () => {
+    const env = {
+      DOCKER_HOST: 'tcp://10.0.0.5:2376',
+      DOCKER_TLS_VERIFY: '1',
+      DOCKER_CERT_PATH: '/home/me/.docker/remote',
+      CONTAINER_HOST: 'ssh://core@127.0.0.1:2222/run/podman/podman.sock',
+      OCM_LAB_ENGINE: 'docker',
+    };
+    expect(engineRecord('docker', env)).toEqual({
+      name: 'docker',
+      endpoint: { DOCKER_HOST: 'tcp://10.0.0.5:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/home/me/.docker/remote' },
+    });
+    expect(engineRecord('podman', env)).toEqual({ name: 'podman', endpoint: { CONTAINER_HOST: 'ssh://core@127.0.0.1:2222/run/podman/podman.sock' } });
+    expect(engineRecord('podman', {})).toEqual({ name: 'podman', endpoint: {} });
+    expect(engineRecord('podman', { CONTAINER_HOST: 'ssh://core:hunter2@host/run/podman/podman.sock' })).toEqual({ name: 'podman', endpoint: {} });
   });
 });
 

@@ -1,4 +1,4 @@
-import { detectEngine, type EngineName } from '../../host/engine.js';
+import { askedEngine, detectEngine, type EngineName } from '../../host/engine.js';
 import { dockerEngineSeam } from './docker.js';
 import { podmanEngineSeam } from './podman.js';
 import type { Engine } from './types.js';
@@ -11,10 +11,12 @@ export function engineNamed(name: EngineName): Engine {
 }
 
 /**
- * The seam of the engine src/host/engine.ts finds; Docker's when none answers, so that a call made anyway fails as
- * `docker …` did before the seam (preflight has said why by then).
+ * The seam of the engine src/host/engine.ts finds. When none answers: the one asked for (a lab's recorded engine, or
+ * `$OCM_LAB_ENGINE`'s), Docker's under auto, so that a call made anyway fails as that engine's CLI (preflight has said
+ * why by then) and never looks for a Podman lab's objects in Docker.
  */
 export async function currentEngine(): Promise<Engine> {
   const detection = await detectEngine();
-  return engineNamed(detection.found?.name ?? 'docker');
+  const asked = askedEngine();
+  return engineNamed(detection.found?.name ?? (asked === 'auto' ? 'docker' : asked));
 }

@@ -1,4 +1,4 @@
-import type { EngineName } from '../../host/engine.js';
+import { engineEndpointEnv, type EngineName } from '../../host/engine.js';
 import { run, type RunResult } from '../../util/exec.js';
 
 export interface EngineRunOptions {
@@ -13,7 +13,10 @@ export interface EngineRunOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** One command of the engine's CLI (`docker …`, `podman …`): the one place either is started for the lab's objects. */
+/**
+ * One command of the engine's CLI (`docker …`, `podman …`): the one place either is started for the lab's objects; with
+ * the lab engine's endpoint (`DOCKER_HOST` … as at `up`) over the environment.
+ */
 export function engineRun(cli: EngineName, args: readonly string[], options: EngineRunOptions = {}): Promise<RunResult> {
   return run(cli, args, {
     allowFailure: options.allowFailure,
@@ -21,7 +24,7 @@ export function engineRun(cli: EngineName, args: readonly string[], options: Eng
     inputFile: options.inputFile,
     cancelSignal: options.signal,
     cwd: options.cwd,
-    env: options.env,
+    env: { ...engineEndpointEnv(), ...options.env },
     maxBuffer: 256 * 1024 * 1024,
   });
 }

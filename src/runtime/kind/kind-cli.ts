@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { MissingPrerequisiteError } from '../../errors.js';
+import { engineEndpointEnv } from '../../host/engine.js';
 import { engineNamed, type Engine } from '../../images/engine/index.js';
 import { cacheDir } from '../../paths.js';
 import { artifactsFromEnv } from '../../provision/artifacts.js';
@@ -98,7 +99,8 @@ export function kindCreateInvocation(
  * The kind CLI for one lab. Every call that writes a kubeconfig names a file of
  * the lab's (one per kind cluster: kind locks the file it writes, and refuses a
  * lock another create holds), so kind never edits the user's ~/.kube/config.
- * Every call runs with the engine's kind environment: on Podman, kind's podman provider for `get` and `delete` too.
+ * Every call runs with the engine's kind environment (on Podman, kind's podman provider for `get` and `delete` too) and
+ * the lab engine's endpoint (`DOCKER_HOST` … as at `up`).
  */
 export class KindCli {
   constructor(
@@ -113,7 +115,7 @@ export class KindCli {
   }
 
   private run(args: string[], env: NodeJS.ProcessEnv = {}, allowFailure = false): Promise<RunResult> {
-    return run(this.binary, args, { env: { ...process.env, ...this.engine.kindEnv(), ...env }, allowFailure });
+    return run(this.binary, args, { env: { ...process.env, ...engineEndpointEnv(), ...this.engine.kindEnv(), ...env }, allowFailure });
   }
 
   async clusters(): Promise<string[]> {

@@ -9,7 +9,7 @@ import { loadCollaborators, type Collaborators, type ImageSources, type LabImage
 import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { NO_MIRRORS } from '../../provision/mirrors.js';
 import { kindAvailability } from './availability.js';
-import { docker, dockerEngine, dockerInspect, requireDockerEngine } from '../../images/docker.js';
+import { docker, dockerEngine, dockerInspect } from '../../images/docker.js';
 import { currentEngine } from '../../images/engine/index.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
 import { readKindTemplates } from './kind-config.js';
@@ -27,6 +27,8 @@ import { kindCapacityChecks, kindPlatformChecks, kindPreflight, readKindPrefligh
 import { requirePreflight, type PreflightCheck } from '../preflight.js';
 import type { InotifyUse } from '../../host/facts.js';
 import { kindReshapeRefusal, readKindState, type KindLabState, type KindRuntimeState } from './state.js';
+import { engineForUp, readWithEngineOf, requireRecordedEngine, useEngineOf } from './lab-engine.js';
+import type { RecordedEngine } from '../../host/engine.js';
 import { runtimeUp } from '../base.js';
 import { kindLabStatus } from './status.js';
 import { kindProxyEnv } from './proxy-env.js';
@@ -60,6 +62,8 @@ export interface KindContext {
   labImages?: LabImageSet;
   /** New nodes pulling the lab's images in the background (started by the Registry mirrors step). */
   prepulls?: { done: Promise<string[]>; abort: AbortController };
+  /** The engine the lab runs on, as the state records it (the preflight's: the lab's recorded one, else the one found). */
+  engine?: RecordedEngine;
 }
 
 /** How long the Leader leases step waits for an API server a node restart took away. */
@@ -263,7 +267,8 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const preflight = async (_fresh: string[], progress: (line: string) => void) => {
       // A bad setting is refused here, before the images step and any create.
       clusterCreateConcurrency(run.config.clusters.length);
-      const engine = await requireDockerEngine();
+      const { engine, record, note } = await engineForUp(run.config.name);
+      ctx.engine = record;
       const what = "the lab's kind clusters";
       const input = await readKindPreflightInput({
         kubernetesVersion: run.config.kubernetesVersion,
@@ -279,7 +284,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       ctx.existing = new Set(await ctx.kind.clusters());
       const fresh = run.config.clusters.filter((cl) => !ctx.existing.has(kindClusterName(run.config.name, cl.name)));
       const warning = requirePreflight(kindCapacityChecks({ ...input, newClusters: fresh.length }), what);
-      return `engine: ${engine}, kind ${binary}${warning ? `; ${warning}` : ''}`;
+      return `engine: ${engine}, kind ${binary}${warning ? `; ${warning}` : ''}${note ? `; ${note}` : ''}`;
     };
     const deleteClusters = async (removed: string[], progress: (line: string) => void) => {
       for (const name of removed) {
@@ -306,7 +311,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           const images = [...c.collaborators.labImages(c.config), ...(c.options.extraImages ?? [])];
           const podNetwork: PodNetwork = node.built ? 'bridge' : 'ptp';
           c.plan = planKindLab(c.config, { labDir: c.dir, nodeImage: node.ref, podNetwork, images, templates: await readKindTemplates() });
-          c.run.state.runtimeState = { nodeImage: node.ref, images: c.plan.images };
+          c.run.state.runtimeState = { nodeImage: node.ref, images: c.plan.images, ...(c.engine ? { engine: c.engine } : {}) };
           await c.run.save();
           const copied = c.labImages.upstream.length ? ` (${c.labImages.upstream.length} from their registries)` : '';
           const count = `${c.plan.images.length} lab image${c.plan.images.length === 1 ? '' : 's'}${copied}`;
@@ -364,6 +369,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const state = await readKindState(config.name);
     if (!state)
       throw new NotFoundError(`lab '${config.name}' is not up on kind (no state in ${labDir(config.name)})`, { hint: "run 'ocm-lab up --runtime kind' first" });
+    readWithEngineOf(config.name, state);
     const endpoint = hubEndpointName(config.name);
     return Promise.all(
       config.clusters.map(async (cl) => {
@@ -407,6 +413,10 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     const state = await readKindState(labName);
     const existedDir = (await fs.stat(dir).catch(() => null)) !== null;
     const result: DownResult = { lab: labName, existed: state !== null || existedDir, removed: [], keptData: !!options.keepData };
+    // The lab's objects are in the engine it was brought up with; a state without one (older, or lost) takes the one found now.
+    const { recorded, note } = useEngineOf(labName, state);
+    if (recorded) await requireRecordedEngine(labName, recorded, 'down');
+    if (note) process.stderr.write(`${note}\n`);
     const engine = await dockerEngine();
     if (!engine.available) {
       throw new MissingPrerequisiteError(`lab '${labName}' runs on kind, and no container engine answers to take it down: ${engine.reason}`, {
@@ -467,6 +477,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
 
   async probe(config: LabConfig, from: string, target: { host: string; port: number }, timeoutMs: number): Promise<boolean> {
     if (!config.clusters.some((c) => c.name === from)) throw new NotFoundError(`lab '${config.name}' has no cluster '${from}'`);
+    readWithEngineOf(config.name, await readKindState(config.name));
     const r = await docker(['exec', nodeContainerName(config.name, from), ...tcpProbeArgv(target, timeoutMs)], { allowFailure: true });
     return r.exitCode === 0;
   }
@@ -474,6 +485,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
   async status(config: LabConfig): Promise<LabStatus> {
     const state = await readKindState(config.name);
     if (!state) return notUpStatus(config.name, 'kind');
+    readWithEngineOf(config.name, state);
     return kindLabStatus(state.config);
   }
 }
