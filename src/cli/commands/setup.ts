@@ -2,6 +2,7 @@ import { Listr, type ListrTask } from 'listr2';
 import type { CommandModule } from 'yargs';
 import { loadLabConfig, withVersionFlags } from '../../config/index.js';
 import { MissingPrerequisiteError } from '../../errors.js';
+import { labOperators } from '../../ocm/operators.js';
 import {
   binaryStatus,
   ensureBinaries,
@@ -99,6 +100,16 @@ export const setupCommand: CommandModule<GlobalOptions, SetupArgs> = {
           },
           rendererOptions: { outputBar: 1, persistentOutput: false },
         }));
+      // OCM's operators as `up` applies them, rendered into the cache: without them an `up` with nothing answering
+      // would still need OCM's module source (the Go module proxy), whatever else setup made.
+      if (argv.ocm)
+        tasks.push({
+          title: `OCM ${config.ocmVersion} operators (cluster-manager, klusterlet)`,
+          task: async (_ctx: unknown, task) => {
+            await labOperators({ ...base, artifacts, mirrors, onProgress: (line) => (task.output = line) });
+          },
+          rendererOptions: { outputBar: 1, persistentOutput: false },
+        });
       // One task per image: present (one inspect), loaded from the cache, or built.
       for (const job of preparation?.jobs(config, argv['bin-dir'], { artifacts, mirrors }) ?? []) {
         tasks.push({
