@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLISHED_OCM_LAB_IMAGE } from '../../src/addons/dev/scaffold.js';
 import { labKubeconfigFile } from '../../src/paths.js';
+import { goArch } from '../../src/provision/platform.js';
 import { startDesktopEngine, type DesktopEngine } from '../support/connected-world/desktop-engine.js';
 import { startConnectedWorld, type ConnectedWorld } from '../support/connected-world/index.js';
 import { kindDownloads, kindUser, leftOfLab, publishOcmLabImage, type EngineNetwork, type KindUser } from '../support/connected-world/kind.js';
@@ -102,9 +103,9 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
     }
   }, 900_000);
 
-  async function ocmLab(args: string[], timeout?: number) {
-    if (installedBin) return user.run(installedBin, args, { timeout });
-    return user.run(path.join(user.dirs.bin, 'node'), [path.join(REPO, 'dist/cli/main.js'), ...args], { timeout });
+  async function ocmLab(args: string[], timeout?: number, env?: Record<string, string>) {
+    if (installedBin) return user.run(installedBin, args, { timeout, env });
+    return user.run(path.join(user.dirs.bin, 'node'), [path.join(REPO, 'dist/cli/main.js'), ...args], { timeout, env });
   }
 
   async function timed<T>(what: string, step: () => Promise<T>): Promise<T> {
@@ -180,11 +181,9 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
 
   it("the plan reads the cgroup version and architecture from the engine, the host's platform from the host", { timeout: 600_000 }, async () => {
     // The host claims arm64 (the platform seam); the engine answers amd64: host binaries follow the host, the lab the engine.
-    const planned = await user.run(
-      path.join(user.dirs.bin, 'node'),
-      [path.join(REPO, 'dist/cli/main.js'), 'up', '--config', labFile, '--runtime', 'kind', '--dry-run', '-o', 'json'],
-      { env: { OCM_LAB_HOST_PLATFORM: 'linux/arm64' } },
-    );
+    const planned = await ocmLab(['up', '--config', labFile, '--runtime', 'kind', '--dry-run', '-o', 'json'], undefined, {
+      OCM_LAB_HOST_PLATFORM: 'linux/arm64',
+    });
     expect(planned.exitCode, planned.all).toBe(0);
     const engineInfo = await engine!.docker(['info', '--format', '{{.CgroupVersion}} {{.Architecture}}']);
     const [cgroup, arch] = engineInfo.stdout.trim().split(' ');
@@ -203,7 +202,7 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
     expect(facts.engine.available).toBe(true);
     expect(facts.platform).toBe('linux/arm64');
     expect(facts.cgroupVersion).toEqual({ value: cgroup, from: 'engine' });
-    expect(facts.architecture).toEqual({ value: arch === 'x86_64' ? 'amd64' : arch, from: 'engine' });
+    expect(facts.architecture).toEqual({ value: goArch(arch), from: 'engine' });
     expect(artifacts.find((a) => a.artifact === 'kubectl')?.url).toMatch(/\/bin\/linux\/arm64\/kubectl$/);
   });
 

@@ -19,6 +19,9 @@ const KINDNETD_BINARY_ENV = 'OCM_LAB_KINDNETD_BINARY';
 const KINDNETD_SOURCE_ENV = 'OCM_LAB_KINDNETD_SOURCE';
 const DEFAULT_KINDNETD_SOURCE = '/work/shared/upstream/kindnetd-vendored.tar.gz';
 
+/** The Node.js base the release's Dockerfile builds FROM, served from the cache's node base (built with the Node.js that ran setup). */
+export const SERVED_NODE_BASE = 'node:24-bookworm-slim';
+
 /**
  * What the kind runtime fetches on the official path, served by the simulated world: the built images of the shared
  * cache (`<cache>/kind/images/*.tar`, read only) under the names of their official counterparts. kind's `kindest/node`
@@ -26,9 +29,6 @@ const DEFAULT_KINDNETD_SOURCE = '/work/shared/upstream/kindnetd-vendored.tar.gz'
  * CNI plugins, kindnetd preloaded, kind's default-cni.yaml and containerd settings), never the built image itself;
  * Debian's registry is served as `registry:2`, the node base as `node:24-bookworm-slim`, OCM's built images as quay.io's.
  */
-/** The Node.js base the release's Dockerfile builds FROM, served from the cache's node base (built with the Node.js that ran setup). */
-export const SERVED_NODE_BASE = 'node:24-bookworm-slim';
-
 function servedImages(): { tarPrefix: string; servedAs: string; standIn?: true }[] {
   const official = officialNodeImage(KUBERNETES_VERSION);
   if (!official) throw new Error(`kind ${KIND_VERSION} publishes no node image for ${KUBERNETES_VERSION}: the kind world has nothing to serve as kindest/node`);
@@ -202,14 +202,7 @@ export async function linkBuiltCache(from: string, to: string, owner: { uid: num
     if (r.exitCode !== 0) throw new Error(`cp ${args.join(' ')} (${what}) failed: ${r.all}`);
   };
   await fs.mkdir(to, { recursive: true });
-  // The rendered operators appear with the first lab brought up on the cache: a fresh machine's setup has none yet.
-  for (const part of ['bin', 'ocm-operators']) {
-    const present = await fs.stat(path.join(from, part)).then(
-      () => true,
-      () => false,
-    );
-    if (present || part === 'bin') await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
-  }
+  for (const part of ['bin', 'ocm-operators']) await copy(['-al', path.join(from, part), path.join(to, part)], 'the built cache');
   const images = path.join(from, 'kind', 'images');
   const tars = (await fs.readdir(images)).filter((f) => f.endsWith('.tar')).map((f) => path.join(images, f));
   await fs.mkdir(path.join(to, 'kind', 'images'), { recursive: true });
