@@ -66,38 +66,55 @@ const SPARE_MAX_AGE_MS = 15_000;
 const KUBECTL_DIAL_TIMEOUT_MS = 30_000;
 
 /**
- * A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. One dial is made
- * ahead, while kubectl starts, and given to the first connection (kubectl's first request does not
- * wait for the round trip through proxy-server and agent); a spare the far end closed is dropped.
+ * A loopback listener whose every connection is a tunnel dial to `<cluster>:443`. A dial is made ahead,
+ * while kubectl starts, and given to the next connection, so kubectl's TLS handshake (client-go gives
+ * it 10 s) does not also wait for the round trip through proxy-server and agent: one at once, and one
+ * per `dialAhead()` (interactive mode calls it before each command). A spare the far end closed is dropped.
  */
 export async function tunnelListener(
   tunnel: Pick<TunnelClient, 'dial'>,
   cluster: string,
   spareMaxAgeMs = SPARE_MAX_AGE_MS,
   onDialError: (err: Error) => void = () => undefined,
-): Promise<{ port: number; close: () => Promise<void> }> {
+): Promise<{ port: number; dialAhead: () => void; close: () => Promise<void> }> {
   const target = `${cluster}:443`;
   const sockets = new Set<net.Socket>();
-  const ahead = tunnel.dial(target);
-  let spare: Promise<TunnelSocket> | null = ahead;
-  const expiry = setTimeout(() => {
-    if (spare !== ahead) return;
-    spare = null;
-    ahead.then(
+  let spare: { dial: Promise<TunnelSocket>; expiry: NodeJS.Timeout } | null = null;
+  let closed = false;
+  const dropSpare = () => {
+    if (!spare) return;
+    clearTimeout(spare.expiry);
+    spare.dial.then(
       (s) => s.destroy(),
       () => undefined,
     );
-  }, spareMaxAgeMs).unref();
-  ahead.then(
-    (s) => s.on('close', () => spare === ahead && (spare = null)),
-    () => spare === ahead && (spare = null),
-  );
+    spare = null;
+  };
+  const dialAhead = () => {
+    if (spare || closed) return;
+    const entry = { dial: tunnel.dial(target), expiry: setTimeout(() => spare === entry && dropSpare(), spareMaxAgeMs).unref() };
+    spare = entry;
+    entry.dial.then(
+      (s) => s.on('close', () => spare === entry && dropSpare()),
+      () => {
+        if (spare !== entry) return;
+        clearTimeout(entry.expiry);
+        spare = null;
+      },
+    );
+  };
+  const take = (): Promise<TunnelSocket> => {
+    if (!spare) return tunnel.dial(target);
+    const { dial, expiry } = spare;
+    clearTimeout(expiry);
+    spare = null;
+    return dial.then((s) => (s.closedByFarEnd ? (s.destroy(), tunnel.dial(target)) : s));
+  };
+  dialAhead();
   const server = net.createServer((local) => {
     sockets.add(local);
     local.on('close', () => sockets.delete(local));
-    const dialled = spare ? spare.then((s) => (s.closedByFarEnd ? (s.destroy(), tunnel.dial(target)) : s)) : tunnel.dial(target);
-    spare = null;
-    dialled.then(
+    take().then(
       (remote) => {
         if (local.destroyed) return remote.destroy();
         local.pipe(remote).pipe(local);
@@ -120,13 +137,11 @@ export async function tunnelListener(
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
+    dialAhead,
     close: () =>
       new Promise<void>((resolve) => {
-        clearTimeout(expiry);
-        spare?.then(
-          (s) => s.destroy(),
-          () => undefined,
-        );
+        closed = true;
+        dropSpare();
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
@@ -136,6 +151,8 @@ export async function tunnelListener(
 export interface ProxySession {
   /** Flags that point kubectl at this session: its kubeconfig and a cache inside the session's directory. */
   kubectlFlags: string[];
+  /** Dials the cluster ahead of the next kubectl, while it starts (a no-op when a young dial is waiting). */
+  dialAhead: () => void;
   close: () => Promise<void>;
 }
 
@@ -173,6 +190,7 @@ export async function openProxySession(
     const d = dir;
     return {
       kubectlFlags: ['--kubeconfig', kubeconfig, '--cache-dir', path.join(dir, 'cache')],
+      dialAhead: l.dialAhead,
       close: async () => {
         await l.close();
         client.close();

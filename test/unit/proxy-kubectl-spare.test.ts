@@ -58,6 +58,29 @@ describe('proxy kubectl: the dial made ahead', () => {
     expect(tunnel.remotes).toHaveLength(1);
   });
 
+  it('is made again by dialAhead (before each interactive command) and taken by the next connection: one dial per connection', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000);
+    cleanups.push(listener.close, tunnel.close);
+    expect(await roundTrip(listener.port, 'first')).toBe('first');
+    listener.dialAhead();
+    listener.dialAhead();
+    // The dial is made at dialAhead, before any connection, and only once while it waits.
+    expect(tunnel.remotes).toHaveLength(2);
+    expect(await roundTrip(listener.port, 'second')).toBe('second');
+    expect(tunnel.remotes).toHaveLength(2);
+  });
+
+  it('is not made after the listener closed', async () => {
+    const tunnel = await echoTunnel();
+    const listener = await tunnelListener(tunnel, 'cluster1', 10_000);
+    cleanups.push(tunnel.close);
+    await listener.close();
+    listener.dialAhead();
+    expect(tunnel.remotes).toHaveLength(1);
+    expect(await closesWithin(tunnel.remotes[0]!, 2000)).toBe(true);
+  });
+
   it('is dropped before kube-apiserver would close it unused: the next connection dials its own', async () => {
     const tunnel = await echoTunnel();
     const listener = await tunnelListener(tunnel, 'cluster1', 50);

@@ -20,6 +20,7 @@ async function interactive(kubectl: string, session: ProxySession, interrupt: Ab
     const trimmed = line.trim();
     if (trimmed === 'exit' || trimmed === 'quit') break;
     if (trimmed) {
+      session.dialAhead();
       try {
         await runKubectl(kubectl, session, splitCommandLine(trimmed), interrupt);
         if (interrupt.aborted) break;
