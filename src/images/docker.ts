@@ -16,6 +16,11 @@ export async function docker(args: readonly string[], options: DockerOptions = {
   return engineRun((await currentEngine()).cli, args, options);
 }
 
+/** The engine CLI `docker()` runs (`docker` or `podman`), for messages that say what ran. */
+export async function engineCli(): Promise<EngineName> {
+  return (await currentEngine()).cli;
+}
+
 /** Parsed `docker … inspect` output (always an array); empty when the object does not exist. */
 export async function dockerInspect<T = Record<string, unknown>>(kind: 'container' | 'network' | 'image' | 'volume', names: readonly string[]): Promise<T[]> {
   return engineInspect<T>((await currentEngine()).cli, kind, names);

@@ -1,6 +1,6 @@
 import { InvalidInputError, MissingPrerequisiteError } from '../errors.js';
 import { OCM_LAB_IMAGE, ocmLabImageAt } from './catalogue.js';
-import { docker, dockerEngine } from './docker.js';
+import { docker, dockerEngine, engineCli } from './docker.js';
 import { ensureOwnImage } from './lab-images.js';
 import { parseReference, registryPrefix } from '../provision/oci/reference.js';
 
@@ -39,7 +39,7 @@ export async function pushOurImage(registry: string, progress: (line: string) =>
   await docker(['tag', OCM_LAB_IMAGE, target]);
   const pushed = await docker(['push', '--quiet', target], { allowFailure: true });
   if (pushed.exitCode !== 0) {
-    throw new MissingPrerequisiteError(`docker push ${target} failed (exit ${pushed.exitCode}): ${(pushed.stderr || pushed.stdout).trim()}`, {
+    throw new MissingPrerequisiteError(`${await engineCli()} push ${target} failed (exit ${pushed.exitCode}): ${(pushed.stderr || pushed.stdout).trim()}`, {
       hint: `check that this machine may push to ${registry} (docker login ${parseReference(target).host})`,
     });
   }

@@ -329,6 +329,21 @@ describe('engine seam: the argument lists', () => {
   });
 });
 
+describe('engine seam: the name kind is given for an image built here', () => {
+  it("Podman: localhost/ before a name without a registry, as podman build and load store it (kind would look for docker.io's)", () => {
+    const podman = engineNamed('podman');
+    expect(podman.storedImageRef('ocm-lab/kind-node:v1.37.2')).toBe('localhost/ocm-lab/kind-node:v1.37.2');
+    expect(podman.storedImageRef('registry:2')).toBe('localhost/registry:2');
+    expect(podman.storedImageRef('localhost/ocm-lab/kind-node:v1.37.2')).toBe('localhost/ocm-lab/kind-node:v1.37.2');
+    expect(podman.storedImageRef('quay.io/open-cluster-management/work:v1.2.1')).toBe('quay.io/open-cluster-management/work:v1.2.1');
+    expect(podman.storedImageRef('127.0.0.1:5001/demo:dev')).toBe('127.0.0.1:5001/demo:dev');
+  });
+
+  it('Docker: the name as it is', () => {
+    expect(engineNamed('docker').storedImageRef('ocm-lab/kind-node:v1.37.2')).toBe('ocm-lab/kind-node:v1.37.2');
+  });
+});
+
 describe('engine seam: network inspect in one shape', () => {
   it("Docker: the Containers map's addresses without their prefix length", () => {
     const facts = dockerNetworkFacts({

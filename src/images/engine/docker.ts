@@ -34,5 +34,6 @@ export const dockerEngineSeam: Engine = {
   // Docker takes registries on 127.0.0.0/8 for insecure ones of its own accord.
   pushToLabRegistryArgs: (target: string) => ['push', '--quiet', target],
   imageDigest: (id: string) => id,
+  storedImageRef: (ref: string) => ref,
   statsArgs: () => ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'],
 };

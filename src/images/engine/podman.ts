@@ -1,5 +1,6 @@
 import { engineInspect, engineRun } from './run.js';
 import { networkCreateArgs } from './network-args.js';
+import { namesRegistry } from '../../provision/oci/reference.js';
 import type { Engine, NetworkFacts, NetworkSpec } from './types.js';
 
 /** `podman network inspect`'s JSON (netavark, podman 4.x): lower-case keys, and no map of the attached containers. */
@@ -52,4 +53,7 @@ export const podmanEngineSeam: Engine = {
   pushToLabRegistryArgs: (target: string) => ['push', '--quiet', '--tls-verify=false', target],
   imageDigest: (id: string) => (/^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id),
   statsArgs: () => ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'],
+  // `podman build -t ocm-lab/kind-node:…` and `podman load` of such a tag store localhost/ocm-lab/kind-node:…; kind's podman
+  // provider, given the short name, looks for docker.io/ocm-lab/kind-node:… and pulls it from Docker Hub (docs/notes.md).
+  storedImageRef: (ref: string) => (namesRegistry(ref) ? ref : `localhost/${ref}`),
 };

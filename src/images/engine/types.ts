@@ -38,4 +38,9 @@ export interface Engine {
   imageDigest(id: string): string;
   /** `stats` arguments printing `<name>\t<memory use>` lines, once. */
   statsArgs(): string[];
+  /**
+   * The full name an image built or loaded here as `ref` has in this engine's store, as kind must be given it: kind
+   * looks a name without a registry up as docker.io's, and Podman stores such an image under localhost/.
+   */
+  storedImageRef(ref: string): string;
 }

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { MissingPrerequisiteError } from '../../errors.js';
-import { docker, dockerInspect } from '../docker.js';
+import { docker, dockerInspect, engineCli } from '../docker.js';
 import { listen } from '../../util/listen.js';
 import { DEFAULT_REGISTRY_PORT, isOurs, REGISTRY_CONTAINER, REGISTRY_INTERNAL_PORT, REGISTRY_LABELS, REGISTRY_PORT_ENV, REGISTRY_VOLUME } from './names.js';
 
@@ -130,7 +130,7 @@ async function startOrExplain(port: number): Promise<void> {
         `a new one picks a free port (${REGISTRY_PORT_ENV} to choose one)`,
     });
   }
-  throw new Error(`docker start ${REGISTRY_CONTAINER} failed: ${r.stderr.trim()}`);
+  throw new Error(`${await engineCli()} start ${REGISTRY_CONTAINER} failed: ${r.stderr.trim()}`);
 }
 
 /** Waits until the registry answers its API base (GET /v2/ → 200). */
@@ -193,10 +193,10 @@ export async function ensureRegistry(
       ],
       { allowFailure: true },
     );
-    if (r.exitCode !== 0) throw new Error(`docker create ${REGISTRY_CONTAINER} failed: ${r.stderr.trim()}`);
+    if (r.exitCode !== 0) throw new Error(`${await engineCli()} create ${REGISTRY_CONTAINER} failed: ${r.stderr.trim()}`);
     did.push(`created on 127.0.0.1:${port}`);
     c = await inspectRegistry();
-    if (!c) throw new Error(`docker create ${REGISTRY_CONTAINER} succeeded but docker inspect does not find it`);
+    if (!c) throw new Error(`${await engineCli()} create ${REGISTRY_CONTAINER} succeeded but ${await engineCli()} inspect does not find it`);
   }
   const port = publishedPort(c);
   if (!c.State.Running) {
@@ -238,7 +238,7 @@ export async function removeRegistry(): Promise<string[]> {
   if (v) {
     refuseForeign('volume', v.Labels, `docker volume rm ${REGISTRY_VOLUME}`);
     const r = await docker(['volume', 'rm', REGISTRY_VOLUME], { allowFailure: true });
-    if (r.exitCode !== 0) throw new Error(`docker volume rm ${REGISTRY_VOLUME} failed: ${r.stderr.trim()}`);
+    if (r.exitCode !== 0) throw new Error(`${await engineCli()} volume rm ${REGISTRY_VOLUME} failed: ${r.stderr.trim()}`);
     removed.push(`volume ${REGISTRY_VOLUME}`);
   }
   return removed;

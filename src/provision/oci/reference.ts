@@ -93,6 +93,13 @@ export function parseReference(reference: string): ImageReference {
   return { host, repository: path, tag: tag ?? (digest ? undefined : DEFAULT_TAG), digest };
 }
 
+/** Whether `reference` names its registry itself (`quay.io/x`, `localhost/x`, `host:5000/x`) rather than taking Docker Hub by default. */
+export function namesRegistry(reference: string): boolean {
+  const rest = reference.trim();
+  const slash = rest.indexOf('/');
+  return slash >= 0 && isRegistryHost(rest.slice(0, slash));
+}
+
 /** Whether `reference` names a tag itself (`name:tag`, `name:tag@digest`) rather than taking the default `latest`. Throws as parseReference. */
 export function namesTag(reference: string): boolean {
   const { tag } = parseReference(reference);

@@ -1,4 +1,4 @@
-import { docker, dockerInspect, LABEL_LAB } from '../../images/docker.js';
+import { docker, dockerInspect, engineCli, LABEL_LAB } from '../../images/docker.js';
 import type { HubEndpointPlan } from './plan.js';
 
 interface ContainerInspect {
@@ -53,7 +53,7 @@ export async function ensureHubEndpoint(plan: HubEndpointPlan, progress: (line: 
     ]);
     did.push('created');
     c = await inspectContainer(plan.name);
-    if (!c) throw new Error(`docker create ${plan.name} succeeded but docker inspect does not find it`);
+    if (!c) throw new Error(`${await engineCli()} create ${plan.name} succeeded but ${await engineCli()} inspect does not find it`);
   }
   for (const network of plan.networks) {
     if (c.NetworkSettings.Networks[network]) continue;
@@ -74,5 +74,5 @@ export async function removeContainer(name: string): Promise<boolean> {
   const r = await docker(['rm', '-f', '-v', name], { allowFailure: true });
   if (r.exitCode === 0) return true;
   if (/No such container/i.test(r.stderr)) return false;
-  throw new Error(`docker rm -f ${name} failed: ${r.stderr.trim()}`);
+  throw new Error(`${await engineCli()} rm -f ${name} failed: ${r.stderr.trim()}`);
 }

@@ -9,7 +9,7 @@ import { loadCollaborators, type Collaborators, type ImageSources, type LabImage
 import { artifactsFromEnv } from '../../provision/artifacts.js';
 import { NO_MIRRORS } from '../../provision/mirrors.js';
 import { kindAvailability } from './availability.js';
-import { docker, dockerEngine, dockerInspect } from '../../images/docker.js';
+import { docker, dockerEngine, dockerInspect, engineCli } from '../../images/docker.js';
 import { currentEngine } from '../../images/engine/index.js';
 import { ensureHubEndpoint, inspectContainer, removeContainer } from './hub-endpoint.js';
 import { readKindTemplates } from './kind-config.js';
@@ -135,7 +135,7 @@ async function createCluster(c: KindContext, cluster: KindClusterPlan, progress:
   await fs.mkdir(path.dirname(cluster.kindConfigFile), { recursive: true, mode: 0o700 });
   // Pods have no default route (nothing leaves the machine by accident); they reach their VPC's network: its nodes, the hub's endpoint, the node's DNS.
   const [network] = await inspectNetworks([cluster.network]);
-  if (!network?.subnet) throw new Error(`Docker network ${cluster.network} has no IPv4 subnet (docker network inspect ${cluster.network})`);
+  if (!network?.subnet) throw new Error(`network ${cluster.network} has no IPv4 subnet (${await engineCli()} network inspect ${cluster.network})`);
   await fs.writeFile(cluster.cniConflistFile, clusterConflist(c.plan!.podNetwork, cluster, network.subnet), { mode: 0o644 });
   await fs.writeFile(cluster.kindConfigFile, cluster.kindConfig, { mode: 0o600 });
   progress(`kind create cluster --name ${cluster.kindName} (network ${cluster.network})`);
@@ -304,9 +304,11 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
           c.sources = { artifacts: c.options.artifacts ?? artifactsFromEnv(), mirrors: c.options.mirrors ?? NO_MIRRORS };
           const given = c.options.nodeImage ?? this.nodeImage;
           const builtRef = c.collaborators.nodeImageName(c.config.kubernetesVersion);
-          const node = given
+          const ensured = given
             ? { ref: given, line: 'node image: as given', built: given === builtRef }
             : await c.collaborators.ensureNodeImage(c.config, c.sources, progress);
+          // kind is given the name the engine stores a built image under (on Podman: localhost/…).
+          const node = ensured.built ? { ...ensured, ref: (await currentEngine()).storedImageRef(ensured.ref) } : ensured;
           c.labImages = await c.collaborators.ensureLabImages(c.config, c.sources, progress);
           const images = [...c.collaborators.labImages(c.config), ...(c.options.extraImages ?? [])];
           const podNetwork: PodNetwork = node.built ? 'bridge' : 'ptp';
@@ -443,7 +445,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
     if (await removeContainer(hubEndpointName(labName))) result.removed.push(`container ${hubEndpointName(labName)}`);
     // The image registry is every lab's: it only leaves this lab's networks (its data is the cache `ocm-lab registry rm` removes).
     await detachRegistry(networks);
-    for (const n of networks) if (await removeNetwork(n)) result.removed.push(`Docker network ${n}`);
+    for (const n of networks) if (await removeNetwork(n)) result.removed.push(`network ${n}`);
     if (!options.keepData) await fs.rm(dir, { recursive: true, force: true });
     return result;
   }
