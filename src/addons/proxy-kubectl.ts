@@ -94,14 +94,8 @@ export async function tunnelListener(
     if (spare || closed) return;
     const entry = { dial: tunnel.dial(target), expiry: setTimeout(() => spare === entry && dropSpare(), spareMaxAgeMs).unref() };
     spare = entry;
-    entry.dial.then(
-      (s) => s.on('close', () => spare === entry && dropSpare()),
-      () => {
-        if (spare !== entry) return;
-        clearTimeout(entry.expiry);
-        spare = null;
-      },
-    );
+    const forget = () => spare === entry && dropSpare();
+    entry.dial.then((s) => s.on('close', forget), forget);
   };
   const take = (): Promise<TunnelSocket> => {
     if (!spare) return tunnel.dial(target);
