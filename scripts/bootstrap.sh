@@ -20,6 +20,9 @@ if ! command -v docker-registry >/dev/null 2>&1; then need_apt+=(docker-registry
 # Debian's Docker engine for the kind runtime's tests (scripts/docker-engine.sh runs its own dockerd): only when asked.
 installing_docker=0
 if [ "${OCM_LAB_DOCKER:-0}" = 1 ] && ! command -v dockerd >/dev/null 2>&1; then need_apt+=(docker.io); installing_docker=1; fi
+# Debian's rootful Podman for the kind runtime's Podman case (test/kind/podman-lab.test.ts): only when asked.
+# netavark (the lab isolates its VPC networks with its isolate option) and aardvark-dns are only Recommends of podman.
+if [ "${OCM_LAB_PODMAN:-0}" = 1 ] && ! command -v podman >/dev/null 2>&1; then need_apt+=(podman netavark aardvark-dns conmon catatonit uidmap slirp4netns fuse-overlayfs); fi
 # The connected suite runs this repository's matrix workflow with act, whose local cells' steps run through sudo.
 if [ "${OCM_LAB_CONNECTED:-0}" = 1 ] && ! command -v sudo >/dev/null 2>&1; then need_apt+=(sudo); fi
 # A real browser for the tests of `ocm-lab ui`'s page (test/support/headless-chromium.ts): only for the tests.

@@ -24,6 +24,21 @@ if [ "$INPUT_RUNTIME" = local ]; then
   export OCM_LAB_SUDO=1
   echo "OCM_LAB_SUDO=1" >>"$GITHUB_ENV"
 fi
+# The engine `up` records in the lab's state; every later ocm-lab command takes it from there.
+case "${INPUT_ENGINE:-auto}" in
+  docker | podman)
+    export OCM_LAB_ENGINE="$INPUT_ENGINE"
+    engine_cli="$INPUT_ENGINE"
+    ;;
+  auto)
+    engine_cli=docker
+    if ! docker version >/dev/null 2>&1 && command -v podman >/dev/null 2>&1; then engine_cli=podman; fi
+    ;;
+  *)
+    echo "::error title=ocm-lab::engine: '$INPUT_ENGINE' is not one of auto, docker, podman"
+    exit 2
+    ;;
+esac
 images=(${INPUT_IMAGES:-})
 if [ "${#images[@]}" -gt 0 ] && [ "$INPUT_RUNTIME" != kind ]; then
   echo "::error title=ocm-lab::images: the $INPUT_RUNTIME runtime has no image registry; push images with runtime: kind"
@@ -32,8 +47,8 @@ fi
 
 # Every image is looked for before the lab is made: a typo costs seconds, not a lab.
 for image in "${images[@]}"; do
-  if ! err="$(docker image inspect --format '{{.Id}}' "$image" 2>&1 >/dev/null)"; then
-    echo "::error title=ocm-lab::images: $image is not an image of this runner's Docker engine (build or pull it before this step): $err"
+  if ! err="$("$engine_cli" image inspect --format '{{.Id}}' "$image" 2>&1 >/dev/null)"; then
+    echo "::error title=ocm-lab::images: $image is not an image of this runner's $engine_cli engine (build or pull it before this step): $err"
     exit 2
   fi
 done

@@ -110,7 +110,7 @@ export async function decideEngine(choice: EngineChoice, probe: (cli: EngineName
   const printed = await probe('podman');
   const reading = readVersionJson(printed);
   if (reading?.printedBy === 'podman' && reading.version) {
-    const why = choice === 'podman' ? 'chosen with $OCM_LAB_ENGINE' : `Podman answers (${reasons.join('; ')})`;
+    const why = choice === 'podman' ? 'chosen with $OCM_LAB_ENGINE' : `Podman answers; ${reasons.join('; ')}`;
     return { found: { name: 'podman', cli: 'podman', version: reading.version, why }, reason: null };
   }
   reasons.push(printed.started && !reading && printed.exitCode === 0 ? "'podman version --format json' printed no version JSON" : whyNot('podman', printed));

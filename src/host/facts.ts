@@ -48,6 +48,11 @@ export interface HostFacts {
   engine: EngineFacts | null;
   /** This machine's kernel release (`uname -r`), to tell whether the engine's containers share it. */
   kernel?: string;
+  /**
+   * Whether /lib/modules exists here (Linux): kind bind-mounts it into every node; Docker makes a missing source, Podman
+   * refuses the container. Absent where it was not read.
+   */
+  libModules?: boolean;
 }
 
 /**
@@ -263,11 +268,15 @@ export async function readInotifyUse(uid: number): Promise<InotifyUse | null> {
 export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<HostFacts> {
   const read = (file: string) => fs.readFile(file, 'utf8').catch(() => null);
   const platform = hostPlatform();
-  const [watches, instances, meminfo, unified, engine] = await Promise.all([
+  const [watches, instances, meminfo, unified, libModules, engine] = await Promise.all([
     read('/proc/sys/fs/inotify/max_user_watches'),
     read('/proc/sys/fs/inotify/max_user_instances'),
     read('/proc/meminfo'),
     fs.access('/sys/fs/cgroup/cgroup.controllers').then(
+      () => true,
+      () => false,
+    ),
+    fs.access('/lib/modules').then(
       () => true,
       () => false,
     ),
@@ -281,5 +290,6 @@ export async function readHostFacts(opts: { engine?: boolean } = {}): Promise<Ho
     hostCgroupVersion: process.platform === 'linux' ? (unified ? '2' : '1') : null,
     engine,
     kernel: os.release(),
+    ...(process.platform === 'linux' ? { libModules } : {}),
   };
 }

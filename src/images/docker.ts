@@ -27,13 +27,19 @@ export async function dockerInspect<T = Record<string, unknown>>(kind: 'containe
 }
 
 /** Does an engine answer? `reason` says what its `version` printed when it does not; `name` is which answered. */
-export async function dockerEngine(): Promise<{ available: boolean; serverVersion: string | null; reason: string | null; name: EngineName | null }> {
+export async function dockerEngine(): Promise<{
+  available: boolean;
+  serverVersion: string | null;
+  reason: string | null;
+  name: EngineName | null;
+  why: string | null;
+}> {
   const detection = await detectEngine();
-  if (!detection.found) return { available: false, serverVersion: null, reason: detection.reason, name: null };
-  return { available: true, serverVersion: detection.found.version, reason: null, name: detection.found.name };
+  if (!detection.found) return { available: false, serverVersion: null, reason: detection.reason, name: null, why: null };
+  return { available: true, serverVersion: detection.found.version, reason: null, name: detection.found.name, why: detection.found.why };
 }
 
-/** Throws exit 3 with what to do when no engine answers; else the engine's `<name> <version>` (`podman 4.3.1`). */
+/** Throws exit 3 with what to do when no engine answers; else the engine's `<name> <version> (<why>)` (`podman 4.3.1 (Podman answers; …)`). */
 export async function requireDockerEngine(): Promise<string> {
   const engine = await dockerEngine();
   if (!engine.available) {
@@ -43,7 +49,7 @@ export async function requireDockerEngine(): Promise<string> {
         '(OCM_LAB_ENGINE=docker|podman picks one), or use --runtime local',
     });
   }
-  return `${engine.name} ${engine.serverVersion}`;
+  return `${engine.name} ${engine.serverVersion} (${engine.why})`;
 }
 
 /** Labels every Docker object of ours carries, so `down` and leftover checks find exactly a lab's objects. */

@@ -35,12 +35,15 @@ export async function pushOurImage(registry: string, progress: (line: string) =>
   }
   await ensureOwnImage({ onProgress: progress });
   const target = ocmLabImageAt(registry);
-  progress(`docker push ${target}`);
+  const cli = await engineCli();
+  progress(`${cli} push ${target}`);
   await docker(['tag', OCM_LAB_IMAGE, target]);
   const pushed = await docker(['push', '--quiet', target], { allowFailure: true });
   if (pushed.exitCode !== 0) {
-    throw new MissingPrerequisiteError(`${await engineCli()} push ${target} failed (exit ${pushed.exitCode}): ${(pushed.stderr || pushed.stdout).trim()}`, {
-      hint: `check that this machine may push to ${registry} (docker login ${parseReference(target).host})`,
+    throw new MissingPrerequisiteError(`${cli} push ${target} failed (exit ${pushed.exitCode}): ${(pushed.stderr || pushed.stdout).trim()}`, {
+      hint:
+        `check that this machine may push to ${registry} (${cli} login ${parseReference(target).host})` +
+        (cli === 'podman' ? '; a registry without TLS must be marked insecure in registries.conf for Podman' : ''),
     });
   }
   return target;

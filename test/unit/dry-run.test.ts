@@ -61,8 +61,9 @@ const LABS_TO_PLAN: { id: string; config: () => Promise<LabConfig> }[] = [
 ];
 
 /** `Runtime.plan` with the labs under LABS (none is up there): the path `up --dry-run` takes. */
-async function planOf(runtime: Pick<Runtime, 'plan'>, config: LabConfig, options: PlanOptions): Promise<RuntimePlan> {
+async function planOf(runtime: Pick<Runtime, 'plan'>, config: LabConfig, options: PlanOptions, env: Record<string, string> = {}): Promise<RuntimePlan> {
   vi.stubEnv('OCM_LAB_HOME', LABS);
+  for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
   try {
     return await runtime.plan(config, options);
   } finally {
@@ -75,8 +76,9 @@ function localUp(config: LabConfig): Promise<RuntimePlan> {
   return planOf(new LocalRuntime(), config, { action: 'up', facts: { freeCidr: '10.213.0.0/16' } });
 }
 
-function kindUp(config: LabConfig, action: 'up' | 'down' = 'up'): Promise<RuntimePlan> {
-  return planOf(new KindRuntime(), config, { action });
+/** The kind runtime's plan on `engine` (the one asked for; the goldens are Docker's whatever this machine runs). */
+function kindUp(config: LabConfig, action: 'up' | 'down' = 'up', engine: 'docker' | 'podman' = 'docker'): Promise<RuntimePlan> {
+  return planOf(new KindRuntime(), config, { action }, { OCM_LAB_ENGINE: engine });
 }
 
 /** The lab's clusters as contexts `kind-<name>` of the user's kubeconfig, authenticated with client certificates. */
@@ -118,6 +120,17 @@ describe('up --dry-run: golden text and JSON per runtime', () => {
       await goldenPair(`dry-run-existing-${lab.id}`, labDryRun(config, 'up', false, { name: 'existing', ...CHOSEN }, runtime, true));
     });
   }
+});
+
+describe('up --dry-run on kind names the engine the lab would run on', () => {
+  it("on Podman: Podman's networks, the rest as on Docker", async () => {
+    const config = defaultLabConfig();
+    const [docker, podman] = [await kindUp(config), await kindUp(config, 'up', 'podman')];
+    expect(docker.text).toContain('Docker networks (one per VPC):');
+    expect(podman.text).toContain('Podman networks (one per VPC):');
+    expect(podman.text).not.toMatch(/Docker/);
+    expect(podman.text.replaceAll('Podman', 'Docker')).toBe(docker.text);
+  });
 });
 
 describe('down --dry-run: golden text and JSON per runtime (three-spokes lab, up)', () => {

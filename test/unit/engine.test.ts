@@ -14,7 +14,7 @@ import { engineRecord, labEngineMissing, labEngineNote } from '../../src/host/re
 import { parseDockerInfo, parsePodmanInfo, type HostFacts } from '../../src/host/facts.js';
 import { dockerNetworkFacts } from '../../src/images/engine/docker.js';
 import { engineNamed } from '../../src/images/engine/index.js';
-import { podmanNetworkFacts } from '../../src/images/engine/podman.js';
+import { kindNodeVolumes, podmanNetworkFacts } from '../../src/images/engine/podman.js';
 import { kindCreateInvocation } from '../../src/runtime/kind/kind-cli.js';
 import { podmanChecks, versionParts } from '../../src/runtime/kind/podman-checks.js';
 import { kindPlatformChecks } from '../../src/runtime/kind/preflight.js';
@@ -344,6 +344,33 @@ describe('engine seam: the name kind is given for an image built here', () => {
   });
 });
 
+describe("engine seam: the node volumes kind's podman provider leaves", () => {
+  // `podman volume ls --format json` (podman 4.3.1 here) after a kind create that failed at `podman run`.
+  const listed: { Name: string; Labels: Record<string, string> | null }[] = [
+    { Name: '2a0060ca', Labels: { 'kindlab-cluster1-control-plane': 'true' } },
+    { Name: '77513', Labels: { 'kindlab-hub-control-plane': 'true' } },
+    { Name: 'd5e7f', Labels: { 'kindlab-cluster1-worker2': 'true' } },
+    { Name: 'cluster10', Labels: { 'kindlab-cluster10-control-plane': 'true' } },
+    { Name: 'ocm-lab-registry-data', Labels: {} },
+    { Name: 'someone-elses', Labels: { 'kindlab-cluster1-control-plane': 'false' } },
+    { Name: 'no-labels', Labels: null },
+  ];
+
+  it("are the volumes labelled '<node>=true' for one cluster's nodes, no other cluster's and nothing else", () => {
+    expect(kindNodeVolumes(listed, 'kindlab-cluster1')).toEqual(['2a0060ca', 'd5e7f']);
+    expect(kindNodeVolumes(listed, 'kindlab-hub')).toEqual(['77513']);
+    expect(kindNodeVolumes(listed, 'kindlab-cluster2')).toEqual([]);
+  });
+
+  it('a cluster name is matched as written, not as a pattern', () => {
+    expect(kindNodeVolumes([{ Name: 'x', Labels: { 'aXb-control-plane': 'true' } }], 'a.b')).toEqual([]);
+  });
+
+  it('Docker leaves none: its engine removes a node with its volume', async () => {
+    expect(await engineNamed('docker').removeKindNodeVolumes('kindlab-cluster1')).toEqual([]);
+  });
+});
+
 describe('engine seam: network inspect in one shape', () => {
   it("Docker: the Containers map's addresses without their prefix length", () => {
     const facts = dockerNetworkFacts({
@@ -393,7 +420,7 @@ const podmanEngine = {
 const stops = (checks: { check: string; level: string }[]) => checks.filter((c) => c.level === 'stop').map((c) => c.check);
 
 /** The kind preflight's platform checks on a non-root Linux host with room to spare, on `engine`. */
-function platformChecksOn(engine: HostFacts['engine'], hostCgroupVersion: '1' | '2') {
+function platformChecksOn(engine: HostFacts['engine'], hostCgroupVersion: '1' | '2', more: Partial<HostFacts> = {}) {
   const facts: HostFacts = {
     platform: { os: 'linux', arch: 'amd64' },
     root: false,
@@ -401,6 +428,7 @@ function platformChecksOn(engine: HostFacts['engine'], hostCgroupVersion: '1' | 
     memAvailableBytes: 16 * 1024 ** 3,
     hostCgroupVersion,
     engine,
+    ...more,
   };
   return kindPlatformChecks({ kubernetesVersion: KUBERNETES_VERSION, artifacts: 'auto', newClusters: 3, facts, inotifyInUse: null, builtImageCached: false });
 }
@@ -451,6 +479,22 @@ describe('kind preflight on Podman: bad input before anything is created', () =>
     expect(error).toBeInstanceOf(MissingPrerequisiteError);
     expect((error as MissingPrerequisiteError).exitCode).toBe(ExitCode.missingPrerequisite);
     expect((error as MissingPrerequisiteError).message).toContain('rootless on a cgroup v1 host');
+  });
+
+  it("a host without /lib/modules, which kind's podman provider mounts into every node: a stop saying how to make it", () => {
+    // The node image's verdict on this unprivileged host is not what this case is about.
+    const podmanStops = (checks: { check: string; level: string }[]) => stops(checks).filter((c) => c.startsWith('podman'));
+    const checks = platformChecksOn(podmanEngine, '2', { libModules: false });
+    expect(podmanStops(checks)).toEqual(['podman /lib/modules']);
+    expect(checks.find((c) => c.level === 'stop')?.fix).toContain('mkdir -p /lib/modules');
+    expect(podmanStops(platformChecksOn(podmanEngine, '2', { libModules: true }))).toEqual([]);
+    // Not read, or another kernel than this machine's (a Podman machine's VM): not this host's /lib/modules that counts.
+    expect(podmanStops(platformChecksOn(podmanEngine, '2'))).toEqual([]);
+    expect(podmanStops(platformChecksOn({ ...podmanEngine, kernel: '6.5.0-vm' }, '2', { libModules: false, kernel: '6.18.44' }))).toEqual([]);
+    // Docker makes a missing mount source itself.
+    expect(podmanStops(platformChecksOn({ available: true, cgroupVersion: '2', architecture: 'amd64', osType: 'linux' }, '2', { libModules: false }))).toEqual(
+      [],
+    );
   });
 
   it("a Docker engine's checks are as before: no Podman check among them", () => {

@@ -20,6 +20,7 @@ export function dockerNetworkFacts(n: DockerNetworkInspect): NetworkFacts {
 export const dockerEngineSeam: Engine = {
   name: 'docker',
   cli: 'docker',
+  title: 'Docker',
   networkCreateArgs(spec: NetworkSpec): string[] {
     return networkCreateArgs(spec);
   },
@@ -36,4 +37,6 @@ export const dockerEngineSeam: Engine = {
   imageDigest: (id: string) => id,
   storedImageRef: (ref: string) => ref,
   statsArgs: () => ['stats', '--no-stream', '--format', '{{.Name}}\t{{.MemUsage}}'],
+  // kind's docker provider lets `docker run` make the node's /var volume, and `rm -v` takes it with the node.
+  removeKindNodeVolumes: () => Promise.resolve([]),
 };

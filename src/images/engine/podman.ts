@@ -32,6 +32,7 @@ export function podmanNetworkFacts(n: PodmanNetworkInspect, containers: readonly
 export const podmanEngineSeam: Engine = {
   name: 'podman',
   cli: 'podman',
+  title: 'Podman',
   networkCreateArgs(spec: NetworkSpec): string[] {
     return networkCreateArgs(spec, ['isolate=true']);
   },
@@ -56,4 +57,34 @@ export const podmanEngineSeam: Engine = {
   // `podman build -t ocm-lab/kind-node:…` and `podman load` of such a tag store localhost/ocm-lab/kind-node:…; kind's podman
   // provider, given the short name, looks for docker.io/ocm-lab/kind-node:… and pulls it from Docker Hub (docs/notes.md).
   storedImageRef: (ref: string) => (namesRegistry(ref) ? ref : `localhost/${ref}`),
+  async removeKindNodeVolumes(cluster: string): Promise<string[]> {
+    const listed = await engineRun('podman', ['volume', 'ls', '--format', 'json'], { allowFailure: true });
+    const names = kindNodeVolumes(parseVolumeList(listed.stdout), cluster);
+    if (names.length) await engineRun('podman', ['volume', 'rm', '--force', ...names], { allowFailure: true });
+    return names;
+  },
 };
+
+interface PodmanVolume {
+  Name: string;
+  Labels?: Record<string, string> | null;
+}
+
+function parseVolumeList(json: string): PodmanVolume[] {
+  try {
+    const parsed = JSON.parse(json) as unknown;
+    return Array.isArray(parsed) ? (parsed as PodmanVolume[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The volumes kind's podman provider made for cluster `cluster`'s nodes: each is labelled `<node container name>=true`
+ * (its createAnonymousVolume), the node named `<cluster>-control-plane`, `<cluster>-worker[N]` or
+ * `<cluster>-external-load-balancer`. Pure.
+ */
+export function kindNodeVolumes(volumes: readonly PodmanVolume[], cluster: string): string[] {
+  const node = new RegExp(`^${cluster.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-(control-plane\\d*|worker\\d*|external-load-balancer)$`);
+  return volumes.filter((v) => Object.entries(v.Labels ?? {}).some(([key, value]) => value === 'true' && node.test(key))).map((v) => v.Name);
+}

@@ -26,6 +26,8 @@ export interface Engine {
   readonly name: EngineName;
   /** The CLI that drives it. */
   readonly cli: EngineName;
+  /** Its name in a sentence: `Docker`, `Podman`. */
+  readonly title: string;
   /** `network create` arguments for `spec`; on both engines the network must reach no other network of the engine. */
   networkCreateArgs(spec: NetworkSpec): string[];
   /** A network's facts with its running containers' addresses; null when there is no such network. */
@@ -43,4 +45,10 @@ export interface Engine {
    * looks a name without a registry up as docker.io's, and Podman stores such an image under localhost/.
    */
   storedImageRef(ref: string): string;
+  /**
+   * Removes what kind leaves of kind cluster `cluster`'s nodes once they are gone (a failed create, a delete): kind's
+   * podman provider makes each node's /var volume before `podman run` and removes it only with a node it finds. The
+   * volumes' names, or none.
+   */
+  removeKindNodeVolumes(cluster: string): Promise<string[]>;
 }

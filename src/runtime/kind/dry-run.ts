@@ -1,14 +1,17 @@
 import type { KindLabPlan } from './plan.js';
 
-/** `up --dry-run` as text: what would be created, in the order `up` creates it. Nothing here touches the machine. */
-export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up'): string {
+/**
+ * `up --dry-run` as text: what would be created, in the order `up` creates it, on `engine` (its title: Docker, Podman).
+ * Nothing here touches the machine.
+ */
+export function renderKindPlan(plan: KindLabPlan, action: 'up' | 'down' = 'up', engine = 'Docker'): string {
   const out: string[] = [];
   const verb = action === 'up' ? 'would create (or keep, when it already exists)' : 'would remove (when it exists)';
   out.push(`lab '${plan.lab}' on kind (Kubernetes ${plan.kubernetesVersion}): ${verb}`);
   out.push('');
-  out.push('Docker networks (one per VPC):');
+  out.push(`${engine} networks (one per VPC):`);
   for (const n of plan.networks) {
-    out.push(`  ${n.name}  vpc=${n.vpc}  subnet=${n.subnet ?? 'chosen by Docker'}${n.gateway ? `  gateway=${n.gateway}` : ''}`);
+    out.push(`  ${n.name}  vpc=${n.vpc}  subnet=${n.subnet ?? `chosen by ${engine}`}${n.gateway ? `  gateway=${n.gateway}` : ''}`);
     out.push(
       `    labels: ${Object.entries(n.labels)
         .map(([k, v]) => `${k}=${v}`)

@@ -135,6 +135,8 @@ export class KindCli {
     // Docker publishes it. kind removed the node it made, so once more picks another port.
     if (r.exitCode !== 0 && PORT_TAKEN.test(`${r.stdout}\n${r.stderr}`)) r = await this.run(args, env, true);
     if (r.exitCode !== 0) {
+      // kind removed the node it made, but on Podman not the node's volume.
+      await this.engine.removeKindNodeVolumes(name).catch(() => []);
       throw new Error(
         `kind create cluster --name ${name} failed (exit status ${r.exitCode}; ${Object.entries(this.engine.kindEnv(network))
           .map(([k, v]) => `${k}=${v}`)
@@ -145,6 +147,7 @@ export class KindCli {
 
   async delete(name: string): Promise<void> {
     await this.run(['delete', 'cluster', '--name', name, '--kubeconfig', await this.scratchKubeconfig(name)]);
+    await this.engine.removeKindNodeVolumes(name);
   }
 
   /** The cluster's admin kubeconfig as the host reaches it (127.0.0.1:<port>). */

@@ -192,7 +192,7 @@ export function planKindLab(config: LabConfig, input: KindPlanInput): KindLabPla
     const conflist = clusterConflist(
       input.podNetwork,
       { podSubnet: POD_SUBNET, serviceSubnet: SERVICE_SUBNET },
-      subnets.get(c.vpc)?.subnet ?? `<subnet Docker gives ${network}>`,
+      subnets.get(c.vpc)?.subnet ?? `<subnet the engine gives ${network}>`,
     );
     return {
       name: c.name,

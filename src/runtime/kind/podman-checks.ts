@@ -1,4 +1,4 @@
-import type { EngineFacts } from '../../host/facts.js';
+import { engineSharesHostKernel, type EngineFacts, type HostFacts } from '../../host/facts.js';
 import type { PreflightCheck } from '../preflight.js';
 
 /** kind's podman provider refuses an older podman (its `ensureMinVersion`; docs/notes.md, kind's podman provider). */
@@ -60,4 +60,22 @@ export function podmanChecks(engine: EngineFacts): PreflightCheck[] {
     });
   }
   return checks;
+}
+
+/**
+ * What a Podman on this machine needs of the machine: kind's podman provider bind-mounts /lib/modules into every node
+ * (`--volume /lib/modules:/lib/modules:ro`, its provision.go), and Podman, unlike Docker, refuses a missing source
+ * ("statfs /lib/modules: no such file or directory"). Some hosts have none: a kernel with no loadable modules, a VM or
+ * sandbox whose kernel comes from outside. Only read where the engine runs this machine's kernel. Pure.
+ */
+export function podmanHostChecks(facts: HostFacts): PreflightCheck[] {
+  if (facts.libModules !== false || !engineSharesHostKernel(facts)) return [];
+  return [
+    {
+      check: 'podman /lib/modules',
+      level: 'stop',
+      line: "this host has no /lib/modules, which kind's podman provider mounts into every node (Podman refuses a missing mount source)",
+      fix: 'create it, empty if the kernel has no modules (sudo mkdir -p /lib/modules), or use Docker (OCM_LAB_ENGINE=docker)',
+    },
+  ];
 }

@@ -3,7 +3,7 @@ import { dockerInspect } from '../../images/docker.js';
 import type { ArtifactsMode } from '../../provision/artifacts.js';
 import { NO_MIRRORS, type Mirrors } from '../../provision/mirrors.js';
 import { inotifyCheck, type PreflightCheck } from '../preflight.js';
-import { podmanChecks } from './podman-checks.js';
+import { podmanChecks, podmanHostChecks } from './podman-checks.js';
 import { nodeImageCached, nodeImageRef } from './images/node-image.js';
 import { publishedNodeRunsOnCgroupV1 } from './images/official-node.js';
 import { builtNodeVerdict, officialNodeVerdict, onlyCgroupV1Blocks } from './verdicts.js';
@@ -95,7 +95,7 @@ export function kindPlatformChecks(input: KindPreflightInput): PreflightCheck[] 
   const archFrom = arch.from === 'engine' ? 'the engine' : 'this machine';
   if (engine.name === 'podman') {
     checks.push({ check: 'engine', level: 'ok', line: `podman ${engine.version ?? '?'} answers (${engine.osType ?? 'OS unknown'}, ${arch.value})` });
-    const podman = podmanChecks(engine);
+    const podman = [...podmanChecks(engine), ...podmanHostChecks(facts)];
     checks.push(...podman);
     if (podman.some((c) => c.level === 'stop')) return checks;
   } else {

@@ -458,7 +458,7 @@ export class KindRuntime implements Runtime<KindContext, KindRuntimeState> {
       runtime: 'kind',
       steps: options.action === 'up' ? runtimeUp(this, config, {}).steps.map((s) => s.title) : [],
       plan,
-      text: renderKindPlan(plan, options.action),
+      text: renderKindPlan(plan, options.action, (await currentEngine()).title),
     };
   }
 

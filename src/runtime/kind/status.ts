@@ -3,16 +3,17 @@ import type { LabConfig } from '../../config/index.js';
 import { endpointFromKubeconfig, KubeClient } from '../../kube/client.js';
 import { clusterKubeconfigFile, labKubeconfigFile } from '../../paths.js';
 import type { ClusterStatus, LabStatus, VpcStatus } from '../types.js';
+import { currentEngine } from '../../images/engine/index.js';
 import { inspectContainer } from './hub-endpoint.js';
 import { hubEndpointName, nodeContainerName, vpcNetworkName } from './names.js';
 import { inspectNetworks } from './networks.js';
 import { HUB_PUBLISHED_PORTS } from './plan.js';
 
-/** A VPC as kind runs it: its Docker network (the carrier) and the containers attached to it. */
+/** A VPC as kind runs it: its engine's network (the carrier) and the containers attached to it. */
 type KindVpcStatus = VpcStatus & { carrier: string; details: { network: string; containers: string[] } };
 
-function isolationReason(lab: string): string {
-  return `Docker network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
+function isolationReason(lab: string, engine: string): string {
+  return `${engine} network isolation; spokes reach the hub only through ${hubEndpointName(lab)} ports ${HUB_PUBLISHED_PORTS.join(', ')}`;
 }
 
 /** GET /readyz with the cluster's admin kubeconfig: true when it says ok within `timeoutMs`. */
@@ -41,9 +42,10 @@ async function hostServer(kubeconfigFile: string): Promise<string> {
   }
 }
 
-/** The lab's clusters, networks and isolation as Docker and the API servers report them now. */
+/** The lab's clusters, networks and isolation as its engine and the API servers report them now. */
 export async function kindLabStatus(config: LabConfig): Promise<LabStatus> {
   const lab = config.name;
+  const engine = (await currentEngine()).title;
   const endpoint = await inspectContainer(hubEndpointName(lab));
   const clusters: ClusterStatus[] = await Promise.all(
     config.clusters.map(async (c) => {
@@ -70,12 +72,12 @@ export async function kindLabStatus(config: LabConfig): Promise<LabStatus> {
   const endpointNetworks = Object.keys(endpoint?.NetworkSettings.Networks ?? {});
   const detached = vpcs.filter((v) => !endpointNetworks.includes(v.carrier)).map((v) => v.carrier);
   const isolation = missingNetworks.length
-    ? { enforced: false, reason: `Docker networks missing: ${missingNetworks.join(', ')}` }
+    ? { enforced: false, reason: `${engine} networks missing: ${missingNetworks.join(', ')}` }
     : !endpoint?.State.Running
       ? { enforced: false, reason: `${hubEndpointName(lab)} is not running, so spokes cannot reach the hub` }
       : detached.length
         ? { enforced: false, reason: `${hubEndpointName(lab)} is not on ${detached.join(', ')}` }
-        : { enforced: true, reason: isolationReason(lab) };
+        : { enforced: true, reason: isolationReason(lab, engine) };
   const allReady = clusters.length > 0 && clusters.every((c) => c.ready);
   const exists = (await fs.stat(labKubeconfigFile(lab)).catch(() => null)) !== null;
   return {
