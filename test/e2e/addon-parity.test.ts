@@ -6,14 +6,13 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OCM_LAB_IMAGE } from '../../src/images/catalogue.js';
-import type { LabConfig } from '../../src/config/index.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { downLab } from '../../src/lab/lifecycle.js';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';
 import { createTunnelClient } from '../../src/tunnel/index.js';
 import { cacheDir } from '../../src/paths.js';
-import { isolatedLabHome, kubectl, portForward, hubAndCluster1Config } from '../support/lab.js';
-import { upLabIn } from '../support/test-lab.js';
+import { kubectl, portForward } from '../support/lab.js';
+import { useTempDir } from '../support/temp-dir.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { childPids, memoryTotalsKb, openFds, peakSampler, quantile, residentKb } from '../support/proc-figures.js';
 import { startPromptSession, type PromptSession } from '../support/prompt-session.js';
 import { waitUntil } from '../support/wait.js';
@@ -24,19 +23,24 @@ const MSA_API = 'authentication.open-cluster-management.io/v1beta1';
 const MSA_NS = 'open-cluster-management-managed-serviceaccount';
 
 /**
- * Upstream parity of cluster-proxy and managed-serviceaccount (issue 14 item 4) on a lab
- * of its own: a TTL'd ManagedServiceAccount goes at its time, the
+ * Upstream parity of cluster-proxy and managed-serviceaccount (issue 14 item 4) on the shared
+ * hub + cluster1 lab: a TTL'd ManagedServiceAccount goes at its time, the
  * ManagedProxyConfiguration keeps selfSigned.additionalSANs and they are served, the
  * certificates last as upstream's, and `ocm-tls-profile` sets the proxy-server's TLS floor;
  * and the service proxy / user server (issue 14): a Service on cluster1 and cluster1's API
  * server reached from the host through `cluster-proxy-addon-user` with the caller's identity;
- * and 100 `proxy kubectl` users at once on the same lab (issue 16 item 2).
+ * and 100 `proxy kubectl` users at once on the same lab (issue 16 item 2). The tests change the
+ * ManagedProxyConfiguration lab-wide (SANs, a pull secret, the user server removed) and make RBAC, a hub
+ * ServiceAccount and namespaces: afterAll puts the configuration back as this file found it, waits for the
+ * proxy-server, the user server and cluster1's agent to run it and the tunnel to answer, and takes the rest away.
  */
 describe('addon parity: cluster-proxy and managed-serviceaccount as upstream behaves', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
-  let config: LabConfig;
+  const lab = useSharedLab('hub-cluster1', 'test/e2e/addon-parity.test.ts');
+  const own = useTempDir('ocm-lab-parity-');
   let kubeconfig: string;
-  let labFile: string;
+  let env: NodeJS.ProcessEnv;
+  /** The ManagedProxyConfiguration's spec as the lab had it before this file. */
+  let proxyConfigSpec: unknown;
   let hub: KubeClient;
   const ok = async (context: string, args: string[], input?: string) => {
     const r = await kubectl(kubeconfig, ['--context', context, ...args], input);
@@ -136,9 +140,9 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
   };
 
   beforeAll(async () => {
-    home = await isolatedLabHome('parity');
-    ({ config, kubeconfig, labFile } = await upLabIn(home.home, hubAndCluster1Config('e2e-parity', ['cluster-proxy', 'managed-serviceaccount'])));
-    const hubOnly = path.join(home.home, 'hub.kubeconfig');
+    ({ kubeconfig, env } = lab);
+    proxyConfigSpec = JSON.parse(await ok('hub', ['get', 'managedproxyconfiguration', 'cluster-proxy', '-o', 'jsonpath={.spec}']));
+    const hubOnly = path.join(own.path, 'hub.kubeconfig');
     await fs.writeFile(hubOnly, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
     hub = await KubeClient.fromKubeconfig(hubOnly);
     // The Service the user-server test reaches, made now: a pod sees Services created after it within a minute.
@@ -161,10 +165,65 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     await ok('cluster1', ['-n', 'svc-demo', 'expose', 'deployment', 'web', '--port=8080']);
   });
 
+  // The shared lab as this file found it (useSharedLab then compares every object).
   afterAll(async () => {
     hub?.close();
-    await downLab(config).catch(() => undefined);
-    await home?.cleanup();
+    const k = (context: string, args: string[]) => kubectl(kubeconfig, ['--context', context, ...args]);
+    await k('hub', ['-n', MANAGER_NS, 'delete', 'configmap', 'ocm-tls-profile', '--ignore-not-found']);
+    await k('hub', ['-n', 'default', 'delete', 'serviceaccount', 'viewer', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'clusterrolebinding', 'hub-viewer', 'load-namespace-reader', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'clusterrole', 'load-namespace-reader', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'namespace', 'svc-demo', '--ignore-not-found', '--wait=false']);
+    // The 100 users' MSAs, their ServiceAccounts and namespaces (deleted without waiting by the test): gone, however many.
+    await waitUntil(
+      async () => {
+        const left = [
+          await ok('hub', ['-n', 'cluster1', 'get', 'managedserviceaccount', '-l', 'load-test=users', '-o', 'name']),
+          await ok('cluster1', ['-n', MSA_NS, 'get', 'serviceaccount', '-o', 'name']),
+          await ok('cluster1', ['get', 'namespace', '-o', 'name']),
+        ].join('\n');
+        return /load-u\d{3}/.test(left) ? undefined : true;
+      },
+      "the 100 users' MSAs, ServiceAccounts and namespaces gone",
+      300_000,
+      2_000,
+    );
+    if (proxyConfigSpec === undefined) return;
+    await ok('hub', [
+      'patch',
+      'managedproxyconfiguration',
+      'cluster-proxy',
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec', value: proxyConfigSpec }]),
+    ]);
+    // The proxy-server settled on the configuration put back (not on a certificate without the extra SANs: none came within 120 s).
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy', '--timeout=120s']);
+    // The user server and cluster1's service proxy back.
+    await waitUntil(
+      async () => ((await k('hub', ['-n', PROXY_NS, 'get', 'deploy', 'cluster-proxy-addon-user', '-o', 'name'])).exitCode === 0 ? true : undefined),
+      'Deployment cluster-proxy-addon-user back',
+      120_000,
+    );
+    await ok('hub', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-addon-user', '--timeout=120s']);
+    await waitUntil(
+      async () => {
+        const names = await ok('cluster1', [
+          '-n',
+          PROXY_NS,
+          'get',
+          'deploy',
+          'cluster-proxy-proxy-agent',
+          '-o',
+          'jsonpath={.spec.template.spec.containers[*].name}',
+        ]);
+        return names.trim() === 'proxy-agent service-proxy' ? true : undefined;
+      },
+      'the agent on cluster1 to run its service-proxy container again',
+      120_000,
+    );
+    await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
+    await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'the tunnel to cluster1 after the clean-up', 90_000, 2_000);
   });
 
   it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted less than 1 s after creationTimestamp + TTL', async () => {
@@ -418,8 +477,8 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     ]);
     const forward = await portForward(kubeconfig, 'hub', PROXY_NS, 'svc/cluster-proxy-addon-user', 9092);
     try {
-      const viaKubeconfig = path.join(home.home, 'user-server.kubeconfig');
-      const caFile = path.join(home.home, 'proxy-ca.crt');
+      const viaKubeconfig = path.join(own.path, 'user-server.kubeconfig');
+      const caFile = path.join(own.path, 'proxy-ca.crt');
       await fs.writeFile(caFile, await secretPem('proxy-server-ca', 'ca.crt'));
       await fs.writeFile(
         viaKubeconfig,
@@ -631,11 +690,11 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     const before = { serverFds: openFds(serverPid), agentFds: openFds(agentPid), server: residentKb(serverPid)!, agent: residentKb(agentPid)! };
 
     // The users' HOME and TMPDIR are directories of their own: whatever a session leaves there shows.
-    const userHome = path.join(home.home, 'load-home');
-    const userTmp = path.join(home.home, 'load-tmp');
+    const userHome = path.join(own.path, 'load-home');
+    const userTmp = path.join(own.path, 'load-tmp');
     await fs.mkdir(userHome);
     await fs.mkdir(userTmp);
-    const env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile, OCM_LAB_CACHE_DIR: cacheDir(), HOME: userHome, TMPDIR: userTmp };
+    const userEnv = { ...env, OCM_LAB_CACHE_DIR: cacheDir(), HOME: userHome, TMPDIR: userTmp };
     const loadBefore = (await fs.readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
 
     const sessions: PromptSession[] = [];
@@ -646,7 +705,7 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     const record = (step: string, ms: number) => (timings[step] ??= []).push(ms);
     try {
       const t0 = Date.now();
-      for (const n of names) sessions.push(startPromptSession(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', n, '-i'], env));
+      for (const n of names) sessions.push(startPromptSession(['proxy', 'kubectl', '--cluster', 'cluster1', '--sa', n, '-i'], userEnv));
       const spawnMs = Date.now() - t0;
       // Only now, so no user inherits it: this thread (sampler, prompts) ahead of the 200 processes it
       // watches, or at a load of ~100 a sample and a prompt's arrival would wait seconds for a core.

@@ -19,11 +19,19 @@ const base = testLabConfig(LAB, {
   addons: defaultLabConfig().addons,
 });
 const withCluster3: LabConfig = { ...base, clusters: [...base.clusters, { name: 'cluster3', vpc: 'vpc-2', hub: false }] };
+const PROXY_NS = 'open-cluster-management-cluster-proxy';
+const AGENT_CERT_SECRET = 'cluster-proxy-agent-cluster2';
+const CRED_NS = 'open-cluster-management-credentials';
 
 interface Listed {
   items: { metadata: { name: string; namespace?: string; labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } }[];
 }
 
+/**
+ * Clusters added and removed on a lab of this file's own. The last two tests came from files that now share the
+ * hub + cluster1 lab (shared-namespace.test.ts, cluster-gateway.test.ts): they add and remove a cluster, or delete
+ * cluster1's ManagedCluster, which no later user of a shared lab could live with.
+ */
 describe('clusters added and removed live (cluster add/remove, and an edited lab file)', () => {
   let home: Awaited<ReturnType<typeof isolatedLabHome>>;
   let before: Awaited<ReturnType<typeof machineSnapshot>>;
@@ -32,6 +40,12 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
   let hubBefore: string[];
   const env = () => ({ OCM_LAB_HOME: home.home });
   const k = (context: string, args: string[]) => kubectl(kubeconfig, ['--context', context, ...args]);
+  const ok = async (context: string, args: string[]) => {
+    const r = await k(context, args);
+    if (r.exitCode !== 0) throw new Error(`kubectl --context ${context} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const exists = async (context: string, args: string[]) => (await k(context, ['get', ...args, '--ignore-not-found', '-o', 'name'])).stdout.trim() !== '';
   const list = async (context: string, args: string[]) => {
     const r = await k(context, ['get', ...args, '-o', 'json']);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -171,6 +185,42 @@ describe('clusters added and removed live (cluster add/remove, and an edited lab
     expect(moved.exitCode).toBe(6);
     expect(moved.stderr).toContain('the hub of a lab cannot change');
     expect((await list('hub', ['managedclusters'])).items.map((m) => m.metadata.name)).toEqual(['cluster1']);
+  });
+
+  // Adds and removes a cluster: from shared-namespace.test.ts, whose lab is shared.
+  it('cluster remove leaves no cluster-proxy agent certificate of the cluster on the hub', async () => {
+    // A cluster of its own to remove (cluster1 is alone in its VPC, and a VPC must hold a cluster), in a lab file that lists it.
+    const withCluster2 = path.join(home.home, 'with-cluster2.yaml');
+    const cluster1 = base.clusters.find((c) => c.name === 'cluster1')!;
+    await fs.writeFile(withCluster2, renderLabConfig({ ...base, clusters: [...base.clusters, { name: 'cluster2', vpc: cluster1.vpc, hub: false }] }));
+    const added = await cli(['up', '--config', withCluster2]);
+    expect(added.exitCode, added.stderr).toBe(0);
+    const secret = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', AGENT_CERT_SECRET, '-o', 'json'])) as {
+      metadata: { ownerReferences?: { kind: string; name: string }[] };
+    };
+    expect(secret.metadata.ownerReferences).toContainEqual(expect.objectContaining({ kind: 'ManagedCluster', name: 'cluster2' }));
+    const removed = await cli(['cluster', 'remove', 'cluster2', '--config', withCluster2]);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    // Garbage collection follows the ManagedCluster: shortly after, not necessarily before the command returns.
+    await waitUntil(
+      async () => (!(await exists('hub', ['-n', PROXY_NS, 'secret', AGENT_CERT_SECRET])) ? true : undefined),
+      `Secret ${PROXY_NS}/${AGENT_CERT_SECRET} gone from the hub`,
+      120_000,
+    );
+    expect(await exists('hub', ['-n', PROXY_NS, 'secret', 'cluster-proxy-agent-cluster1'])).toBe(true);
+  }, 1_200_000);
+
+  // Deletes cluster1's ManagedCluster: from cluster-gateway.test.ts, whose lab is shared.
+  it('a ClusterGateway goes when its ManagedCluster goes', async () => {
+    expect((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode).toBe(0);
+    await ok('hub', ['delete', 'managedcluster', 'cluster1', '--wait=false']);
+    await waitUntil(
+      async () => ((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode !== 0 ? true : undefined),
+      'ClusterGateway cluster1 to go',
+      60_000,
+      500,
+    );
+    expect((await k('hub', ['-n', CRED_NS, 'get', 'secret', 'cluster1'])).stderr).toMatch(/not found/);
   });
 
   it('down removes all of it', async () => {

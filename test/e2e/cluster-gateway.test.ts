@@ -5,12 +5,12 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';
-import { downLab } from '../../src/lab/lifecycle.js';
 import { clusterPkiPaths } from '../../src/pki/index.js';
 import { labDir } from '../../src/paths.js';
 import { filesUnder } from '../support/secret-scan.js';
-import { cli, isolatedLabHome, kubectl, kubectlPath, hubAndCluster1Config } from '../support/lab.js';
-import { upLabIn } from '../support/test-lab.js';
+import { cli, kubectl, kubectlPath } from '../support/lab.js';
+import { useTempDir } from '../support/temp-dir.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const GW = '/apis/cluster.core.oam.dev/v1alpha1/clustergateways';
@@ -18,14 +18,20 @@ const GW_NS = 'open-cluster-management-cluster-gateway';
 const CRED_NS = 'open-cluster-management-credentials';
 const GW_SA = 'system:serviceaccount:open-cluster-management-managed-serviceaccount:cluster-gateway';
 const GATEWAY_PORT = 9460;
+const PENETRATION_GATE = '--feature-gates=ClientIdentityPenetration=true';
 
 /**
  * cluster-gateway on a real lab (hub + cluster1, all three addons): the aggregated API
  * through the hub API server, its authentication and authorization, the proxy subresource
- * (plain, watch, upgrade), seed 001's kubeconfig and seed 004's identity penetration.
+ * (plain, watch, upgrade), seed 001's kubeconfig and seed 004's identity penetration. On the
+ * shared hub + cluster1 lab: what the tests grant, make and switch on (RBAC on both clusters, hub
+ * ServiceAccounts, the gateway's ClientIdentityPenetration gate) is taken away again in afterAll.
+ * "A ClusterGateway goes when its ManagedCluster goes" deletes cluster1's ManagedCluster: it runs in
+ * cluster-add-remove.test.ts, on a lab of its own.
  */
 describe('cluster-gateway', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
+  const lab = useSharedLab('hub-cluster1', 'test/e2e/cluster-gateway.test.ts');
+  const own = useTempDir('ocm-lab-gateway-');
   let config: LabConfig;
   let kubeconfig: string;
   let env: NodeJS.ProcessEnv;
@@ -47,7 +53,7 @@ describe('cluster-gateway', () => {
     const token = (await ok('hub', ['-n', 'default', 'create', 'token', name, '--duration=1h'])).trim();
     const server = (await ok('hub', ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).trim();
     const ca = (await ok('hub', ['config', 'view', '--minify', '--raw', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority-data}'])).trim();
-    const file = path.join(home.home, `${name}.kubeconfig`);
+    const file = path.join(own.path, `${name}.kubeconfig`);
     await fs.writeFile(
       file,
       `apiVersion: v1\nkind: Config\nclusters: [{name: hub, cluster: {server: "${server}", certificate-authority-data: ${ca}}}]\nusers: [{name: ${name}, user: {token: "${token}"}}]\ncontexts: [{name: ${name}, context: {cluster: hub, user: ${name}}}]\ncurrent-context: ${name}\n`,
@@ -105,22 +111,44 @@ describe('cluster-gateway', () => {
   const require_ = (file: string) => pemCache.get(file) ?? '';
 
   beforeAll(async () => {
-    home = await isolatedLabHome('gateway');
-    let labFile: string;
-    ({ config, kubeconfig, labFile } = await upLabIn(
-      home.home,
-      hubAndCluster1Config('e2e-gateway', ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway']),
-    ));
-    env = { OCM_LAB_HOME: home.home, OCM_LAB_CONFIG: labFile };
+    ({ config, kubeconfig, env } = lab);
     hubAddress = new URL((await ok('hub', ['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).trim()).hostname;
     const pki = clusterPkiPaths(path.join(labDir(config.name), 'clusters', 'hub', 'pki'));
     for (const f of [pki.frontProxyClientCert, pki.frontProxyClientKey]) pemCache.set(f, await fs.readFile(f, 'utf8'));
   }, 600_000);
 
+  // The shared lab as this file found it: the RBAC and ServiceAccounts the tests made go, the gateway runs without the
+  // identity-penetration gate again and reaches cluster1 (useSharedLab then compares every object).
   afterAll(async () => {
-    await downLab(config).catch(() => undefined);
-    await home.cleanup();
-  });
+    await k('hub', ['-n', 'default', 'delete', 'serviceaccount', 'nobody', 'alice', '--ignore-not-found']);
+    await k('hub', ['delete', 'clusterrolebinding', 'alice-gateway-proxy', '--ignore-not-found']);
+    await k('hub', ['delete', 'clusterrole', 'gateway-proxy-user', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'clusterrolebinding', 'gateway-admin', 'gateway-impersonator', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'clusterrole', 'gateway-impersonator', '--ignore-not-found']);
+    await k('cluster1', ['delete', 'namespace', 'team-a', '--ignore-not-found', '--wait=false']);
+    const args = JSON.parse(
+      await ok('hub', ['-n', GW_NS, 'get', 'deployment', 'cluster-gateway', '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
+    ) as string[];
+    const gate = args.indexOf(PENETRATION_GATE);
+    if (gate !== -1) {
+      await ok('hub', [
+        '-n',
+        GW_NS,
+        'patch',
+        'deployment',
+        'cluster-gateway',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: `/spec/template/spec/containers/0/args/${gate}` }]),
+      ]);
+      await ok('hub', ['-n', GW_NS, 'rollout', 'status', 'deployment/cluster-gateway', '--timeout=120s']);
+    }
+    await waitUntil(
+      async () => ((await k('hub', ['get', '--raw', `${GW}/cluster1/proxy/healthz`])).stdout === 'ok' ? true : undefined),
+      'the gateway to reach cluster1 after the clean-up',
+      60_000,
+    );
+  }, 300_000);
 
   it('get --raw …/clustergateways/cluster1/proxy/healthz prints ok with the hub admin kubeconfig', async () => {
     expect(await ok('hub', ['get', '--raw', `${GW}/cluster1/proxy/healthz`])).toBe('ok');
@@ -179,7 +207,7 @@ describe('cluster-gateway', () => {
       ok('hub', ['config', 'view', '--minify', '--raw', '-o', `jsonpath=${p}`]).then((x) => Buffer.from(x.trim(), 'base64').toString('utf8'));
     const ca = await raw('{.clusters[0].cluster.certificate-authority-data}');
     const token = (await ok('hub', ['-n', 'default', 'create', 'token', 'nobody', '--duration=1h'])).trim();
-    const files = { ca: path.join(home.home, 'hub-ca.crt'), crt: path.join(home.home, 'admin.crt'), key: path.join(home.home, 'admin.key') };
+    const files = { ca: path.join(own.path, 'hub-ca.crt'), crt: path.join(own.path, 'admin.crt'), key: path.join(own.path, 'admin.key') };
     await fs.writeFile(files.ca, ca);
     await fs.writeFile(files.crt, await raw('{.users[0].user.client-certificate-data}'), { mode: 0o600 });
     await fs.writeFile(files.key, await raw('{.users[0].user.client-key-data}'), { mode: 0o600 });
@@ -238,7 +266,7 @@ describe('cluster-gateway', () => {
     const out = await cli(['kubeconfig', '--via', 'gateway', 'cluster1'], env);
     expect(out.exitCode, out.stderr).toBe(0);
     expect(out.stdout).toMatch(new RegExp(`server: https://[^\\s]+${GW}/cluster1/proxy`));
-    const file = path.join(home.home, 'cluster1-gw.kubeconfig');
+    const file = path.join(own.path, 'cluster1-gw.kubeconfig');
     await fs.writeFile(file, out.stdout, { mode: 0o600 });
     const before = await kc(file, ['get', 'ns']);
     expect(before.stderr).toContain(
@@ -263,7 +291,7 @@ describe('cluster-gateway', () => {
   });
 
   it('a watch streams through the proxy', async () => {
-    const file = path.join(home.home, 'cluster1-gw.kubeconfig');
+    const file = path.join(own.path, 'cluster1-gw.kubeconfig');
     const watch = execa(await kubectlPath(), ['--kubeconfig', file, '-n', 'default', 'get', 'configmaps', '--watch', '--output-watch-events'], {
       reject: false,
       timeout: 60_000,
@@ -331,7 +359,7 @@ describe('cluster-gateway', () => {
   });
 
   it('exec and logs -f through the gateway, as they work directly', async () => {
-    const gwFile = path.join(home.home, 'cluster1-gw.kubeconfig');
+    const gwFile = path.join(own.path, 'cluster1-gw.kubeconfig');
     const pod = (await ok('cluster1', ['-n', 'open-cluster-management-cluster-proxy', 'get', 'pods', '-o', 'name'])).split('\n')[0]!;
     const ns = ['-n', 'open-cluster-management-cluster-proxy'];
     const directLogs = await k('cluster1', [...ns, 'logs', pod, '--tail=1']);
@@ -413,7 +441,7 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
       'cluster-gateway',
       '--type=json',
       '-p',
-      '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--feature-gates=ClientIdentityPenetration=true"}]',
+      JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/args/-', value: PENETRATION_GATE }]),
     ]);
     await waitUntil(
       async () => {
@@ -497,18 +525,6 @@ subjects: [{kind: ServiceAccount, name: alice, namespace: default}]
       if (line) found.push(`${path.relative(labDir(config.name), file)}: ${line.slice(0, 200)}`);
     }
     expect(found).toEqual([]);
-  });
-
-  it('a ClusterGateway goes when its ManagedCluster goes', async () => {
-    expect((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode).toBe(0);
-    await ok('hub', ['delete', 'managedcluster', 'cluster1', '--wait=false']);
-    await waitUntil(
-      async () => ((await k('hub', ['get', 'clustergateway', 'cluster1'])).exitCode !== 0 ? true : undefined),
-      'ClusterGateway cluster1 to go',
-      60_000,
-      500,
-    );
-    expect((await k('hub', ['-n', CRED_NS, 'get', 'secret', 'cluster1'])).stderr).toMatch(/not found/);
   });
 });
 

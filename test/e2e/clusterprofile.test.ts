@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LabConfig } from '../../src/config/index.js';
-import { downLab } from '../../src/lab/lifecycle.js';
-import { cli, isolatedLabHome, kubectl, hubAndCluster1Config } from '../support/lab.js';
-import { upLabIn } from '../support/test-lab.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, kubectl } from '../support/lab.js';
+import { useTempDir } from '../support/temp-dir.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { waitUntil } from '../support/wait.js';
 
 const INVENTORY = 'open-cluster-management-cluster-inventory';
@@ -29,11 +28,12 @@ const execInfo = (clusterName: string) =>
  * upstream's documented behaviour: OCM v1.2.1 writes a ClusterProfile per ManagedCluster, managed-
  * serviceaccount v0.10.0's credential sync copies labelled MSAs' tokens into the profile's namespace
  * (following rotation, removing copies whose MSA is gone), and the credentials plugin answers with the
- * token or upstream's errors. The scenario document runs on the same lab.
+ * token or upstream's errors. The scenario document runs on the same lab. On the shared hub + cluster1 lab: the
+ * ClusterProfile gate is on there from the start (the lab's default), and every MSA made here is deleted again.
  */
 describe('ClusterProfile and its credentials', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
-  let config: LabConfig | undefined;
+  const lab = useSharedLab('hub-cluster1', 'test/e2e/clusterprofile.test.ts');
+  const own = useTempDir('ocm-lab-clusterprofile-');
   let labFile: string;
   let kubeconfig: string;
   let hubKubeconfig: string;
@@ -74,15 +74,9 @@ describe('ClusterProfile and its credentials', () => {
     waitUntil(async () => ((await secretOrNull(INVENTORY, `cluster1-${name}`)) === null ? true : undefined), what, 120_000);
 
   beforeAll(async () => {
-    home = await isolatedLabHome('clusterprofile');
-    ({ config, labFile, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config('e2e-cprofile', ['managed-serviceaccount'])));
-    hubKubeconfig = path.join(home.home, 'hub.kubeconfig');
+    ({ labFile, kubeconfig } = lab);
+    hubKubeconfig = path.join(own.path, 'hub.kubeconfig');
     await fs.writeFile(hubKubeconfig, await ok('hub', ['config', 'view', '--minify', '--flatten', '--context', 'hub']), { mode: 0o600 });
-  }, 900_000);
-
-  afterAll(async () => {
-    if (config) await downLab(config).catch(() => undefined);
-    await home?.cleanup();
   });
 
   it("turns OCM's feature gate on, and every ManagedCluster gets a ClusterProfile with its status and access provider", async () => {

@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it comes up with `clusterProxy.entrypoint: port-forward`, which would move every other user's tunnel.
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LabConfig } from '../../src/config/index.js';

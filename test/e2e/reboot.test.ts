@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs every process of its lab and removes its network, then checks what `up` brings back.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';

@@ -1,10 +1,6 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
-import { downLab } from '../../src/lab/lifecycle.js';
-import { cli, isolatedLabHome, kubectl, hubAndCluster1Config } from '../support/lab.js';
-import { upLabIn } from '../support/test-lab.js';
+import { kubectl } from '../support/lab.js';
+import { useSharedLab } from '../support/test-lab.js';
 import { sleep } from '../../src/kube/wait.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -15,18 +11,18 @@ const PROXY_NS = 'open-cluster-management-cluster-proxy';
 const PROXY_AGENT = 'cluster-proxy-proxy-agent';
 const PROXY_WORK = 'addon-cluster-proxy-deploy-0';
 const MCA = 'managedclusteraddons.v1alpha1.addon.open-cluster-management.io';
-const AGENT_CERT_SECRET = 'cluster-proxy-agent-cluster2';
 
 /**
  * An addon never deletes what another addon still uses (issue 28): cluster-proxy moves
  * into the klusterlet's addon namespace (an AddOnDeploymentConfig added), out of it (the config
  * removed) and is then removed from cluster1, while helloworld's agent in that namespace stays the
- * same pod in the same namespace throughout. And `cluster remove` leaves no agent certificate of the
- * removed cluster on the hub.
+ * same pod in the same namespace throughout. On the shared hub + cluster1 lab: afterAll starts the
+ * cluster-proxy manager again, which gives cluster1 its ManagedClusterAddOn back, and waits for the
+ * agent at home. That `cluster remove` leaves no agent certificate of the removed cluster on the hub
+ * adds and removes a cluster: it runs in cluster-add-remove.test.ts, on a lab of its own.
  */
 describe('addons sharing a namespace on a cluster', () => {
-  let home: Awaited<ReturnType<typeof isolatedLabHome>>;
-  let config: LabConfig | undefined;
+  const lab = useSharedLab('hub-cluster1', 'test/e2e/shared-namespace.test.ts');
   let kubeconfig: string;
   let stoppedProxyManager = false;
   const k = (context: string, args: string[], input?: string) => kubectl(kubeconfig, ['--context', context, ...args], input);
@@ -70,21 +66,29 @@ describe('addons sharing a namespace on a cluster', () => {
     ok('hub', ['-n', 'open-cluster-management-addon', 'scale', 'deployment', 'cluster-proxy-addon-manager', `--replicas=${replicas}`]);
 
   beforeAll(async () => {
-    home = await isolatedLabHome('shared-ns');
-    ({ config, kubeconfig } = await upLabIn(home.home, hubAndCluster1Config('e2e-shared-ns', ['cluster-proxy', 'managed-serviceaccount', 'helloworld'])));
+    ({ kubeconfig } = lab);
     // No agentInstallNamespace: the API server fills in the klusterlet's addon namespace.
     await ok(
       'hub',
       ['apply', '-f', '-'],
       'apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: proxy-shared, namespace: cluster1}\nspec: {}\n',
     );
-  }, 900_000);
-
-  afterAll(async () => {
-    if (stoppedProxyManager) await scaleProxyManager(1).catch(() => undefined);
-    if (config) await downLab(config).catch(() => undefined);
-    await home.cleanup();
   });
+
+  // The shared lab as this file found it: the manager running, cluster1's ManagedClusterAddOn back (its Placement's
+  // decision), without a config, and the agent ready in its own namespace (useSharedLab then compares every object).
+  afterAll(async () => {
+    if (stoppedProxyManager) await scaleProxyManager(1);
+    await waitUntil(
+      async () => ((await exists('hub', ['-n', 'cluster1', MCA, 'cluster-proxy'])) ? true : undefined),
+      "cluster1's cluster-proxy addon back",
+      180_000,
+    );
+    await useConfig(null);
+    await ok('hub', ['-n', 'cluster1', 'delete', 'addondeploymentconfig', 'proxy-shared', '--ignore-not-found']);
+    await proxyAgentReadyIn(PROXY_NS);
+    await proxyAgentGoneFrom(SHARED_NS);
+  }, 600_000);
 
   it('cluster-proxy moved in and out of the shared namespace: helloworld keeps its pod, the namespace is never deleted', async () => {
     const before = await helloworldState();
@@ -130,26 +134,4 @@ describe('addons sharing a namespace on a cluster', () => {
     await scaleProxyManager(1);
     stoppedProxyManager = false;
   }, 600_000);
-
-  it('cluster remove leaves no cluster-proxy agent certificate of the cluster on the hub', async () => {
-    // A cluster of its own to remove (cluster1 is alone in its VPC, and a VPC must hold a cluster), in a lab file that lists it.
-    const withCluster2 = path.join(home.home, 'with-cluster2.yaml');
-    const cluster1 = config!.clusters.find((c) => c.name === 'cluster1')!;
-    await fs.writeFile(withCluster2, renderLabConfig({ ...config!, clusters: [...config!.clusters, { name: 'cluster2', vpc: cluster1.vpc, hub: false }] }));
-    const added = await cli(['up', '--config', withCluster2]);
-    expect(added.exitCode, added.stderr).toBe(0);
-    const secret = JSON.parse(await ok('hub', ['-n', PROXY_NS, 'get', 'secret', AGENT_CERT_SECRET, '-o', 'json'])) as {
-      metadata: { ownerReferences?: { kind: string; name: string }[] };
-    };
-    expect(secret.metadata.ownerReferences).toContainEqual(expect.objectContaining({ kind: 'ManagedCluster', name: 'cluster2' }));
-    const removed = await cli(['cluster', 'remove', 'cluster2', '--config', withCluster2]);
-    expect(removed.exitCode, removed.stderr).toBe(0);
-    // Garbage collection follows the ManagedCluster: shortly after, not necessarily before the command returns.
-    await waitUntil(
-      async () => (!(await exists('hub', ['-n', PROXY_NS, 'secret', AGENT_CERT_SECRET])) ? true : undefined),
-      `Secret ${PROXY_NS}/${AGENT_CERT_SECRET} gone from the hub`,
-      120_000,
-    );
-    expect(await exists('hub', ['-n', PROXY_NS, 'secret', 'cluster-proxy-agent-cluster1'])).toBe(true);
-  }, 1_200_000);
 });

@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs the proxy-server and times the restarts (faults run alone, before any e2e lab).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

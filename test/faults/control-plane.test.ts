@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs control planes, nodelets and OCM's pods, delivery held to timed bounds (faults run alone).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

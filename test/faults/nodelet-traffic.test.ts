@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs cluster1's nodelet under traffic and asserts no container restarted (faults run alone).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';

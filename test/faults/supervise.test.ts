@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs cluster1's control plane, its nodelet and the lab's supervisor (faults run alone).
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';

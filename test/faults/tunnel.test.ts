@@ -1,3 +1,4 @@
+// A lab of its own, not the shared hub + cluster1 one: it SIGKILLs the tunnel's and the gateway's processes under traffic, 2 s to recover (faults run alone).
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCluster } from '../../src/addons/cluster-proxy/health.js';

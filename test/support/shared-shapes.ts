@@ -1,5 +1,5 @@
 import { DEFAULT_ADDONS, type LabConfig } from '../../src/config/index.js';
-import { testLabConfig } from './lab.js';
+import { hubAndCluster1Config, testLabConfig } from './lab.js';
 import type { TestLab } from './test-lab.js';
 import { startRotationTraffic } from './msa-rotation.js';
 
@@ -22,6 +22,17 @@ export const SHARED_SHAPES = {
     config: () => testLabConfig('e2e-shared-default', { addons: [...DEFAULT_ADDONS] }),
     contexts: ['hub', 'cluster1', 'cluster2'],
     afterUp: startRotationTraffic,
+  },
+  /**
+   * The smallest addon lab: hub and cluster1 in two VPCs with the four addons its users need between them
+   * (clusterprofile, cluster-gateway, shared-namespace, addon-parity; its last user is shared-hub-down). Each user
+   * undoes what it changes lab-wide (an `ocm-tls-profile`, the ManagedProxyConfiguration, an addon's manager or
+   * Deployment) in its afterAll; what would not come back (a ManagedCluster deleted, a cluster added and removed)
+   * stays in a file with a lab of its own.
+   */
+  'hub-cluster1': {
+    config: () => hubAndCluster1Config('e2e-shared-hub', ['cluster-proxy', 'managed-serviceaccount', 'cluster-gateway', 'helloworld']),
+    contexts: ['hub', 'cluster1'],
   },
 } satisfies Record<string, SharedShapeDefinition>;
 

@@ -5,7 +5,7 @@ import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { upLab, type UpResult } from '../../src/lab/lifecycle.js';
 import { labKubeconfigFile } from '../../src/paths.js';
 import { labSnapshot, snapshotDifference, type LabSnapshot } from './lab-snapshot.js';
-import { SHARED_SHAPES, type SharedShape } from './shared-shapes.js';
+import { SHARED_SHAPES, type SharedShape, type SharedShapeDefinition } from './shared-shapes.js';
 
 /** A lab a test file uses: its home, its lab file (the CLI's --config) and the environment the CLI needs to find it. */
 export interface TestLab {
@@ -62,7 +62,7 @@ async function readBaseline(home: string): Promise<LabSnapshot | undefined> {
  * the file that takes the lab down (test/e2e/shared-labs-down.test.ts), not compared at its end.
  */
 export function useSharedLab(shape: SharedShape, file: string, options: { last?: boolean } = {}): TestLab {
-  const definition = SHARED_SHAPES[shape];
+  const definition: SharedShapeDefinition = SHARED_SHAPES[shape];
   const lab = {} as TestLab;
   let baseline: LabSnapshot | undefined;
   beforeAll(async () => {
