@@ -225,6 +225,11 @@ describe('addon parity: cluster-proxy and managed-serviceaccount as upstream beh
     await ok('cluster1', ['-n', PROXY_NS, 'rollout', 'status', 'deploy/cluster-proxy-proxy-agent', '--timeout=120s']);
     await waitUntil(async () => ((await tunnelHealthy()) ? true : undefined), 'the tunnel to cluster1 after the clean-up', 90_000, 2_000);
   });
+  // After-hooks run last-registered first, and a failing one stops those after it: the file's own files go before the
+  // clean-up above, which reads none of them, so a failed clean-up leaves no directory behind.
+  afterAll(async () => {
+    await fs.rm(own.path, { recursive: true, force: true });
+  });
 
   it('a ManagedServiceAccount with ttlSecondsAfterCreation is deleted less than 1 s after creationTimestamp + TTL', async () => {
     // Several, created at different moments: a periodic sweep (the old 2 s pass) is late by up
