@@ -112,14 +112,16 @@ export async function upLab(config: LabConfig, options: UpOptions & LifecycleOpt
     fileOptions: config.runtime?.options,
   });
   const { steps, install, rollback, release } = await labSteps(runtime, config, options);
-  const { Listr } = await import('listr2');
+  const { Listr, PRESET_TIMER } = await import('listr2');
   const results: StepResult[] = [];
   const renderer = rendererFor(options.renderer);
+  // Each finished step shows its duration, in a terminal and in CI logs alike: where an `up` spent its time is read there.
   const list = new Listr(toListrTasks(steps, undefined, results), {
     renderer,
     fallbackRenderer: 'simple',
     exitOnError: true,
-    rendererOptions: { collapseSubtasks: false },
+    rendererOptions: { collapseSubtasks: false, timer: PRESET_TIMER },
+    fallbackRendererOptions: { timer: PRESET_TIMER },
   });
   try {
     await list.run();

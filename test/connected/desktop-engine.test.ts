@@ -15,6 +15,7 @@ import type { WorldAddresses } from '../support/connected-world/names.js';
 import { npmRegistryRoutes } from '../support/connected-world/npm.js';
 import { freePort } from '../support/connected-world/registry.js';
 import { raiseKindSysctls } from '../support/kind-sysctls.js';
+import { finishedSteps } from '../support/up-steps.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_LAB = path.join(REPO, 'examples/default-lab.yaml');
@@ -218,6 +219,7 @@ describe('an engine like Docker Desktop’s: the kind runtime from the packed ta
       expect(up.exitCode, up.all).toBe(0);
       expect(up.all).toMatch(/runtime: kind/);
       expect(up.all).toMatch(/artifacts: official/);
+      console.log(`desktop engine journey, the cold up's steps:\n  ${finishedSteps(up.all).join('\n  ')}`);
       try {
         // The hub's node has an address the host cannot dial; its API server answers only through 127.0.0.1.
         const hubNode = (await engine!.docker(['ps', '--filter', `label=io.x-k8s.kind.cluster`, '--format', '{{.Names}}'])).stdout

@@ -22,6 +22,7 @@ import { startConnectedWorld, type ConnectedWorld } from '../support/connected-w
 import type { WorldAddresses } from '../support/connected-world/names.js';
 import { npmRegistryRoutes } from '../support/connected-world/npm.js';
 import { raiseKindSysctls } from '../support/kind-sysctls.js';
+import { finishedSteps } from '../support/up-steps.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_LAB = path.join(REPO, 'examples/default-lab.yaml');
@@ -121,7 +122,9 @@ describe('the kind runtime in a simulated connected world, from the packed tarba
       expect(images).toMatch(/^kindest\/node:/m);
       expect(images).not.toMatch(/^quay\.io\/open-cluster-management\//m);
 
-      console.log(`connected kind runtime from the packed tarball: npx install and cold up ${upSeconds.toFixed(1)} s`);
+      console.log(
+        `connected kind runtime from the packed tarball: npx install and cold up ${upSeconds.toFixed(1)} s; its steps:\n  ${finishedSteps(up.all).join('\n  ')}`,
+      );
       try {
         const conformance = await ocmLab(['conformance', '--config', labFile]);
         expect(conformance.exitCode, conformance.all).toBe(0);
