@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import os, { constants as osConstants } from 'node:os';
-import { existsSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -280,7 +280,10 @@ function shellQuote(s: string): string {
  */
 function runcExec(runc: Runc, id: string, argv: string[], opts: ExecOptions = {}): ExecProcess {
   // The command's pid, to kill the command itself: killing runc exec alone would leave it running in the container.
-  const pidFile = path.join(os.tmpdir(), `ocm-lab-exec-${process.pid}-${crypto.randomBytes(6).toString('hex')}.pid`);
+  // Beside runc's state in the lab's directory, not in /tmp: a nodelet killed mid-exec leaves it where `down` removes it.
+  const pidDir = `${runc.root}-exec`;
+  mkdirSync(pidDir, { recursive: true, mode: 0o700 });
+  const pidFile = path.join(pidDir, `${id}-${crypto.randomBytes(6).toString('hex')}.pid`);
   const runcArgs = ['--root', runc.root, 'exec', '--pid-file', pidFile, ...(opts.tty ? ['--tty'] : []), id, ...argv];
   let child: ChildProcess;
   if (!opts.tty) {
