@@ -1,8 +1,7 @@
-import { clusterSnapshot } from './cluster-snapshot.js';
-import { kubectl } from './lab.js';
+import { CLUSTER_KINDS, kindsSnapshot, type ClusterSnapshot } from './cluster-snapshot.js';
 
 /** What a test file may add to a lab's clusters, by cluster and kind: names only, sorted. */
-export type LabSnapshot = Record<string, Record<string, string[]>>;
+export type LabSnapshot = Record<string, ClusterSnapshot>;
 
 /**
  * Namespaced kinds a test file adds to and must take away again, beside cluster-snapshot.ts's cluster-wide ones:
@@ -23,42 +22,16 @@ const NAMESPACED = [
   'clustergateways',
 ];
 
-async function names(kubeconfig: string, context: string, kind: string): Promise<string[] | undefined> {
-  const r = await kubectl(kubeconfig, [
-    '--context',
-    context,
-    'get',
-    kind,
-    '-A',
-    '-o',
-    'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
-  ]);
-  // A kind this cluster does not serve (OCM's on a spoke) has nothing to leave behind.
-  if (r.exitCode !== 0) {
-    if (/the server doesn't have a resource type/.test(r.stderr)) return undefined;
-    throw new Error(`kubectl --context ${context} get ${kind} -A exited ${r.exitCode}: ${r.stderr}`);
-  }
-  // Pods' own kube-root-ca.crt copies and token-less defaults come with namespaces, which are compared already.
-  return r.stdout
-    .split('\n')
-    .filter((l) => l && !l.endsWith('/kube-root-ca.crt') && !l.endsWith('/default'))
-    .sort();
-}
-
+/** Each context's snapshot, taken side by side (one `kubectl get` each). */
 export async function labSnapshot(kubeconfig: string, contexts: readonly string[]): Promise<LabSnapshot> {
-  const out: LabSnapshot = {};
-  for (const context of contexts) {
-    const cluster = await clusterSnapshot(kubeconfig, context);
-    for (const kind of NAMESPACED) {
-      const found = await names(kubeconfig, context, kind);
-      if (found) cluster[kind] = found;
-    }
-    out[context] = cluster;
-  }
-  return out;
+  const taken = await Promise.all(contexts.map((context) => kindsSnapshot(kubeconfig, context, [...CLUSTER_KINDS, ...NAMESPACED])));
+  // Every cluster has namespaces: a snapshot without them read nothing, and would find nothing left behind.
+  const empty = contexts.filter((_, i) => !taken[i]?.Namespace?.length);
+  if (empty.length) throw new Error(`the lab snapshot listed no Namespace on ${empty.join(', ')}: kubectl's list output was not read`);
+  return Object.fromEntries(contexts.map((context, i) => [context, taken[i] as ClusterSnapshot]));
 }
 
-/** What `after` has that `before` has not, and the other way round, one line per object: "+ hub deployments ns/name". */
+/** What `after` has that `before` has not, and the other way round, one line per object: "+ hub Deployment ns/name". */
 export function snapshotDifference(before: LabSnapshot, after: LabSnapshot): string[] {
   const lines: string[] = [];
   for (const context of new Set([...Object.keys(before), ...Object.keys(after)])) {

@@ -1,10 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { renderLabConfig, type LabConfig } from '../../src/config/index.js';
 import { upLab, type UpResult } from '../../src/lab/lifecycle.js';
 import { labKubeconfigFile } from '../../src/paths.js';
 import { labSnapshot, snapshotDifference, type LabSnapshot } from './lab-snapshot.js';
+import { blameTests, type TestDifference } from './shared-lab-blame.js';
 import { SHARED_SHAPES, type SharedShape, type SharedShapeDefinition } from './shared-shapes.js';
 
 /** A lab a test file uses: its home, its lab file (the CLI's --config) and the environment the CLI needs to find it. */
@@ -56,8 +57,9 @@ async function readBaseline(home: string): Promise<LabSnapshot | undefined> {
  * The lab of `shape` for the calling file, called in its describe block before its own hooks: brought up once per
  * run by its first user, torn down at the end of the run (test/support/shared-labs-setup.ts). The returned object
  * is filled in by a beforeAll hook that runs before the file's own. The lab's objects are compared with the
- * snapshot taken when it came up: after the file's own afterAll hooks (the file left objects behind or took some
- * away: it fails, naming the objects), and when the file starts (an earlier run of a file left it changed: said
+ * snapshot taken when it came up: after each test (kept, to name the test a leftover came with), after the file's
+ * own afterAll hooks (the file left objects behind or took some away: it fails, naming the objects and the test after
+ * which each appeared), and when the file starts (an earlier run of a file left it changed: said
  * with the file's name, and the snapshot taken again so only this file's own changes count against it). `last`:
  * the file that takes the lab down (test/e2e/shared-labs-down.test.ts), not compared at its end.
  */
@@ -65,6 +67,7 @@ export function useSharedLab(shape: SharedShape, file: string, options: { last?:
   const definition: SharedShapeDefinition = SHARED_SHAPES[shape];
   const lab = {} as TestLab;
   let baseline: LabSnapshot | undefined;
+  const history: TestDifference[] = [];
   beforeAll(async () => {
     const home = sharedLabHome(shape);
     await fs.mkdir(home, { recursive: true, mode: 0o700 });
@@ -92,19 +95,26 @@ export function useSharedLab(shape: SharedShape, file: string, options: { last?:
     await fs.appendFile(path.join(home, USERS), `${file}\n`);
   }, 900_000);
   // The last user takes the lab down: nothing to compare after it.
-  if (!options.last)
-    afterAll(async () => {
-      if (!baseline || !lab.kubeconfig) return;
-      // What a file takes away goes asynchronously (ManifestWorks, finalizers): a while to settle before it counts.
-      let changed: string[] = [];
-      const until = Date.now() + SETTLE_MS;
-      do {
-        changed = snapshotDifference(baseline, await labSnapshot(lab.kubeconfig, definition.contexts));
-        if (!changed.length) return;
-        await new Promise((r) => setTimeout(r, 2_000));
-      } while (Date.now() < until);
-      throw new Error(`${file} left the shared lab '${shape}' changed (each file must take away what it adds): ${changed.join('; ')}`);
-    }, SETTLE_MS + 120_000);
+  if (options.last) return lab;
+  // Registered before the file's own hooks, so it runs after them (vitest runs after-hooks in reverse).
+  afterEach(async (context) => {
+    if (!baseline || !lab.kubeconfig) return;
+    history.push({ test: context.task.name, difference: snapshotDifference(baseline, await labSnapshot(lab.kubeconfig, definition.contexts)) });
+  }, 120_000);
+  afterAll(async () => {
+    if (!baseline || !lab.kubeconfig) return;
+    // What a file takes away goes asynchronously (ManifestWorks, finalizers): a while to settle before it counts.
+    let changed: string[] = [];
+    const until = Date.now() + SETTLE_MS;
+    do {
+      changed = snapshotDifference(baseline, await labSnapshot(lab.kubeconfig, definition.contexts));
+      if (!changed.length) return;
+      await new Promise((r) => setTimeout(r, 2_000));
+    } while (Date.now() < until);
+    const blamed = blameTests(history, changed).join('; ');
+    await fs.appendFile(path.join(sharedLabHome(shape), USERS), `${file} left it changed: ${blamed}\n`);
+    throw new Error(`${file} left the shared lab '${shape}' changed (each file must take away what it adds): ${blamed}`);
+  }, SETTLE_MS + 120_000);
   return lab;
 }
 
