@@ -12,6 +12,8 @@
  * per GiB. Lowering the flag at runtime restores the early scavenge (new space itself
  * keeps its size: it is laid out at startup); array-buffer sweeping on the main thread
  * makes the freed bytes count at once, so the limit is not reached while sweeping lags.
+ * Not a full cure: in about half the runs one of server or agent still falls into a run of
+ * ~20 mark-compacts per 256 MiB, each started by V8's marking task at ~9 of 25 MB heap.
  */
 import v8 from 'node:v8';
 
