@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { createTunnelClient, startProxyAgent, startProxyServer } from '../tunnel/index.js';
+import { createTunnelClient, startProxyAgent, startProxyServer, tuneGcForBulkTransfer } from '../tunnel/index.js';
 
 interface Certs {
   certFile: string;
@@ -140,6 +140,7 @@ async function main(role: string, json: string): Promise<void> {
     case 'server': {
       const c = o as unknown as Certs & { agentHost: string; frontendHost: string };
       const tls = { certPem: read(c.certFile), keyPem: read(c.keyFile), clientCaPem: read(c.caFile) };
+      tuneGcForBulkTransfer();
       const s = await startProxyServer({
         agent: { host: c.agentHost, port: 0, tls },
         frontend: { host: c.frontendHost, port: 0, tls },
@@ -150,6 +151,7 @@ async function main(role: string, json: string): Promise<void> {
     }
     case 'agent': {
       const c = o as unknown as Certs & { serverHost: string; serverPort: number; servername: string };
+      tuneGcForBulkTransfer();
       const a = await startProxyAgent({
         proxyServerHost: c.serverHost,
         proxyServerPort: c.serverPort,

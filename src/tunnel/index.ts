@@ -2,6 +2,7 @@
 export { startProxyServer, NO_AGENT_AVAILABLE } from './server.js';
 export type { ProxyServer } from './server.js';
 export { tlsProfileFromFlags } from './tls-profile.js';
+export { tuneGcForBulkTransfer } from './gc-tuning.js';
 export { DEFAULT_BACKOFF, reconnectDelay, startProxyAgent } from './agent.js';
 export type { ProxyAgent } from './agent.js';
 export { createTunnelClient, TunnelDialError, TunnelSocket } from './client.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { DEFAULT_BACKOFF, parseAgentIdentifiers, startProxyAgent } from '../../../tunnel/index.js';
+import { DEFAULT_BACKOFF, parseAgentIdentifiers, startProxyAgent, tuneGcForBulkTransfer } from '../../../tunnel/index.js';
 import { parseDuration, parseHostMapping, parsePort, readPemFlag } from '../../../tunnel/flags.js';
 
 interface Args {
@@ -55,6 +55,7 @@ export const proxyAgentCommand: CommandModule<object, Args> = {
       throw new InvalidInputError(`--agent-identifiers: ${(err as Error).message}`);
     }
     const hostMappings = Object.fromEntries(a['host-mapping'].map(parseHostMapping));
+    tuneGcForBulkTransfer();
     const agent = await startProxyAgent({
       proxyServerHost: a['proxy-server-host'],
       proxyServerPort: parsePort('proxy-server-port', a['proxy-server-port']),

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { InvalidInputError } from '../../../errors.js';
-import { startProxyServer, parseStrategies, type Strategy } from '../../../tunnel/index.js';
+import { startProxyServer, parseStrategies, tuneGcForBulkTransfer, type Strategy } from '../../../tunnel/index.js';
 import { parseDuration, parsePort, readPemFlag } from '../../../tunnel/flags.js';
 import { TLS_PROFILE_OPTIONS, tlsProfileOfArgs, type TlsProfileArgs } from './tls-flags.js';
 
@@ -80,6 +80,7 @@ export const proxyServerCommand: CommandModule<object, Args> = {
       clientCaPem: readPemFlag('cluster-ca-cert', a['cluster-ca-cert'], 'agents must present certificates from this CA'),
     };
     const frontendAddr = { host: a['server-bind-address'], port: parsePort('server-port', a['server-port']), tls: frontendTLS };
+    tuneGcForBulkTransfer();
     const server = await startProxyServer({
       serverID: a['server-id'],
       serverCount: a['server-count'],
