@@ -34,7 +34,11 @@ if (mode === 'server') {
       else if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MINOR) minor++;
     }
   }).observe({ entryTypes: ['gc'] });
-  const server = http2.createSecureServer({ cert: fs.readFileSync(`${dir}/c.pem`), key: fs.readFileSync(`${dir}/k.pem`), settings: { initialWindowSize: WINDOW } });
+  const server = http2.createSecureServer({
+    cert: fs.readFileSync(`${dir}/c.pem`),
+    key: fs.readFileSync(`${dir}/k.pem`),
+    settings: { initialWindowSize: WINDOW },
+  });
   server.on('session', (s) => s.setLocalWindowSize(WINDOW));
   server.on('stream', (stream) => {
     const cpu0 = process.cpuUsage();
@@ -69,7 +73,11 @@ if (mode === 'server') {
   });
   server.listen(0, '127.0.0.1', () => process.send(server.address().port));
 } else if (mode === 'client') {
-  const session = http2.connect(`https://127.0.0.1:${port}`, { ca: fs.readFileSync(`${dir}/c.pem`), servername: 'localhost', settings: { initialWindowSize: WINDOW } });
+  const session = http2.connect(`https://127.0.0.1:${port}`, {
+    ca: fs.readFileSync(`${dir}/c.pem`),
+    servername: 'localhost',
+    settings: { initialWindowSize: WINDOW },
+  });
   const req = session.request({ ':method': 'POST', ':path': '/' });
   const chunk = Buffer.alloc(MESSAGE, 0x5a);
   let sent = 0;
@@ -85,8 +93,29 @@ if (mode === 'server') {
   req.on('end', () => session.close());
 } else {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'node24-gc-repro-'));
-  const ssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', `${tmp}/k.pem`, '-out', `${tmp}/c.pem`], { stdio: 'ignore' });
+  const ssl = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      `${tmp}/k.pem`,
+      '-out',
+      `${tmp}/c.pem`,
+    ],
+    { stdio: 'ignore' },
+  );
   if (ssl.status !== 0) throw new Error('openssl req failed');
   const server = spawn(process.execPath, [self, 'server', tmp], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   server.on('message', (p) => spawn(process.execPath, [self, 'client', tmp, String(p)], { stdio: 'inherit', env: { ...process.env, TUNE: '0' } }));
