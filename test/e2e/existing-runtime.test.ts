@@ -193,22 +193,13 @@ describe('the existing-clusters runtime (on the clusters of a local lab without 
 
     // What down must take away again is there (so the comparison after down proves something).
     const during = await snapshot(kubeconfig);
-    for (const c of CLUSTERS) expect(during[c]!.namespaces).toEqual(expect.arrayContaining(['namespace/open-cluster-management']));
-    expect(during.hub!.namespaces).toEqual(
-      expect.arrayContaining(['namespace/open-cluster-management-hub', 'namespace/open-cluster-management-addon', 'namespace/cluster1']),
-    );
-    expect(during.hub!.apiservices).toContain('apiservice.apiregistration.k8s.io/v1alpha1.cluster.core.oam.dev');
-    expect(during.hub!.managedclusters).toEqual([
-      'managedcluster.cluster.open-cluster-management.io/cluster1',
-      'managedcluster.cluster.open-cluster-management.io/cluster2',
-    ]);
-    expect(during.cluster1!.namespaces).toEqual(
-      expect.arrayContaining(['namespace/open-cluster-management-agent', 'namespace/open-cluster-management-cluster-proxy']),
-    );
-    expect(during.cluster1!.customresourcedefinitions).toContain(
-      'customresourcedefinition.apiextensions.k8s.io/appliedmanifestworks.work.open-cluster-management.io',
-    );
-    for (const c of CLUSTERS) expect(during[c]!.clusterroles!.length).toBeGreaterThan(before[c]!.clusterroles!.length);
+    for (const c of CLUSTERS) expect(during[c]!.Namespace).toEqual(expect.arrayContaining(['open-cluster-management']));
+    expect(during.hub!.Namespace).toEqual(expect.arrayContaining(['open-cluster-management-hub', 'open-cluster-management-addon', 'cluster1']));
+    expect(during.hub!.APIService).toContain('v1alpha1.cluster.core.oam.dev');
+    expect(during.hub!.ManagedCluster).toEqual(['cluster1', 'cluster2']);
+    expect(during.cluster1!.Namespace).toEqual(expect.arrayContaining(['open-cluster-management-agent', 'open-cluster-management-cluster-proxy']));
+    expect(during.cluster1!.CustomResourceDefinition).toContain('appliedmanifestworks.work.open-cluster-management.io');
+    for (const c of CLUSTERS) expect(during[c]!.ClusterRole!.length).toBeGreaterThan(before[c]!.ClusterRole!.length);
 
     // A second up (without the flags: the lab remembers its contexts) changes nothing and succeeds.
     const again = await cli(['up', '--config', labFile]);
