@@ -1,7 +1,7 @@
 import { kubectl } from './lab.js';
 
 /** What the lab may add to a cluster and must take away again (names only; objects Kubernetes itself makes are not listed here). */
-const CLUSTER_KINDS = [
+export const CLUSTER_KINDS = [
   'namespaces',
   'customresourcedefinitions',
   'clusterroles',
@@ -59,5 +59,3 @@ export async function kindsSnapshot(kubeconfig: string, context: string, kinds: 
 export function clusterSnapshot(kubeconfig: string, context: string): Promise<ClusterSnapshot> {
   return kindsSnapshot(kubeconfig, context, CLUSTER_KINDS);
 }
-
-export { CLUSTER_KINDS };
